@@ -1,0 +1,50 @@
+"""Object metadata helpers and Kubernetes time formats."""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timezone
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+def meta(obj: Obj) -> dict[str, Any]:
+    return obj.setdefault("metadata", {})
+
+
+def name_of(obj: Obj) -> str:
+    return (obj.get("metadata") or {}).get("name", "")
+
+
+def namespace_of(obj: Obj) -> str:
+    return (obj.get("metadata") or {}).get("namespace", "") or ""
+
+
+def labels_of(obj: Obj) -> dict[str, str]:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def key_of(obj: Obj) -> str:
+    """``namespace/name`` (or ``name`` for cluster-scoped objects), as kubectl prints it."""
+    ns = namespace_of(obj)
+    return f"{ns}/{name_of(obj)}" if ns else name_of(obj)
+
+
+def deep_copy(obj: Obj) -> Obj:
+    return copy.deepcopy(obj)
+
+
+def format_time(epoch_seconds: float) -> str:
+    """RFC 3339 with second precision, UTC, as ``metav1.Time`` serializes."""
+    return datetime.fromtimestamp(int(epoch_seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(epoch_seconds: float) -> str:
+    """RFC 3339 with microseconds, as ``metav1.MicroTime`` (Lease, events.k8s.io) serializes."""
+    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(text: str) -> float:
+    """Seconds since the epoch from an RFC 3339 timestamp (``Z`` or an offset)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

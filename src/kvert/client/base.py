@@ -1,0 +1,66 @@
+"""The Client protocol: how every component reads and writes objects.
+
+One protocol, two implementations: in-process (a Registry over a store, for
+simulation and for components inside ``kvert up``) and HTTP (any Kubernetes API
+server). Errors are the ApiError subclasses of ``kvert.api.errors`` either way, and a
+watch yields ``WatchEvent``s and raises ``Expired`` when its version is gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    type: str      # ADDED | MODIFIED | DELETED | BOOKMARK
+    object: dict
+
+
+class WatchStream(Protocol):
+    def __aiter__(self) -> AsyncIterator[WatchEvent]: ...
+
+    async def next(self, timeout: float | None = None) -> WatchEvent | None: ...
+
+    def stop(self) -> None: ...
+
+
+class Client(Protocol):
+    async def get(self, resource: str, name: str, namespace: str = "") -> dict: ...
+
+    async def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+                   field_selector: str = "", limit: int = 0, continue_token: str = "",
+                   resource_version: str = "") -> dict: ...
+
+    async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
+                     dry_run: bool = False) -> dict: ...
+
+    async def update(self, resource: str, obj: dict, *, subresource: str = "",
+                     dry_run: bool = False) -> dict: ...
+
+    async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
+                    namespace: str = "", subresource: str = "", dry_run: bool = False) -> dict: ...
+
+    async def delete(self, resource: str, name: str, *, namespace: str = "",
+                     grace_period_seconds: int | None = None, preconditions: dict | None = None,
+                     dry_run: bool = False) -> dict: ...
+
+    async def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+                    field_selector: str = "", resource_version: str = "",
+                    send_initial_events: bool = False,
+                    allow_bookmarks: bool = False) -> WatchStream: ...
+
+    # Subresources with their own verbs.
+    async def update_status(self, resource: str, obj: dict) -> dict: ...
+
+    async def bind(self, namespace: str, pod_name: str, node_name: str) -> dict: ...
+
+    async def evict(self, namespace: str, pod_name: str, *,
+                    grace_period_seconds: int | None = None) -> dict: ...
+
+    async def resize(self, namespace: str, pod_name: str, patch: Any,
+                     patch_type: str = "merge") -> dict:
+        """Patch ``pods/resize``; containers are matched by name, so a merge patch may list
+        only the containers it resizes."""

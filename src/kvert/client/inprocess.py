@@ -1,0 +1,83 @@
+"""The in-process client: the Client protocol straight over a Registry, no HTTP.
+
+Simulation and the components inside ``kvert up`` use it. Every write takes the
+registry's full path (defaulting, admission, validation), so a component behaves the
+same here as against a remote API server.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kvert.registry import Registry
+
+
+class InProcessClient:
+    def __init__(self, registry: Registry, user: str = ""):
+        self.registry = registry
+        self.user = user
+
+    async def get(self, resource: str, name: str, namespace: str = "") -> dict:
+        return self.registry.get(resource, name, namespace)
+
+    async def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+                   field_selector: str = "", limit: int = 0, continue_token: str = "",
+                   resource_version: str = "") -> dict:
+        return self.registry.list(resource, namespace=namespace, label_selector=label_selector,
+                                  field_selector=field_selector, limit=limit,
+                                  continue_token=continue_token, resource_version=resource_version)
+
+    async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
+                     dry_run: bool = False) -> dict:
+        return await self.registry.create(resource, obj, namespace=namespace, dry_run=dry_run,
+                                          user=self.user)
+
+    async def update(self, resource: str, obj: dict, *, subresource: str = "",
+                     dry_run: bool = False) -> dict:
+        return await self.registry.update(resource, obj, subresource=subresource, dry_run=dry_run,
+                                          user=self.user)
+
+    async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
+                    namespace: str = "", subresource: str = "", dry_run: bool = False) -> dict:
+        return await self.registry.patch(resource, name, copy.deepcopy(patch), patch_type,
+                                         namespace=namespace, subresource=subresource,
+                                         dry_run=dry_run, user=self.user)
+
+    async def delete(self, resource: str, name: str, *, namespace: str = "",
+                     grace_period_seconds: int | None = None, preconditions: dict | None = None,
+                     dry_run: bool = False) -> dict:
+        return await self.registry.delete(resource, name, namespace=namespace,
+                                          grace_period_seconds=grace_period_seconds,
+                                          preconditions=preconditions, dry_run=dry_run,
+                                          user=self.user)
+
+    async def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+                    field_selector: str = "", resource_version: str = "",
+                    send_initial_events: bool = False, allow_bookmarks: bool = False) -> Any:
+        return self.registry.watch(resource, namespace=namespace, label_selector=label_selector,
+                                   field_selector=field_selector, resource_version=resource_version,
+                                   send_initial_events=send_initial_events,
+                                   allow_bookmarks=allow_bookmarks)
+
+    async def update_status(self, resource: str, obj: dict) -> dict:
+        return await self.update(resource, obj, subresource="status")
+
+    async def bind(self, namespace: str, pod_name: str, node_name: str) -> dict:
+        binding = {"apiVersion": "v1", "kind": "Binding",
+                   "metadata": {"name": pod_name, "namespace": namespace},
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        return await self.registry.bind(namespace, pod_name, binding)
+
+    async def evict(self, namespace: str, pod_name: str, *,
+                    grace_period_seconds: int | None = None) -> dict:
+        eviction: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
+                                    "metadata": {"name": pod_name, "namespace": namespace}}
+        if grace_period_seconds is not None:
+            eviction["deleteOptions"] = {"gracePeriodSeconds": grace_period_seconds}
+        return await self.registry.evict(namespace, pod_name, eviction)
+
+    async def resize(self, namespace: str, pod_name: str, patch: Any,
+                     patch_type: str = "merge") -> dict:
+        return await self.patch("pods", pod_name, patch, patch_type, namespace=namespace,
+                                subresource="resize")

@@ -1,0 +1,252 @@
+"""The registry: every write's path from request to store, shared by all front ends.
+
+create/update/patch/delete run: kind checks -> strategy -> defaulting -> mutating
+admission -> validation -> validating admission -> store. The in-process client and
+the HTTP API server both call this, so an object written either way is treated alike.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+from kvert.api import defaults, validation
+from kvert.api.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound,
+                              invalid, required, status_success)
+from kvert.api.kinds import ResourceType, by_key
+from kvert.api.meta import format_time, name_of, namespace_of
+from kvert.clock import Clock, WallClock
+from kvert.registry import strategy
+from kvert.registry.eviction import evict
+from kvert.registry.admission import CREATE, DELETE, UPDATE, AdmissionChain, Attributes
+from kvert.registry.patch import apply_patch
+
+# Kubernetes' generateName alphabet: no vowels (no words), no look-alike characters.
+_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_PATCH_RETRIES = 8
+
+
+class Registry:
+    def __init__(self, store: Any, clock: Clock | None = None,
+                 admission: AdmissionChain | None = None, seed: int | None = None):
+        self.store = store
+        self.clock = clock or WallClock()
+        self.admission = admission or AdmissionChain()
+        self._random = random.Random(seed)
+
+    # ---- reads -----------------------------------------------------------------
+
+    def get(self, resource: str, name: str, namespace: str = "") -> dict:
+        rt = by_key(resource)
+        return self.store.get(resource, _scope(rt, namespace), name)
+
+    def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+             field_selector: str = "", limit: int = 0, continue_token: str = "",
+             resource_version: str = "") -> dict:
+        rt = by_key(resource)
+        result = self.store.list(resource, namespace=namespace if rt.namespaced else None,
+                                 label_selector=label_selector, field_selector=field_selector,
+                                 limit=limit, continue_token=continue_token,
+                                 resource_version=resource_version)
+        metadata: dict[str, Any] = {"resourceVersion": result.resource_version}
+        if result.continue_token:
+            metadata["continue"] = result.continue_token
+        if result.remaining_item_count:
+            metadata["remainingItemCount"] = result.remaining_item_count
+        return {"apiVersion": rt.api_version, "kind": f"{rt.kind}List", "metadata": metadata,
+                "items": result.items}
+
+    def watch(self, resource: str, **options: Any) -> Any:
+        rt = by_key(resource)
+        if not rt.namespaced:
+            options["namespace"] = None
+        return self.store.watch(resource, **options)
+
+    # ---- writes ----------------------------------------------------------------
+
+    async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
+                     dry_run: bool = False, user: str = "") -> dict:
+        rt = by_key(resource)
+        obj = copy.deepcopy(obj)
+        _check_kind(rt, obj)
+        meta = obj.setdefault("metadata", {})
+        _place(rt, meta, namespace)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(
+                self._random.choice(_SUFFIX_ALPHABET) for _ in range(5))
+        strategy.prepare_for_create(rt, obj)
+        defaults.apply_defaults(obj)
+        attrs = Attributes(CREATE, resource, namespace_of(obj), name_of(obj), obj,
+                           dry_run=dry_run, user=user)
+        await self.admission.admit(attrs)
+        _raise_invalid(rt, obj, validation.validate(obj))
+        await self.admission.validate(attrs)
+        if dry_run:
+            self._must_not_exist(resource, rt, obj)
+            return obj
+        return self.store.create(resource, obj)
+
+    async def update(self, resource: str, obj: dict, *, subresource: str = "",
+                     dry_run: bool = False, user: str = "") -> dict:
+        rt = by_key(resource)
+        obj = copy.deepcopy(obj)
+        _check_kind(rt, obj)
+        meta = obj.setdefault("metadata", {})
+        _place(rt, meta, meta.get("namespace"))
+        old = self.store.get(resource, namespace_of(obj), name_of(obj))
+        if subresource == "status":
+            new = strategy.merge_status_update(obj, old)
+            causes = validation.validate_status_update(new, old)
+        elif subresource == "resize":
+            if rt.key != "pods":
+                raise NotFound(resource, name_of(obj), "the server could not find the requested resource")
+            # As Kubernetes does, other changes sent to /resize are dropped, not refused.
+            new = strategy.merge_resize(obj, old)
+            causes = validation.validate_pod_resize(new, old)
+        elif subresource:
+            raise BadRequest(f"subresource {subresource!r} of {resource} cannot be updated")
+        else:
+            new = obj
+            strategy.prepare_for_update(rt, new, old)
+            defaults.apply_defaults(new)
+            causes = []
+        attrs = Attributes(UPDATE, resource, namespace_of(new), name_of(new), new, old,
+                           subresource=subresource, dry_run=dry_run, user=user)
+        await self.admission.admit(attrs)
+        if not subresource:
+            causes = validation.validate_update(new, old)
+        _raise_invalid(rt, new, causes)
+        await self.admission.validate(attrs)
+        if dry_run:
+            rv = new["metadata"].get("resourceVersion")
+            if rv and rv != old["metadata"]["resourceVersion"]:
+                raise Conflict(resource, name_of(new), "the object has been modified; please apply "
+                               "your changes to the latest version and try again")
+            return new
+        return self.store.update(resource, new)
+
+    async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
+                    namespace: str = "", subresource: str = "", dry_run: bool = False,
+                    user: str = "") -> dict:
+        """Apply a patch to the stored object; retried on conflict unless the patch pins a version."""
+        rt = by_key(resource)
+        namespace = _scope(rt, namespace)
+        for attempt in range(_PATCH_RETRIES):
+            current = self.store.get(resource, namespace, name)
+            patched = apply_patch(current, patch, patch_type)
+            if not isinstance(patched, dict):
+                raise BadRequest("the patch must produce an object")
+            pinned = (patched.get("metadata") or {}).get("resourceVersion") != \
+                current["metadata"]["resourceVersion"]
+            meta = patched.setdefault("metadata", {})
+            if meta.get("name", name) != name or meta.get("namespace", namespace) != namespace:
+                raise BadRequest("the name or namespace of a patched object may not change")
+            meta.setdefault("resourceVersion", current["metadata"]["resourceVersion"])
+            try:
+                return await self.update(resource, patched, subresource=subresource,
+                                         dry_run=dry_run, user=user)
+            except Conflict:
+                if pinned or attempt == _PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def delete(self, resource: str, name: str, *, namespace: str = "",
+                     grace_period_seconds: int | None = None, preconditions: dict | None = None,
+                     dry_run: bool = False, user: str = "") -> dict:
+        rt = by_key(resource)
+        namespace = _scope(rt, namespace)
+        old = self.store.get(resource, namespace, name)
+        attrs = Attributes(DELETE, resource, namespace, name, None, old, dry_run=dry_run, user=user)
+        await self.admission.admit(attrs)
+        await self.admission.validate(attrs)
+        if grace_period_seconds is None:
+            grace_period_seconds = strategy.default_grace_period(rt, old)
+        if grace_period_seconds < 0:
+            raise Invalid("DeleteOptions", "", [invalid("gracePeriodSeconds", grace_period_seconds,
+                                                      "must be greater than or equal to 0")])
+        if dry_run:
+            return old
+        obj, _ = self.store.delete(resource, namespace, name,
+                                   grace_period_seconds=grace_period_seconds,
+                                   preconditions=preconditions)
+        return obj
+
+    # ---- pod subresources ------------------------------------------------------
+
+    async def bind(self, namespace: str, name: str, binding: dict, *, dry_run: bool = False) -> dict:
+        """``pods/binding``: assign an unscheduled pod to a node (the scheduler's one write)."""
+        target = binding.get("target") or {}
+        node = target.get("name")
+        if not node:
+            raise Invalid("Binding", name, [required("target.name")])
+        for _ in range(_PATCH_RETRIES):
+            pod = self.store.get("pods", namespace, name)
+            if pod["metadata"].get("deletionTimestamp"):
+                raise Conflict("pods", name, f"pod {name} is being deleted, cannot be assigned to a host")
+            current = pod["spec"].get("nodeName")
+            if current:
+                raise Conflict("pods", name, f"pod {name} is already assigned to node \"{current}\"")
+            pod["spec"]["nodeName"] = node
+            status = pod.setdefault("status", {})
+            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+            conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                               "lastTransitionTime": format_time(self.clock.now())})
+            status["conditions"] = conditions
+            if dry_run:
+                return status_success(201)
+            try:
+                self.store.update("pods", pod)
+                return status_success(201)
+            except Conflict:
+                continue
+        raise Conflict("pods", name, "too many concurrent writes; try again")
+
+    async def evict(self, namespace: str, name: str, eviction: dict | None = None) -> dict:
+        return await evict(self, namespace, name, eviction or {})
+
+    # ---- helpers ---------------------------------------------------------------
+
+    def _must_not_exist(self, resource: str, rt: ResourceType, obj: dict) -> None:
+        try:
+            self.store.get(resource, namespace_of(obj), name_of(obj))
+        except NotFound:
+            return
+        raise AlreadyExists(resource, name_of(obj))
+
+
+def _scope(rt: ResourceType, namespace: str | None) -> str:
+    return (namespace or "") if rt.namespaced else ""
+
+
+def _check_kind(rt: ResourceType, obj: dict) -> None:
+    if not isinstance(obj, dict):
+        raise BadRequest("the request body must be a JSON object")
+    kind, api_version = obj.get("kind"), obj.get("apiVersion")
+    if kind is None and api_version is None:
+        obj["kind"], obj["apiVersion"] = rt.kind, rt.api_version
+        return
+    if kind != rt.kind or api_version != rt.api_version:
+        raise BadRequest(f"the API version in the data ({api_version}) does not match the expected "
+                         f"API version ({rt.api_version}) and kind ({rt.kind}) of {rt.key}")
+
+
+def _place(rt: ResourceType, meta: dict, namespace: str | None) -> None:
+    """Fill or check metadata.namespace against the namespace the request addressed."""
+    if not rt.namespaced:
+        if meta.get("namespace"):
+            meta.pop("namespace")
+        return
+    given = meta.get("namespace")
+    if namespace and given and given != namespace:
+        raise BadRequest("the namespace of the provided object does not match the namespace sent on "
+                         "the request")
+    meta["namespace"] = given or namespace or "default"
+
+
+def _raise_invalid(rt: ResourceType, obj: dict, causes: list) -> None:
+    if causes:
+        raise Invalid(rt.kind, name_of(obj), causes, rt.group)
+
+
+__all__ = ["Registry", "ApiError"]

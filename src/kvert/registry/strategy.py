@@ -1,0 +1,82 @@
+"""Per-kind rules for what a write may touch, as Kubernetes' REST strategies define them.
+
+- create resets status for kinds with a status subresource (a Node keeps it: the node
+  agent registers with its status);
+- an update of the main resource keeps the stored status; an update of ``/status``
+  keeps everything but the status;
+- ``/resize`` takes only container resources and resizePolicy from the request.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from kvert.api import pods
+from kvert.api.kinds import ResourceType
+
+# Kinds whose writers legitimately send status with the object on create.
+_STATUS_ON_CREATE = {"Node", "Event"}
+
+
+def prepare_for_create(rt: ResourceType, obj: dict) -> None:
+    if rt.group == "" and rt.kind == "Pod":
+        obj["status"] = {"phase": "Pending", "qosClass": pods.qos_class(obj)}
+    elif rt.group == "" and rt.kind == "Namespace":
+        obj["status"] = {"phase": "Active"}
+        spec = obj.setdefault("spec", {})
+        spec.setdefault("finalizers", ["kubernetes"])
+    elif rt.has_status and rt.kind not in _STATUS_ON_CREATE:
+        obj.pop("status", None)
+
+
+def prepare_for_update(rt: ResourceType, new: dict, old: dict) -> None:
+    if rt.has_status:
+        if "status" in old:
+            new["status"] = copy.deepcopy(old["status"])
+        else:
+            new.pop("status", None)
+
+
+def merge_status_update(new: dict, old: dict) -> dict:
+    """The object a ``/status`` write produces: the stored object with the new status.
+
+    Metadata comes from the stored object (labels, annotations and finalizers do not
+    change through /status), except the resourceVersion the writer based its change on.
+    """
+    merged = copy.deepcopy(old)
+    if "status" in new:
+        merged["status"] = copy.deepcopy(new["status"])
+    else:
+        merged.pop("status", None)
+    rv = (new.get("metadata") or {}).get("resourceVersion")
+    merged["metadata"]["resourceVersion"] = rv or ""
+    return merged
+
+
+def merge_resize(new: dict, old: dict) -> dict:
+    """The pod a ``/resize`` write produces: container resources and resizePolicy only."""
+    merged = copy.deepcopy(old)
+    wanted = {c.get("name"): c for c in (new.get("spec") or {}).get("containers") or []}
+    for container in merged["spec"].get("containers") or []:
+        source = wanted.get(container.get("name"))
+        if source is None:
+            continue
+        for field in ("resources", "resizePolicy"):
+            if field in source:
+                container[field] = copy.deepcopy(source[field])
+            else:
+                container.pop(field, None)
+    rv = (new.get("metadata") or {}).get("resourceVersion")
+    merged["metadata"]["resourceVersion"] = rv or ""
+    return merged
+
+
+def default_grace_period(rt: ResourceType, obj: dict) -> int:
+    """Seconds a delete waits by default: a pod running on a node gets its own grace period."""
+    if rt.group == "" and rt.kind == "Pod":
+        phase = (obj.get("status") or {}).get("phase")
+        if not (obj.get("spec") or {}).get("nodeName") or phase in ("Succeeded", "Failed"):
+            return 0
+        grace = (obj.get("spec") or {}).get("terminationGracePeriodSeconds")
+        return 30 if grace is None else int(grace)
+    return 0
