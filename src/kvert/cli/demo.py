@@ -103,6 +103,7 @@ async def _demo(url: str, clock: VirtualClock) -> int:
         await client.update_status("policy/poddisruptionbudgets", pdb)
         running = await client.get("pods", "hamster-1", "default")
         running["status"]["phase"] = "Running"
+        running["status"]["conditions"].append({"type": "Ready", "status": "True"})
         await client.update_status("pods", running)
         try:
             await client.evict("default", "hamster-1")

@@ -20,7 +20,7 @@ _STATUS_ON_CREATE = {"Node", "Event"}
 
 def prepare_for_create(rt: ResourceType, obj: dict) -> None:
     if rt.group == "" and rt.kind == "Pod":
-        obj["status"] = {"phase": "Pending", "qosClass": pods.qos_class(obj)}
+        obj["status"] = {"phase": "Pending", "qosClass": pods.compute_qos_class(obj)}
     elif rt.group == "" and rt.kind == "Namespace":
         obj["status"] = {"phase": "Active"}
         spec = obj.setdefault("spec", {})

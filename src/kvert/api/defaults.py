@@ -1,0 +1,358 @@
+"""Defaulting: what Kubernetes' ``SetDefaults_*`` functions (``pkg/apis/core/v1/defaults.go``,
+``pkg/apis/apps/v1/defaults.go``, ``pkg/apis/scheduling/v1/defaults.go``) and the VPA
+admission controller write into an object, for the kinds kvert serves.
+
+:func:`apply_defaults` works in place and is idempotent: every rule only fills a field
+that is absent (or ``null``/``""``, which decode to the same Go zero value). It never raises
+on malformed input; validation reports that.
+
+Pod (``SetDefaults_PodSpec`` and ``SetDefaults_Pod``):
+  ``restartPolicy: Always``, ``dnsPolicy: ClusterFirst``, ``schedulerName: default-scheduler``,
+  ``terminationGracePeriodSeconds: 30``, ``securityContext: {}``, ``enableServiceLinks: true``;
+  per container ``terminationMessagePath: /dev/termination-log``,
+  ``terminationMessagePolicy: File``, ``imagePullPolicy`` (``Always`` for a ``:latest`` or
+  untagged image, else ``IfNotPresent``), port ``protocol: TCP`` (and ``hostPort`` =
+  ``containerPort`` under ``hostNetwork``), probe timeouts/thresholds and ``httpGet``
+  path/scheme, volumes with no source become ``emptyDir: {}``; and, for Pods only (not pod
+  templates), each container's requests default to its limits, resource by resource.
+
+Deliberately not defaulted, as in Kubernetes:
+  * ``resizePolicy``: today's API leaves it unset (the 1.27 alpha wrote ``NotRequired`` for cpu
+    and memory, which is what seed 000's ``kubectl get -o yaml`` shows). An absent policy
+    means ``NotRequired``; :func:`effective_resize_policy` reads it that way.
+  * ``priority`` and ``preemptionPolicy`` of a Pod: the Priority admission plugin sets them from
+    the PriorityClass (defaulting ``preemptionPolicy`` here would make that plugin reject pods
+    of a ``Never`` class).
+  * toleration ``operator``: an empty operator means ``Equal`` when matching.
+  * ``status.phase: Pending`` on creation: the pod registry's job.
+  * quantities are not rewritten (Kubernetes rounds them up to milli precision).
+
+Deployment: ``replicas: 1``, strategy ``RollingUpdate`` with ``maxUnavailable``/``maxSurge``
+``25%``, ``revisionHistoryLimit: 10``, ``progressDeadlineSeconds: 600``, template pod spec.
+ReplicaSet: ``replicas: 1``, template pod spec. PriorityClass: ``preemptionPolicy:
+PreemptLowerPriority``. Namespace: label ``kubernetes.io/metadata.name`` and ``status.phase:
+Active``. Node: ``status.allocatable`` copied from ``capacity`` when absent. Service:
+``type: ClusterIP``, ``sessionAffinity: None``, port ``protocol: TCP`` and ``targetPort`` =
+``port``. LimitRange (Container items): ``default`` from ``max``, ``defaultRequest`` from
+``default`` then ``min``. PodDisruptionBudget, RuntimeClass, Lease, ConfigMap, Event: nothing.
+
+VerticalPodAutoscaler: like the VPA admission controller, an absent ``spec.updatePolicy``
+becomes ``{updateMode: Recreate}`` (the VPA's default; the seeds' default ``Auto`` is a
+deprecated alias with the same behaviour). ``controlledValues`` and ``controlledResources``
+are *not* written (the CRD has no defaults); :func:`effective_controlled_values` and
+:func:`effective_controlled_resources` interpret them (RequestsAndLimits, [cpu, memory]).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+TERMINATION_MESSAGE_PATH = "/dev/termination-log"
+DEFAULT_VPA_UPDATE_MODE = "Recreate"
+DEFAULT_CONTROLLED_VALUES = "RequestsAndLimits"
+DEFAULT_CONTROLLED_RESOURCES = ("cpu", "memory")
+DEFAULT_RESIZE_RESTART_POLICY = "NotRequired"
+METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def _unset(d: dict, field: str) -> bool:
+    return d.get(field) is None or d.get(field) == ""
+
+
+def _set(d: dict, field: str, value: Any) -> None:
+    if _unset(d, field):
+        d[field] = value
+
+
+def _dict(d: Any, field: str, create: bool = False) -> dict | None:
+    """``d[field]`` if it is a dict; created empty when ``create`` and absent."""
+    if not isinstance(d, dict):
+        return None
+    value = d.get(field)
+    if value is None and create:
+        value = d[field] = {}
+    return value if isinstance(value, dict) else None
+
+
+def _list(d: Any, field: str) -> list:
+    value = d.get(field) if isinstance(d, dict) else None
+    return value if isinstance(value, list) else []
+
+
+# -- images -----------------------------------------------------------------------------------
+
+def image_tag(image: str) -> str:
+    """The tag of an image reference ("" when it has a digest and no tag, "latest" when neither),
+    as ``parsers.ParseImageName`` reports it."""
+    name, _, digest = image.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    tag = last.partition(":")[2] if ":" in last else ""
+    if not tag and not digest:
+        return "latest"
+    return tag
+
+
+def default_pull_policy(image: Any) -> str:
+    if isinstance(image, str) and image_tag(image) == "latest":
+        return "Always"
+    return "IfNotPresent"
+
+
+# -- pods -------------------------------------------------------------------------------------
+
+def _default_probe(probe: Any) -> None:
+    if not isinstance(probe, dict):
+        return
+    for field, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
+                         ("failureThreshold", 3)):
+        if probe.get(field) in (None, 0):
+            probe[field] = value
+    _default_http_get(probe.get("httpGet"))
+
+
+def _default_http_get(action: Any) -> None:
+    if isinstance(action, dict):
+        _set(action, "path", "/")
+        _set(action, "scheme", "HTTP")
+
+
+def default_container(c: Any, *, host_network: bool = False) -> None:
+    """``SetDefaults_Container`` plus ports, probes and lifecycle handlers."""
+    if not isinstance(c, dict):
+        return
+    if _unset(c, "imagePullPolicy"):
+        c["imagePullPolicy"] = default_pull_policy(c.get("image"))
+    _set(c, "terminationMessagePath", TERMINATION_MESSAGE_PATH)
+    _set(c, "terminationMessagePolicy", "File")
+    for port in _list(c, "ports"):
+        if isinstance(port, dict):
+            _set(port, "protocol", "TCP")
+            if host_network and not port.get("hostPort") and port.get("containerPort"):
+                port["hostPort"] = port["containerPort"]
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        _default_probe(c.get(probe))
+    lifecycle = _dict(c, "lifecycle")
+    if lifecycle:
+        for hook in ("postStart", "preStop"):
+            handler = _dict(lifecycle, hook)
+            if handler:
+                _default_http_get(handler.get("httpGet"))
+    env = _list(c, "env")
+    for var in env:
+        ref = _dict(_dict(var, "valueFrom"), "fieldRef")
+        if ref is not None:
+            _set(ref, "apiVersion", "v1")
+
+
+def default_pod_spec(spec: Any, *, host_ports: bool = False) -> None:
+    """``SetDefaults_PodSpec`` and the container defaults (pods and pod templates alike);
+    ``host_ports`` (Pods only) copies containerPort to hostPort under ``hostNetwork``."""
+    if not isinstance(spec, dict):
+        return
+    _set(spec, "dnsPolicy", "ClusterFirst")
+    _set(spec, "restartPolicy", "Always")
+    if spec.get("securityContext") is None:
+        spec["securityContext"] = {}
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+    _set(spec, "schedulerName", DEFAULT_SCHEDULER_NAME)
+    host_network = host_ports and spec.get("hostNetwork") is True
+    for field in ("containers", "initContainers", "ephemeralContainers"):
+        for c in _list(spec, field):
+            default_container(c, host_network=host_network and field != "ephemeralContainers")
+    for vol in _list(spec, "volumes"):
+        if isinstance(vol, dict) and not any(k != "name" and v is not None for k, v in vol.items()):
+            vol["emptyDir"] = {}
+
+
+def _requests_from_limits(c: Any) -> None:
+    resources = _dict(c, "resources")
+    if resources is None:
+        return
+    limits = resources.get("limits")
+    if not isinstance(limits, dict) or not limits:
+        return
+    requests = resources.get("requests")
+    if requests is None:
+        requests = resources["requests"] = {}
+    if not isinstance(requests, dict):
+        return
+    for name, value in limits.items():
+        if name not in requests:
+            requests[name] = copy.deepcopy(value)
+
+
+def default_pod(pod: dict) -> None:
+    """``SetDefaults_Pod`` (requests from limits, ``enableServiceLinks``) + the pod spec."""
+    spec = _dict(pod, "spec", create=True)
+    if spec is None:
+        return
+    for field in ("containers", "initContainers"):
+        for c in _list(spec, field):
+            _requests_from_limits(c)
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+    default_pod_spec(spec, host_ports=True)
+
+
+def _default_template(obj: dict) -> None:
+    spec = _dict(obj, "spec")
+    template = _dict(spec, "template")
+    if template is not None:
+        default_pod_spec(_dict(template, "spec", create=True))
+
+
+# -- workloads and others ------------------------------------------------------------------------
+
+def default_deployment(obj: dict) -> None:
+    spec = _dict(obj, "spec", create=True)
+    if spec is None:
+        return
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    strategy = _dict(spec, "strategy", create=True)
+    if strategy is not None:
+        _set(strategy, "type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = _dict(strategy, "rollingUpdate", create=True)
+            if rolling is not None:
+                for field in ("maxUnavailable", "maxSurge"):
+                    if rolling.get(field) is None:
+                        rolling[field] = "25%"
+    if spec.get("revisionHistoryLimit") is None:
+        spec["revisionHistoryLimit"] = 10
+    if spec.get("progressDeadlineSeconds") is None:
+        spec["progressDeadlineSeconds"] = 600
+    _default_template(obj)
+
+
+def default_replica_set(obj: dict) -> None:
+    spec = _dict(obj, "spec", create=True)
+    if spec is None:
+        return
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
+    _default_template(obj)
+
+
+def default_priority_class(obj: dict) -> None:
+    _set(obj, "preemptionPolicy", "PreemptLowerPriority")
+
+
+def default_namespace(obj: dict) -> None:
+    meta = _dict(obj, "metadata")
+    name = meta.get("name") if meta else None
+    if isinstance(name, str) and name:
+        labels = _dict(meta, "labels", create=True)
+        if labels is not None:
+            labels[METADATA_NAME_LABEL] = name
+    status = _dict(obj, "status", create=True)
+    if status is not None:
+        _set(status, "phase", "Active")
+
+
+def default_node(obj: dict) -> None:
+    status = _dict(obj, "status")
+    if status is None:
+        return
+    capacity = status.get("capacity")
+    if status.get("allocatable") is None and isinstance(capacity, dict):
+        status["allocatable"] = copy.deepcopy(capacity)
+
+
+def default_service(obj: dict) -> None:
+    spec = _dict(obj, "spec", create=True)
+    if spec is None:
+        return
+    _set(spec, "sessionAffinity", "None")
+    _set(spec, "type", "ClusterIP")
+    for port in _list(spec, "ports"):
+        if isinstance(port, dict):
+            _set(port, "protocol", "TCP")
+            if port.get("targetPort") in (None, 0, "") and port.get("port") is not None:
+                port["targetPort"] = port["port"]
+    if spec.get("internalTrafficPolicy") is None and spec["type"] in ("ClusterIP", "NodePort",
+                                                                        "LoadBalancer"):
+        spec["internalTrafficPolicy"] = "Cluster"
+
+
+def default_limit_range(obj: dict) -> None:
+    for item in _list(_dict(obj, "spec"), "limits"):
+        if not isinstance(item, dict) or item.get("type") != "Container":
+            continue
+        default = _dict(item, "default", create=True)
+        default_request = _dict(item, "defaultRequest", create=True)
+        if default is None or default_request is None:
+            continue
+        for source, target in ((item.get("max"), default), (default, default_request),
+                               (item.get("min"), default_request)):
+            if isinstance(source, dict):
+                for name, value in source.items():
+                    if name not in target:
+                        target[name] = copy.deepcopy(value)
+
+
+def default_vpa(obj: dict) -> None:
+    spec = _dict(obj, "spec")
+    if spec is not None and spec.get("updatePolicy") is None:
+        spec["updatePolicy"] = {"updateMode": DEFAULT_VPA_UPDATE_MODE}
+
+
+_BY_KIND = {
+    ("v1", "Pod"): default_pod,
+    ("v1", "Namespace"): default_namespace,
+    ("v1", "Node"): default_node,
+    ("v1", "Service"): default_service,
+    ("v1", "LimitRange"): default_limit_range,
+    ("apps/v1", "Deployment"): default_deployment,
+    ("apps/v1", "ReplicaSet"): default_replica_set,
+    ("scheduling.k8s.io/v1", "PriorityClass"): default_priority_class,
+    ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): default_vpa,
+}
+
+
+def apply_defaults(obj: dict) -> None:
+    """Fill in Kubernetes' defaults for ``obj`` (dispatching on apiVersion and kind), in place."""
+    if not isinstance(obj, dict):
+        return
+    fn = _BY_KIND.get((obj.get("apiVersion"), obj.get("kind")))
+    if fn is not None:
+        fn(obj)
+
+
+def defaulted(obj: dict) -> dict:
+    """A defaulted deep copy of ``obj``."""
+    out = copy.deepcopy(obj)
+    apply_defaults(out)
+    return out
+
+
+# -- interpretation of fields left unset on purpose ------------------------------------------------
+
+def effective_resize_policy(container: Any, resource: str) -> str:
+    """The container's restart policy for resizing ``resource`` (``NotRequired`` when unset)."""
+    for p in _list(container, "resizePolicy"):
+        if isinstance(p, dict) and p.get("resourceName") == resource and p.get("restartPolicy"):
+            return p["restartPolicy"]
+    return DEFAULT_RESIZE_RESTART_POLICY
+
+
+def effective_update_mode(vpa: Any) -> str:
+    policy = _dict(_dict(vpa, "spec"), "updatePolicy")
+    mode = policy.get("updateMode") if policy else None
+    return mode if isinstance(mode, str) and mode else DEFAULT_VPA_UPDATE_MODE
+
+
+def effective_controlled_values(container_policy: Any) -> str:
+    value = container_policy.get("controlledValues") if isinstance(container_policy, dict) else None
+    return value if isinstance(value, str) and value else DEFAULT_CONTROLLED_VALUES
+
+
+def effective_controlled_resources(container_policy: Any) -> list[str]:
+    value = container_policy.get("controlledResources") if isinstance(container_policy, dict) else None
+    if isinstance(value, list):
+        return [r for r in value if isinstance(r, str)]
+    return list(DEFAULT_CONTROLLED_RESOURCES)

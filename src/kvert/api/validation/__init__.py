@@ -1,0 +1,192 @@
+"""API validation: the checks ``kube-apiserver`` runs before it stores an object.
+
+Entry points (each returns a list of :class:`kvert.api.errors.Cause`; empty means valid):
+
+* :func:`validate` - create. Dispatches on (apiVersion, kind); a kind kvert has no rules for
+  gets the metadata checks only (namespace required/forbidden as the kinds table says).
+* :func:`validate_update` - update (PUT/PATCH of the main resource): the new object's rules
+  plus the immutability rules (``metadata.name``/``namespace``/``uid``; Pod spec except the
+  fields Kubernetes lets change; Deployment/ReplicaSet ``spec.selector``; PriorityClass
+  ``value`` and ``preemptionPolicy``; RuntimeClass ``handler``; immutable ConfigMaps; ...).
+* :func:`validate_status_update` - the ``status`` subresource.
+* :func:`validate_pod_resize` - the ``pods/resize`` subresource (see ``resize.py``).
+
+Each function validates a *defaulted copy* (:func:`kvert.api.defaults.apply_defaults`) of its
+arguments, as kube-apiserver decodes-with-defaults before validating; the inputs are never
+modified, and undefaulted objects validate the same as defaulted ones.
+
+Messages, reasons and field paths follow Kubernetes (``pkg/apis/core/validation``,
+``apimachinery/pkg/api/validation``, ``pkg/apis/{apps,policy,scheduling,node,coordination}``,
+the VPA CRD and the VPA admission controller), e.g. ``spec.containers[0].resources.requests:
+Invalid value: "2": must be less than or equal to cpu limit of 1`` or ``spec: Forbidden: pod
+updates may not change fields other than `spec.containers[*].image`,...``.
+
+Where kvert deliberately differs from Kubernetes (the per-area modules explain more):
+
+* absent defaulted fields are read as their defaults instead of "Required value";
+* ``terminationGracePeriodSeconds`` must be >= 0; ``Gt``/``Lt`` node-affinity values must be
+  integers; core/v1 Events must name their ``involvedObject`` (kind or name);
+* a PodDisruptionBudget may set neither ``minAvailable`` nor ``maxUnavailable`` (as in
+  Kubernetes), but not both;
+* VerticalPodAutoscaler: ``targetRef`` is required (the seeds' ``selector`` shape is the
+  pre-v1 API), duplicate ``containerName`` policies and ``controlledResources`` other than
+  cpu/memory are rejected, recommendation bounds are not ordered (``vpa.py``);
+* resize (``resize.py``): memory limit decreases and ``resizePolicy`` changes are allowed;
+  non-resize changes are reported, not silently dropped;
+* the seed's resize policy names ``RestartNotRequired``/``Restart`` are rejected with a hint
+  to ``NotRequired``/``RestartContainer``; a sidecar's own ``restartPolicy: Always`` counts
+  when checking "must be 'NotRequired' when `restartPolicy` is 'Never'";
+* metadata updates: a missing ``uid`` keeps the stored one, ``creationTimestamp`` and
+  ``resourceVersion`` are the registry's business, an existing ``deletionTimestamp`` cannot
+  change; ``status.qosClass`` is only immutable once set;
+* Node taints are reported under ``spec.taints`` (Kubernetes says ``metadata.taints``);
+  pod conditions under ``status.conditions[i].type``;
+* not implemented: volume sources beyond names/mounts, security-context details beyond id
+  ranges, resource claims, pod-level resource aggregation checks, Service/Secret rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from kvert.api import kinds
+from kvert.api.defaults import defaulted
+from kvert.api.errors import Cause
+
+from . import misc, node, pod, policy, resize, vpa, workloads
+from .common import Causes, immutable, type_error
+from .meta import validate_object_meta, validate_object_meta_update
+from .resize import drop_non_resize_updates
+
+__all__ = ["validate", "validate_update", "validate_status_update", "validate_pod_resize",
+           "validate_vpa", "drop_non_resize_updates", "Cause"]
+
+Create = Callable[[dict], Causes]
+Update = Callable[[dict, dict], Causes]
+
+_CREATE: dict[tuple[str, str], Create] = {
+    ("v1", "Pod"): pod.validate_pod,
+    ("v1", "Node"): node.validate_node,
+    ("v1", "Namespace"): misc.validate_namespace,
+    ("v1", "Event"): misc.validate_core_event,
+    ("v1", "ConfigMap"): misc.validate_config_map,
+    ("v1", "LimitRange"): misc.validate_limit_range,
+    ("v1", "ResourceQuota"): misc.validate_resource_quota,
+    ("apps/v1", "Deployment"): workloads.validate_deployment,
+    ("apps/v1", "ReplicaSet"): workloads.validate_replica_set,
+    ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb,
+    ("scheduling.k8s.io/v1", "PriorityClass"): policy.validate_priority_class,
+    ("node.k8s.io/v1", "RuntimeClass"): policy.validate_runtime_class,
+    ("coordination.k8s.io/v1", "Lease"): misc.validate_lease,
+    ("events.k8s.io/v1", "Event"): misc.validate_events_event,
+    ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa,
+    ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint,
+}
+
+_UPDATE: dict[tuple[str, str], Update] = {
+    ("v1", "Pod"): pod.validate_pod_update,
+    ("v1", "Node"): node.validate_node_update,
+    ("v1", "ConfigMap"): misc.validate_config_map_update,
+    ("apps/v1", "Deployment"): workloads.validate_deployment_update,
+    ("apps/v1", "ReplicaSet"): workloads.validate_replica_set_update,
+    ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_update,
+    ("scheduling.k8s.io/v1", "PriorityClass"): policy.validate_priority_class_update,
+    ("node.k8s.io/v1", "RuntimeClass"): policy.validate_runtime_class_update,
+    ("coordination.k8s.io/v1", "Lease"): misc.validate_lease_update,
+    ("events.k8s.io/v1", "Event"): misc.validate_events_event_update,
+    ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_update,
+    ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint_update,
+}
+
+_STATUS: dict[tuple[str, str], Update] = {
+    ("v1", "Pod"): pod.validate_pod_status_update,
+    ("v1", "Node"): node.validate_node_status_update,
+    ("v1", "Namespace"): misc.validate_namespace_status_update,
+    ("apps/v1", "Deployment"): lambda n, o: workloads.validate_workload_status_update(n, o, "Deployment"),
+    ("apps/v1", "ReplicaSet"): lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet"),
+    ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_status_update,
+    ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_status_update,
+}
+
+
+def _gvk(obj: dict) -> tuple[str, str]:
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    return (api_version if isinstance(api_version, str) else "",
+            kind if isinstance(kind, str) else "")
+
+
+def _namespaced(obj: dict) -> bool | None:
+    try:
+        return kinds.for_object(obj).namespaced
+    except KeyError:
+        return None
+
+
+def _metadata_only(obj: dict) -> Causes:
+    return validate_object_meta(obj, namespaced=_namespaced(obj))
+
+
+def validate(obj: Any) -> list[Cause]:
+    """Causes that make ``obj`` invalid on create."""
+    if not isinstance(obj, dict):
+        return [type_error("", obj, "object")]
+    obj = defaulted(obj)
+    fn = _CREATE.get(_gvk(obj), _metadata_only)
+    return fn(obj)
+
+
+def _kind_unchanged(new: dict, old: dict) -> Causes:
+    errs: Causes = []
+    for field in ("apiVersion", "kind"):
+        if old.get(field) and new.get(field) and new.get(field) != old.get(field):
+            errs.append(immutable(field, new.get(field)))
+    return errs
+
+
+def _generic_update(new: dict, old: dict) -> Causes:
+    """Metadata update rules plus the create rules for the body."""
+    errs = validate_object_meta_update(new, old)
+    create = _CREATE.get(_gvk(new))
+    if create is not None:
+        errs.extend(c for c in create(new) if not c.field.startswith("metadata"))
+    return errs
+
+
+def validate_update(new: Any, old: Any) -> list[Cause]:
+    """Causes that make replacing ``old`` by ``new`` invalid (main resource)."""
+    if not isinstance(new, dict):
+        return [type_error("", new, "object")]
+    if not isinstance(old, dict):
+        old = {}
+    new, old = defaulted(new), defaulted(old)
+    errs = _kind_unchanged(new, old)
+    fn = _UPDATE.get(_gvk(new), _generic_update)
+    return errs + fn(new, old)
+
+
+def validate_status_update(new: Any, old: Any) -> list[Cause]:
+    """Causes that make a ``status`` subresource write invalid."""
+    if not isinstance(new, dict):
+        return [type_error("", new, "object")]
+    if not isinstance(old, dict):
+        old = {}
+    new, old = defaulted(new), defaulted(old)
+    errs = _kind_unchanged(new, old)
+    fn = _STATUS.get(_gvk(new), validate_object_meta_update)
+    return errs + fn(new, old)
+
+
+def validate_pod_resize(new: Any, old: Any) -> list[Cause]:
+    """Causes that make a ``pods/resize`` write invalid (see :mod:`.resize`)."""
+    if not isinstance(new, dict):
+        return [type_error("", new, "object")]
+    if not isinstance(old, dict):
+        old = {}
+    return resize.validate_pod_resize(defaulted(new), defaulted(old))
+
+
+def validate_vpa(obj: Any) -> list[Cause]:
+    """VerticalPodAutoscaler create validation (also reached through :func:`validate`)."""
+    if not isinstance(obj, dict):
+        return [type_error("", obj, "object")]
+    return vpa.validate_vpa(defaulted(obj))

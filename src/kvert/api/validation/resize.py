@@ -1,0 +1,189 @@
+"""The ``pods/resize`` subresource: which in-place changes to container resources are allowed.
+
+Seed 000 (KEP 1287) and today's ``ValidatePodResize`` agree on the core rules:
+
+* only ``spec.containers[*].resources`` (cpu and memory requests/limits) and
+  ``resizePolicy`` may change; anything else -> ``Forbidden: only cpu and memory resources are
+  mutable``; sidecars (init containers with ``restartPolicy: Always``) likewise, other init
+  containers not at all -> ``resources for non-sidecar init containers are immutable``;
+* the new pod must itself be valid (requests <= limits, resizePolicy names and values,
+  ``restartPolicy: Never`` needs ``NotRequired``: the seed's "RestartNotRequired");
+* the QoS class may not change -> ``Pod QOS Class may not change as a result of resizing``;
+* requests and limits may not be removed (``resource requests cannot be removed``);
+* Windows pods, static (mirror) pods and pods with pod-level ``spec.resources`` cannot be
+  resized.
+
+Choices (documented for kvert):
+
+* Memory limit decreases are allowed whatever the memory ``resizePolicy``: seed 000 has the
+  node agent lower the limit in a control loop, and Kubernetes 1.35 dropped the 1.33/1.34
+  rule "memory limits cannot be decreased unless resizePolicy is RestartContainer".
+* ``resizePolicy`` may change through the subresource (the KEP lists it as resizable;
+  Kubernetes 1.33/1.34 still rejected such changes).
+* Kubernetes' version-skew check ("Pod running on node without support for resize") is not
+  applied: every kvert node agent supports resize.
+* Kubernetes' registry first *drops* non-resize changes (``dropNonResizeUpdates``) and then
+  validates; :func:`validate_pod_resize` reports them instead, so a client learns its change
+  was not applied. :func:`drop_non_resize_updates` is provided for a registry that wants
+  Kubernetes' behaviour.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .common import Causes, child, forbidden, index, invalid
+from .diff import normalized
+from .meta import validate_object_meta_update
+from .pod import MIRROR_POD_ANNOTATION, is_sidecar, validate_pod_metadata_and_spec
+from .resourcelist import RESIZABLE_RESOURCES
+
+
+def _spec(pod: Any) -> dict:
+    spec = pod.get("spec") if isinstance(pod, dict) else None
+    return spec if isinstance(spec, dict) else {}
+
+
+def _containers(spec: dict, field: str) -> list:
+    value = spec.get(field)
+    return value if isinstance(value, list) else []
+
+
+def _resources(container: Any) -> dict:
+    res = container.get("resources") if isinstance(container, dict) else None
+    return res if isinstance(res, dict) else {}
+
+
+def _pod_level_resources_set(pod: Any) -> bool:
+    res = _spec(pod).get("resources")
+    return isinstance(res, dict) and bool(res.get("requests") or res.get("limits"))
+
+
+def _annotations(pod: Any) -> dict:
+    meta = pod.get("metadata") if isinstance(pod, dict) else None
+    ann = meta.get("annotations") if isinstance(meta, dict) else None
+    return ann if isinstance(ann, dict) else {}
+
+
+def validate_pod_resize(new: dict, old: dict) -> Causes:
+    """Validate ``new`` (the pod after the resize patch) against the stored ``old`` pod."""
+    from kvert.api.pods import compute_qos_class, qos_class
+
+    errs = validate_object_meta_update(new, old)
+    errs.extend(validate_pod_metadata_and_spec(new))
+
+    if _pod_level_resources_set(old) or _pod_level_resources_set(new):
+        return [forbidden("", "pods with pod-level resources cannot be resized")]
+    if MIRROR_POD_ANNOTATION in _annotations(old):
+        return [forbidden("", "static pods cannot be resized")]
+    os_spec = _spec(old).get("os")
+    if isinstance(os_spec, dict) and os_spec.get("name") == "windows":
+        return [forbidden("", "windows pods cannot be resized")]
+
+    new_spec, old_spec = _spec(new), _spec(old)
+    for field in ("containers", "initContainers"):
+        if len(_containers(new_spec, field)) != len(_containers(old_spec, field)):
+            errs.append(forbidden("spec", "only cpu and memory resources are mutable"))
+            return errs
+
+    try:
+        old_qos, new_qos = qos_class(old), compute_qos_class(new)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        old_qos = new_qos = None  # malformed resources are reported by the pod validation above
+    if old_qos != new_qos:
+        errs.append(invalid("spec", new_qos, "Pod QOS Class may not change as a result of resizing"))
+
+    for field in ("containers", "initContainers"):
+        for i, (nc, oc) in enumerate(zip(_containers(new_spec, field), _containers(old_spec, field))):
+            if field == "initContainers" and not is_sidecar(oc):
+                continue
+            errs.extend(_validate_container_resize(_resources(nc), _resources(oc),
+                                                   child(index(f"spec.{field}", i), "resources")))
+
+    munged = copy.deepcopy(new_spec)
+    old_n = normalized(old_spec)
+    for i, (nc, oc) in enumerate(zip(_containers(munged, "containers"),
+                                     _containers(old_spec, "containers"))):
+        restored = _restore_non_resizable(nc, oc)
+        if normalized(restored) != normalized(oc):
+            errs.append(forbidden("spec", "only cpu and memory resources are mutable"))
+        _containers(munged, "containers")[i] = restored
+    for i, (nc, oc) in enumerate(zip(_containers(munged, "initContainers"),
+                                     _containers(old_spec, "initContainers"))):
+        if is_sidecar(oc):
+            restored = _restore_non_resizable(nc, oc)
+            if normalized(restored) != normalized(oc):
+                errs.append(forbidden("spec", "only cpu and memory resources for sidecar "
+                                              "containers are mutable"))
+            _containers(munged, "initContainers")[i] = restored
+        elif normalized(nc) != normalized(oc):
+            errs.append(forbidden("spec", "resources for non-sidecar init containers are immutable"))
+    if errs:
+        return errs
+    if normalized(munged) != old_n:
+        errs.append(forbidden("spec", "only cpu and memory resources are mutable"))
+    return errs
+
+
+def _validate_container_resize(new_res: dict, old_res: dict, path: str) -> Causes:
+    errs: Causes = []
+    for part, what in (("requests", "resource requests"), ("limits", "resource limits")):
+        old_list = old_res.get(part) if isinstance(old_res.get(part), dict) else {}
+        new_list = new_res.get(part) if isinstance(new_res.get(part), dict) else {}
+        if any(name not in new_list for name in old_list):
+            errs.append(forbidden(child(path, part), f"{what} cannot be removed"))
+    return errs
+
+
+def _restore_non_resizable(new_c: Any, old_c: Any) -> Any:
+    """``new_c`` with its cpu/memory requests and limits and resizePolicy taken from ``old_c``:
+    what is left differing from ``old_c`` is a change the resize subresource may not make."""
+    if not isinstance(new_c, dict) or not isinstance(old_c, dict):
+        return new_c
+    out = dict(new_c)
+    new_res, old_res = _resources(new_c), _resources(old_c)
+    res: dict = {}
+    for part in ("requests", "limits"):
+        old_list = old_res.get(part) if isinstance(old_res.get(part), dict) else {}
+        new_list = new_res.get(part) if isinstance(new_res.get(part), dict) else {}
+        merged = {k: v for k, v in new_list.items() if k not in RESIZABLE_RESOURCES}
+        merged.update({k: v for k, v in old_list.items() if k in RESIZABLE_RESOURCES})
+        res[part] = merged
+    for other in new_res:
+        if other not in ("requests", "limits"):
+            res[other] = new_res[other]
+    out["resources"] = res
+    if "resizePolicy" in old_c:
+        out["resizePolicy"] = old_c["resizePolicy"]
+    else:
+        out.pop("resizePolicy", None)
+    return out
+
+
+def drop_non_resize_updates(new: dict, old: dict) -> dict:
+    """Kubernetes' ``dropNonResizeUpdates``: the stored pod with only the resize-able fields
+    (containers' and sidecars' ``resources`` and ``resizePolicy``, matched by name) taken from
+    ``new``, plus ``new``'s name, namespace, uid and resourceVersion."""
+    pod = copy.deepcopy(old)
+    meta = pod.setdefault("metadata", {})
+    new_meta = new.get("metadata") if isinstance(new.get("metadata"), dict) else {}
+    for field in ("name", "namespace", "uid", "resourceVersion"):
+        if field in new_meta:
+            meta[field] = new_meta[field]
+    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    new_spec = _spec(new)
+    for field in ("containers", "initContainers"):
+        by_name = {c.get("name"): c for c in _containers(new_spec, field) if isinstance(c, dict)}
+        for c in _containers(spec, field):
+            if not isinstance(c, dict) or c.get("name") not in by_name:
+                continue
+            if field == "initContainers" and not is_sidecar(c):
+                continue
+            src = by_name[c["name"]]
+            for f in ("resources", "resizePolicy"):
+                if f in src:
+                    c[f] = copy.deepcopy(src[f])
+                else:
+                    c.pop(f, None)
+    return pod

@@ -1,0 +1,792 @@
+"""The store protocol and everything backends share: the etcd3 + kube-apiserver semantics.
+
+A store keeps JSON objects under (resource, namespace, name) with one store-wide,
+monotonically increasing revision (etcd's): every write is one new revision, and an
+object's ``metadata.resourceVersion`` is the revision of its last write. Backends only
+persist revisions and answer snapshot and history queries (the ``_``-prefixed hooks of
+``BaseStore``); metadata handling, optimistic concurrency, generation, graceful deletion
+and finalizers, selector filtering, pagination tokens and watch fan-out live here, once.
+
+Watches are fed synchronously by the write that makes the change, in revision order, so
+they need no threads: a consumer drains them with ``get_nowait()`` or awaits ``next()``
+in the asyncio loop the store is written from (a virtual-time loop works the same).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from kvert.api.errors import AlreadyExists, BadRequest, Conflict, Expired, NotFound, Timeout
+from kvert.api.meta import format_time, parse_time
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+BOOKMARK = "BOOKMARK"
+ERROR = "ERROR"
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+CONFLICT_MESSAGE = ("the object has been modified; please apply your changes to the latest "
+                    "version and try again")
+CONTINUE_EXPIRED_MESSAGE = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted between "
+    "the time the first chunk was returned and now may show up in the list.")
+
+_CONTINUE_VERSION = "meta.k8s.io/v1"
+
+# The order Kubernetes serializes ObjectMeta in; writes put metadata keys in this order so
+# stored objects read the way kubectl users know them.
+_META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
+               "generation", "creationTimestamp", "deletionTimestamp",
+               "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences",
+               "finalizers", "managedFields")
+_META_KNOWN = frozenset(_META_ORDER)
+# Set by the store, never by a client update.
+_SET_ONCE = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
+_loads = json.loads
+
+Obj = dict[str, Any]
+Match = Callable[[Obj], bool]
+
+
+# ---- public value types ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    type: str  # ADDED | MODIFIED | DELETED | BOOKMARK | ERROR
+    object: Obj
+
+
+@dataclass
+class ListResult:
+    items: list[Obj]
+    resource_version: str
+    continue_token: str = ""
+    remaining_item_count: int | None = None
+
+
+@runtime_checkable
+class Store(Protocol):
+    def create(self, resource: str, obj: Obj) -> Obj: ...
+
+    def get(self, resource: str, namespace: str, name: str) -> Obj: ...
+
+    def update(self, resource: str, obj: Obj) -> Obj: ...
+
+    def delete(self, resource: str, namespace: str, name: str, *, grace_period_seconds: int = 0,
+               preconditions: dict | None = None) -> tuple[Obj, bool]: ...
+
+    def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+             field_selector: str = "", limit: int = 0, continue_token: str = "",
+             resource_version: str = "") -> ListResult: ...
+
+    def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+              field_selector: str = "", resource_version: str = "",
+              send_initial_events: bool = False, allow_bookmarks: bool = False) -> "Watch": ...
+
+    def current_revision(self) -> int: ...
+
+    def compact(self, revision: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+# ---- stored revisions -----------------------------------------------------------------
+
+
+class Record:
+    """One revision: the write of one object. Never mutated once made (``prev`` aside).
+
+    Only the JSON (``raw``, with ``metadata.resourceVersion == str(rev)``) is kept: it is
+    immutable, so every reader decodes its own copy, and a store of JSON strings costs
+    far less memory and garbage-collector time than one of nested dicts. For DELETED the
+    object is the last stored state with the deletion's revision, as etcd3/kube-apiserver
+    report it. ``prev`` (memory backend only) is the record this one replaced.
+    """
+
+    __slots__ = ("rev", "resource", "namespace", "name", "type", "raw", "prev")
+
+    def __init__(self, rev: int, resource: str, namespace: str, name: str, type: str, raw: str,
+                 prev: "Record | None" = None):
+        self.rev = rev
+        self.resource = resource
+        self.namespace = namespace
+        self.name = name
+        self.type = type
+        self.raw = raw
+        self.prev = prev
+
+    @property
+    def obj(self) -> Obj:
+        """A fresh decoded copy (not cached: decode once and keep it where needed)."""
+        return _loads(self.raw)
+
+    def copy(self) -> Obj:
+        return _loads(self.raw)
+
+    def __repr__(self) -> str:
+        return f"Record({self.rev}, {self.type}, {self.resource}, {self.namespace}/{self.name})"
+
+
+# ---- the shared store -----------------------------------------------------------------
+
+
+def _default_clock() -> Any:
+    from kvert.clock import WallClock
+
+    return WallClock()
+
+
+class BaseStore:
+    """Store semantics over a backend's revision log. Subclasses implement the hooks.
+
+    ``history``: how many revisions to keep; older ones are compacted automatically as
+    writes go on (None or 0 keeps everything until ``compact``). ``uid_factory`` makes
+    ``metadata.uid`` (uuid4 by default; a seeded one makes simulations reproducible).
+    """
+
+    def __init__(self, clock: Any = None, history: int | None = 10000,
+                 uid_factory: Callable[[], str] | None = None):
+        self.clock = clock if clock is not None else _default_clock()
+        self._history = history if history and history > 0 else None
+        self._uid = uid_factory or (lambda: str(uuid.uuid4()))
+        self._rev = 0
+        self._compacted = 0
+        # resource -> watches in registration order (a dict for O(1) removal; ordered, so
+        # waiters wake in a reproducible order)
+        self._watchers: dict[str, dict[Watch, None]] = {}
+        self._closed = False
+
+    # ---- backend hooks ----------------------------------------------------------------
+
+    def _current(self, resource: str, namespace: str, name: str) -> Record | None:
+        """The live record of an object, or None."""
+        raise NotImplementedError
+
+    def _write(self, rec: Record, prev: Record | None, compact_to: int | None) -> None:
+        """Persist one revision atomically (and compact to ``compact_to`` in the same step)."""
+        raise NotImplementedError
+
+    def _snapshot(self, resource: str, namespace: str | None, rev: int,
+                  after: tuple[str, str] | None) -> Iterator[Record]:
+        """Objects live at revision ``rev``, sorted by (namespace, name), keys > ``after``."""
+        raise NotImplementedError
+
+    def _count(self, resource: str, namespace: str | None, rev: int,
+               after: tuple[str, str] | None) -> int:
+        return sum(1 for _ in self._snapshot(resource, namespace, rev, after))
+
+    def _changes(self, resource: str, after_rev: int) -> Iterator[tuple[Record, Record | None]]:
+        """Every retained change of ``resource`` after ``after_rev``, in revision order, with
+        the record it replaced (needed for MODIFIED only)."""
+        raise NotImplementedError
+
+    def _compact(self, old: int, new: int) -> None:
+        """Forget history in (old, new] except each object's latest state at ``new``."""
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        pass
+
+    # ---- reads ------------------------------------------------------------------------
+
+    def current_revision(self) -> int:
+        return self._rev
+
+    def compacted_revision(self) -> int:
+        """The oldest revision still readable: list and watch at older ones are Expired."""
+        return self._compacted
+
+    def get(self, resource: str, namespace: str, name: str) -> Obj:
+        self._check_open()
+        rec = self._current(resource, namespace or "", name)
+        if rec is None:
+            raise NotFound(resource, name)
+        return rec.copy()
+
+    def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+             field_selector: str = "", limit: int = 0, continue_token: str = "",
+             resource_version: str = "") -> ListResult:
+        self._check_open()
+        match = self._matcher(resource, label_selector, field_selector)
+        after: tuple[str, str] | None = None
+        if continue_token:
+            if resource_version not in ("", "0"):
+                raise BadRequest("specifying resource version is not allowed when using continue")
+            rev, after = decode_continue(continue_token)
+            if rev < self._compacted:
+                raise Expired(CONTINUE_EXPIRED_MESSAGE)
+            if rev > self._rev:
+                raise Timeout(f"Too large resource version: {rev}, current: {self._rev}")
+        else:
+            rev = self._read_revision(resource_version)
+        limit = max(0, int(limit or 0))
+        items: list[Obj] = []
+        last: Record | None = None
+        more = False
+        records = self._snapshot(resource, namespace, rev, after)
+        try:
+            for rec in records:
+                if limit and len(items) >= limit:
+                    more = True
+                    break
+                if match is None:
+                    items.append(_loads(rec.raw))
+                    last = rec
+                else:
+                    obj = _loads(rec.raw)
+                    if match(obj):
+                        items.append(obj)
+                        last = rec
+        finally:
+            close = getattr(records, "close", None)
+            if close is not None:
+                close()
+        token, remaining = "", None
+        if more and last is not None:
+            key = (last.namespace, last.name)
+            token = encode_continue(rev, *key)
+            if match is None:
+                remaining = self._count(resource, namespace, rev, key)
+        return ListResult(items, str(rev), token, remaining)
+
+    # ---- writes -----------------------------------------------------------------------
+
+    def create(self, resource: str, obj: Obj) -> Obj:
+        self._check_open()
+        new, md = _copy_in(obj)
+        name = md.get("name")
+        if not name:
+            raise BadRequest("resource name may not be empty")
+        if md.get("resourceVersion"):
+            raise BadRequest("resourceVersion should not be set on objects to be created")
+        namespace = md.get("namespace") or ""
+        if self._current(resource, namespace, name) is not None:
+            raise AlreadyExists(resource, name)
+        md.pop("deletionTimestamp", None)
+        md.pop("deletionGracePeriodSeconds", None)
+        md["uid"] = self._uid()
+        md["resourceVersion"] = ""
+        md["generation"] = 1
+        md["creationTimestamp"] = format_time(self.clock.now())
+        new["metadata"] = _ordered(md)
+        return self._commit(resource, namespace, name, ADDED, new).copy()
+
+    def update(self, resource: str, obj: Obj) -> Obj:
+        self._check_open()
+        new, md = _copy_in(obj)
+        name = md.get("name")
+        if not name:
+            raise BadRequest("resource name may not be empty")
+        namespace = md.get("namespace") or ""
+        cur = self._current(resource, namespace, name)
+        if cur is None:
+            raise NotFound(resource, name)
+        stored = cur.obj
+        smd = stored["metadata"]
+        rv = md.get("resourceVersion")
+        if rv and str(rv) != smd["resourceVersion"]:
+            raise Conflict(resource, name, CONFLICT_MESSAGE)
+        uid = md.get("uid")
+        if uid and uid != smd.get("uid"):
+            raise Conflict(resource, name, f"Precondition failed: UID in precondition: {uid}, "
+                                           f"UID in object meta: {smd.get('uid', '')}")
+        for k in _SET_ONCE:
+            if k in smd:
+                md[k] = smd[k]
+            else:
+                md.pop(k, None)
+        md["resourceVersion"] = smd["resourceVersion"]
+        generation = smd.get("generation", 0)
+        md["generation"] = generation + 1 if _spec_changed(new, stored) else generation
+        new["metadata"] = md = _ordered(md)
+        if md.get("deletionTimestamp") and not md.get("finalizers") \
+                and md.get("deletionGracePeriodSeconds") == 0:
+            # The last finalizer of an object being deleted is gone: remove it now. As in
+            # kube-apiserver the update itself is never stored; DELETED carries the last
+            # stored state.
+            return self._remove(cur, stored).copy()
+        if new == stored:
+            return stored  # no-op update: no new revision, no event
+        return self._commit(resource, namespace, name, MODIFIED, new, cur, stored).copy()
+
+    def delete(self, resource: str, namespace: str, name: str, *,
+               grace_period_seconds: int | None = 0,
+               preconditions: dict | None = None) -> tuple[Obj, bool]:
+        self._check_open()
+        namespace = namespace or ""
+        cur = self._current(resource, namespace, name)
+        if cur is None:
+            raise NotFound(resource, name)
+        stored = cur.obj
+        smd = stored["metadata"]
+        _check_preconditions(resource, name, smd, preconditions)
+        grace = grace_period_seconds
+        if grace is not None and grace < 0:
+            grace = 1  # as kube-apiserver: negative means "as soon as possible", i.e. 1s
+        finalizers = bool(smd.get("finalizers"))
+        if smd.get("deletionTimestamp"):
+            # Already being deleted: a second delete may only shorten the grace period.
+            old_grace = smd.get("deletionGracePeriodSeconds") or 0
+            if old_grace > 0 and grace is not None and grace < old_grace:
+                if grace == 0 and not finalizers:
+                    return self._remove(cur, stored).copy(), True
+                deadline = parse_time(smd["deletionTimestamp"]) - old_grace + grace
+                new = dict(stored)
+                new["metadata"] = dict(smd, deletionTimestamp=format_time(deadline),
+                                       deletionGracePeriodSeconds=grace)
+                return self._commit(resource, namespace, name, MODIFIED, new, cur,
+                                    stored).copy(), False
+            if old_grace == 0 and not finalizers:
+                return self._remove(cur, stored).copy(), True
+            return stored, False
+        grace = grace or 0
+        if not finalizers and grace == 0:
+            return self._remove(cur, stored).copy(), True
+        md = dict(smd)
+        md["deletionTimestamp"] = format_time(self.clock.now() + grace)
+        md["deletionGracePeriodSeconds"] = grace
+        md["generation"] = md.get("generation", 0) + 1
+        new = dict(stored)
+        new["metadata"] = _ordered(md)
+        return self._commit(resource, namespace, name, MODIFIED, new, cur, stored).copy(), False
+
+    def compact(self, revision: int) -> None:
+        """Forget history at or below ``revision`` (each live object keeps its latest
+        state); list and watch at a revision older than ``revision`` are then Expired."""
+        self._check_open()
+        revision = min(int(revision), self._rev)
+        if revision <= self._compacted:
+            return
+        self._compact(self._compacted, revision)
+        self._compacted = revision
+
+    def _remove(self, cur: Record, stored: Obj) -> Record:
+        last = dict(stored)
+        last["metadata"] = dict(stored["metadata"])
+        return self._commit(cur.resource, cur.namespace, cur.name, DELETED, last, cur, stored)
+
+    def _commit(self, resource: str, namespace: str, name: str, type: str, obj: Obj,
+                prev: Record | None = None, prev_obj: Obj | None = None) -> Record:
+        """Write ``obj`` (ours to change at the top and in metadata; its nested values may
+        be the caller's and are only read) as the next revision and feed the watches."""
+        rev = self._rev + 1
+        obj["metadata"]["resourceVersion"] = str(rev)
+        try:
+            raw = _dumps(obj)
+        except (TypeError, ValueError, RecursionError) as e:
+            raise BadRequest(f"the object is not valid JSON: {e}") from None
+        rec = Record(rev, resource, namespace, name, type, raw, prev if type != ADDED else None)
+        compact_to = None
+        if self._history is not None and rev - self._compacted > self._history:
+            compact_to = rev - self._history
+        self._write(rec, prev, compact_to)
+        self._rev = rev
+        if compact_to is not None:
+            self._compacted = compact_to
+        watchers = self._watchers.get(resource)
+        if watchers:
+            for w in watchers:
+                w._offer(rec, prev, obj, prev_obj)
+        return rec
+
+    # ---- watch ------------------------------------------------------------------------
+
+    def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+              field_selector: str = "", resource_version: str = "",
+              send_initial_events: bool = False, allow_bookmarks: bool = False) -> "Watch":
+        self._check_open()
+        match = self._matcher(resource, label_selector, field_selector)
+        w = Watch(self, resource, namespace, match, allow_bookmarks)
+        rv = resource_version or ""
+        if rv in ("", "0") or send_initial_events:
+            if rv not in ("", "0"):
+                # sendInitialEvents with a version: any snapshot not older than it will do.
+                self._check_not_too_large(_parse_rv(rv))
+            for rec in self._snapshot(resource, namespace, self._rev, None):
+                if match is None:
+                    w._push((ADDED, rec.raw, None))
+                else:
+                    obj = _loads(rec.raw)
+                    if match(obj):
+                        w._push(WatchEvent(ADDED, obj))
+            if send_initial_events:
+                w._push(w._bookmark_event({INITIAL_EVENTS_END: "true"}))
+        else:
+            start = _parse_rv(rv)
+            if start < self._compacted:
+                raise Expired(f"too old resource version: {start} ({self._compacted})")
+            self._check_not_too_large(start)
+            for rec, prev in self._changes(resource, start):
+                w._offer(rec, prev)
+        self._watchers.setdefault(resource, {})[w] = None
+        return w
+
+    def send_bookmarks(self) -> None:
+        """A BOOKMARK to every watch that allows them (kube-apiserver sends these periodically)."""
+        for watchers in list(self._watchers.values()):
+            for w in list(watchers):
+                w.bookmark()
+
+    def _unregister(self, w: "Watch") -> None:
+        watchers = self._watchers.get(w.resource)
+        if watchers is not None:
+            watchers.pop(w, None)
+            if not watchers:
+                del self._watchers[w.resource]
+
+    # ---- lifecycle --------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for watchers in list(self._watchers.values()):
+            for w in list(watchers):
+                w._terminate()
+        self._watchers.clear()
+        self._close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> "BaseStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---- helpers ----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+
+    def _check_not_too_large(self, rev: int) -> None:
+        if rev > self._rev:
+            raise Timeout(f"Too large resource version: {rev}, current: {self._rev}")
+
+    def _read_revision(self, resource_version: str) -> int:
+        if resource_version in ("", "0"):
+            return self._rev
+        rev = _parse_rv(resource_version)
+        if rev < self._compacted:
+            raise Expired(f"too old resource version: {rev} ({self._compacted})")
+        self._check_not_too_large(rev)
+        return rev
+
+    def _matcher(self, resource: str, label_selector: str, field_selector: str) -> Match | None:
+        return make_matcher(resource, label_selector, field_selector)
+
+
+# ---- watch ----------------------------------------------------------------------------
+
+
+class Watch:
+    """One subscription. Events queue here as the store is written; nothing is decoded
+    until the consumer takes it (each taken event's object is the consumer's own copy)."""
+
+    def __init__(self, store: BaseStore, resource: str, namespace: str | None,
+                 match: Match | None, allow_bookmarks: bool = False):
+        self._store = store
+        self.resource = resource
+        self.namespace = namespace
+        self._match = match
+        self.allow_bookmarks = allow_bookmarks
+        # items: (type, raw JSON, resourceVersion override or None) or a ready WatchEvent
+        self._buf: deque[Any] = deque()
+        self._waiters: list[asyncio.Future[None]] = []
+        self._stopped = False
+
+    # ---- feeding (by the store) ---------------------------------------------------------
+
+    def _offer(self, rec: Record, prev: Record | None, obj: Obj | None = None,
+               prev_obj: Obj | None = None) -> None:
+        """Queue the change ``rec`` (``obj``/``prev_obj``: its and ``prev``'s decoded
+        objects if the caller has them) as this watch sees it."""
+        if self.namespace is not None and rec.namespace != self.namespace:
+            return
+        match = self._match
+        if match is None:
+            self._push((rec.type, rec.raw, None))
+            return
+        kind = rec.type
+        if obj is None:
+            obj = rec.obj
+        if kind != MODIFIED:
+            # ADDED: the new state; DELETED: its object is the last stored state
+            if match(obj):
+                self._push((kind, rec.raw, None))
+            return
+        now = match(obj)
+        if prev_obj is None and prev is not None:
+            prev_obj = prev.obj
+        before = prev_obj is not None and match(prev_obj)
+        if now:
+            self._push((MODIFIED if before else ADDED, rec.raw, None))
+        elif before:
+            # stopped matching: DELETED with the previous state at the event's revision
+            assert prev is not None
+            self._push((DELETED, prev.raw, str(rec.rev)))
+
+    def _push(self, item: Any) -> None:
+        if self._stopped:
+            return
+        self._buf.append(item)
+        if self._waiters:
+            self._wake()
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    def _bookmark_event(self, annotations: dict[str, str] | None = None) -> WatchEvent:
+        try:
+            from kvert.api.kinds import by_key
+
+            rt = by_key(self.resource)
+            kind, api_version = rt.kind, rt.api_version
+        except KeyError:
+            kind, api_version = "", ""
+        md: Obj = {"resourceVersion": str(self._store.current_revision())}
+        if annotations:
+            md["annotations"] = dict(annotations)
+        return WatchEvent(BOOKMARK, {"kind": kind, "apiVersion": api_version, "metadata": md})
+
+    def _terminate(self) -> None:
+        """Stopped by the store (closed): what is buffered can still be taken."""
+        self._stopped = True
+        self._wake()
+
+    @staticmethod
+    def _decode(item: Any) -> WatchEvent:
+        if isinstance(item, WatchEvent):
+            return item
+        kind, raw, rv = item
+        obj = _loads(raw)
+        if rv is not None:
+            obj["metadata"]["resourceVersion"] = rv
+        return WatchEvent(kind, obj)
+
+    # ---- consuming ----------------------------------------------------------------------
+
+    def get_nowait(self) -> list[WatchEvent]:
+        """Every buffered event (possibly none), without waiting."""
+        buf = self._buf
+        events = [self._decode(item) for item in buf]
+        buf.clear()
+        return events
+
+    def pending(self) -> int:
+        return len(self._buf)
+
+    async def next(self, timeout: float | None = None) -> WatchEvent | None:
+        """The next event; None on timeout (loop time) or once stopped and drained."""
+        if not self._buf and not self._stopped:
+            if timeout is None:
+                await self._ready()
+            else:
+                try:
+                    await asyncio.wait_for(self._ready(), timeout)
+                except TimeoutError:
+                    pass
+        if self._buf:
+            return self._decode(self._buf.popleft())
+        return None
+
+    async def _ready(self) -> None:
+        loop = asyncio.get_running_loop()
+        while not self._buf and not self._stopped:
+            fut: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            finally:
+                if fut in self._waiters:
+                    self._waiters.remove(fut)
+
+    def __aiter__(self) -> "Watch":
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        event = await self.next()
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+    def bookmark(self) -> None:
+        """Queue a BOOKMARK at the store's current revision (if this watch allows them)."""
+        if self.allow_bookmarks and not self._stopped:
+            self._push(self._bookmark_event())
+
+    def stop(self) -> None:
+        """Unsubscribe; buffered events are dropped and waiting consumers get None."""
+        self._stopped = True
+        self._buf.clear()
+        self._store._unregister(self)
+        self._wake()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def __enter__(self) -> "Watch":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> "Watch":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return (f"Watch({self.resource!r}, namespace={self.namespace!r}, "
+                f"pending={len(self._buf)}, stopped={self._stopped})")
+
+
+# ---- selectors ------------------------------------------------------------------------
+
+
+def make_matcher(resource: str, label_selector: str = "",
+                 field_selector: str = "") -> Match | None:
+    """A predicate for an object, or None when nothing is selected out. Bad selectors
+    raise BadRequest."""
+    if not label_selector and not field_selector:
+        return None
+    from kvert.api.fields import parse_field_selector
+    from kvert.api.selectors import SelectorError, parse_label_selector
+
+    try:
+        labels = parse_label_selector(label_selector) if label_selector else None
+        fields = parse_field_selector(field_selector, resource) if field_selector else None
+    except SelectorError as e:
+        raise BadRequest(str(e)) from None
+    if labels is not None and labels.empty:
+        labels = None
+    if fields is not None and fields.empty:
+        fields = None
+    if labels is None and fields is None:
+        return None
+    lm = labels.matches if labels is not None else None
+    fm = fields.matches if fields is not None else None
+
+    def match(obj: Obj) -> bool:
+        # An object a selector cannot even read (odd shapes) does not match; a write must
+        # never fail half-way through feeding its watches.
+        try:
+            if lm is not None and not lm((obj.get("metadata") or {}).get("labels") or {}):
+                return False
+            return fm is None or bool(fm(obj))
+        except Exception:
+            return False
+
+    return match
+
+
+# ---- continue tokens ------------------------------------------------------------------
+
+
+def encode_continue(rev: int, namespace: str, name: str) -> str:
+    """kube-apiserver's token: base64url(JSON{v, rv, start}), start = the last key + NUL."""
+    start = (f"{namespace}/{name}" if namespace else name) + "\x00"
+    data = _dumps({"v": _CONTINUE_VERSION, "rv": rev, "start": start})
+    return base64.urlsafe_b64encode(data.encode()).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    """(revision, (namespace, name) of the last key returned). BadRequest if malformed."""
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = _loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (ValueError, binascii.Error, UnicodeError) as e:
+        raise BadRequest(f"continue key is not valid: {e}") from None
+    if not isinstance(data, dict) or data.get("v") != _CONTINUE_VERSION:
+        raise BadRequest(f"continue key is not valid: server does not recognize this encoding "
+                         f"(expected {_CONTINUE_VERSION})")
+    rev, start = data.get("rv"), data.get("start")
+    if not isinstance(rev, int) or isinstance(rev, bool) or rev <= 0:
+        raise BadRequest("continue key is not valid: incorrect encoded start resourceVersion "
+                         f"(version {_CONTINUE_VERSION})")
+    if not isinstance(start, str) or not start.strip("\x00"):
+        raise BadRequest("continue key is not valid: encoded start key is empty")
+    key = start[:-1] if start.endswith("\x00") else start
+    namespace, sep, name = key.partition("/")
+    if not sep:
+        namespace, name = "", key
+    if not name or "/" in name:
+        raise BadRequest("continue key is not valid: malformed start key")
+    return rev, (namespace, name)
+
+
+# ---- small helpers --------------------------------------------------------------------
+
+
+def _parse_rv(text: str) -> int:
+    if not isinstance(text, str) or not text.isdigit():
+        raise BadRequest(f'invalid resource version "{text}"')
+    return int(text)
+
+
+def _copy_in(obj: Any) -> tuple[Obj, Obj]:
+    """A copy of the caller's object and of its metadata, the only parts a write changes
+    (deeper values are shared, read and serialized, never modified or kept)."""
+    if not isinstance(obj, dict):
+        raise BadRequest("the object must be a JSON object")
+    md = obj.get("metadata")
+    if md is None:
+        md = {}
+    elif not isinstance(md, dict):
+        raise BadRequest("metadata must be an object")
+    new = dict(obj)
+    new["metadata"] = md = dict(md)
+    return new, md
+
+
+def _ordered(md: Obj) -> Obj:
+    out = {k: md[k] for k in _META_ORDER if k in md}
+    if len(out) != len(md):
+        out.update((k, v) for k, v in md.items() if k not in _META_KNOWN)
+    return out
+
+
+def _spec_changed(new: Obj, old: Obj) -> bool:
+    """Did anything outside metadata and status change (what bumps metadata.generation)?"""
+    keys = new.keys() - {"metadata", "status"}
+    if keys != old.keys() - {"metadata", "status"}:
+        return True
+    return any(new[k] != old[k] for k in keys)
+
+
+def _check_preconditions(resource: str, name: str, smd: Obj, pre: dict | None) -> None:
+    if not pre:
+        return
+    uid = pre.get("uid")
+    if uid and uid != smd.get("uid"):
+        raise Conflict(resource, name, f"Precondition failed: UID in precondition: {uid}, "
+                                       f"UID in object meta: {smd.get('uid', '')}")
+    rv = pre.get("resourceVersion")
+    if rv and rv != smd.get("resourceVersion"):
+        raise Conflict(resource, name, f"Precondition failed: ResourceVersion in precondition: "
+                                       f"{rv}, ResourceVersion in object meta: "
+                                       f"{smd.get('resourceVersion', '')}")

@@ -1,0 +1,44 @@
+import subprocess
+import sys
+
+import pytest
+
+import kvert
+from kvert.cli.main import COMMANDS, build_parser, main
+
+
+def test_help_lists_every_command(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    for command in ("version", "demo"):
+        assert command in out
+
+
+@pytest.mark.parametrize("module", COMMANDS)
+def test_every_command_has_help_with_an_example(module, capsys):
+    name = module.__name__.rsplit(".", 1)[1]
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args([name, "--help"])
+    assert info.value.code == 0
+    assert "example: kvert " + name in capsys.readouterr().out
+
+
+def test_version(capsys):
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.startswith(f"kvert {kvert.__version__} ")
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_demo_runs_the_foundation_end_to_end(store, capsys):
+    assert main(["demo", "--store", store]) == 0
+    out = capsys.readouterr().out
+    assert "resized hamster-1 through pods/resize to cpu 650m" in out
+    assert "422 Invalid" in out
+    assert "429 TooManyRequests" in out
+    assert "ADDED hamster-1" in out and "DELETED hamster-2" in out
+
+
+def test_console_script_is_installed():
+    result = subprocess.run([sys.executable, "-m", "kvert.cli.main", "version"],
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.startswith("kvert ")
