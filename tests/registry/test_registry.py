@@ -195,3 +195,11 @@ def test_admission_plugins_mutate_then_refuse_before_anything_is_stored(env):
     with pytest.raises(Forbidden):
         env.run(env.client.create("pods", pod("forbidden"), namespace="default"))
     assert env.store.current_revision() == before
+
+
+def test_subresources_a_kind_does_not_have_are_not_found(env):
+    cm = env.run(env.client.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap",
+                                                  "metadata": {"name": "c"}}, namespace="default"))
+    for sub in ("status", "resize"):
+        with pytest.raises(NotFound):
+            env.run(env.client.update("configmaps", cm, subresource=sub))

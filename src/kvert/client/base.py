@@ -9,14 +9,9 @@ watch yields ``WatchEvent``s and raises ``Expired`` when its version is gone.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-
-@dataclass(frozen=True)
-class WatchEvent:
-    type: str      # ADDED | MODIFIED | DELETED | BOOKMARK
-    object: dict
+from kvert.store.base import WatchEvent
 
 
 class WatchStream(Protocol):

@@ -94,13 +94,13 @@ class Registry:
         _check_kind(rt, obj)
         meta = obj.setdefault("metadata", {})
         _place(rt, meta, meta.get("namespace"))
+        if subresource and subresource not in rt.subresources:
+            raise NotFound(resource, name_of(obj), "the server could not find the requested resource")
         old = self.store.get(resource, namespace_of(obj), name_of(obj))
         if subresource == "status":
             new = strategy.merge_status_update(obj, old)
             causes = validation.validate_status_update(new, old)
         elif subresource == "resize":
-            if rt.key != "pods":
-                raise NotFound(resource, name_of(obj), "the server could not find the requested resource")
             # As Kubernetes does, other changes sent to /resize are dropped, not refused.
             new = strategy.merge_resize(obj, old)
             causes = validation.validate_pod_resize(new, old)

@@ -3,7 +3,7 @@
 import pytest
 
 from kvert.api.validation import names, validate, validate_update
-from validation_helpers import (FORBIDDEN, INVALID, REQUIRED, TOO_LONG, assert_cause, assert_valid,
+from .validation_helpers import (FORBIDDEN, INVALID, REQUIRED, TOO_LONG, assert_cause, assert_valid,
                                 edit, pod)
 
 

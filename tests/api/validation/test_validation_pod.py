@@ -4,7 +4,7 @@ invalid case per rule with the field path and reason Kubernetes reports."""
 import pytest
 
 from kvert.api.validation import validate
-from validation_helpers import (DUPLICATE, FORBIDDEN, INVALID, NOT_FOUND, NOT_SUPPORTED, REQUIRED,
+from .validation_helpers import (DUPLICATE, FORBIDDEN, INVALID, NOT_FOUND, NOT_SUPPORTED, REQUIRED,
                                 TYPE_INVALID, assert_cause, assert_valid, container, edit, pod)
 
 C0 = "spec.containers[0]"

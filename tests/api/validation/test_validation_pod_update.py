@@ -4,7 +4,7 @@ import pytest
 
 from kvert.api.validation import validate_status_update, validate_update
 from kvert.api.validation.pod import POD_UPDATE_FORBIDDEN_MSG
-from validation_helpers import (FORBIDDEN, INVALID, assert_cause, assert_valid, container, edit,
+from .validation_helpers import (FORBIDDEN, INVALID, assert_cause, assert_valid, container, edit,
                                 pod)
 
 OLD = edit(pod(tolerations=[{"key": "k", "operator": "Exists", "effect": "NoExecute",

@@ -4,7 +4,7 @@ import pytest
 
 from kvert.api.validation import validate_pod_resize, validate_update
 from kvert.api.validation.resize import drop_non_resize_updates
-from validation_helpers import (FORBIDDEN, INVALID, NOT_SUPPORTED, assert_cause, assert_valid,
+from .validation_helpers import (FORBIDDEN, INVALID, NOT_SUPPORTED, assert_cause, assert_valid,
                                 container, edit, pod)
 
 

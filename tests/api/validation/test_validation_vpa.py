@@ -3,7 +3,7 @@
 import pytest
 
 from kvert.api.validation import validate, validate_status_update, validate_update, validate_vpa
-from validation_helpers import (DUPLICATE, FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, TOO_MANY,
+from .validation_helpers import (DUPLICATE, FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, TOO_MANY,
                                 assert_cause, assert_valid, edit)
 
 # Today's examples/hamster.yaml VPA (seed 003 deploys the same example).

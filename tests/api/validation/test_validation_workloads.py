@@ -3,7 +3,7 @@
 import pytest
 
 from kvert.api.validation import validate, validate_status_update, validate_update
-from validation_helpers import (FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, assert_cause,
+from .validation_helpers import (FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, assert_cause,
                                 assert_valid, edit)
 
 HAMSTER = {
