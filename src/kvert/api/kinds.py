@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
 @dataclass(frozen=True)
 class ResourceType:
     group: str
@@ -19,6 +22,12 @@ class ResourceType:
     namespaced: bool
     subresources: frozenset[str] = field(default_factory=frozenset)
     short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    # A custom resource's openAPIV3Schema (validation, pruning, defaults); None for built-ins.
+    schema: dict | None = field(default=None, compare=False, hash=False)
+    # Extra printer columns of a CRD version (additionalPrinterColumns), for Table output.
+    printer_columns: tuple = field(default=(), compare=False, hash=False)
 
     @property
     def key(self) -> str:
@@ -38,28 +47,36 @@ class ResourceType:
 
 
 def _rt(group: str, version: str, kind: str, plural: str, namespaced: bool,
-        subresources: tuple[str, ...] = (), short: tuple[str, ...] = ()) -> ResourceType:
-    return ResourceType(group, version, kind, plural, namespaced, frozenset(subresources), short)
+        subresources: tuple[str, ...] = (), short: tuple[str, ...] = (),
+        categories: tuple[str, ...] = ()) -> ResourceType:
+    return ResourceType(group, version, kind, plural, namespaced, frozenset(subresources), short,
+                        categories)
 
 
 BUILTIN: tuple[ResourceType, ...] = (
     _rt("", "v1", "Namespace", "namespaces", False, ("status",), ("ns",)),
     _rt("", "v1", "Node", "nodes", False, ("status",), ("no",)),
     _rt("", "v1", "Pod", "pods", True,
-        ("status", "binding", "eviction", "resize", "log"), ("po",)),
+        ("status", "binding", "eviction", "resize", "log"), ("po",), ("all",)),
     _rt("", "v1", "Event", "events", True, (), ("ev",)),
     _rt("", "v1", "ConfigMap", "configmaps", True, (), ("cm",)),
-    _rt("", "v1", "Service", "services", True, ("status",), ("svc",)),
+    _rt("", "v1", "Service", "services", True, ("status",), ("svc",), ("all",)),
     _rt("", "v1", "LimitRange", "limitranges", True, (), ("limits",)),
     _rt("", "v1", "ResourceQuota", "resourcequotas", True, ("status",), ("quota",)),
-    _rt("apps", "v1", "Deployment", "deployments", True, ("status", "scale"), ("deploy",)),
-    _rt("apps", "v1", "ReplicaSet", "replicasets", True, ("status", "scale"), ("rs",)),
+    _rt("apps", "v1", "Deployment", "deployments", True, ("status", "scale"), ("deploy",), ("all",)),
+    _rt("apps", "v1", "ReplicaSet", "replicasets", True, ("status", "scale"), ("rs",), ("all",)),
     _rt("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("status",),
         ("pdb",)),
     _rt("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, (), ("pc",)),
     _rt("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
     _rt("coordination.k8s.io", "v1", "Lease", "leases", True),
     _rt("events.k8s.io", "v1", "Event", "events", True, (), ("ev",)),
+    _rt("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
+        False, ("status",), ("crd", "crds")),
+    _rt("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations", False),
+    _rt("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations", False),
     _rt("autoscaling.k8s.io", "v1", "VerticalPodAutoscaler", "verticalpodautoscalers", True,
         ("status",), ("vpa",)),
     _rt("autoscaling.k8s.io", "v1", "VerticalPodAutoscalerCheckpoint",
@@ -71,9 +88,33 @@ _BY_GVK: dict[tuple[str, str], ResourceType] = {(rt.api_version, rt.kind): rt fo
 
 
 def register(rt: ResourceType) -> None:
-    """Add a type (a custom resource) to the table every layer looks kinds up in."""
+    """Add or replace a type (a custom resource version) in the table every layer uses.
+
+    The key names the storage, shared by every version of a resource: the last version
+    registered under a key is the one ``by_key`` returns, so register the storage
+    version last.
+    """
     _BY_KEY[rt.key] = rt
     _BY_GVK[(rt.api_version, rt.kind)] = rt
+
+
+def unregister(key: str) -> None:
+    """Stop serving a resource (its CRD was deleted): every version goes."""
+    _BY_KEY.pop(key, None)
+    for gvk in [gvk for gvk, rt in _BY_GVK.items() if rt.key == key]:
+        del _BY_GVK[gvk]
+
+
+def by_gvk(api_version: str, kind: str) -> ResourceType:
+    try:
+        return _BY_GVK[(api_version, kind)]
+    except KeyError:
+        raise KeyError(f"unknown kind {kind!r} in {api_version!r}") from None
+
+
+def versions_of(key: str) -> list[ResourceType]:
+    """Every served version of a resource."""
+    return [rt for rt in _BY_GVK.values() if rt.key == key]
 
 
 def by_key(key: str) -> ResourceType:

@@ -38,6 +38,8 @@ import re
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, NamedTuple
 
+from kvert.api.names import is_label_value, is_qualified_name
+
 __all__ = [
     "SelectorError",
     "Requirement",
@@ -73,75 +75,19 @@ _ALL_OPERATORS = _BINARY_OPERATORS + (EXISTS, DOES_NOT_EXIST)
 _OP_ORDER = {op: i for i, op in enumerate(_ALL_OPERATORS)}
 
 # ---------------------------------------------------------------------------------------------
-# Label key / value validation (k8s.io/apimachinery/pkg/util/validation)
+# Label key / value validation: the rules are in kvert.api.names
 # ---------------------------------------------------------------------------------------------
 
-_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME_RE = re.compile(_QUALIFIED_NAME_FMT)
-_QUALIFIED_NAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-    f"validation is '{_QUALIFIED_NAME_FMT}')"
-)
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + r"(\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-    f"for validation is '{_DNS1123_SUBDOMAIN_FMT}')"
-)
-_LABEL_VALUE_FMT = "(" + _QUALIFIED_NAME_FMT + ")?"
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-    f"'my_value',  or '12345', regex used for validation is '{_LABEL_VALUE_FMT}')"
-)
-_INT64_RE = re.compile(r"[+-]?[0-9]+")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _nbytes(s: str) -> int:
-    return len(s) if s.isascii() else len(s.encode("utf-8"))
-
-
+# Every list/watch with a selector re-parses it, and the same few keys and values come back
+# again and again, so the (immutable) answers are cached.
 @lru_cache(maxsize=4096)
 def _key_problems(key: str) -> tuple[str, ...]:
-    problems: list[str] = []
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            problems.append("prefix part must be non-empty")
-        else:
-            if _nbytes(prefix) > 253:
-                problems.append("prefix part must be no more than 253 bytes")
-            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-                problems.append("prefix part " + _DNS1123_SUBDOMAIN_MSG)
-    else:
-        return ("a qualified name " + _QUALIFIED_NAME_MSG
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",)
-    if not name:
-        problems.append("name part must be non-empty")
-    else:
-        if _nbytes(name) > 63:
-            problems.append("name part must be no more than 63 bytes")
-        if not _QUALIFIED_NAME_RE.fullmatch(name):
-            problems.append("name part " + _QUALIFIED_NAME_MSG)
-    return tuple(problems)
+    return tuple(is_qualified_name(key))
 
 
 @lru_cache(maxsize=4096)
 def _value_problems(value: str) -> tuple[str, ...]:
-    problems: list[str] = []
-    if _nbytes(value) > 63:
-        problems.append("must be no more than 63 bytes")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        problems.append(_LABEL_VALUE_MSG)
-    return tuple(problems)
+    return tuple(is_label_value(value))
 
 
 def validate_label_key(key: str) -> list[str]:
@@ -156,6 +102,10 @@ def validate_label_value(value: str) -> list[str]:
     if not isinstance(value, str):
         return [f"must be a string, not {type(value).__name__}"]
     return list(_value_problems(value))
+
+
+_INT64_RE = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def parse_int64(text: str) -> int | None:

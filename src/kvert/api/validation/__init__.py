@@ -47,6 +47,7 @@ Where kvert deliberately differs from Kubernetes (the per-area modules explain m
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from kvert.api import kinds
@@ -126,15 +127,6 @@ def _metadata_only(obj: dict) -> Causes:
     return validate_object_meta(obj, namespaced=_namespaced(obj))
 
 
-def validate(obj: Any) -> list[Cause]:
-    """Causes that make ``obj`` invalid on create."""
-    if not isinstance(obj, dict):
-        return [type_error("", obj, "object")]
-    obj = defaulted(obj)
-    fn = _CREATE.get(_gvk(obj), _metadata_only)
-    return fn(obj)
-
-
 def _kind_unchanged(new: dict, old: dict) -> Causes:
     errs: Causes = []
     for field in ("apiVersion", "kind"):
@@ -152,41 +144,55 @@ def _generic_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def validate_update(new: Any, old: Any) -> list[Cause]:
+# The public entry points all take what a client sent: anything. They share one preamble: a
+# non-object body is a type error, a missing/non-object old object reads as {}, and the checks
+# see defaulted copies (kube-apiserver decodes with defaults before validating).
+
+def _create_entry(check: Create) -> Callable[[Any], list[Cause]]:
+    """``check`` (on a defaulted dict) as a public create entry point."""
+    @functools.wraps(check)
+    def entry(obj: Any) -> list[Cause]:
+        if not isinstance(obj, dict):
+            return [type_error("", obj, "object")]
+        return check(defaulted(obj))
+    return entry
+
+
+def _update_entry(check: Update) -> Callable[[Any, Any], list[Cause]]:
+    """``check`` (on defaulted new and old dicts) as a public update entry point."""
+    @functools.wraps(check)
+    def entry(new: Any, old: Any) -> list[Cause]:
+        if not isinstance(new, dict):
+            return [type_error("", new, "object")]
+        return check(defaulted(new), defaulted(old if isinstance(old, dict) else {}))
+    return entry
+
+
+@_create_entry
+def validate(obj: dict) -> list[Cause]:
+    """Causes that make ``obj`` invalid on create."""
+    return _CREATE.get(_gvk(obj), _metadata_only)(obj)
+
+
+@_update_entry
+def validate_update(new: dict, old: dict) -> list[Cause]:
     """Causes that make replacing ``old`` by ``new`` invalid (main resource)."""
-    if not isinstance(new, dict):
-        return [type_error("", new, "object")]
-    if not isinstance(old, dict):
-        old = {}
-    new, old = defaulted(new), defaulted(old)
-    errs = _kind_unchanged(new, old)
-    fn = _UPDATE.get(_gvk(new), _generic_update)
-    return errs + fn(new, old)
+    return _kind_unchanged(new, old) + _UPDATE.get(_gvk(new), _generic_update)(new, old)
 
 
-def validate_status_update(new: Any, old: Any) -> list[Cause]:
+@_update_entry
+def validate_status_update(new: dict, old: dict) -> list[Cause]:
     """Causes that make a ``status`` subresource write invalid."""
-    if not isinstance(new, dict):
-        return [type_error("", new, "object")]
-    if not isinstance(old, dict):
-        old = {}
-    new, old = defaulted(new), defaulted(old)
-    errs = _kind_unchanged(new, old)
-    fn = _STATUS.get(_gvk(new), validate_object_meta_update)
-    return errs + fn(new, old)
+    return _kind_unchanged(new, old) + _STATUS.get(_gvk(new), validate_object_meta_update)(new, old)
 
 
-def validate_pod_resize(new: Any, old: Any) -> list[Cause]:
+@_update_entry
+def validate_pod_resize(new: dict, old: dict) -> list[Cause]:
     """Causes that make a ``pods/resize`` write invalid (see :mod:`.resize`)."""
-    if not isinstance(new, dict):
-        return [type_error("", new, "object")]
-    if not isinstance(old, dict):
-        old = {}
-    return resize.validate_pod_resize(defaulted(new), defaulted(old))
+    return resize.validate_pod_resize(new, old)
 
 
-def validate_vpa(obj: Any) -> list[Cause]:
+@_create_entry
+def validate_vpa(obj: dict) -> list[Cause]:
     """VerticalPodAutoscaler create validation (also reached through :func:`validate`)."""
-    if not isinstance(obj, dict):
-        return [type_error("", obj, "object")]
-    return vpa.validate_vpa(defaulted(obj))
+    return vpa.validate_vpa(obj)

@@ -1,231 +1,24 @@
-"""Name and key syntax, as ``k8s.io/apimachinery/pkg/util/validation`` checks it.
+"""Name and key checks as field causes, on top of :mod:`kvert.api.names`.
 
-The ``is_*`` functions return the list of problems (empty when valid) with Kubernetes'
-exact wording, e.g. ``is_dns1123_label("My_Name")`` -> ``["a lowercase RFC 1123 label must
-consist of ... (e.g. 'my-name',  or '123-abc', regex used for validation is ...)"]``.
-The ``validate_*`` functions turn them into causes at a field path.
-
-Lengths are counted in bytes, as Go's ``len(string)`` does.
+The syntax rules themselves (the ``is_*`` / ``name_is_*`` checks and their message helpers)
+live in :mod:`kvert.api.names`, shared with label selectors; they are re-exported here so
+validation code reaches every name rule through ``names.``. The ``validate_*`` functions turn
+their problems into causes at a field path.
 """
 
 from __future__ import annotations
 
-import re
+from kvert.api.names import (  # noqa: F401  (re-exported for the validation modules)
+    DNS1035_LABEL_MAX, DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, LABEL_VALUE_MAX,
+    QUALIFIED_NAME_MAX, empty_error, inclusive_range_error, is_config_map_key, is_dns1035_label,
+    is_dns1123_label, is_dns1123_subdomain, is_env_var_name, is_label_value, is_qualified_name,
+    is_valid_percent, is_valid_port_name, is_valid_port_num, max_len_error, name_is_dns1035_label,
+    name_is_dns_label, name_is_dns_subdomain, nbytes, regex_error,
+)
 
 from .common import Causes, invalid, too_long
 
-DNS1123_LABEL_MAX = 63
-DNS1123_SUBDOMAIN_MAX = 253
-DNS1035_LABEL_MAX = 63
-LABEL_VALUE_MAX = 63
-QUALIFIED_NAME_MAX = 63
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
-
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric "
-                      "characters or '-', and must start and end with an alphanumeric character")
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                          "characters, '-' or '.', and must start and end with an alphanumeric "
-                          "character")
-_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1035_LABEL_MSG = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-                      "start with an alphabetic character, and end with an alphanumeric character")
-_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start "
-                       "and end with an alphanumeric character")
-_LABEL_VALUE_FMT = "(" + _QUALIFIED_NAME_FMT + ")?"
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
-                    "'-', '_' or '.', and must start and end with an alphanumeric character")
-_CONFIG_MAP_KEY_FMT = "[-._a-zA-Z0-9]+"
-_CONFIG_MAP_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
-_RELAXED_ENV_MSG = ("a valid environment variable name must consist only of printable ASCII "
-                    "characters other than '='")
-_PERCENT_FMT = "[0-9]+%"
-_PERCENT_MSG = "a valid percent string must be a numeric string followed by an ending '%'"
-_C_IDENTIFIER_FMT = "[A-Za-z_][A-Za-z0-9_]*"
-
-_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL_FMT)
-_QUALIFIED_NAME_RE = re.compile(_QUALIFIED_NAME_FMT)
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_CONFIG_MAP_KEY_RE = re.compile(_CONFIG_MAP_KEY_FMT)
-_PERCENT_RE = re.compile(_PERCENT_FMT)
-_PORT_NAME_CHARSET_RE = re.compile("[-a-z0-9]+")
-_PORT_NAME_LETTER_RE = re.compile("[a-z]")
-
-
-def nbytes(s: str) -> int:
-    return len(s.encode("utf-8", "surrogatepass"))
-
-
-def max_len_error(length: int) -> str:
-    return f"must be no more than {length} characters"
-
-
-def regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """``validation.RegexError``, spacing included."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    text = msg + " (e.g. "
-    for i, example in enumerate(examples):
-        if i > 0:
-            text += " or "
-        text += "'" + example + "', "
-    return text + "regex used for validation is '" + fmt + "')"
-
-
-def inclusive_range_error(lo: int, hi: int) -> str:
-    return f"must be between {lo} and {hi}, inclusive"
-
-
-def empty_error() -> str:
-    return "must be non-empty"
-
-
-# -- the is_* checks --------------------------------------------------------------------------
-
-def is_dns1123_label(value: str) -> list[str]:
-    errs = []
-    if nbytes(value) > DNS1123_LABEL_MAX:
-        errs.append(max_len_error(DNS1123_LABEL_MAX))
-    if not _DNS1123_LABEL_RE.fullmatch(value):
-        if _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-            errs.append("must not contain dots")
-        else:
-            errs.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errs
-
-
-def is_dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if nbytes(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def is_dns1035_label(value: str) -> list[str]:
-    errs = []
-    if nbytes(value) > DNS1035_LABEL_MAX:
-        errs.append(max_len_error(DNS1035_LABEL_MAX))
-    if not _DNS1035_LABEL_RE.fullmatch(value):
-        errs.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return errs
-
-
-def is_qualified_name(value: str) -> list[str]:
-    """A label key: an optional DNS-subdomain prefix and '/', then a name of at most 63 chars."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part " + empty_error())
-        else:
-            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
-    else:
-        return [
-            "a qualified name " + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName",
-                                              "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part " + empty_error())
-    elif nbytes(name) > QUALIFIED_NAME_MAX:
-        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
-    if not _QUALIFIED_NAME_RE.fullmatch(name):
-        errs.append("name part " + regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName",
-                                               "my.name", "123-abc"))
-    return errs
-
-
-def is_label_value(value: str) -> list[str]:
-    errs = []
-    if nbytes(value) > LABEL_VALUE_MAX:
-        errs.append(max_len_error(LABEL_VALUE_MAX))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
-
-
-def _chdir_prefix(value: str) -> list[str]:
-    if value == ".":
-        return ["must not be '.'"]
-    if value == "..":
-        return ["must not be '..'"]
-    if value.startswith(".."):
-        return ["must not start with '..'"]
-    return []
-
-
-def is_config_map_key(value: str) -> list[str]:
-    errs = []
-    if nbytes(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
-    if not _CONFIG_MAP_KEY_RE.fullmatch(value):
-        errs.append(regex_error(_CONFIG_MAP_KEY_MSG, _CONFIG_MAP_KEY_FMT, "key.name", "KEY_NAME",
-                                "key-name"))
-    errs.extend(_chdir_prefix(value))
-    return errs
-
-
-def is_env_var_name(value: str) -> list[str]:
-    """The relaxed rule (RelaxedEnvironmentVariableValidation, on by default since 1.32)."""
-    errs = []
-    if not value:
-        errs.append("environment variable name " + empty_error())
-    for ch in value:
-        if ord(ch) > 127 or not ch.isprintable() or ch == "=":
-            errs.append(_RELAXED_ENV_MSG)
-            break
-    return errs
-
-
-def is_valid_port_num(port: int) -> list[str]:
-    return [] if 1 <= port <= 65535 else [inclusive_range_error(1, 65535)]
-
-
-def is_valid_port_name(port: str) -> list[str]:
-    errs = []
-    if nbytes(port) > 15:
-        errs.append(max_len_error(15))
-    if not _PORT_NAME_CHARSET_RE.fullmatch(port):
-        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not _PORT_NAME_LETTER_RE.search(port):
-        errs.append("must contain at least one letter (a-z)")
-    if "--" in port:
-        errs.append("must not contain consecutive hyphens")
-    if port and (port[0] == "-" or port[-1] == "-"):
-        errs.append("must not begin or end with a hyphen")
-    return errs
-
-
-def is_valid_percent(value: str) -> list[str]:
-    if not _PERCENT_RE.fullmatch(value):
-        return [regex_error(_PERCENT_MSG, _PERCENT_FMT, "1%", "93%")]
-    return []
-
-
-def _mask_trailing_dash(name: str) -> str:
-    return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
-
-
-def name_is_dns_subdomain(name: str, prefix: bool = False) -> list[str]:
-    """``NameIsDNSSubdomain``; with ``prefix`` (generateName) a trailing '-' is allowed."""
-    return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
-
-
-def name_is_dns_label(name: str, prefix: bool = False) -> list[str]:
-    return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
-
-
-def name_is_dns1035_label(name: str, prefix: bool = False) -> list[str]:
-    return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
 
 
 # -- validate_* wrappers that produce causes ---------------------------------------------------
