@@ -198,21 +198,28 @@ def default_pod(pod: dict) -> None:
     default_pod_spec(spec, host_ports=True)
 
 
-def _default_template(obj: dict) -> None:
-    spec = _dict(obj, "spec")
+# -- workloads and others ------------------------------------------------------------------------
+
+def _default_replicated(obj: dict) -> dict | None:
+    """What Deployment and ReplicaSet share: ``replicas: 1`` and the template's pod spec.
+
+    Returns the (possibly created) ``spec``, or None when it is not an object.
+    """
+    spec = _dict(obj, "spec", create=True)
+    if spec is None:
+        return None
+    if spec.get("replicas") is None:
+        spec["replicas"] = 1
     template = _dict(spec, "template")
     if template is not None:
         default_pod_spec(_dict(template, "spec", create=True))
+    return spec
 
-
-# -- workloads and others ------------------------------------------------------------------------
 
 def default_deployment(obj: dict) -> None:
-    spec = _dict(obj, "spec", create=True)
+    spec = _default_replicated(obj)
     if spec is None:
         return
-    if spec.get("replicas") is None:
-        spec["replicas"] = 1
     strategy = _dict(spec, "strategy", create=True)
     if strategy is not None:
         _set(strategy, "type", "RollingUpdate")
@@ -226,16 +233,10 @@ def default_deployment(obj: dict) -> None:
         spec["revisionHistoryLimit"] = 10
     if spec.get("progressDeadlineSeconds") is None:
         spec["progressDeadlineSeconds"] = 600
-    _default_template(obj)
 
 
 def default_replica_set(obj: dict) -> None:
-    spec = _dict(obj, "spec", create=True)
-    if spec is None:
-        return
-    if spec.get("replicas") is None:
-        spec["replicas"] = 1
-    _default_template(obj)
+    _default_replicated(obj)
 
 
 def default_priority_class(obj: dict) -> None:

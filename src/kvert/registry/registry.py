@@ -16,6 +16,7 @@ from kvert.api.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Inv
                               invalid, required, status_success)
 from kvert.api.kinds import ResourceType, by_key
 from kvert.api.meta import format_time, name_of, namespace_of
+from kvert.api.selectors import LabelSelector
 from kvert.clock import Clock, WallClock
 from kvert.registry import strategy
 from kvert.registry.eviction import evict
@@ -151,6 +152,41 @@ class Registry:
                     raise
         raise AssertionError("unreachable")
 
+    async def apply(self, resource: str, name: str, applied: Any, *, namespace: str = "",
+                    manager: str, force: bool = False, subresource: str = "",
+                    dry_run: bool = False, user: str = "") -> tuple[dict, bool]:
+        """Server-side apply; returns the object and whether it was created."""
+        from kvert.registry.apply import server_side_apply
+        rt = by_key(resource)
+        namespace = _scope(rt, namespace)
+        if not isinstance(applied, dict):
+            raise BadRequest("the applied configuration must be an object")
+        meta = applied.get("metadata") or {}
+        if meta.get("name", name) != name:
+            raise BadRequest(f"the name of the object ({meta.get('name')}) does not match the name "
+                             f"on the URL ({name})")
+        for attempt in range(_PATCH_RETRIES):
+            try:
+                live = self.store.get(resource, namespace, name)
+            except NotFound:
+                live = None
+            if live is None and subresource:
+                raise NotFound(resource, name)
+            merged = server_side_apply(live, applied, manager, force, rt.api_version, rt.kind,
+                                       format_time(self.clock.now()))
+            merged.setdefault("metadata", {})["name"] = name
+            try:
+                if live is None:
+                    return await self.create(resource, merged, namespace=namespace or None,
+                                             dry_run=dry_run, user=user), True
+                merged["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
+                return await self.update(resource, merged, subresource=subresource,
+                                         dry_run=dry_run, user=user), False
+            except (Conflict, AlreadyExists):
+                if attempt == _PATCH_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
     async def delete(self, resource: str, name: str, *, namespace: str = "",
                      grace_period_seconds: int | None = None, preconditions: dict | None = None,
                      dry_run: bool = False, user: str = "") -> dict:
@@ -171,6 +207,46 @@ class Registry:
                                    grace_period_seconds=grace_period_seconds,
                                    preconditions=preconditions)
         return obj
+
+    async def delete_collection(self, resource: str, *, namespace: str = "", label_selector: str = "",
+                                field_selector: str = "", grace_period_seconds: int | None = None,
+                                dry_run: bool = False, user: str = "") -> list[dict]:
+        """``deletecollection``: delete every matching object, each through the delete path."""
+        listing = self.list(resource, namespace=namespace or None, label_selector=label_selector,
+                            field_selector=field_selector)
+        deleted = []
+        for obj in listing["items"]:
+            try:
+                deleted.append(await self.delete(resource, name_of(obj), namespace=namespace_of(obj),
+                                                 grace_period_seconds=grace_period_seconds,
+                                                 dry_run=dry_run, user=user))
+            except NotFound:
+                continue   # gone meanwhile: that is what was asked
+        return deleted
+
+    # ---- scale -----------------------------------------------------------------
+
+    def get_scale(self, resource: str, name: str, namespace: str) -> dict:
+        """The ``autoscaling/v1`` Scale of a workload (``deployments/scale``, ``replicasets/scale``)."""
+        rt = by_key(resource)
+        if "scale" not in rt.subresources:
+            raise NotFound(resource, name, "the server could not find the requested resource")
+        return _scale_of(self.store.get(resource, namespace, name))
+
+    async def update_scale(self, resource: str, name: str, scale: dict, *, namespace: str,
+                           dry_run: bool = False, user: str = "") -> dict:
+        replicas = (scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise Invalid("Scale", name, [invalid("spec.replicas", replicas,
+                                                  "must be greater than or equal to 0")],
+                          "autoscaling")
+        self.get_scale(resource, name, namespace)
+        obj = self.store.get(resource, namespace, name)
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if rv:
+            obj["metadata"]["resourceVersion"] = rv
+        obj["spec"]["replicas"] = replicas
+        return _scale_of(await self.update(resource, obj, dry_run=dry_run, user=user))
 
     # ---- pod subresources ------------------------------------------------------
 
@@ -213,6 +289,19 @@ class Registry:
         except NotFound:
             return
         raise AlreadyExists(resource, name_of(obj))
+
+
+def _scale_of(obj: dict) -> dict:
+    meta = obj["metadata"]
+    selector = (obj.get("spec") or {}).get("selector")
+    return {
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
+                                          "creationTimestamp") if k in meta},
+        "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
+        "status": {"replicas": (obj.get("status") or {}).get("replicas", 0),
+                   "selector": str(LabelSelector.from_dict(selector)) if selector else ""},
+    }
 
 
 def _scope(rt: ResourceType, namespace: str | None) -> str:

@@ -24,6 +24,7 @@ TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 # -- validate_* wrappers that produce causes ---------------------------------------------------
 
 def validate_with(check, value: str, path: str) -> Causes:
+    """Reports each problem ``check(value)`` finds (any ``is_*`` or ``name_is_*``) at ``path``."""
     return [invalid(path, value, msg) for msg in check(value)]
 
 
@@ -74,9 +75,3 @@ def validate_finalizer_name(value: str, path: str) -> Causes:
         errs.append(invalid(path, value, "name is neither a standard finalizer name nor is it "
                                          "fully qualified"))
     return errs
-
-
-def validate_name(check, value: str, path: str) -> Causes:
-    """Reports ``check(value)`` (a ``name_is_*`` function) at ``path``."""
-    return [invalid(path, value, msg) for msg in check(value, False)]
-

@@ -21,6 +21,7 @@ import ipaddress
 from typing import Any
 
 from kvert.api.errors import Cause
+from kvert.api.selectors import parse_int64
 
 from . import names
 from .common import (Causes, IS_NEGATIVE_MSG, IS_NOT_POSITIVE_MSG, MAX_INT32, child, dicts,
@@ -168,7 +169,7 @@ def validate_pod_spec(spec: dict, path: str, *, is_pod: bool) -> Causes:
                          ("subdomain", names.name_is_dns_label)):
         value = get_str(spec, field, path, errs)
         if value:
-            errs.extend(names.validate_name(check, value, child(path, field)))
+            errs.extend(names.validate_with(check, value, child(path, field)))
 
     deadline = get_int(spec, "activeDeadlineSeconds", path, errs)
     if deadline is not None and not 1 <= deadline <= MAX_INT32:
@@ -213,6 +214,19 @@ def _container_names(containers: list) -> list[str]:
     return [c.get("name") for c in containers if isinstance(c, dict) and isinstance(c.get("name"), str)]
 
 
+def _unique_container_name(c: dict, path: str, seen: set[str]) -> Causes:
+    """Records ``c``'s name in ``seen``; a duplicate if it was there already.
+
+    One namespace for all containers of a pod: regular, init and ephemeral names may not clash.
+    """
+    name = c.get("name")
+    if not isinstance(name, str) or not name:
+        return []
+    errs = [duplicate(child(path, "name"), name)] if name in seen else []
+    seen.add(name)
+    return errs
+
+
 def _validate_containers(containers: list, volumes: set[str], path: str, restart_policy: str,
                          is_pod: bool) -> Causes:
     errs: Causes = []
@@ -221,11 +235,7 @@ def _validate_containers(containers: list, volumes: set[str], path: str, restart
     seen: set[str] = set()
     for _, p, c in dicts(containers, path, errs):
         errs.extend(_validate_container_common(c, volumes, p, restart_policy, is_pod))
-        name = c.get("name")
-        if isinstance(name, str) and name:
-            if name in seen:
-                errs.append(duplicate(child(p, "name"), name))
-            seen.add(name)
+        errs.extend(_unique_container_name(c, p, seen))
         errs.extend(_validate_lifecycle_and_probes(c, p))
         if "restartPolicy" in c and c.get("restartPolicy") is not None:
             errs.append(forbidden(child(p, "restartPolicy"), "may not be set for non-init containers"))
@@ -245,11 +255,7 @@ def _validate_init_containers(init_containers: list, containers: list, volumes: 
             else:
                 effective = "Always"
         errs.extend(_validate_container_common(c, volumes, p, effective, is_pod))
-        name = c.get("name")
-        if isinstance(name, str) and name:
-            if name in seen:
-                errs.append(duplicate(child(p, "name"), name))
-            seen.add(name)
+        errs.extend(_unique_container_name(c, p, seen))
         errs.extend(_check_host_port_conflicts([c], path))
         if ctr_policy == "Always":
             errs.extend(_validate_lifecycle_and_probes(c, p))
@@ -272,11 +278,7 @@ def _validate_ephemeral_containers(ephemeral: list, others: list, volumes: set[s
     seen = set(other_names)
     for _, p, c in dicts(ephemeral, path, errs):
         errs.extend(_validate_container_common(c, volumes, p, restart_policy, is_pod))
-        name = c.get("name")
-        if isinstance(name, str) and name:
-            if name in seen:
-                errs.append(duplicate(child(p, "name"), name))
-            seen.add(name)
+        errs.extend(_unique_container_name(c, p, seen))
         target = c.get("targetContainerName")
         if target and target not in other_names:
             errs.append(not_found(child(p, "targetContainerName"), target))
@@ -459,7 +461,7 @@ def _validate_env_value_from(var: dict, path: str) -> Causes:
         rp = child(path, ref_name)
         ref_key = ref.get("key") or ""
         if ref.get("name"):
-            errs.extend(names.validate_name(names.name_is_dns_subdomain, str(ref["name"]),
+            errs.extend(names.validate_with(names.name_is_dns_subdomain, str(ref["name"]),
                                             child(rp, "name")))
         if not ref_key:
             errs.append(required(child(rp, "key")))
@@ -489,7 +491,7 @@ def _validate_env_from(sources: list, path: str) -> Causes:
                 if not ref.get("name"):
                     errs.append(required(child(child(p, ref_name), "name")))
                 else:
-                    errs.extend(names.validate_name(names.name_is_dns_subdomain, str(ref["name"]),
+                    errs.extend(names.validate_with(names.name_is_dns_subdomain, str(ref["name"]),
                                                     child(child(p, ref_name), "name")))
         if count == 0:
             errs.append(invalid(path, "", "must specify one of: `configMapRef` or `secretRef`"))
@@ -885,11 +887,6 @@ def validate_node_selector_term(term: dict, path: str, *, allow_invalid_values: 
     return errs
 
 
-def _is_int64(text: str) -> bool:
-    body = text[1:] if text[:1] in "+-" else text
-    return body.isascii() and body.isdigit() and -(2**63) <= int(text) <= 2**63 - 1
-
-
 def validate_node_selector_requirement(req: dict, path: str, allow_invalid_values: bool = False) -> Causes:
     errs: Causes = []
     operator = req.get("operator")
@@ -906,7 +903,7 @@ def validate_node_selector_requirement(req: dict, path: str, allow_invalid_value
         if len(values) != 1:
             errs.append(required(vp, "must be specified single value when `operator` is 'Lt' or 'Gt'"))
         for i, v in enumerate(values):
-            if not isinstance(v, str) or not _is_int64(v):
+            if parse_int64(v) is None:
                 errs.append(invalid(index(vp, i), v if isinstance(v, str) else show(v),
                                     "for 'Gt', 'Lt' operators, the value must be an integer"))
     else:
@@ -1194,7 +1191,7 @@ def validate_pod_status_update(new: dict, old: dict) -> Causes:
         errs.append(forbidden("status.nodeName", "may not be changed directly"))
     nominated = get_str(status, "nominatedNodeName", "status", errs)
     if nominated and nominated != old_status.get("nominatedNodeName"):
-        errs.extend(names.validate_name(names.name_is_dns_subdomain, nominated,
+        errs.extend(names.validate_with(names.name_is_dns_subdomain, nominated,
                                         "status.nominatedNodeName"))
     old_qos = old_status.get("qosClass")
     if old_qos and status.get("qosClass") != old_qos:

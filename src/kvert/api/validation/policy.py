@@ -74,7 +74,8 @@ def validate_pdb_status_update(new: dict, old: dict) -> Causes:
 
 
 _CONDITION_STATUSES = ("False", "True", "Unknown")
-_REASON_RE = re.compile("[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
+_REASON_FMT = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?"
+_REASON_RE = re.compile(_REASON_FMT)
 
 
 def validate_conditions(conditions: list, path: str) -> Causes:
@@ -103,7 +104,7 @@ def validate_conditions(conditions: list, path: str) -> Causes:
             errs.append(invalid(child(p, "reason"), reason, names.regex_error(
                 "a condition reason must start with alphabetic character, optionally followed by a "
                 "string of alphanumeric characters or '_,:', and must end with an alphanumeric "
-                "character or '_'", "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?", "my_name", "MY_NAME",
+                "character or '_'", _REASON_FMT, "my_name", "MY_NAME",
                 "MyName", "ReasonA,ReasonB", "ReasonA:ReasonB")))
     return errs
 
@@ -163,7 +164,7 @@ def validate_runtime_class(rc: dict) -> Causes:
     if not handler:
         errs.append(required("handler"))
     else:
-        errs.extend(names.validate_name(names.name_is_dns_label, handler, "handler"))
+        errs.extend(names.validate_with(names.name_is_dns_label, handler, "handler"))
     overhead = rc.get("overhead")
     if overhead is not None:
         if not isinstance(overhead, dict):

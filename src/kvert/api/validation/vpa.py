@@ -56,22 +56,20 @@ def _resource_list(value: Any, path: str, errs: Causes) -> dict[str, Quantity]:
 
 
 def validate_vpa(vpa: dict) -> Causes:
-    errs = validate_object_meta(vpa, namespaced=True)
-    if vpa.get("spec") is None:
-        errs.append(required("spec"))
-        return errs
-    errs.extend(_validate_spec(get_dict(vpa, "spec", "", errs)))
-    errs.extend(_validate_status(get_dict(vpa, "status", "", errs)))
-    return errs
+    return validate_object_meta(vpa, namespaced=True) + _validate_vpa_body(vpa)
 
 
 def validate_vpa_update(new: dict, old: dict) -> Causes:
-    errs = validate_object_meta_update(new, old)
-    if new.get("spec") is None:
-        errs.append(required("spec"))
-        return errs
-    errs.extend(_validate_spec(get_dict(new, "spec", "", errs)))
-    errs.extend(_validate_status(get_dict(new, "status", "", errs)))
+    return validate_object_meta_update(new, old) + _validate_vpa_body(new)
+
+
+def _validate_vpa_body(vpa: dict) -> Causes:
+    """``spec`` (required) and ``status``: the same rules on create and update."""
+    if vpa.get("spec") is None:
+        return [required("spec")]
+    errs: Causes = []
+    errs.extend(_validate_spec(get_dict(vpa, "spec", "", errs)))
+    errs.extend(_validate_status(get_dict(vpa, "status", "", errs)))
     return errs
 
 

@@ -1,0 +1,103 @@
+"""The cluster CA and the API server's serving certificate, made on first start.
+
+``pki/ca.crt`` + ``ca.key`` (a self-signed CA) and ``pki/apiserver.crt`` +
+``apiserver.key`` signed by it for the loopback names. Kept in the data directory so a
+restarted ``kvert up`` keeps the same trust root and old kubeconfigs keep working.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+CA_DAYS = 3650
+SERVING_DAYS = 825
+DEFAULT_NAMES = ("localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                 "127.0.0.1", "::1")
+
+
+@dataclass(frozen=True)
+class Pki:
+    ca_cert: Path
+    ca_key: Path
+    cert: Path
+    key: Path
+
+    def ca_pem(self) -> bytes:
+        return self.ca_cert.read_bytes()
+
+    def server_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(str(self.cert), str(self.key))
+        return ctx
+
+    def client_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca_cert))
+
+
+def ensure_pki(directory: Path, now: datetime.datetime, names: tuple[str, ...] = DEFAULT_NAMES) -> Pki:
+    """Load the CA and serving certificate from ``directory``, creating what is missing."""
+    directory.mkdir(parents=True, exist_ok=True)
+    pki = Pki(directory / "ca.crt", directory / "ca.key", directory / "apiserver.crt",
+              directory / "apiserver.key")
+    if not (pki.ca_cert.exists() and pki.ca_key.exists()):
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kvert-ca")])
+        cert = (_builder(name, name, key.public_key(), now, CA_DAYS)
+                .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+                .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                             content_commitment=False, key_encipherment=False,
+                                             data_encipherment=False, key_agreement=False,
+                                             encipher_only=False, decipher_only=False), critical=True)
+                .sign(key, hashes.SHA256()))
+        _write_key(pki.ca_key, key)
+        pki.ca_cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        pki.cert.unlink(missing_ok=True)
+    if not (pki.cert.exists() and pki.key.exists()):
+        issue_serving_cert(pki, now, names)
+    return pki
+
+
+def issue_serving_cert(pki: Pki, now: datetime.datetime, names: tuple[str, ...]) -> None:
+    ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
+    ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+    key = ec.generate_private_key(ec.SECP256R1())
+    alt_names: list[x509.GeneralName] = []
+    for n in names:
+        try:
+            alt_names.append(x509.IPAddress(ipaddress.ip_address(n)))
+        except ValueError:
+            alt_names.append(x509.DNSName(n))
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kvert-apiserver")])
+    cert = (_builder(subject, ca_cert.subject, key.public_key(), now, SERVING_DAYS)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.SubjectAlternativeName(alt_names), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    _write_key(pki.key, key)
+    pki.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+
+
+def _builder(subject: x509.Name, issuer: x509.Name, public_key, now: datetime.datetime,
+             days: int) -> x509.CertificateBuilder:
+    return (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)
+            .public_key(public_key).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=days)))
+
+
+def _write_key(path: Path, key) -> None:
+    data = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)

@@ -1,0 +1,55 @@
+"""A running cluster as ``kvert up`` assembles it: store, PKI, tokens, API server, kubeconfig.
+
+Later components (scheduler, node agents, controllers, VPA) join here with their own
+tokens and clients.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+from kvert.apiserver.auth import ADMIN, TokenAuthenticator
+from kvert.apiserver.certs import ensure_pki
+from kvert.apiserver.kubeconfig import write_kubeconfig
+from kvert.apiserver.server import ApiServer
+from kvert.client import InProcessClient
+from kvert.clock import Clock, WallClock
+from kvert.store import open_store
+
+
+class Cluster:
+    def __init__(self, *, data_dir: Path, store_url: str, host: str = "127.0.0.1", port: int = 6443,
+                 kubeconfig: Path | None = None, clock: Clock | None = None):
+        self.data_dir = data_dir
+        self.store_url = store_url
+        self.host = host
+        self.port = port
+        self.kubeconfig = kubeconfig or data_dir / "kubeconfig"
+        self.clock = clock or WallClock()
+        self.url = ""
+        self.server: ApiServer | None = None
+        self.store = None
+
+    async def start(self, now: datetime.datetime) -> None:
+        from kvert.apiserver.admission import default_chain
+        from kvert.apiserver.crds import CRDController, vpa_crds
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        pki = ensure_pki(self.data_dir / "pki", now)
+        tokens = TokenAuthenticator.load_or_create(self.data_dir / "tokens.csv")
+        self.store = open_store(self.store_url, clock=self.clock)
+        self.server = ApiServer(self.store, self.clock, authenticator=tokens,
+                                admission=default_chain(self.store, self.clock))
+        await self.server.bootstrap()
+        crds = CRDController(InProcessClient(self.server.registry, user="system:apiserver"), self.clock)
+        self.server.run_background(crds.run())
+        await crds.install(vpa_crds())
+        self.url = await self.server.start(self.host, self.port, pki.server_context())
+        write_kubeconfig(self.kubeconfig, self.url, pki.ca_pem(), tokens.token_for(ADMIN))
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            await self.server.stop()
+        if self.store is not None:
+            self.store.close()

@@ -1,0 +1,189 @@
+"""The API server: the Kubernetes REST API over HTTPS, from a store, through the registry.
+
+One aiohttp application. Every request is authenticated (bearer tokens), routed to
+discovery / OpenAPI / health, or to a resource handler, and every failure leaves as a
+Kubernetes ``Status``: an unexpected exception is a 500 Status, never a dropped
+connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import platform
+from typing import Any
+
+from aiohttp import web
+
+import kvert
+from kvert.api import kinds
+from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, NotFound, Unauthorized
+from kvert.apiserver import negotiation, rest
+from kvert.apiserver.auth import TokenAuthenticator
+from kvert.apiserver.requestinfo import parse
+from kvert.apiserver.watch import WatchHub
+from kvert.clock import Clock
+from kvert.registry import AdmissionChain, Registry
+
+log = logging.getLogger(__name__)
+
+KUBERNETES_VERSION = ("1", "35")
+_PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+_DISCOVERY_CONTENT = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class ApiServer:
+    def __init__(self, store: Any, clock: Clock, *, authenticator: TokenAuthenticator | None,
+                 admission: AdmissionChain | None = None, seed: int | None = None):
+        self.store = store
+        self.clock = clock
+        self.authenticator = authenticator
+        self.registry = Registry(store, clock, admission, seed=seed)
+        self.watches = WatchHub(self)
+        self.address = ""
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task] = []
+
+    # ---- lifecycle -------------------------------------------------------------
+
+    def make_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._errors, self._authenticate],
+                              client_max_size=negotiation.MAX_BODY_BYTES + 1)
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        return app
+
+    async def start(self, host: str = "127.0.0.1", port: int = 6443, ssl_context=None) -> str:
+        """Listen; returns the base URL (with the real port when ``port`` is 0)."""
+        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
+                                     shutdown_timeout=2.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, ssl_context=ssl_context, reuse_address=True)
+        await site.start()
+        bound_host, bound_port = self._runner.addresses[0][:2]
+        scheme = "https" if ssl_context is not None else "http"
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        self.address = f"{scheme}://{shown}:{bound_port}"
+        return self.address
+
+    def run_background(self, coro) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._tasks.append(task)
+        return task
+
+    async def stop(self) -> None:
+        self.watches.stop_all()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._tasks.clear()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def bootstrap(self) -> None:
+        """Objects every cluster has: the default namespaces, system priority classes."""
+        from kvert.apiserver.admission import builtin_priority_classes
+        for name in DEFAULT_NAMESPACES:
+            await self._ensure("namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                              "metadata": {"name": name}})
+        for pc in builtin_priority_classes():
+            await self._ensure("scheduling.k8s.io/priorityclasses", pc)
+
+    async def _ensure(self, resource: str, obj: dict) -> None:
+        try:
+            self.registry.get(resource, obj["metadata"]["name"], obj["metadata"].get("namespace", ""))
+        except NotFound:
+            await self.registry.create(resource, obj, user="system:apiserver")
+
+    # ---- middleware ------------------------------------------------------------
+
+    @web.middleware
+    async def _errors(self, request: web.Request, handler) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except ApiError as e:
+            return rest.json_response(e.to_status(), e.code)
+        except web.HTTPException as e:
+            # aiohttp's own refusals (e.g. a body over the size limit) as Status objects too
+            err = ApiError(e.reason or "request refused", e.status, _reason_for(e.status))
+            return rest.json_response(err.to_status(), e.status)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the last line of defence: answer, never hang
+            log.exception("internal error serving %s %s", request.method, request.path)
+            err = InternalError(f"Internal error occurred: {type(e).__name__}: {e}")
+            return rest.json_response(err.to_status(), 500)
+
+    @web.middleware
+    async def _authenticate(self, request: web.Request, handler) -> web.StreamResponse:
+        if self.authenticator is not None and request.path.rstrip("/") not in _PUBLIC_PATHS:
+            user = self.authenticator.authenticate(request.headers.get("Authorization"))
+            if user is None:
+                raise Unauthorized()
+            request["user"] = user
+        return await handler(request)
+
+    # ---- routing ---------------------------------------------------------------
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        info = parse(request.path)
+        if info.is_resource:
+            return await rest.handle(self, request, info)
+        if request.method not in ("GET", "HEAD"):
+            raise MethodNotAllowed()
+        return self._non_resource(request)
+
+    def _non_resource(self, request: web.Request) -> web.StreamResponse:
+        from kvert.apiserver import discovery, openapi
+        path = request.path.rstrip("/") or "/"
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(text="ok", content_type="text/plain")
+        if path == "/version":
+            return rest.json_response(self.version_info())
+        types = kinds.all_types()
+        accept = negotiation.parse_accept(request.headers.get("Accept"))
+        if path in ("/api", "/apis"):
+            media = negotiation.wants(accept, "APIGroupDiscoveryList", "apidiscovery.k8s.io")
+            if media is not None:
+                version = media.param("v") or "v2"
+                return rest.json_response(
+                    discovery.aggregated_discovery(types, legacy=path == "/api", version=version),
+                    content_type=_DISCOVERY_CONTENT.format(v=version))
+            if path == "/api":
+                return rest.json_response(discovery.api_versions(request.host))
+            return rest.json_response(discovery.api_group_list(types))
+        parts = path.strip("/").split("/")
+        document = None
+        if parts[0] == "api" and len(parts) == 2:
+            document = discovery.api_resource_list(types, "", parts[1])
+        elif parts[0] == "apis" and len(parts) == 2:
+            document = discovery.api_group(types, parts[1])
+        elif parts[0] == "apis" and len(parts) == 3:
+            document = discovery.api_resource_list(types, parts[1], parts[2])
+        elif path == "/openapi/v2":
+            document = openapi.openapi_v2(types)
+        elif path == "/openapi/v3":
+            document = openapi.openapi_v3_index(types)
+        elif parts[:2] == ["openapi", "v3"] and len(parts) > 2:
+            document = openapi.openapi_v3_document(types, "/".join(parts[2:]))
+        if document is None:
+            raise NotFound(path, "", "the server could not find the requested resource")
+        return rest.json_response(document)
+
+    def version_info(self) -> dict:
+        major, minor = KUBERNETES_VERSION
+        return {"major": major, "minor": minor,
+                "gitVersion": f"v{major}.{minor}.0+kvert-{kvert.__version__}",
+                "gitCommit": "", "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z",
+                "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
+                "platform": f"{platform.system().lower()}/{platform.machine()}"}
+
+
+def _reason_for(code: int) -> str:
+    return {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed",
+            413: "RequestEntityTooLarge", 415: "UnsupportedMediaType"}.get(code, "InternalError")

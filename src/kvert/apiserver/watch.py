@@ -1,0 +1,115 @@
+"""Watch streams over HTTP: one JSON event per line, as kube-apiserver writes them.
+
+A watch from a compacted resourceVersion answers 200 and then one ERROR event carrying a
+410 Expired Status (what client-go and kubectl expect), never silence. Idle streams get
+BOOKMARK events when the client allowed them, and every stream ends after its timeout
+(``timeoutSeconds``, or a random 30-60 minutes like kube-apiserver's default) so clients
+re-establish watches and spread their load.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from kvert.api.errors import ApiError, BadRequest
+from kvert.api.kinds import ResourceType
+from kvert.apiserver import negotiation
+from kvert.apiserver.requestinfo import RequestInfo
+
+if TYPE_CHECKING:
+    from kvert.apiserver.server import ApiServer
+
+BOOKMARK_INTERVAL = 60.0
+MIN_REQUEST_TIMEOUT = 1800
+
+
+class WatchHub:
+    """Serves watch requests and ends them all when the server stops."""
+
+    def __init__(self, server: "ApiServer"):
+        self.server = server
+        self._active: set = set()
+        self._random = random.Random()
+
+    def stop_all(self) -> None:
+        for watch in list(self._active):
+            watch.stop()
+
+    async def serve(self, request: web.Request, rt: ResourceType, info: RequestInfo) -> web.StreamResponse:
+        q = request.query
+        try:
+            timeout = float(q["timeoutSeconds"]) if "timeoutSeconds" in q else \
+                MIN_REQUEST_TIMEOUT * (1 + self._random.random())
+        except ValueError:
+            raise BadRequest(f"timeoutSeconds: Invalid value: {q['timeoutSeconds']!r}") from None
+        field_selector = q.get("fieldSelector", "")
+        if info.legacy_watch and info.name:
+            field_selector = ",".join(filter(None, [field_selector, f"metadata.name={info.name}"]))
+        send_initial = q.get("sendInitialEvents", "").lower() == "true"
+        if send_initial and q.get("resourceVersionMatch") != "NotOlderThan":
+            raise BadRequest("resourceVersionMatch: Invalid value: sendInitialEvents requires "
+                             "setting resourceVersionMatch to NotOlderThan")
+        allow_bookmarks = q.get("allowWatchBookmarks", "").lower() == "true"
+        accept = negotiation.parse_accept(request.headers.get("Accept"))
+        as_table = negotiation.wants(accept, "Table", "meta.k8s.io") is not None
+        try:
+            watch = self.server.registry.watch(
+                info.key, namespace=info.namespace or None, label_selector=q.get("labelSelector", ""),
+                field_selector=field_selector, resource_version=q.get("resourceVersion", ""),
+                send_initial_events=send_initial, allow_bookmarks=allow_bookmarks or send_initial)
+        except ApiError as e:
+            if e.code != 410:
+                raise
+            watch, expired = None, e
+        response = web.StreamResponse(status=200, headers={
+            "Content-Type": "application/json", "Cache-Control": "no-cache, private"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        if watch is None:
+            await _write(response, {"type": "ERROR", "object": expired.to_status()})
+            return response
+        self._active.add(watch)
+        try:
+            await self._pump(response, watch, rt, timeout, allow_bookmarks, as_table,
+                             q.get("includeObject", "Metadata"))
+        except (ConnectionResetError, ConnectionError):
+            pass   # the client went away
+        finally:
+            self._active.discard(watch)
+            watch.stop()
+        return response
+
+    async def _pump(self, response, watch, rt, timeout, allow_bookmarks, as_table, include_object):
+        clock = self.server.clock
+        deadline = clock.now() + timeout
+        idle_since = clock.now()
+        first = True
+        while not watch.stopped:
+            left = deadline - clock.now()
+            if left <= 0:
+                return
+            event = await watch.next(timeout=min(left, BOOKMARK_INTERVAL))
+            if event is None:
+                if watch.stopped:
+                    return
+                if allow_bookmarks and clock.now() - idle_since >= BOOKMARK_INTERVAL:
+                    watch.bookmark()
+                continue
+            idle_since = clock.now()
+            obj = event.object
+            if as_table and event.type != "ERROR":
+                from kvert.apiserver.tables import to_table
+                items = [] if event.type == "BOOKMARK" else [obj]
+                obj = to_table(rt, items, now=clock.now(), include_object=include_object,
+                               resource_version=obj.get("metadata", {}).get("resourceVersion", ""),
+                               with_columns=first)
+                first = False
+            await _write(response, {"type": event.type, "object": obj})
+
+
+async def _write(response: web.StreamResponse, event: dict) -> None:
+    await response.write(json.dumps(event, separators=(",", ":")).encode() + b"\n")
