@@ -31,11 +31,12 @@ class Cluster:
         self.server: ApiServer | None = None
         self.store = None
 
-    async def start(self, now: datetime.datetime) -> None:
+    async def start(self) -> None:
         from kvert.apiserver.admission import default_chain
         from kvert.apiserver.crds import CRDController, vpa_crds
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        now = datetime.datetime.fromtimestamp(self.clock.now(), tz=datetime.timezone.utc)
         pki = ensure_pki(self.data_dir / "pki", now)
         tokens = TokenAuthenticator.load_or_create(self.data_dir / "tokens.csv")
         self.store = open_store(self.store_url, clock=self.clock)

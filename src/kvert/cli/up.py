@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
 import logging
 import os
 import signal
@@ -52,7 +51,7 @@ async def _up(args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await cluster.start(now=datetime.datetime.now(datetime.timezone.utc))
+    await cluster.start()
     print(f"kvert API server listening at {cluster.url}", flush=True)
     print(f"kubeconfig written to {cluster.kubeconfig}", flush=True)
     print(f"  export KUBECONFIG={cluster.kubeconfig}", flush=True)
