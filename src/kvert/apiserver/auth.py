@@ -15,6 +15,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from aiohttp import web
+
 ADMIN = "kvert-admin"
 # The identities of kvert's own components, as Kubernetes names its system users.
 COMPONENTS = ("system:kube-scheduler", "system:kube-controller-manager", "system:node-agent",
@@ -26,6 +28,9 @@ class User:
     name: str
     uid: str
     groups: tuple[str, ...]
+
+
+USER = web.RequestKey("user", User)   # where the server keeps a request's authenticated user
 
 
 class TokenAuthenticator:

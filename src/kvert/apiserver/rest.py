@@ -16,6 +16,7 @@ from kvert.api import kinds
 from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import negotiation
+from kvert.apiserver.auth import USER
 from kvert.apiserver.requestinfo import RequestInfo
 from kvert.registry import patch as patches
 
@@ -130,7 +131,7 @@ async def _body(request: web.Request) -> Any:
 
 
 def _user(request: web.Request) -> str:
-    user = request.get("user")
+    user = request.get(USER)
     return user.name if user is not None else ""
 
 

@@ -19,7 +19,7 @@ import kvert
 from kvert.api import kinds
 from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, NotFound, Unauthorized
 from kvert.apiserver import negotiation, rest
-from kvert.apiserver.auth import TokenAuthenticator
+from kvert.apiserver.auth import USER, TokenAuthenticator
 from kvert.apiserver.requestinfo import parse
 from kvert.apiserver.watch import WatchHub
 from kvert.clock import Clock
@@ -125,7 +125,7 @@ class ApiServer:
             user = self.authenticator.authenticate(request.headers.get("Authorization"))
             if user is None:
                 raise Unauthorized()
-            request["user"] = user
+            request[USER] = user
         return await handler(request)
 
     # ---- routing ---------------------------------------------------------------
@@ -139,12 +139,12 @@ class ApiServer:
         return self._non_resource(request)
 
     def _non_resource(self, request: web.Request) -> web.StreamResponse:
-        from kvert.apiserver import discovery, openapi
         path = request.path.rstrip("/") or "/"
         if path in ("/healthz", "/livez", "/readyz"):
             return web.Response(text="ok", content_type="text/plain")
         if path == "/version":
             return rest.json_response(self.version_info())
+        from kvert.apiserver import discovery, openapi
         types = kinds.all_types()
         accept = negotiation.parse_accept(request.headers.get("Accept"))
         if path in ("/api", "/apis"):
