@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 KUBERNETES_VERSION = ("1", "35")
 _PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 _DISCOVERY_CONTENT = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
-DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 class ApiServer:
@@ -86,19 +85,9 @@ class ApiServer:
             self._runner = None
 
     async def bootstrap(self) -> None:
-        """Objects every cluster has: the default namespaces, system priority classes."""
-        from kvert.apiserver.admission import builtin_priority_classes
-        for name in DEFAULT_NAMESPACES:
-            await self._ensure("namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                              "metadata": {"name": name}})
-        for pc in builtin_priority_classes():
-            await self._ensure("scheduling.k8s.io/priorityclasses", pc)
-
-    async def _ensure(self, resource: str, obj: dict) -> None:
-        try:
-            self.registry.get(resource, obj["metadata"]["name"], obj["metadata"].get("namespace", ""))
-        except NotFound:
-            await self.registry.create(resource, obj, user="system:apiserver")
+        """Objects every cluster has: the system namespaces and priority classes."""
+        from kvert.apiserver.admission import bootstrap
+        await bootstrap(self.registry)
 
     # ---- middleware ------------------------------------------------------------
 

@@ -73,14 +73,16 @@ class Registry:
         _check_kind(rt, obj)
         meta = obj.setdefault("metadata", {})
         _place(rt, meta, namespace)
-        if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(
-                self._random.choice(_SUFFIX_ALPHABET) for _ in range(5))
-        strategy.prepare_for_create(rt, obj)
         defaults.apply_defaults(obj)
         attrs = Attributes(CREATE, resource, namespace_of(obj), name_of(obj), obj,
                            dry_run=dry_run, user=user)
         await self.admission.admit(attrs)
+        # As kube-apiserver's BeforeCreate: after mutation, so status (a pod's QoS class)
+        # describes the object as admitted.
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(
+                self._random.choice(_SUFFIX_ALPHABET) for _ in range(5))
+        strategy.prepare_for_create(rt, obj)
         _raise_invalid(rt, obj, validation.validate(obj))
         await self.admission.validate(attrs)
         if dry_run:
