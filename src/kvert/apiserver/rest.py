@@ -19,6 +19,7 @@ from kvert.apiserver import negotiation
 from kvert.apiserver.auth import USER
 from kvert.apiserver.requestinfo import RequestInfo
 from kvert.registry import patch as patches
+from kvert.registry.apply import manager_from_user_agent
 
 if TYPE_CHECKING:
     from kvert.apiserver.server import ApiServer
@@ -130,6 +131,12 @@ async def _body(request: web.Request) -> Any:
     return negotiation.decode_body(raw, request.headers.get("Content-Type"))
 
 
+def _manager(request: web.Request) -> str:
+    """The field manager of an ordinary write: ``fieldManager``, else the user agent's name."""
+    return request.query.get("fieldManager") or manager_from_user_agent(
+        request.headers.get("User-Agent", ""))
+
+
 def _user(request: web.Request) -> str:
     user = request.get(USER)
     return user.name if user is not None else ""
@@ -140,7 +147,8 @@ async def _create(server, request, rt, info):
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     created = await server.registry.create(info.key, body, namespace=info.namespace or None,
-                                           dry_run=dry_run_of(request), user=_user(request))
+                                           dry_run=dry_run_of(request), user=_user(request),
+                                           field_manager=_manager(request))
     return json_response(created, 201)
 
 
@@ -154,7 +162,8 @@ async def _update(server, request, rt, info):
         return json_response(await server.registry.update_scale(
             info.key, info.name, body, namespace=info.namespace, dry_run=dry_run, user=_user(request)))
     updated = await server.registry.update(info.key, body, subresource=info.subresource,
-                                           dry_run=dry_run, user=_user(request))
+                                           dry_run=dry_run, user=_user(request),
+                                           field_manager=_manager(request))
     return json_response(updated)
 
 
@@ -197,7 +206,8 @@ async def _patch(server, request, rt, info):
             info.key, info.name, scale, namespace=info.namespace, dry_run=dry_run, user=_user(request)))
     patched = await server.registry.patch(info.key, info.name, body, content_type,
                                           namespace=info.namespace, subresource=info.subresource,
-                                          dry_run=dry_run, user=_user(request))
+                                          dry_run=dry_run, user=_user(request),
+                                          field_manager=_manager(request))
     return json_response(patched)
 
 

@@ -1,17 +1,20 @@
-"""Patch documents applied to objects: JSON merge patch (RFC 7386) and JSON patch (RFC 6902).
-
-Strategic merge patch and server-side apply are the API server's (they need list
-merge keys per field); they plug in here by patch type.
+"""Patch documents applied to objects: JSON merge patch (RFC 7386), JSON patch (RFC 6902),
+strategic merge patch (``kvert.registry.strategic``) and server-side apply
+(``kvert.registry.apply``); the last two take their list merge keys per field from
+``kvert.api.patchmeta``. Other layers may add types with ``register_patch_type``.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any, Callable
 
 import jsonpatch
 
-from kvert.api.errors import BadRequest, UnsupportedMediaType
+from kvert.api.errors import BadRequest, Invalid, UnsupportedMediaType, forbidden
+from kvert.registry.apply import server_side_apply
+from kvert.registry.strategic import strategic_merge_patch
 
 MERGE = "application/merge-patch+json"
 JSON = "application/json-patch+json"
@@ -58,9 +61,34 @@ def json_patch(target: dict, operations: Any) -> dict:
         raise BadRequest(f"invalid json patch: {e}") from e
 
 
-def apply_patch(target: dict, patch: Any, patch_type: str) -> dict:
-    """Return a patched copy of ``target``; ``target`` is never modified."""
+def apply_patch(target: dict | None, patch: Any, patch_type: str, *,
+                field_manager: str | None = None, force: bool = False,
+                now: str | None = None, subresource: str = "",
+                api_version: str | None = None, kind: str | None = None) -> dict:
+    """Return a patched copy of ``target``; ``target`` is never modified.
+
+    ``api_version`` and ``kind`` default to the target's (strategic merge patch and apply
+    need them for the field semantics). Apply also takes the field manager (required),
+    ``force``, the time to record in managedFields and the subresource; applying to a
+    missing object (``target`` None) creates it.
+    """
     content_type = content_type_of(patch_type)
+    if content_type == APPLY:
+        api_version = api_version or (target or {}).get("apiVersion", "")
+        kind = kind or (target or {}).get("kind", "")
+        return server_side_apply(target, patch, field_manager or "", force, api_version, kind,
+                                 now, subresource=subresource)
+    if force:
+        raise Invalid("PatchOptions", "", [forbidden("force", "may not be specified for "
+                                                              "non-apply patch")],
+                      group="meta.k8s.io")
+    if target is None:
+        raise BadRequest("only an apply patch can create an object")
+    if content_type == STRATEGIC:
+        if isinstance(patch, (bytes, bytearray, str)):
+            patch = _decode_json(patch)
+        return strategic_merge_patch(target, patch, api_version or target.get("apiVersion", ""),
+                                     kind or target.get("kind", ""))
     if content_type == MERGE:
         if not isinstance(patch, dict):
             raise BadRequest("merge patch must be a JSON object")
@@ -69,5 +97,13 @@ def apply_patch(target: dict, patch: Any, patch_type: str) -> dict:
         return json_patch(copy.deepcopy(target), patch)
     if content_type in _EXTRA:
         return _EXTRA[content_type](copy.deepcopy(target), patch)
+    accepted = ", ".join([JSON, MERGE, STRATEGIC, APPLY, *_EXTRA])
     raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media "
-                               f"types include: {', '.join([JSON, MERGE, *_EXTRA])}")
+                               f"types include: {accepted}")
+
+
+def _decode_json(body: bytes | bytearray | str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError as e:
+        raise BadRequest(f"error decoding patch: {e}") from e

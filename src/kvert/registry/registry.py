@@ -21,7 +21,8 @@ from kvert.clock import Clock, WallClock
 from kvert.registry import strategy
 from kvert.registry.eviction import evict
 from kvert.registry.admission import CREATE, DELETE, UPDATE, AdmissionChain, Attributes
-from kvert.registry.patch import apply_patch
+from kvert.registry.apply import ApplyConflict, server_side_apply, update_managed_fields
+from kvert.registry.patch import APPLY, apply_patch, content_type_of
 
 # Kubernetes' generateName alphabet: no vowels (no words), no look-alike characters.
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -67,7 +68,7 @@ class Registry:
     # ---- writes ----------------------------------------------------------------
 
     async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
-                     dry_run: bool = False, user: str = "") -> dict:
+                     dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:
         rt = by_key(resource)
         obj = copy.deepcopy(obj)
         _check_kind(rt, obj)
@@ -83,6 +84,9 @@ class Registry:
             meta["name"] = meta["generateName"] + "".join(
                 self._random.choice(_SUFFIX_ALPHABET) for _ in range(5))
         strategy.prepare_for_create(rt, obj)
+        if field_manager:
+            obj = update_managed_fields(None, obj, field_manager, now=format_time(self.clock.now()))
+            attrs.object = obj
         _raise_invalid(rt, obj, validation.validate(obj))
         await self.admission.validate(attrs)
         if dry_run:
@@ -91,7 +95,7 @@ class Registry:
         return self.store.create(resource, obj)
 
     async def update(self, resource: str, obj: dict, *, subresource: str = "",
-                     dry_run: bool = False, user: str = "") -> dict:
+                     dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:
         rt = by_key(resource)
         obj = copy.deepcopy(obj)
         _check_kind(rt, obj)
@@ -117,6 +121,10 @@ class Registry:
         attrs = Attributes(UPDATE, resource, namespace_of(new), name_of(new), new, old,
                            subresource=subresource, dry_run=dry_run, user=user)
         await self.admission.admit(attrs)
+        if field_manager:
+            new = update_managed_fields(old, new, field_manager, now=format_time(self.clock.now()),
+                                        subresource=subresource)
+            attrs.object = new
         if not subresource:
             causes = validation.validate_update(new, old)
         _raise_invalid(rt, new, causes)
@@ -131,8 +139,13 @@ class Registry:
 
     async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
                     namespace: str = "", subresource: str = "", dry_run: bool = False,
-                    user: str = "") -> dict:
+                    user: str = "", field_manager: str = "") -> dict:
         """Apply a patch to the stored object; retried on conflict unless the patch pins a version."""
+        if content_type_of(patch_type) == APPLY:
+            obj, _ = await self.apply(resource, name, patch, namespace=namespace,
+                                      manager=field_manager, subresource=subresource,
+                                      dry_run=dry_run, user=user)
+            return obj
         rt = by_key(resource)
         namespace = _scope(rt, namespace)
         for attempt in range(_PATCH_RETRIES):
@@ -148,7 +161,7 @@ class Registry:
             meta.setdefault("resourceVersion", current["metadata"]["resourceVersion"])
             try:
                 return await self.update(resource, patched, subresource=subresource,
-                                         dry_run=dry_run, user=user)
+                                         dry_run=dry_run, user=user, field_manager=field_manager)
             except Conflict:
                 if pinned or attempt == _PATCH_RETRIES - 1:
                     raise
@@ -158,7 +171,6 @@ class Registry:
                     manager: str, force: bool = False, subresource: str = "",
                     dry_run: bool = False, user: str = "") -> tuple[dict, bool]:
         """Server-side apply; returns the object and whether it was created."""
-        from kvert.registry.apply import server_side_apply
         rt = by_key(resource)
         namespace = _scope(rt, namespace)
         if not isinstance(applied, dict):
@@ -175,7 +187,7 @@ class Registry:
             if live is None and subresource:
                 raise NotFound(resource, name)
             merged = server_side_apply(live, applied, manager, force, rt.api_version, rt.kind,
-                                       format_time(self.clock.now()))
+                                       format_time(self.clock.now()), subresource=subresource)
             merged.setdefault("metadata", {})["name"] = name
             try:
                 if live is None:
@@ -184,6 +196,8 @@ class Registry:
                 merged["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
                 return await self.update(resource, merged, subresource=subresource,
                                          dry_run=dry_run, user=user), False
+            except ApplyConflict:
+                raise   # another manager owns the fields: only force helps, not a retry
             except (Conflict, AlreadyExists):
                 if attempt == _PATCH_RETRIES - 1:
                     raise

@@ -1,0 +1,512 @@
+"""List and map merge semantics per kind and field path: the one table behind strategic
+merge patch, server-side apply and the OpenAPI extensions.
+
+Kubernetes declares these on its Go types, and kvert copies them here as they stand in
+``k8s.io/api`` (core/v1, apps/v1, policy/v1, ...):
+
+* struct tags ``patchStrategy:"merge"`` / ``"merge,retainKeys"`` / ``"retainKeys"`` /
+  ``"replace"`` and ``patchMergeKey:"name"`` drive strategic merge patch
+  (``x-kubernetes-patch-strategy``, ``x-kubernetes-patch-merge-key`` in OpenAPI);
+* markers ``+listType=map|set|atomic`` with ``+listMapKey=...`` and ``+mapType`` /
+  ``+structType=atomic`` drive server-side apply (``x-kubernetes-list-type``,
+  ``x-kubernetes-list-map-keys``, ``x-kubernetes-map-type``).
+
+The two do not always agree, and kvert keeps both as Kubernetes has them: ``tolerations``
+and ``node.spec.taints`` have no merge key at all (a strategic patch replaces them, apply
+treats them as atomic); ``pod.status.hostIPs`` merges by ``ip`` under strategic merge
+patch but is atomic for apply; ``pod.status.containerStatuses`` is atomic for both.
+
+A path is the JSON field names from the object root with list indices left out, so
+``("spec", "template", "spec", "containers", "env")`` is the env list of every container
+of a Deployment's pod template. Paths not in the table, and every path of a custom
+resource, get ``PatchMeta()``: lists are replaced whole, maps merge key by key. A custom
+resource's own ``x-kubernetes-list-type`` / ``-list-map-keys`` / ``-map-type`` markers in
+its CRD schema are honoured (server-side apply uses them); strategic merge patch is not
+supported for custom resources at all (``supports_strategic``), exactly as in Kubernetes.
+The Vertical Pod Autoscaler kinds are served from a CustomResourceDefinition in
+Kubernetes, so they count as custom resources here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+__all__ = ["PatchMeta", "patch_meta", "all_patch_meta", "supports_strategic", "is_builtin"]
+
+
+@dataclass(frozen=True)
+class PatchMeta:
+    """How one field merges.
+
+    ``strategy`` is the ``patchStrategy`` tag ("merge", "retainKeys", "merge,retainKeys",
+    "replace") or None; ``merge_key`` the ``patchMergeKey``; ``list_type`` the
+    ``+listType`` marker ("map", "set", "atomic") and ``list_map_keys`` its
+    ``+listMapKey`` markers; ``map_type`` is ``+mapType`` / ``+structType`` ("atomic" or
+    "granular") for maps and structs.
+    """
+
+    strategy: str | None = None
+    merge_key: str | None = None
+    list_type: str | None = None
+    list_map_keys: tuple[str, ...] = ()
+    map_type: str | None = None
+
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        return tuple(s for s in (self.strategy or "").split(",") if s)
+
+    @property
+    def merges(self) -> bool:
+        """A strategic patch merges this list (by ``merge_key``, or as a set of scalars)."""
+        return "merge" in self.strategies
+
+    @property
+    def replaces(self) -> bool:
+        """A strategic patch replaces this map or list whole."""
+        return "replace" in self.strategies
+
+    @property
+    def retains_keys(self) -> bool:
+        return "retainKeys" in self.strategies
+
+    @property
+    def atomic(self) -> bool:
+        """Server-side apply treats the value as one leaf (lists by default)."""
+        return self.list_type == "atomic" or self.map_type == "atomic"
+
+    def is_empty(self) -> bool:
+        return self == _NONE
+
+
+_NONE = PatchMeta()
+ATOMIC = PatchMeta(list_type="atomic")
+ATOMIC_MAP = PatchMeta(map_type="atomic")
+
+
+def _merge_map(*keys: str, merge_key: str | None = None, strategy: str = "merge") -> PatchMeta:
+    """``patchStrategy:merge patchMergeKey:<first key>`` with ``+listType=map``."""
+    return PatchMeta(strategy, merge_key or keys[0], "map", tuple(keys))
+
+
+def _map(*keys: str) -> PatchMeta:
+    """``+listType=map`` without a patch strategy (strategic merge patch replaces it)."""
+    return PatchMeta(None, None, "map", tuple(keys))
+
+
+MERGE_SET = PatchMeta("merge", None, "set")
+_BY_TYPE = _merge_map("type")
+
+# field -> (meta or None, type of the value; for lists the type of each item)
+_Fields = dict[str, tuple[PatchMeta | None, str | None]]
+
+_TYPES: dict[str, _Fields] = {
+    # ---- meta/v1 --------------------------------------------------------------
+    "ObjectMeta": {
+        "ownerReferences": (_merge_map("uid"), None),
+        "finalizers": (MERGE_SET, None),
+        "managedFields": (ATOMIC, None),
+    },
+    # +structType=atomic
+    "LabelSelector": {
+        "matchExpressions": (ATOMIC, "LabelSelectorRequirement"),
+    },
+    "LabelSelectorRequirement": {"values": (ATOMIC, None)},
+    # ---- core/v1: pods --------------------------------------------------------
+    "PodTemplateSpec": {
+        "metadata": (None, "ObjectMeta"),
+        "spec": (None, "PodSpec"),
+    },
+    "PodSpec": {
+        "volumes": (_merge_map("name", strategy="merge,retainKeys"), "Volume"),
+        "initContainers": (_merge_map("name"), "Container"),
+        "containers": (_merge_map("name"), "Container"),
+        "ephemeralContainers": (_merge_map("name"), "Container"),
+        "nodeSelector": (ATOMIC_MAP, None),
+        "securityContext": (None, "PodSecurityContext"),
+        "imagePullSecrets": (_merge_map("name"), None),
+        "affinity": (None, "Affinity"),
+        "tolerations": (ATOMIC, None),
+        "hostAliases": (_merge_map("ip"), "HostAlias"),
+        "dnsConfig": (None, "PodDNSConfig"),
+        "readinessGates": (ATOMIC, None),
+        "topologySpreadConstraints": (
+            _merge_map("topologyKey", "whenUnsatisfiable"), "TopologySpreadConstraint"),
+        "schedulingGates": (_merge_map("name"), None),
+        "resourceClaims": (_merge_map("name", strategy="merge,retainKeys"), None),
+        "resources": (None, "ResourceRequirements"),
+    },
+    "Container": {
+        "command": (ATOMIC, None),
+        "args": (ATOMIC, None),
+        "ports": (_merge_map("containerPort", "protocol"), None),
+        "envFrom": (ATOMIC, None),
+        "env": (_merge_map("name"), "EnvVar"),
+        "resources": (None, "ResourceRequirements"),
+        "resizePolicy": (ATOMIC, None),
+        "restartPolicyRules": (ATOMIC, None),
+        "volumeMounts": (_merge_map("mountPath"), None),
+        "volumeDevices": (_merge_map("devicePath"), None),
+        "livenessProbe": (None, "Probe"),
+        "readinessProbe": (None, "Probe"),
+        "startupProbe": (None, "Probe"),
+        "lifecycle": (None, "Lifecycle"),
+        "securityContext": (None, "SecurityContext"),
+    },
+    "EnvVar": {"valueFrom": (None, "EnvVarSource")},
+    "EnvVarSource": {
+        "configMapKeyRef": (ATOMIC_MAP, None),
+        "secretKeyRef": (ATOMIC_MAP, None),
+        "fieldRef": (ATOMIC_MAP, None),
+        "resourceFieldRef": (ATOMIC_MAP, None),
+    },
+    "ResourceRequirements": {
+        "claims": (_map("name"), None),
+    },
+    "Probe": {
+        "exec": (None, "ExecAction"),
+        "httpGet": (None, "HTTPGetAction"),
+    },
+    "Lifecycle": {
+        "postStart": (None, "LifecycleHandler"),
+        "preStop": (None, "LifecycleHandler"),
+    },
+    "LifecycleHandler": {
+        "exec": (None, "ExecAction"),
+        "httpGet": (None, "HTTPGetAction"),
+    },
+    "ExecAction": {"command": (ATOMIC, None)},
+    "HTTPGetAction": {"httpHeaders": (ATOMIC, None)},
+    "SecurityContext": {"capabilities": (None, "Capabilities")},
+    "Capabilities": {"add": (ATOMIC, None), "drop": (ATOMIC, None)},
+    "PodSecurityContext": {
+        "supplementalGroups": (ATOMIC, None),
+        "sysctls": (ATOMIC, None),
+    },
+    "PodDNSConfig": {
+        "nameservers": (ATOMIC, None),
+        "searches": (ATOMIC, None),
+        "options": (ATOMIC, None),
+    },
+    "HostAlias": {"hostnames": (ATOMIC, None)},
+    "TopologySpreadConstraint": {
+        "labelSelector": (ATOMIC_MAP, "LabelSelector"),
+        "matchLabelKeys": (ATOMIC, None),
+    },
+    "Affinity": {
+        "nodeAffinity": (None, "NodeAffinity"),
+        "podAffinity": (None, "PodAffinity"),
+        "podAntiAffinity": (None, "PodAffinity"),
+    },
+    "NodeAffinity": {
+        # NodeSelector is +structType=atomic
+        "requiredDuringSchedulingIgnoredDuringExecution": (ATOMIC_MAP, "NodeSelector"),
+        "preferredDuringSchedulingIgnoredDuringExecution": (ATOMIC, None),
+    },
+    "NodeSelector": {"nodeSelectorTerms": (ATOMIC, None)},
+    "PodAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": (ATOMIC, None),
+        "preferredDuringSchedulingIgnoredDuringExecution": (ATOMIC, None),
+    },
+    "Volume": {
+        "configMap": (None, "ItemsVolumeSource"),
+        "secret": (None, "ItemsVolumeSource"),
+        "downwardAPI": (None, "ItemsVolumeSource"),
+        "projected": (None, "ProjectedVolumeSource"),
+    },
+    "ItemsVolumeSource": {"items": (ATOMIC, None)},
+    "ProjectedVolumeSource": {"sources": (ATOMIC, None)},
+    "PodStatus": {
+        "conditions": (_BY_TYPE, None),
+        "hostIPs": (PatchMeta("merge", "ip", "atomic"), None),
+        "podIPs": (_merge_map("ip"), None),
+        "initContainerStatuses": (ATOMIC, "ContainerStatus"),
+        "containerStatuses": (ATOMIC, "ContainerStatus"),
+        "ephemeralContainerStatuses": (ATOMIC, "ContainerStatus"),
+        "resourceClaimStatuses": (_merge_map("name", strategy="merge,retainKeys"), None),
+    },
+    "ContainerStatus": {
+        "volumeMounts": (_merge_map("mountPath"), None),
+        "allocatedResourcesStatus": (_merge_map("name"), None),
+    },
+    # ---- core/v1: nodes, services, namespaces, policies ------------------------
+    "NodeSpec": {
+        "podCIDRs": (MERGE_SET, None),
+        "taints": (ATOMIC, None),
+    },
+    "NodeStatus": {
+        "conditions": (_BY_TYPE, None),
+        "addresses": (_merge_map("type"), None),
+        "images": (ATOMIC, None),
+        "volumesInUse": (ATOMIC, None),
+        "volumesAttached": (ATOMIC, None),
+        "runtimeHandlers": (ATOMIC, None),
+        "declaredFeatures": (ATOMIC, None),
+    },
+    "ServiceSpec": {
+        "ports": (_merge_map("port", "protocol"), None),
+        "selector": (ATOMIC_MAP, None),
+        "clusterIPs": (ATOMIC, None),
+        "externalIPs": (ATOMIC, None),
+        "loadBalancerSourceRanges": (ATOMIC, None),
+        "ipFamilies": (ATOMIC, None),
+    },
+    "ServiceStatus": {
+        "conditions": (_BY_TYPE, None),
+        "loadBalancer": (None, "LoadBalancerStatus"),
+    },
+    "LoadBalancerStatus": {"ingress": (ATOMIC, None)},
+    "NamespaceSpec": {"finalizers": (ATOMIC, None)},
+    "NamespaceStatus": {"conditions": (_BY_TYPE, None)},
+    "LimitRangeSpec": {"limits": (ATOMIC, None)},
+    "ResourceQuotaSpec": {"scopes": (ATOMIC, None), "scopeSelector": (None, "ScopeSelector")},
+    "ScopeSelector": {"matchExpressions": (ATOMIC, None)},
+    "CoreEvent": {
+        "involvedObject": (ATOMIC_MAP, None),  # ObjectReference: +structType=atomic
+        "related": (ATOMIC_MAP, None),
+    },
+    "EventsEvent": {
+        "regarding": (ATOMIC_MAP, None),
+        "related": (ATOMIC_MAP, None),
+    },
+    # ---- apps/v1 ----------------------------------------------------------------
+    "DeploymentSpec": {
+        "selector": (ATOMIC_MAP, "LabelSelector"),
+        "template": (None, "PodTemplateSpec"),
+        "strategy": (PatchMeta("retainKeys"), None),
+    },
+    "ReplicaSetSpec": {
+        "selector": (ATOMIC_MAP, "LabelSelector"),
+        "template": (None, "PodTemplateSpec"),
+    },
+    "ConditionsStatus": {"conditions": (_BY_TYPE, None)},
+    # ---- policy/v1 ----------------------------------------------------------------
+    "PodDisruptionBudgetSpec": {
+        "selector": (PatchMeta("replace", map_type="atomic"), "LabelSelector"),
+    },
+    # ---- node.k8s.io/v1 -------------------------------------------------------
+    "RuntimeClassScheduling": {
+        "nodeSelector": (ATOMIC_MAP, None),
+        "tolerations": (ATOMIC, None),
+    },
+    # ---- admissionregistration.k8s.io/v1 ---------------------------------------
+    "Webhook": {
+        "rules": (ATOMIC, None),
+        "admissionReviewVersions": (ATOMIC, None),
+        "matchConditions": (_merge_map("name"), None),
+        "namespaceSelector": (ATOMIC_MAP, "LabelSelector"),
+        "objectSelector": (ATOMIC_MAP, "LabelSelector"),
+    },
+    # ---- apiextensions.k8s.io/v1 -----------------------------------------------
+    "CRDSpec": {
+        "names": (None, "CRDNames"),
+        "versions": (ATOMIC, None),
+        "conversion": (None, "CRDConversion"),
+    },
+    "CRDNames": {"shortNames": (ATOMIC, None), "categories": (ATOMIC, None)},
+    "CRDConversion": {"webhook": (None, "CRDWebhookConversion")},
+    "CRDWebhookConversion": {"conversionReviewVersions": (ATOMIC, None)},
+    "CRDStatus": {
+        "conditions": (_map("type"), None),
+        "acceptedNames": (None, "CRDNames"),
+        "storedVersions": (ATOMIC, None),
+    },
+}
+
+
+def _kind(spec: str | None = None, status: str | None = None, **extra: str) -> _Fields:
+    fields: _Fields = {"metadata": (None, "ObjectMeta")}
+    if spec:
+        fields["spec"] = (None, spec)
+    if status:
+        fields["status"] = (None, status)
+    for name, type_name in extra.items():
+        fields[name] = (None, type_name)
+    return fields
+
+
+_TYPES.update({
+    "Pod": _kind("PodSpec", "PodStatus"),
+    "Node": _kind("NodeSpec", "NodeStatus"),
+    "Namespace": _kind("NamespaceSpec", "NamespaceStatus"),
+    "Service": _kind("ServiceSpec", "ServiceStatus"),
+    "LimitRange": _kind("LimitRangeSpec"),
+    "ResourceQuota": _kind("ResourceQuotaSpec"),
+    "ConfigMap": _kind(),
+    "Deployment": _kind("DeploymentSpec", "ConditionsStatus"),
+    "ReplicaSet": _kind("ReplicaSetSpec", "ConditionsStatus"),
+    "PodDisruptionBudget": _kind("PodDisruptionBudgetSpec", "ConditionsStatus"),
+    "PriorityClass": _kind(),
+    "RuntimeClass": _kind(scheduling="RuntimeClassScheduling"),
+    "Lease": _kind(),
+    "CoreEventObject": {"metadata": (None, "ObjectMeta"), **_TYPES["CoreEvent"]},
+    "EventsEventObject": {"metadata": (None, "ObjectMeta"), **_TYPES["EventsEvent"]},
+    "CustomResourceDefinition": _kind("CRDSpec", "CRDStatus"),
+    "WebhookConfiguration": {
+        "metadata": (None, "ObjectMeta"),
+        "webhooks": (_merge_map("name"), "Webhook"),
+    },
+    # Custom resources: only the standard object metadata is known.
+    "CustomResource": {"metadata": (None, "ObjectMeta")},
+})
+
+# The built-in kinds (Go types in Kubernetes) and the type each is rooted at.
+_ROOTS: dict[tuple[str, str], str] = {
+    ("v1", "Pod"): "Pod",
+    ("v1", "Node"): "Node",
+    ("v1", "Namespace"): "Namespace",
+    ("v1", "Service"): "Service",
+    ("v1", "LimitRange"): "LimitRange",
+    ("v1", "ResourceQuota"): "ResourceQuota",
+    ("v1", "ConfigMap"): "ConfigMap",
+    ("v1", "Event"): "CoreEventObject",
+    ("apps/v1", "Deployment"): "Deployment",
+    ("apps/v1", "ReplicaSet"): "ReplicaSet",
+    ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+    ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
+    ("node.k8s.io/v1", "RuntimeClass"): "RuntimeClass",
+    ("coordination.k8s.io/v1", "Lease"): "Lease",
+    ("events.k8s.io/v1", "Event"): "EventsEventObject",
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "CustomResourceDefinition",
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"): "WebhookConfiguration",
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
+        "WebhookConfiguration",
+}
+
+
+def is_builtin(api_version: str, kind: str) -> bool:
+    """Whether kvert knows the kind's Go-type merge semantics (it is not a custom resource)."""
+    return (api_version, kind) in _ROOTS
+
+
+def supports_strategic(api_version: str, kind: str) -> bool:
+    """Strategic merge patch needs Go struct tags: built-in kinds only.
+
+    Kubernetes refuses it for custom resources with 415 UnsupportedMediaType (the VPA kinds
+    included, which Kubernetes serves from a CustomResourceDefinition).
+    """
+    return is_builtin(api_version, kind)
+
+
+_CACHE: dict[tuple[str, str, tuple[str, ...]], PatchMeta] = {}
+
+
+def patch_meta(api_version: str, kind: str, path: tuple[str, ...]) -> PatchMeta:
+    """The merge semantics of the field at ``path`` (JSON names, list indices omitted)."""
+    path = tuple(path)
+    root = _ROOTS.get((api_version, kind))
+    if root is None:
+        return _custom_meta(api_version, kind, path)
+    key = (api_version, kind, path)
+    found = _CACHE.get(key)
+    if found is None:
+        found = _CACHE[key] = _lookup(root, path)
+    return found
+
+
+def _lookup(type_name: str | None, path: tuple[str, ...]) -> PatchMeta:
+    if not path:
+        return _NONE
+    for i, name in enumerate(path):
+        fields = _TYPES.get(type_name or "", {})
+        entry = fields.get(name)
+        if entry is None:
+            return _NONE
+        meta, type_name = entry
+        if i == len(path) - 1:
+            return meta or _NONE
+        if type_name is None:
+            return _NONE
+    return _NONE
+
+
+def all_patch_meta(api_version: str, kind: str) -> dict[tuple[str, ...], PatchMeta]:
+    """Every path of the kind with non-default semantics (for the OpenAPI generator)."""
+    root = _ROOTS.get((api_version, kind))
+    if root is None:
+        out = dict(_walk_types("CustomResource", ()))
+        schema = _crd_schema(api_version, kind)
+        if schema is not None:
+            for path, meta in _walk_schema(schema, ()):
+                out.setdefault(path, meta)
+        return out
+    return dict(_walk_types(root, ()))
+
+
+def _walk_types(type_name: str, prefix: tuple[str, ...],
+                seen: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], PatchMeta]]:
+    if type_name in seen:  # no recursive types today; guard anyway
+        return
+    for name, (meta, child) in _TYPES.get(type_name, {}).items():
+        path = prefix + (name,)
+        if meta is not None and not meta.is_empty():
+            yield path, meta
+        if child is not None:
+            yield from _walk_types(child, path, seen + (type_name,))
+
+
+# ---- custom resources -----------------------------------------------------------
+
+
+def _crd_schema(api_version: str, kind: str) -> dict | None:
+    from kvert.api import kinds  # late: kinds may be extended at run time by CRDs
+
+    try:
+        rt = kinds.by_gvk(api_version, kind)
+    except KeyError:
+        return None
+    return rt.schema if isinstance(rt.schema, dict) else None
+
+
+def _custom_meta(api_version: str, kind: str, path: tuple[str, ...]) -> PatchMeta:
+    if path and path[0] == "metadata":
+        return _lookup("CustomResource", path)
+    schema = _crd_schema(api_version, kind)
+    if schema is None:
+        return _NONE
+    node: dict | None = schema
+    for name in path:
+        node = _schema_child(node, name)
+        if node is None:
+            return _NONE
+    return _schema_node_meta(node)
+
+
+def _schema_child(node: dict | None, name: str) -> dict | None:
+    """The schema of field ``name`` of ``node``, looking through list items."""
+    while isinstance(node, dict) and node.get("type") == "array":
+        node = node.get("items")
+    if not isinstance(node, dict):
+        return None
+    props = node.get("properties")
+    if isinstance(props, dict) and isinstance(props.get(name), dict):
+        return props[name]
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        return extra
+    return None
+
+
+def _schema_node_meta(node: dict) -> PatchMeta:
+    list_type = node.get("x-kubernetes-list-type")
+    keys = node.get("x-kubernetes-list-map-keys") or ()
+    map_type = node.get("x-kubernetes-map-type")
+    if list_type is None and map_type is None:
+        return _NONE
+    return PatchMeta(None, None, list_type, tuple(keys), map_type)
+
+
+def _walk_schema(node: dict,
+                 prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], PatchMeta]]:
+    if prefix:
+        meta = _schema_node_meta(node)
+        if not meta.is_empty():
+            yield prefix, meta
+    inner = node
+    while isinstance(inner, dict) and inner.get("type") == "array":
+        inner = inner.get("items")
+    if not isinstance(inner, dict):
+        return
+    for name, child in (inner.get("properties") or {}).items():
+        if isinstance(child, dict) and not (not prefix and name == "metadata"):
+            yield from _walk_schema(child, prefix + (name,))
