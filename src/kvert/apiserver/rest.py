@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kvert.apiserver.server import ApiServer
 
 _TRUE = ("true", "1")
+WARNINGS = web.RequestKey("warnings", list)   # Warning headers to send with the response
 
 
 def json_response(body: Any, status: int = 200, content_type: str = "application/json") -> web.Response:
@@ -142,10 +143,38 @@ def _user(request: web.Request) -> str:
     return user.name if user is not None else ""
 
 
+_FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
+
+
+def _check_fields(request: web.Request, rt: ResourceType, obj: Any) -> None:
+    """Server-side field validation (``fieldValidation``; kubectl sends Strict by default):
+    Strict refuses unknown fields with 400, Warn (the server's default) answers with
+    Warning headers, Ignore says nothing."""
+    mode = request.query.get("fieldValidation", "Warn")
+    if mode not in _FIELD_VALIDATION:
+        raise BadRequest(f'fieldValidation: Unsupported value: "{mode}": supported values: '
+                         '"Ignore", "Strict", "Warn"')
+    if mode == "Ignore" or not isinstance(obj, dict):
+        return
+    from kvert.apiserver.openapi import unknown_fields
+    body = {k: v for k, v in obj.items() if not k.startswith("$")}
+    body.setdefault("apiVersion", rt.api_version)
+    body.setdefault("kind", rt.kind)
+    unknown = [p for p in unknown_fields(kinds.all_types(), body) if "$" not in p]
+    if not unknown:
+        return
+    problems = ", ".join(f'unknown field "{p}"' for p in unknown)
+    if mode == "Strict":
+        raise BadRequest(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                         f"strict decoding error: {problems}")
+    request[WARNINGS] = [f'unknown field "{p}"' for p in unknown]
+
+
 async def _create(server, request, rt, info):
     body = await _body(request)
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
+    _check_fields(request, rt, body)
     created = await server.registry.create(info.key, body, namespace=info.namespace or None,
                                            dry_run=dry_run_of(request), user=_user(request),
                                            field_manager=_manager(request))
@@ -157,6 +186,8 @@ async def _update(server, request, rt, info):
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     _check_identity(body, info)
+    if info.subresource != "scale":
+        _check_fields(request, rt, body)
     dry_run = dry_run_of(request)
     if info.subresource == "scale":
         return json_response(await server.registry.update_scale(
@@ -189,6 +220,8 @@ async def _patch(server, request, rt, info):
             f"the body of the request was in an unknown format - accepted media types include: "
             f"{patches.JSON}, {patches.MERGE}, {patches.STRATEGIC}, {patches.APPLY}")
     body = await _body(request)
+    if content_type != patches.JSON and info.subresource != "scale":
+        _check_fields(request, rt, body)
     dry_run = dry_run_of(request)
     if content_type == patches.APPLY:
         manager = request.query.get("fieldManager", "")

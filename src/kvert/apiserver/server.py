@@ -94,9 +94,14 @@ class ApiServer:
     @web.middleware
     async def _errors(self, request: web.Request, handler) -> web.StreamResponse:
         try:
-            return await handler(request)
+            response = await handler(request)
+            for warning in request.get(rest.WARNINGS, ()):
+                response.headers.add("Warning", f'299 - "{_quote(warning)}"')
+            return response
         except ApiError as e:
             return rest.json_response(e.to_status(), e.code)
+        except web.HTTPRedirection:
+            raise
         except web.HTTPException as e:
             # aiohttp's own refusals (e.g. a body over the size limit) as Status objects too
             err = ApiError(e.reason or "request refused", e.status, _reason_for(e.status))
@@ -155,11 +160,11 @@ class ApiServer:
         elif parts[0] == "apis" and len(parts) == 3:
             document = discovery.api_resource_list(types, parts[1], parts[2])
         elif path == "/openapi/v2":
-            document = openapi.openapi_v2(types)
+            return _openapi_v2(types, accept)
         elif path == "/openapi/v3":
             document = openapi.openapi_v3_index(types)
         elif parts[:2] == ["openapi", "v3"] and len(parts) > 2:
-            document = openapi.openapi_v3_document(types, "/".join(parts[2:]))
+            return _openapi_v3(types, "/".join(parts[2:]), request.query.get("hash", ""))
         if document is None:
             raise NotFound(path, "", "the server could not find the requested resource")
         return rest.json_response(document)
@@ -171,6 +176,35 @@ class ApiServer:
                 "gitCommit": "", "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z",
                 "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
                 "platform": f"{platform.system().lower()}/{platform.machine()}"}
+
+
+def _openapi_v2(types, accept) -> web.Response:
+    from kvert.apiserver import openapi
+    # kubectl asks for protobuf only; Go's parser refuses the "@" form as a Content-Type.
+    if any(m.type == openapi.V2_PROTOBUF_ACCEPT for m in accept) and not any(
+            m.type in ("application/json", "*/*") for m in accept):
+        return web.Response(body=openapi.openapi_v2_protobuf(types),
+                            headers={"Content-Type": openapi.V2_PROTOBUF_MEDIA_TYPE})
+    return web.Response(body=openapi.openapi_v2_json(types),
+                        headers={"Content-Type": "application/json"})
+
+
+def _openapi_v3(types, path: str, wanted_hash: str) -> web.Response:
+    from kvert.apiserver import openapi
+    found = openapi.openapi_v3_json(types, path)
+    if found is None:
+        raise NotFound(path, "", "the server could not find the requested resource")
+    body, digest = found
+    if wanted_hash and wanted_hash != digest:
+        # As kube-apiserver: a stale hash is redirected to the document's current one.
+        raise web.HTTPMovedPermanently(f"/openapi/v3/{path}?hash={digest}")
+    cache = "public, immutable" if wanted_hash else "no-cache, private"
+    return web.Response(body=body, headers={"Content-Type": "application/json", "ETag": f'"{digest}"',
+                                            "Cache-Control": cache})
+
+
+def _quote(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _reason_for(code: int) -> str:
