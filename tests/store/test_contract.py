@@ -1,4 +1,8 @@
-"""The store contract: every backend behaves like etcd3 under kube-apiserver."""
+"""The store contract: every backend behaves like etcd3 under kube-apiserver.
+
+Watches are read with ``drain(w)``: at once on the local backends, and on etcd once its
+change stream has delivered the current revision.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import pytest
 from kvert.api.errors import AlreadyExists, BadRequest, Conflict, Expired, NotFound, Timeout
 from kvert.api.meta import format_time
 from kvert.store import INITIAL_EVENTS_END, Store, WatchEvent
+from tests.store.helpers import drain
 
 START = 1767225600.0  # the fake clock's start (conftest.FakeClock)
 
@@ -220,7 +225,7 @@ def test_noop_update_makes_no_revision_and_no_event(store):
     assert out == a and store.current_revision() == 1
     del same["metadata"]["resourceVersion"]
     assert store.update(CM, same) == a
-    assert w.get_nowait() == []
+    assert drain(w) == []
 
 
 # ---- delete, graceful deletion, finalizers --------------------------------------------
@@ -236,7 +241,7 @@ def test_delete_removes_with_a_new_revision(store):
         store.get(CM, "default", "a")
     with pytest.raises(NotFound):
         store.delete(CM, "default", "a")
-    assert summary(w.get_nowait()) == [("DELETED", "a", 2)]
+    assert summary(drain(w)) == [("DELETED", "a", 2)]
     again = store.create(CM, cm("a"))  # a new object under the old name
     assert again["metadata"]["uid"] != a["metadata"]["uid"] and rv(again) == 3
 
@@ -276,7 +281,7 @@ def test_graceful_deletion(store, clock):
     # grace 0 (force) removes it
     obj3, deleted = store.delete("pods", "d", "p", grace_period_seconds=0)
     assert deleted and rv(obj3) == rv(obj2) + 1
-    assert kinds(w.get_nowait()) == [("MODIFIED", "p"), ("MODIFIED", "p"), ("DELETED", "p")]
+    assert kinds(drain(w)) == [("MODIFIED", "p"), ("MODIFIED", "p"), ("DELETED", "p")]
 
 
 def test_finalizers_hold_deletion_until_removed(store, clock):
@@ -303,7 +308,7 @@ def test_finalizers_hold_deletion_until_removed(store, clock):
     assert rv(last) == 4
     with pytest.raises(NotFound):
         store.get(CM, "default", "a")
-    events = w.get_nowait()
+    events = drain(w)
     assert kinds(events) == [("MODIFIED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
     # as kube-apiserver: DELETED carries the last stored state at the deletion's revision
     assert events[-1].object["metadata"]["resourceVersion"] == "4"
@@ -475,12 +480,12 @@ def test_watch_initial_events_then_changes(store):
     store.delete(CM, "default", "b")
     store.create(CM, cm("d"))
     store.create("pods", {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"}})
-    assert summary(w.get_nowait()) == [
+    assert summary(drain(w)) == [
         ("ADDED", "a", 2), ("ADDED", "b", 1), ("ADDED", "c", 3),
         ("MODIFIED", "a", 4), ("DELETED", "b", 5), ("ADDED", "d", 6)]
-    assert w.get_nowait() == []
+    assert drain(w) == []
     w0 = store.watch(CM, resource_version="0", namespace="default")
-    assert kinds(w0.get_nowait()) == [("ADDED", "a"), ("ADDED", "d")]
+    assert kinds(drain(w0)) == [("ADDED", "a"), ("ADDED", "d")]
 
 
 def test_watch_from_revision_replays_everything_after_it(store):
@@ -492,11 +497,11 @@ def test_watch_from_revision_replays_everything_after_it(store):
     store.create("pods", {"kind": "Pod", "metadata": {"name": "p", "namespace": "default"}})
     store.delete(CM, "default", "a")
     w = store.watch(CM, resource_version="2")
-    assert summary(w.get_nowait()) == [("MODIFIED", "a", 3), ("MODIFIED", "a", 4), ("DELETED", "a", 6)]
+    assert summary(drain(w)) == [("MODIFIED", "a", 3), ("MODIFIED", "a", 4), ("DELETED", "a", 6)]
     store.create(CM, cm("b"))
-    assert summary(w.get_nowait()) == [("ADDED", "b", 7)]
+    assert summary(drain(w)) == [("ADDED", "b", 7)]
     latest = store.watch(CM, resource_version=str(store.current_revision()))
-    assert latest.get_nowait() == []
+    assert drain(latest) == []
     with pytest.raises(Timeout):
         store.watch(CM, resource_version=str(store.current_revision() + 1))
     with pytest.raises(BadRequest):
@@ -512,8 +517,8 @@ def test_watch_from_revision_matches_live_stream(store):
     store.delete(CM, "default", "a", grace_period_seconds=5)
     store.delete(CM, "default", "a")
     replay = store.watch(CM, resource_version="1")
-    assert [(e.type, e.object) for e in live.get_nowait()][1:] == \
-        [(e.type, e.object) for e in replay.get_nowait()]
+    assert [(e.type, e.object) for e in drain(live)][1:] == \
+        [(e.type, e.object) for e in drain(replay)]
 
 
 def test_watch_namespace_filter(store):
@@ -522,7 +527,7 @@ def test_watch_namespace_filter(store):
     store.create(CM, cm("a", ns="ns2"))
     store.delete(CM, "ns2", "a")
     store.delete(CM, "ns1", "a")
-    assert kinds(w.get_nowait()) == [("ADDED", "a"), ("DELETED", "a")]
+    assert kinds(drain(w)) == [("ADDED", "a"), ("DELETED", "a")]
 
 
 def test_selector_watch_turns_modifications_into_adds_and_deletes(store):
@@ -544,15 +549,15 @@ def test_selector_watch_turns_modifications_into_adds_and_deletes(store):
     relabel("a", "cache")  # never matched -> nothing
     store.delete(CM, "default", "a")  # not matching -> nothing
     store.delete(CM, "default", "b")  # matching -> DELETED
-    events = w.get_nowait()
+    events = drain(w)
     assert summary(events) == [("ADDED", "a", 1), ("DELETED", "a", 3), ("ADDED", "b", 4),
                                ("MODIFIED", "b", 5), ("DELETED", "b", 8)]
     assert events[1].object["metadata"]["labels"] == {"app": "web"}
     # the same from history
     replay = store.watch(CM, label_selector="app=web", resource_version=str(replayed_from))
-    assert summary(replay.get_nowait()) == summary(events)[1:]
+    assert summary(drain(replay)) == summary(events)[1:]
     fw = store.watch(CM, field_selector="metadata.name=b", resource_version="1")
-    assert kinds(fw.get_nowait()) == [("ADDED", "b"), ("MODIFIED", "b"), ("MODIFIED", "b"),
+    assert kinds(drain(fw)) == [("ADDED", "b"), ("MODIFIED", "b"), ("MODIFIED", "b"),
                                       ("DELETED", "b")]
     with pytest.raises(BadRequest):
         store.watch(CM, label_selector="a in (")
@@ -562,7 +567,7 @@ def test_send_initial_events_ends_with_a_bookmark(store):
     store.create(CM, cm("b"))
     store.create(CM, cm("a"))
     w = store.watch(CM, send_initial_events=True, allow_bookmarks=True)
-    events = w.get_nowait()
+    events = drain(w)
     assert kinds(events[:2]) == [("ADDED", "a"), ("ADDED", "b")]
     mark = events[2]
     assert mark.type == "BOOKMARK" and len(events) == 3
@@ -570,10 +575,10 @@ def test_send_initial_events_ends_with_a_bookmark(store):
     assert mark.object["metadata"]["resourceVersion"] == "2"
     assert mark.object["metadata"]["annotations"] == {INITIAL_EVENTS_END: "true"}
     store.create(CM, cm("c"))
-    assert kinds(w.get_nowait()) == [("ADDED", "c")]
+    assert kinds(drain(w)) == [("ADDED", "c")]
     # with a version: a snapshot at least that new, then the bookmark
     w2 = store.watch(CM, send_initial_events=True, resource_version="1", allow_bookmarks=True)
-    events = w2.get_nowait()
+    events = drain(w2)
     assert [e.type for e in events] == ["ADDED"] * 3 + ["BOOKMARK"]
     assert events[-1].object["metadata"]["resourceVersion"] == "3"
 
@@ -585,33 +590,33 @@ def test_bookmarks(store):
     store.create("pods", {"kind": "Pod", "metadata": {"name": "p", "namespace": "d"}})
     w.bookmark()
     quiet.bookmark()
-    assert quiet.get_nowait() == []
-    [mark] = w.get_nowait()
+    assert drain(quiet) == []
+    [mark] = drain(w)
     assert mark == WatchEvent("BOOKMARK", {"kind": "ConfigMap", "apiVersion": "v1",
                                            "metadata": {"resourceVersion": "2"}})
     crd = store.watch("example.com/widgets", resource_version="2", allow_bookmarks=True)
     store.send_bookmarks()
-    assert crd.get_nowait()[0].object == {"kind": "", "apiVersion": "",
+    assert drain(crd)[0].object == {"kind": "", "apiVersion": "",
                                           "metadata": {"resourceVersion": "2"}}
-    assert [e.type for e in w.get_nowait()] == ["BOOKMARK"]
+    assert [e.type for e in drain(w)] == ["BOOKMARK"]
 
 
 def test_watch_stop_and_context_manager(store):
     with store.watch(CM) as w:
         store.create(CM, cm("a"))
     assert w.stopped
-    assert w.get_nowait() == []
+    assert drain(w) == []
     store.create(CM, cm("b"))
-    assert w.get_nowait() == []
+    assert drain(w) == []
 
 
 def test_watch_events_are_independent_copies(store):
     w1 = store.watch(CM)
     w2 = store.watch(CM)
     store.create(CM, cm("a"))
-    [e1] = w1.get_nowait()
+    [e1] = drain(w1)
     e1.object["data"]["k"] = "mutated"
-    [e2] = w2.get_nowait()
+    [e2] = drain(w2)
     assert e2.object["data"] == {"k": "v"}
     assert store.get(CM, "default", "a")["data"] == {"k": "v"}
 
@@ -623,14 +628,14 @@ def test_watch_expired_after_compaction(store):
     with pytest.raises(Expired) as e:
         store.watch(CM, resource_version="2")
     assert e.value.code == 410 and str(e.value) == "too old resource version: 2 (3)"
-    assert kinds(store.watch(CM, resource_version="3").get_nowait()) == [("ADDED", "o3"), ("ADDED", "o4")]
+    assert kinds(drain(store.watch(CM, resource_version="3"))) == [("ADDED", "o3"), ("ADDED", "o4")]
     # compaction keeps the latest state of every live object
     assert names(store.list(CM).items) == [f"o{i}" for i in range(5)]
     store.compact(2)  # going back is a no-op
     assert store.compacted_revision() == 3
     store.compact(100)  # clamped to the current revision
     assert store.compacted_revision() == 5
-    assert store.watch(CM, resource_version="5").get_nowait() == []
+    assert drain(store.watch(CM, resource_version="5")) == []
 
 
 def test_automatic_compaction_keeps_history_revisions(make_store):
@@ -646,7 +651,7 @@ def test_automatic_compaction_keeps_history_revisions(make_store):
     assert store.compacted_revision() == 7
     with pytest.raises(Expired):
         store.watch(CM, resource_version="6")
-    assert len(store.watch(CM, resource_version="7").get_nowait()) == 5
+    assert len(drain(store.watch(CM, resource_version="7"))) == 5
     assert [o["data"]["k"] for o in store.list(CM, resource_version="7").items] == ["4"]
     assert [o["data"]["k"] for o in store.list(CM).items] == ["9"]
 
@@ -665,11 +670,11 @@ def test_compaction_keeps_untouched_objects_and_history_after_it(store):
             store.list(CM, resource_version="4").items] == [("busy", "1"), ("stable", "v")]
     assert [(o["metadata"]["name"], o["data"]["k"]) for o in
             store.list(CM, resource_version="7").items] == [("stable", "v")]
-    assert summary(store.watch(CM, resource_version="4").get_nowait()) == [
+    assert summary(drain(store.watch(CM, resource_version="4"))) == [
         ("MODIFIED", "busy", 5), ("MODIFIED", "busy", 6), ("DELETED", "busy", 7),
         ("ADDED", "busy", 8)]
     sel = store.watch(CM, resource_version="4", field_selector="metadata.name=busy")
-    assert len(sel.get_nowait()) == 4
+    assert len(drain(sel)) == 4
 
 
 # ---- asyncio --------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """Property test: random operation sequences give identical results on every backend.
 
-Each step runs on a memory and a sqlite store sharing one fake clock and compares the
-outcome (objects modulo uid, errors by type/code/message, list pages and tokens,
-revisions). Watches opened along the way must deliver identical streams, and an
-unfiltered watch opened at the start doubles as an oracle: replaying it gives the state
-at every revision, which ``list(resource_version=N)`` must return.
+Each step runs on a memory and a sqlite store (and, in ``TestEtcdEquivalence``, a memory
+and an etcd store) sharing one fake clock and compares the outcome (objects modulo uid,
+errors by type/code/message, list pages and tokens, revisions). Watches opened along the
+way must deliver identical streams, and an unfiltered watch opened at the start doubles
+as an oracle: replaying it gives the state at every revision, which
+``list(resource_version=N)`` must return.
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.store import ListResult, MemoryStore, SqliteStore, WatchEvent
+from tests.store.conftest import etcd_store
+from tests.store.helpers import drain
 
 HISTORY = 14
+ETCD_EXAMPLES = 25  # each step costs a few etcd round trips
 RESOURCES = st.sampled_from(["configmaps", "pods"])
 NAMESPACES = st.sampled_from(["a", "b"])
 NAMES = st.sampled_from(["x", "y", "z"])
@@ -62,17 +67,24 @@ def _key(obj):
 
 
 class Equivalence(RuleBasedStateMachine):
+    backends = ("memory", "sqlite")
+    etcd_endpoint = ""
+
+    def make(self, backend):
+        if backend == "memory":
+            return MemoryStore(clock=self.clock, history=HISTORY)
+        if backend == "sqlite":
+            return SqliteStore(str(Path(self.dir) / "eq.db"), clock=self.clock, history=HISTORY,
+                               synchronous="OFF")
+        return etcd_store(self.etcd_endpoint, clock=self.clock, history=HISTORY)
+
     def __init__(self) -> None:
         super().__init__()
         self.clock = Clock()
         self.dir = tempfile.mkdtemp(prefix="kvert-store-eq-")
-        self.stores = [
-            MemoryStore(clock=self.clock, history=HISTORY),
-            SqliteStore(str(Path(self.dir) / "eq.db"), clock=self.clock, history=HISTORY,
-                        synchronous="OFF"),
-        ]
+        self.stores = [self.make(b) for b in self.backends]
         # per store, the same watches in the same order
-        self.watches: list[list] = [[], []]
+        self.watches: list[list] = [[] for _ in self.stores]
         self.oracle = [self.stores[0].watch(r, resource_version="0")
                        for r in ("configmaps", "pods")]
         self.state: dict[str, dict] = {"configmaps": {}, "pods": {}}
@@ -92,9 +104,10 @@ class Equivalence(RuleBasedStateMachine):
                 outcomes.append(("ok", _strip(op(s))))
             except ApiError as e:
                 outcomes.append(("error", type(e).__name__, e.code, _UUID.sub("<uid>", e.message)))
-        assert outcomes[0] == outcomes[1], outcomes
-        assert self.stores[0].current_revision() == self.stores[1].current_revision()
-        assert self.stores[0].compacted_revision() == self.stores[1].compacted_revision()
+        for other, s in zip(outcomes[1:], self.stores[1:]):
+            assert other == outcomes[0], outcomes
+            assert s.current_revision() == self.stores[0].current_revision()
+            assert s.compacted_revision() == self.stores[0].compacted_revision()
         return outcomes[0]
 
     def change(self, resource, ns, name, edit, rv_mode="current"):
@@ -225,7 +238,7 @@ class Equivalence(RuleBasedStateMachine):
             w = s.watch(resource, namespace=ns, label_selector=labels, field_selector=fields,
                         resource_version=rv, send_initial_events=initial, allow_bookmarks=True)
             opened.append(w)
-            return w.get_nowait()
+            return drain(w)
 
         if self.both(op)[0] == "ok":
             for i, w in enumerate(opened):
@@ -253,15 +266,17 @@ class Equivalence(RuleBasedStateMachine):
 
     @invariant()
     def watches_agree(self):
-        for mine, theirs in zip(*self.watches):
-            assert _strip(mine.get_nowait()) == _strip(theirs.get_nowait())
+        for mine, *theirs in zip(*self.watches):
+            expected = _strip(drain(mine))
+            for other in theirs:
+                assert _strip(drain(other)) == expected
 
     @invariant()
     def history_matches_the_oracle(self):
         # oracle[0] watches configmaps on the memory store, oracle[1] pods on it; the
         # sqlite store is checked against the same expected states.
         for w, resource in zip(self.oracle, ("configmaps", "pods")):
-            for event in w.get_nowait():
+            for event in drain(w):
                 state = self.state[resource]
                 key = _key(event.object)
                 if event.type == "DELETED":
@@ -287,3 +302,18 @@ Equivalence.TestCase.settings = settings(
     max_examples=40, stateful_step_count=30, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 TestEquivalence = Equivalence.TestCase
+
+
+class EtcdEquivalence(Equivalence):
+    backends = ("memory", "etcd")
+
+
+@pytest.fixture
+def _etcd_endpoint(etcd_server):
+    EtcdEquivalence.etcd_endpoint = etcd_server.endpoint
+
+
+EtcdEquivalence.TestCase.settings = settings(
+    max_examples=ETCD_EXAMPLES, stateful_step_count=30, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+TestEtcdEquivalence = pytest.mark.usefixtures("_etcd_endpoint")(EtcdEquivalence.TestCase)

@@ -187,7 +187,9 @@ def test_open_store_urls(tmp_path):
         assert isinstance(s, SqliteStore) and s.path == f"{tmp_path}/x.db"
         assert s._db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
     with pytest.raises(ValueError):
-        open_store("etcd://localhost:2379")
+        open_store("etcd://")  # etcd URLs are tested with an etcd in test_etcd.py
+    with pytest.raises(ValueError):
+        open_store("redis://localhost:6379")
     with pytest.raises(ValueError):
         open_store("sqlite:")
     db = sqlite3.connect(f"{tmp_path}/x.db")

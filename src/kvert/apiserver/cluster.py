@@ -45,7 +45,10 @@ class Cluster:
         await self.server.bootstrap()
         crds = CRDController(InProcessClient(self.server.registry, user="system:apiserver"), self.clock)
         self.server.run_background(crds.run())
-        await crds.install(vpa_crds())
+        vpa = vpa_crds()
+        await crds.install(vpa)
+        for crd in vpa:
+            await crds.wait_established(crd["metadata"]["name"])
         self.url = await self.server.start(self.host, self.port, pki.server_context())
         write_kubeconfig(self.kubeconfig, self.url, pki.ca_pem(), tokens.token_for(ADMIN))
 

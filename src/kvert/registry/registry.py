@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 from kvert.api import defaults, validation
+from kvert.api.schema import prepare_custom_object
 from kvert.api.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound,
                               invalid, required, status_success)
 from kvert.api.kinds import ResourceType, by_key
@@ -87,7 +88,7 @@ class Registry:
         if field_manager:
             obj = update_managed_fields(None, obj, field_manager, now=format_time(self.clock.now()))
             attrs.object = obj
-        _raise_invalid(rt, obj, validation.validate(obj))
+        _raise_invalid(rt, obj, prepare_custom_object(obj, rt.schema) + validation.validate(obj))
         await self.admission.validate(attrs)
         if dry_run:
             self._must_not_exist(resource, rt, obj)
@@ -127,6 +128,10 @@ class Registry:
             attrs.object = new
         if not subresource:
             causes = validation.validate_update(new, old)
+        if subresource in ("", "status"):
+            # A custom resource is pruned, defaulted and checked against its schema as a
+            # whole, on /status too.
+            causes = prepare_custom_object(new, rt.schema) + causes
         _raise_invalid(rt, new, causes)
         await self.admission.validate(attrs)
         if dry_run:

@@ -7,9 +7,14 @@ persist revisions and answer snapshot and history queries (the ``_``-prefixed ho
 ``BaseStore``); metadata handling, optimistic concurrency, generation, graceful deletion
 and finalizers, selector filtering, pagination tokens and watch fan-out live here, once.
 
-Watches are fed synchronously by the write that makes the change, in revision order, so
-they need no threads: a consumer drains them with ``get_nowait()`` or awaits ``next()``
-in the asyncio loop the store is written from (a virtual-time loop works the same).
+In the local backends (memory, sqlite) watches are fed synchronously by the write that
+makes the change, in revision order, so they need no threads: a consumer drains them with
+``get_nowait()`` or awaits ``next()`` in the asyncio loop the store is written from (a
+virtual-time loop works the same). A backend shared by several processes (etcd) feeds its
+watches from the database's own change stream instead: it overrides ``_feed`` (what a
+write does for the watches after persisting), ``_subscribe`` (how a new watch joins the
+stream) and ``_make_watch``, and reports lost optimistic-concurrency races with
+``WriteRaced`` so the operation is retried against the fresh state.
 """
 
 from __future__ import annotations
@@ -117,12 +122,16 @@ class Record:
     far less memory and garbage-collector time than one of nested dicts. For DELETED the
     object is the last stored state with the deletion's revision, as etcd3/kube-apiserver
     report it. ``prev`` (memory backend only) is the record this one replaced.
+
+    ``stamp``: when set, ``raw`` does not carry the revision (etcd stores objects without
+    it, as kube-apiserver does: it is the key's mod_revision) and every decoded copy gets
+    ``metadata.resourceVersion = stamp``.
     """
 
-    __slots__ = ("rev", "resource", "namespace", "name", "type", "raw", "prev")
+    __slots__ = ("rev", "resource", "namespace", "name", "type", "raw", "prev", "stamp")
 
     def __init__(self, rev: int, resource: str, namespace: str, name: str, type: str, raw: str,
-                 prev: "Record | None" = None):
+                 prev: "Record | None" = None, stamp: str | None = None):
         self.rev = rev
         self.resource = resource
         self.namespace = namespace
@@ -130,20 +139,35 @@ class Record:
         self.type = type
         self.raw = raw
         self.prev = prev
+        self.stamp = stamp
 
     @property
     def obj(self) -> Obj:
         """A fresh decoded copy (not cached: decode once and keep it where needed)."""
-        return _loads(self.raw)
+        obj = _loads(self.raw)
+        if self.stamp is not None:
+            obj["metadata"]["resourceVersion"] = self.stamp
+        return obj
 
     def copy(self) -> Obj:
-        return _loads(self.raw)
+        obj = _loads(self.raw)
+        if self.stamp is not None:
+            obj["metadata"]["resourceVersion"] = self.stamp
+        return obj
 
     def __repr__(self) -> str:
         return f"Record({self.rev}, {self.type}, {self.resource}, {self.namespace}/{self.name})"
 
 
 # ---- the shared store -----------------------------------------------------------------
+
+
+class WriteRaced(Exception):
+    """Raised by ``_persist`` when the stored state changed since it was read (another
+    writer won an optimistic-concurrency race): the operation is retried from the read."""
+
+
+_MAX_RACES = 100
 
 
 def _default_clock() -> Any:
@@ -159,6 +183,10 @@ class BaseStore:
     writes go on (None or 0 keeps everything until ``compact``). ``uid_factory`` makes
     ``metadata.uid`` (uuid4 by default; a seeded one makes simulations reproducible).
     """
+
+    # False where ``_persist`` itself refuses to create over an existing object (raising
+    # AlreadyExists), saving a read: etcd's create is a txn on create_revision == 0.
+    _read_before_create = True
 
     def __init__(self, clock: Any = None, history: int | None = 10000,
                  uid_factory: Callable[[], str] | None = None):
@@ -183,8 +211,9 @@ class BaseStore:
         raise NotImplementedError
 
     def _snapshot(self, resource: str, namespace: str | None, rev: int,
-                  after: tuple[str, str] | None) -> Iterator[Record]:
-        """Objects live at revision ``rev``, sorted by (namespace, name), keys > ``after``."""
+                  after: tuple[str, str] | None, hint: int = 0) -> Iterator[Record]:
+        """Objects live at revision ``rev``, sorted by (namespace, name), keys > ``after``.
+        ``hint``: how many the caller expects to take (0: all), for backends that page."""
         raise NotImplementedError
 
     def _count(self, resource: str, namespace: str | None, rev: int,
@@ -202,6 +231,57 @@ class BaseStore:
 
     def _close(self) -> None:
         pass
+
+    def _persist(self, resource: str, namespace: str, name: str, type: str, obj: Obj,
+                 prev: Record | None) -> Record:
+        """Store ``obj`` (ours to change at the top and in metadata) as the next revision of
+        the object, ``prev`` being the record it replaces (None for ADDED), and return the
+        new record. The local backends number revisions here and persist with ``_write``;
+        a backend whose database numbers them (etcd) overrides this, raising WriteRaced
+        when ``prev`` is no longer current."""
+        rev = self._rev + 1
+        obj["metadata"]["resourceVersion"] = str(rev)
+        try:
+            raw = _dumps(obj)
+        except (TypeError, ValueError, RecursionError) as e:
+            raise BadRequest(f"the object is not valid JSON: {e}") from None
+        rec = Record(rev, resource, namespace, name, type, raw, prev if type != ADDED else None)
+        compact_to = None
+        if self._history is not None and rev - self._compacted > self._history:
+            compact_to = rev - self._history
+        self._write(rec, prev, compact_to)
+        self._rev = rev
+        if compact_to is not None:
+            self._compacted = compact_to
+        return rec
+
+    def _feed(self, rec: Record, prev: Record | None, obj: Obj | None,
+              prev_obj: Obj | None) -> None:
+        """After a write: queue its event on the watches, synchronously (local backends)."""
+        watchers = self._watchers.get(rec.resource)
+        if watchers:
+            for w in watchers:
+                w._offer(rec, prev, obj, prev_obj)
+
+    def _make_watch(self, resource: str, namespace: str | None, match: Match | None,
+                    allow_bookmarks: bool) -> "Watch":
+        return Watch(self, resource, namespace, match, allow_bookmarks)
+
+    def _subscribe(self, w: "Watch", after: int, replay: bool) -> None:
+        """Start feeding ``w`` every change after revision ``after`` (replaying retained
+        history first when ``replay``; otherwise ``after`` is the current revision)."""
+        if replay:
+            for rec, prev in self._changes(w.resource, after):
+                w._offer(rec, prev)
+        self._watchers.setdefault(w.resource, {})[w] = None
+
+    def _retrying(self, op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        for _ in range(_MAX_RACES):
+            try:
+                return op(*args, **kwargs)
+            except WriteRaced:
+                continue
+        raise Conflict(args[0], "", "too many concurrent writes to the object; try again")
 
     # ---- reads ------------------------------------------------------------------------
 
@@ -231,25 +311,24 @@ class BaseStore:
             rev, after = decode_continue(continue_token)
             if rev < self._compacted:
                 raise Expired(CONTINUE_EXPIRED_MESSAGE)
-            if rev > self._rev:
-                raise Timeout(f"Too large resource version: {rev}, current: {self._rev}")
+            self._check_not_too_large(rev)
         else:
             rev = self._read_revision(resource_version)
         limit = max(0, int(limit or 0))
         items: list[Obj] = []
         last: Record | None = None
         more = False
-        records = self._snapshot(resource, namespace, rev, after)
+        records = self._snapshot(resource, namespace, rev, after, limit + 1 if limit else 0)
         try:
             for rec in records:
                 if limit and len(items) >= limit:
                     more = True
                     break
                 if match is None:
-                    items.append(_loads(rec.raw))
+                    items.append(rec.copy())
                     last = rec
                 else:
-                    obj = _loads(rec.raw)
+                    obj = rec.copy()
                     if match(obj):
                         items.append(obj)
                         last = rec
@@ -269,6 +348,9 @@ class BaseStore:
 
     def create(self, resource: str, obj: Obj) -> Obj:
         self._check_open()
+        return self._retrying(self._create, resource, obj)
+
+    def _create(self, resource: str, obj: Obj) -> Obj:
         new, md = _copy_in(obj)
         name = md.get("name")
         if not name:
@@ -276,7 +358,7 @@ class BaseStore:
         if md.get("resourceVersion"):
             raise BadRequest("resourceVersion should not be set on objects to be created")
         namespace = md.get("namespace") or ""
-        if self._current(resource, namespace, name) is not None:
+        if self._read_before_create and self._current(resource, namespace, name) is not None:
             raise AlreadyExists(resource, name)
         md.pop("deletionTimestamp", None)
         md.pop("deletionGracePeriodSeconds", None)
@@ -289,6 +371,9 @@ class BaseStore:
 
     def update(self, resource: str, obj: Obj) -> Obj:
         self._check_open()
+        return self._retrying(self._update, resource, obj)
+
+    def _update(self, resource: str, obj: Obj) -> Obj:
         new, md = _copy_in(obj)
         name = md.get("name")
         if not name:
@@ -329,6 +414,11 @@ class BaseStore:
                grace_period_seconds: int | None = 0,
                preconditions: dict | None = None) -> tuple[Obj, bool]:
         self._check_open()
+        return self._retrying(self._delete, resource, namespace, name,
+                              grace_period_seconds, preconditions)
+
+    def _delete(self, resource: str, namespace: str, name: str, grace_period_seconds: int | None,
+                preconditions: dict | None) -> tuple[Obj, bool]:
         namespace = namespace or ""
         cur = self._current(resource, namespace, name)
         if cur is None:
@@ -370,7 +460,7 @@ class BaseStore:
         """Forget history at or below ``revision`` (each live object keeps its latest
         state); list and watch at a revision older than ``revision`` are then Expired."""
         self._check_open()
-        revision = min(int(revision), self._rev)
+        revision = min(int(revision), self.current_revision())
         if revision <= self._compacted:
             return
         self._compact(self._compacted, revision)
@@ -385,24 +475,8 @@ class BaseStore:
                 prev: Record | None = None, prev_obj: Obj | None = None) -> Record:
         """Write ``obj`` (ours to change at the top and in metadata; its nested values may
         be the caller's and are only read) as the next revision and feed the watches."""
-        rev = self._rev + 1
-        obj["metadata"]["resourceVersion"] = str(rev)
-        try:
-            raw = _dumps(obj)
-        except (TypeError, ValueError, RecursionError) as e:
-            raise BadRequest(f"the object is not valid JSON: {e}") from None
-        rec = Record(rev, resource, namespace, name, type, raw, prev if type != ADDED else None)
-        compact_to = None
-        if self._history is not None and rev - self._compacted > self._history:
-            compact_to = rev - self._history
-        self._write(rec, prev, compact_to)
-        self._rev = rev
-        if compact_to is not None:
-            self._compacted = compact_to
-        watchers = self._watchers.get(resource)
-        if watchers:
-            for w in watchers:
-                w._offer(rec, prev, obj, prev_obj)
+        rec = self._persist(resource, namespace, name, type, obj, prev)
+        self._feed(rec, prev, obj, prev_obj)
         return rec
 
     # ---- watch ------------------------------------------------------------------------
@@ -412,29 +486,30 @@ class BaseStore:
               send_initial_events: bool = False, allow_bookmarks: bool = False) -> "Watch":
         self._check_open()
         match = self._matcher(resource, label_selector, field_selector)
-        w = Watch(self, resource, namespace, match, allow_bookmarks)
         rv = resource_version or ""
         if rv in ("", "0") or send_initial_events:
+            current = self.current_revision()
             if rv not in ("", "0"):
                 # sendInitialEvents with a version: any snapshot not older than it will do.
-                self._check_not_too_large(_parse_rv(rv))
-            for rec in self._snapshot(resource, namespace, self._rev, None):
+                self._check_not_too_large(_parse_rv(rv), current)
+            w = self._make_watch(resource, namespace, match, allow_bookmarks)
+            for rec in self._snapshot(resource, namespace, current, None):
                 if match is None:
-                    w._push((ADDED, rec.raw, None))
+                    w._push((ADDED, rec.raw, rec.stamp))
                 else:
-                    obj = _loads(rec.raw)
+                    obj = rec.copy()
                     if match(obj):
                         w._push(WatchEvent(ADDED, obj))
             if send_initial_events:
-                w._push(w._bookmark_event({INITIAL_EVENTS_END: "true"}))
+                w._push(w._bookmark_event({INITIAL_EVENTS_END: "true"}, current))
+            self._subscribe(w, current, False)
         else:
             start = _parse_rv(rv)
             if start < self._compacted:
                 raise Expired(f"too old resource version: {start} ({self._compacted})")
             self._check_not_too_large(start)
-            for rec, prev in self._changes(resource, start):
-                w._offer(rec, prev)
-        self._watchers.setdefault(resource, {})[w] = None
+            w = self._make_watch(resource, namespace, match, allow_bookmarks)
+            self._subscribe(w, start, True)
         return w
 
     def send_bookmarks(self) -> None:
@@ -478,13 +553,15 @@ class BaseStore:
         if self._closed:
             raise RuntimeError("the store is closed")
 
-    def _check_not_too_large(self, rev: int) -> None:
-        if rev > self._rev:
-            raise Timeout(f"Too large resource version: {rev}, current: {self._rev}")
+    def _check_not_too_large(self, rev: int, current: int | None = None) -> None:
+        if current is None:
+            current = self.current_revision()
+        if rev > current:
+            raise Timeout(f"Too large resource version: {rev}, current: {current}")
 
     def _read_revision(self, resource_version: str) -> int:
         if resource_version in ("", "0"):
-            return self._rev
+            return self.current_revision()
         rev = _parse_rv(resource_version)
         if rev < self._compacted:
             raise Expired(f"too old resource version: {rev} ({self._compacted})")
@@ -524,7 +601,7 @@ class Watch:
             return
         match = self._match
         if match is None:
-            self._push((rec.type, rec.raw, None))
+            self._push((rec.type, rec.raw, rec.stamp))
             return
         kind = rec.type
         if obj is None:
@@ -532,14 +609,14 @@ class Watch:
         if kind != MODIFIED:
             # ADDED: the new state; DELETED: its object is the last stored state
             if match(obj):
-                self._push((kind, rec.raw, None))
+                self._push((kind, rec.raw, rec.stamp))
             return
         now = match(obj)
         if prev_obj is None and prev is not None:
             prev_obj = prev.obj
         before = prev_obj is not None and match(prev_obj)
         if now:
-            self._push((MODIFIED if before else ADDED, rec.raw, None))
+            self._push((MODIFIED if before else ADDED, rec.raw, rec.stamp))
         elif before:
             # stopped matching: DELETED with the previous state at the event's revision
             assert prev is not None
@@ -558,7 +635,12 @@ class Watch:
             if not fut.done():
                 fut.set_result(None)
 
-    def _bookmark_event(self, annotations: dict[str, str] | None = None) -> WatchEvent:
+    def _bookmark_revision(self) -> int:
+        """The revision a BOOKMARK reports now: every event up to it has been queued."""
+        return self._store.current_revision()
+
+    def _bookmark_event(self, annotations: dict[str, str] | None = None,
+                        revision: int | None = None) -> WatchEvent:
         try:
             from kvert.api.kinds import by_key
 
@@ -566,7 +648,9 @@ class Watch:
             kind, api_version = rt.kind, rt.api_version
         except KeyError:
             kind, api_version = "", ""
-        md: Obj = {"resourceVersion": str(self._store.current_revision())}
+        if revision is None:
+            revision = self._bookmark_revision()
+        md: Obj = {"resourceVersion": str(revision)}
         if annotations:
             md["annotations"] = dict(annotations)
         return WatchEvent(BOOKMARK, {"kind": kind, "apiVersion": api_version, "metadata": md})

@@ -48,7 +48,7 @@ class MemoryStore(BaseStore):
             self._compact(self._compacted, compact_to)
 
     def _snapshot(self, resource: str, namespace: str | None, rev: int,
-                  after: tuple[str, str] | None) -> Iterator[Record]:
+                  after: tuple[str, str] | None, hint: int = 0) -> Iterator[Record]:
         by_ns = self._objs.get(resource)
         if not by_ns:
             return

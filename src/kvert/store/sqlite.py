@@ -135,7 +135,7 @@ class SqliteStore(BaseStore):
             raise
 
     def _snapshot(self, resource: str, namespace: str | None, rev: int,
-                  after: tuple[str, str] | None) -> Iterator[Record]:
+                  after: tuple[str, str] | None, hint: int = 0) -> Iterator[Record]:
         where, args = self._range("x", resource, namespace, after)
         if rev >= self._rev:
             sql = ("SELECT x.rev, x.namespace, x.name, r.event_type, r.object FROM current AS x "

@@ -54,7 +54,7 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import misc, node, pod, policy, resize, vpa, workloads
+from . import crd, misc, node, pod, policy, resize, vpa, workloads
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -82,6 +82,7 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("events.k8s.io/v1", "Event"): misc.validate_events_event,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint,
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd,
 }
 
 _UPDATE: dict[tuple[str, str], Update] = {
@@ -97,6 +98,7 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("events.k8s.io/v1", "Event"): misc.validate_events_event_update,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_update,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint_update,
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd_update,
 }
 
 _STATUS: dict[tuple[str, str], Update] = {
@@ -107,6 +109,7 @@ _STATUS: dict[tuple[str, str], Update] = {
     ("apps/v1", "ReplicaSet"): lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet"),
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_status_update,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_status_update,
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd_status_update,
 }
 
 
@@ -124,7 +127,8 @@ def _namespaced(obj: dict) -> bool | None:
 
 
 def _metadata_only(obj: dict) -> Causes:
-    return validate_object_meta(obj, namespaced=_namespaced(obj))
+    # Kinds without their own rules are custom resources: apimachinery's generic rules.
+    return validate_object_meta(obj, namespaced=_namespaced(obj), builtin=False)
 
 
 def _kind_unchanged(new: dict, old: dict) -> Causes:
@@ -137,8 +141,8 @@ def _kind_unchanged(new: dict, old: dict) -> Causes:
 
 def _generic_update(new: dict, old: dict) -> Causes:
     """Metadata update rules plus the create rules for the body."""
-    errs = validate_object_meta_update(new, old)
     create = _CREATE.get(_gvk(new))
+    errs = validate_object_meta_update(new, old, builtin=create is not None)
     if create is not None:
         errs.extend(c for c in create(new) if not c.field.startswith("metadata"))
     return errs
@@ -183,7 +187,11 @@ def validate_update(new: dict, old: dict) -> list[Cause]:
 @_update_entry
 def validate_status_update(new: dict, old: dict) -> list[Cause]:
     """Causes that make a ``status`` subresource write invalid."""
-    return _kind_unchanged(new, old) + _STATUS.get(_gvk(new), validate_object_meta_update)(new, old)
+    status = _STATUS.get(_gvk(new))
+    if status is None:
+        return _kind_unchanged(new, old) + validate_object_meta_update(
+            new, old, builtin=_gvk(new) in _CREATE)
+    return _kind_unchanged(new, old) + status(new, old)
 
 
 @_update_entry

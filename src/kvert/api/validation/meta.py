@@ -26,7 +26,7 @@ _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 def validate_object_meta(obj: Any, *, namespaced: bool | None,
                          name_fn: NameFn = names.name_is_dns_subdomain,
-                         path: str = "metadata", meta: Any = None) -> Causes:
+                         path: str = "metadata", meta: Any = None, builtin: bool = True) -> Causes:
     """Create-time metadata checks.
 
     ``namespaced`` True requires ``namespace``, False forbids it, None (a kind kvert does
@@ -64,11 +64,13 @@ def validate_object_meta(obj: Any, *, namespaced: bool | None,
     elif namespace:
         errs.extend(invalid(ns_path, namespace, m) for m in names.name_is_dns_label(namespace))
 
-    errs.extend(_common_meta(meta, path))
+    errs.extend(_common_meta(meta, path, builtin))
     return errs
 
 
-def _common_meta(meta: dict, path: str) -> Causes:
+def _common_meta(meta: dict, path: str, builtin: bool = True) -> Causes:
+    """``builtin`` applies the core API's rules on top of apimachinery's generic ones (which
+    custom resources follow): a finalizer without a "/" must be a standard one."""
     errs: Causes = []
     errs.extend(nonnegative(get_int(meta, "generation", path, errs), child(path, "generation")))
     errs.extend(names.validate_labels(get_str_map(meta, "labels", path, errs), child(path, "labels")))
@@ -82,7 +84,8 @@ def _common_meta(meta: dict, path: str) -> Causes:
         if not isinstance(f, str):
             errs.append(type_error(index(fin_path, i), f, "string"))
             continue
-        errs.extend(names.validate_finalizer_name(f, fin_path))
+        errs.extend(names.validate_finalizer_name(f, fin_path) if builtin
+                    else names.validate_qualified_name(f, fin_path))
     if "orphan" in finalizers and "foregroundDeletion" in finalizers:
         errs.append(invalid(fin_path, finalizers,
                             "finalizer orphan and foregroundDeletion cannot be both set"))
@@ -117,7 +120,8 @@ def _owner_references(refs: list, path: str) -> Causes:
     return errs
 
 
-def validate_object_meta_update(new: Any, old: Any, path: str = "metadata") -> Causes:
+def validate_object_meta_update(new: Any, old: Any, path: str = "metadata",
+                                builtin: bool = True) -> Causes:
     """Update-time metadata checks (``ValidateObjectMetaUpdate``)."""
     errs: Causes = []
     new_meta = new.get("metadata") if isinstance(new, dict) else None
@@ -153,7 +157,7 @@ def validate_object_meta_update(new: Any, old: Any, path: str = "metadata") -> C
     if new_meta.get("uid") and old_meta.get("uid") and new_meta["uid"] != old_meta["uid"]:
         errs.append(immutable(child(path, "uid"), new_meta["uid"]))
 
-    errs.extend(_common_meta(new_meta, path))
+    errs.extend(_common_meta(new_meta, path, builtin))
     return errs
 
 
