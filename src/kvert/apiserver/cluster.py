@@ -20,13 +20,15 @@ from kvert.store import open_store
 
 class Cluster:
     def __init__(self, *, data_dir: Path, store_url: str, host: str = "127.0.0.1", port: int = 6443,
-                 kubeconfig: Path | None = None, clock: Clock | None = None):
+                 kubeconfig: Path | None = None, clock: Clock | None = None,
+                 compaction_interval: float = 300.0):
         self.data_dir = data_dir
         self.store_url = store_url
         self.host = host
         self.port = port
         self.kubeconfig = kubeconfig or data_dir / "kubeconfig"
         self.clock = clock or WallClock()
+        self.compaction_interval = compaction_interval
         self.url = ""
         self.server: ApiServer | None = None
         self.store = None
@@ -43,6 +45,7 @@ class Cluster:
         self.server = ApiServer(self.store, self.clock, authenticator=tokens,
                                 admission=default_chain(self.store, self.clock))
         await self.server.bootstrap()
+        self.server.run_background(self.server.compact_history(self.compaction_interval))
         crds = CRDController(InProcessClient(self.server.registry, user="system:apiserver"), self.clock)
         self.server.run_background(crds.run())
         vpa = vpa_crds()

@@ -84,6 +84,17 @@ class ApiServer:
             await self._runner.cleanup()
             self._runner = None
 
+    async def compact_history(self, interval: float) -> None:
+        """Forget history as kube-apiserver does: at start (its watch cache begins empty, so a
+        watch from an older version is answered 410 Expired), then every ``interval`` seconds
+        up to the revision seen one interval earlier (its etcd compaction)."""
+        mark = self.store.current_revision()
+        self.store.compact(mark)
+        while True:
+            await self.clock.sleep(interval)
+            self.store.compact(mark)
+            mark = self.store.current_revision()
+
     async def bootstrap(self) -> None:
         """Objects every cluster has: the system namespaces and priority classes."""
         from kvert.apiserver.admission import bootstrap

@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=6443, help="HTTPS port (0 picks a free one)")
     p.add_argument("--kubeconfig", type=Path, default=None,
                    help="where to write the kubeconfig (default: DATA_DIR/kubeconfig)")
+    p.add_argument("--compaction-interval", type=float, default=300.0,
+                   help="seconds between compactions of the store's history (kube-apiserver's "
+                        "--etcd-compaction-interval); watches from older versions get 410 Expired")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log verbosity")
     p.set_defaults(func=run)
@@ -46,7 +49,8 @@ async def _up(args: argparse.Namespace) -> int:
     data_dir: Path = args.data_dir.expanduser()
     cluster = Cluster(data_dir=data_dir, store_url=args.store or f"sqlite:{data_dir / 'kvert.db'}",
                       host=args.host, port=args.port,
-                      kubeconfig=(args.kubeconfig or data_dir / "kubeconfig").expanduser())
+                      kubeconfig=(args.kubeconfig or data_dir / "kubeconfig").expanduser(),
+                      compaction_interval=args.compaction_interval)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
