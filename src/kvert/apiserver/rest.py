@@ -160,6 +160,8 @@ def _check_fields(request: web.Request, rt: ResourceType, obj: Any) -> None:
     body = {k: v for k, v in obj.items() if not k.startswith("$")}
     body.setdefault("apiVersion", rt.api_version)
     body.setdefault("kind", rt.kind)
+    if (body["apiVersion"], body["kind"]) != (rt.api_version, rt.kind):
+        return   # the registry refuses a body of another kind, with its own message
     unknown = [p for p in unknown_fields(kinds.all_types(), body) if "$" not in p]
     if not unknown:
         return
