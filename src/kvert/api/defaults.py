@@ -45,8 +45,8 @@ are *not* written (the CRD has no defaults); :func:`effective_controlled_values`
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+from kvert.api.meta import deep_copy
 
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -182,7 +182,7 @@ def _requests_from_limits(c: Any) -> None:
         return
     for name, value in limits.items():
         if name not in requests:
-            requests[name] = copy.deepcopy(value)
+            requests[name] = deep_copy(value)
 
 
 def default_pod(pod: dict) -> None:
@@ -261,7 +261,7 @@ def default_node(obj: dict) -> None:
         return
     capacity = status.get("capacity")
     if status.get("allocatable") is None and isinstance(capacity, dict):
-        status["allocatable"] = copy.deepcopy(capacity)
+        status["allocatable"] = deep_copy(capacity)
 
 
 def default_service(obj: dict) -> None:
@@ -293,7 +293,7 @@ def default_limit_range(obj: dict) -> None:
             if isinstance(source, dict):
                 for name, value in source.items():
                     if name not in target:
-                        target[name] = copy.deepcopy(value)
+                        target[name] = deep_copy(value)
 
 
 def default_vpa(obj: dict) -> None:
@@ -326,7 +326,7 @@ def apply_defaults(obj: dict) -> None:
 
 def defaulted(obj: dict) -> dict:
     """A defaulted deep copy of ``obj``."""
-    out = copy.deepcopy(obj)
+    out = deep_copy(obj)
     apply_defaults(out)
     return out
 

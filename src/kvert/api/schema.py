@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import functools
 import ipaddress
 import json
@@ -60,6 +59,7 @@ from kvert.api.errors import Cause
 from kvert.api.names import is_dns1123_label, is_dns1123_subdomain
 from kvert.api.quantity import QuantityError, parse_quantity
 from kvert.api.validation.common import child, index, key, show
+from kvert.api.meta import deep_copy
 
 Causes = list[Cause]
 
@@ -655,7 +655,7 @@ def _default(x: Any, s: dict | None) -> None:
             if not isinstance(sub, dict) or "default" not in sub or sub["default"] is None:
                 continue
             if k not in x or _non_nullable_null(x[k], sub):
-                x[k] = copy.deepcopy(sub["default"])
+                x[k] = deep_copy(sub["default"])
         additional = _sub(s, "additionalProperties")
         for k in list(x):
             sub = props.get(k)
@@ -663,14 +663,14 @@ def _default(x: Any, s: dict | None) -> None:
                 _default(x[k], sub)
             elif k not in props and additional is not None:
                 if _non_nullable_null(x[k], additional) and additional.get("default") is not None:
-                    x[k] = copy.deepcopy(additional["default"])
+                    x[k] = deep_copy(additional["default"])
                 _default(x[k], additional)
     elif isinstance(x, list):
         items = _sub(s, "items")
         for i in range(len(x)):
             if items is not None and _non_nullable_null(x[i], items) \
                     and items.get("default") is not None:
-                x[i] = copy.deepcopy(items["default"])
+                x[i] = deep_copy(items["default"])
             _default(x[i], items)
 
 
@@ -1124,12 +1124,12 @@ def _check_defaults(s: dict, path: str, errs: Causes, *, root: bool = False,
     if "default" in s and not root and not in_meta:
         value = s["default"]
         if value is not None or not s.get("nullable"):
-            defaulted = copy.deepcopy(value)
+            defaulted = deep_copy(value)
             if isinstance(defaulted, (dict, list)):
                 apply_schema_defaults(defaulted, s)
             errs.extend(validate_against_schema(defaulted, s, child(path, "default")))
             if isinstance(value, (dict, list)):
-                pruned = copy.deepcopy(value)
+                pruned = deep_copy(value)
                 _prune(pruned, s, "", [], resource_root=s.get("x-kubernetes-embedded-resource")
                        is True)
                 if pruned != value:

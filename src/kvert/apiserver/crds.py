@@ -27,7 +27,6 @@ not served), with today's v1 fields and printer columns.
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -35,7 +34,7 @@ from typing import Any
 from kvert.api import kinds
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, Invalid, NotFound
 from kvert.api.kinds import ResourceType
-from kvert.api.meta import format_time
+from kvert.api.meta import deep_copy, format_time
 from kvert.api.validation.crd import condition_true, defaulted_crd, storage_version
 from kvert.client.informer import Informer
 
@@ -80,8 +79,8 @@ def resource_types_for(crd: dict, names: dict | None = None) -> list[ResourceTyp
             namespaced=namespaced, subresources=subresources,
             short_names=tuple(names.get("shortNames") or ()),
             categories=tuple(names.get("categories") or ()),
-            schema=copy.deepcopy(schema) if isinstance(schema, dict) else None,
-            printer_columns=tuple(copy.deepcopy(c) for c in v.get("additionalPrinterColumns") or ()
+            schema=deep_copy(schema) if isinstance(schema, dict) else None,
+            printer_columns=tuple(deep_copy(c) for c in v.get("additionalPrinterColumns") or ()
                                   if isinstance(c, dict)),
         ))
     return out
@@ -160,7 +159,7 @@ def accepted_status(crd: dict, existing_types: Iterable[Any], *, now: float | No
     """
     crd = defaulted_crd(crd)
     requested = _crd_names(crd)
-    status = copy.deepcopy(crd.get("status")) if isinstance(crd.get("status"), dict) else {}
+    status = deep_copy(crd.get("status")) if isinstance(crd.get("status"), dict) else {}
     accepted = status.get("acceptedNames") if isinstance(status.get("acceptedNames"), dict) else {}
     used_resources, used_kinds = _used_names(crd, existing_types)
     new_names = dict(accepted)
@@ -282,13 +281,13 @@ class CRDController:
             name = crd["metadata"]["name"]
             for _ in range(8):
                 try:
-                    await self.client.create(CRD_RESOURCE, copy.deepcopy(crd))
+                    await self.client.create(CRD_RESOURCE, deep_copy(crd))
                     break
                 except AlreadyExists:
                     pass
                 current = await self.client.get(CRD_RESOURCE, name)
-                desired = copy.deepcopy(current)
-                desired["spec"] = copy.deepcopy(crd["spec"])
+                desired = deep_copy(current)
+                desired["spec"] = deep_copy(crd["spec"])
                 meta = desired.setdefault("metadata", {})
                 for field in ("labels", "annotations"):
                     wanted = (crd.get("metadata") or {}).get(field) or {}
@@ -368,7 +367,7 @@ class CRDController:
             waiter.set()
         finalizers = list((crd.get("metadata") or {}).get("finalizers") or [])
         if CLEANUP_FINALIZER not in finalizers and name not in self._no_finalizer:
-            updated = copy.deepcopy(crd)
+            updated = deep_copy(crd)
             updated["metadata"]["finalizers"] = finalizers + [CLEANUP_FINALIZER]
             try:
                 await self.client.update(CRD_RESOURCE, updated)
@@ -448,7 +447,7 @@ class CRDController:
         for _ in range(8):
             finalizers = [f for f in (crd["metadata"].get("finalizers") or [])
                           if f != CLEANUP_FINALIZER]
-            updated = copy.deepcopy(crd)
+            updated = deep_copy(crd)
             updated["metadata"]["finalizers"] = finalizers
             try:
                 await self.client.update(CRD_RESOURCE, updated)
@@ -472,7 +471,7 @@ class CRDController:
             crd = await self._get(name)
             if crd is None:
                 return None
-            status = copy.deepcopy(crd.get("status") or {})
+            status = deep_copy(crd.get("status") or {})
             set_condition(status, condition, self.clock.now())
             if status == crd.get("status"):
                 return crd

@@ -7,10 +7,10 @@ same here as against a remote API server.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from kvert.registry import Registry
+from kvert.api.meta import deep_copy
 
 
 class InProcessClient:
@@ -40,7 +40,7 @@ class InProcessClient:
 
     async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
                     namespace: str = "", subresource: str = "", dry_run: bool = False) -> dict:
-        return await self.registry.patch(resource, name, copy.deepcopy(patch), patch_type,
+        return await self.registry.patch(resource, name, deep_copy(patch), patch_type,
                                          namespace=namespace, subresource=subresource,
                                          dry_run=dry_run, user=self.user)
 

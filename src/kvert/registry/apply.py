@@ -43,7 +43,6 @@ Simplified, compared with Kubernetes:
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -52,6 +51,7 @@ import yaml
 
 from kvert.api.errors import ApiError, BadRequest, Cause, Conflict, Invalid, required
 from kvert.api.patchmeta import PatchMeta, patch_meta
+from kvert.api.meta import deep_copy
 
 __all__ = ["server_side_apply", "update_managed_fields", "ApplyConflict", "parse_apply_body",
            "fields_to_v1", "fields_from_v1", "path_string", "manager_from_user_agent",
@@ -386,7 +386,7 @@ class _Typed:
             return out
         if rk in ("assoc", "set"):
             return self._merge_list(lhs, rhs, meta, fpath)
-        return copy.deepcopy(rhs)
+        return deep_copy(rhs)
 
     def _merge_list(self, lhs: list, rhs: list, meta: PatchMeta, fpath: tuple[str, ...]) -> list:
         """structured-merge-diff's order: the configuration's items in its order, live-only
@@ -404,7 +404,7 @@ class _Typed:
 
         def take(pe: str) -> Any:
             if meta.list_type == "set":
-                return copy.deepcopy(rmap[pe])
+                return deep_copy(rmap[pe])
             return self.merge(lmap.get(pe, _MISSING), rmap[pe], fpath)
 
         li = ri = 0
@@ -423,7 +423,7 @@ class _Typed:
             if li < len(lpes):
                 pe, item = lpes[li]
                 if pe not in rmap:
-                    out.append(copy.deepcopy(item))
+                    out.append(deep_copy(item))
                     li += 1
                     continue
                 if pe in done:
@@ -511,7 +511,7 @@ def _clean(value: Any) -> Any:
 
 
 def _without_managed_fields(obj: dict) -> dict:
-    out = copy.deepcopy(obj)
+    out = deep_copy(obj)
     meta = out.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
@@ -560,7 +560,7 @@ def parse_apply_body(body: Any) -> dict:
             raise BadRequest(f"error decoding YAML: {e}") from e
         body = _json_keys(body)
     else:
-        body = copy.deepcopy(body)
+        body = deep_copy(body)
     if not isinstance(body, dict):
         raise BadRequest("error decoding YAML: the apply configuration must be an object")
     return body
@@ -719,7 +719,7 @@ def update_managed_fields(old: dict | None, new: dict, manager: str, operation: 
     leave every manager. A client that sends managedFields different from the stored ones
     sets them itself (an empty list clears them), as in Kubernetes. Returns a new dict.
     """
-    result = copy.deepcopy(new)
+    result = deep_copy(new)
     meta = result.setdefault("metadata", {})
     old_managed = ((old or {}).get("metadata") or {}).get("managedFields")
     sent = meta.get("managedFields")

@@ -6,7 +6,6 @@ strategic merge patch (``kvert.registry.strategic``) and server-side apply
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any, Callable
 
@@ -15,6 +14,7 @@ import jsonpatch
 from kvert.api.errors import BadRequest, Invalid, UnsupportedMediaType, forbidden
 from kvert.registry.apply import server_side_apply
 from kvert.registry.strategic import strategic_merge_patch
+from kvert.api.meta import deep_copy
 
 MERGE = "application/merge-patch+json"
 JSON = "application/json-patch+json"
@@ -40,7 +40,7 @@ def content_type_of(patch_type: str) -> str:
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: objects merge key by key, ``null`` removes a key, anything else replaces."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return deep_copy(patch)
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
@@ -94,9 +94,9 @@ def apply_patch(target: dict | None, patch: Any, patch_type: str, *,
             raise BadRequest("merge patch must be a JSON object")
         return merge_patch(target, patch)
     if content_type == JSON:
-        return json_patch(copy.deepcopy(target), patch)
+        return json_patch(deep_copy(target), patch)
     if content_type in _EXTRA:
-        return _EXTRA[content_type](copy.deepcopy(target), patch)
+        return _EXTRA[content_type](deep_copy(target), patch)
     accepted = ", ".join([JSON, MERGE, STRATEGIC, APPLY, *_EXTRA])
     raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media "
                                f"types include: {accepted}")

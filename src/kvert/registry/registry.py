@@ -7,7 +7,6 @@ the HTTP API server both call this, so an object written either way is treated a
 
 from __future__ import annotations
 
-import copy
 import random
 from typing import Any
 
@@ -16,7 +15,7 @@ from kvert.api.schema import prepare_custom_object
 from kvert.api.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound,
                               invalid, required, status_success)
 from kvert.api.kinds import ResourceType, by_key
-from kvert.api.meta import format_time, name_of, namespace_of
+from kvert.api.meta import deep_copy, format_time, name_of, namespace_of
 from kvert.api.selectors import LabelSelector
 from kvert.clock import Clock, WallClock
 from kvert.registry import strategy
@@ -71,7 +70,7 @@ class Registry:
     async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
                      dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:
         rt = by_key(resource)
-        obj = copy.deepcopy(obj)
+        obj = deep_copy(obj)
         _check_kind(rt, obj)
         meta = obj.setdefault("metadata", {})
         _place(rt, meta, namespace)
@@ -98,7 +97,7 @@ class Registry:
     async def update(self, resource: str, obj: dict, *, subresource: str = "",
                      dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:
         rt = by_key(resource)
-        obj = copy.deepcopy(obj)
+        obj = deep_copy(obj)
         _check_kind(rt, obj)
         meta = obj.setdefault("metadata", {})
         _place(rt, meta, meta.get("namespace"))

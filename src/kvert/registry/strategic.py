@@ -30,12 +30,12 @@ key order; unknown ``$`` directives are refused.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any, Callable
 
 from kvert.api.errors import BadRequest, UnsupportedMediaType
 from kvert.api.patchmeta import PatchMeta, patch_meta, supports_strategic
+from kvert.api.meta import deep_copy
 
 __all__ = ["strategic_merge_patch", "create_two_way_merge_patch", "DIRECTIVE",
            "DELETE_FROM_PRIMITIVE_LIST", "SET_ELEMENT_ORDER", "RETAIN_KEYS"]
@@ -67,7 +67,7 @@ def strategic_merge_patch(original: dict, patch: dict, api_version: str, kind: s
     def meta(path: tuple[str, ...]) -> PatchMeta:
         return patch_meta(api_version, kind, path)
 
-    result = _Merger(meta).merge_map(copy.deepcopy(original or {}), copy.deepcopy(patch), ())
+    result = _Merger(meta).merge_map(deep_copy(original or {}), deep_copy(patch), ())
     return result
 
 
@@ -421,7 +421,7 @@ def _diff_maps(old: dict, new: dict, path: tuple[str, ...], meta: Meta) -> dict:
     for key, value in new.items():
         child = path + (key,)
         if key not in old:
-            patch[key] = copy.deepcopy(value)
+            patch[key] = deep_copy(value)
             continue
         before = old[key]
         if before == value:
@@ -429,7 +429,7 @@ def _diff_maps(old: dict, new: dict, path: tuple[str, ...], meta: Meta) -> dict:
         if isinstance(before, dict) and isinstance(value, dict):
             field_meta = meta(child)
             if field_meta.replaces:
-                patch[key] = copy.deepcopy(value)
+                patch[key] = deep_copy(value)
                 continue
             sub = _diff_maps(before, value, child, meta)
             if sub:
@@ -439,7 +439,7 @@ def _diff_maps(old: dict, new: dict, path: tuple[str, ...], meta: Meta) -> dict:
         elif isinstance(before, list) and isinstance(value, list) and meta(child).merges:
             _diff_lists(patch, key, before, value, child, meta)
         else:
-            patch[key] = copy.deepcopy(value)
+            patch[key] = deep_copy(value)
     return patch
 
 
@@ -448,7 +448,7 @@ def _diff_lists(patch: dict, key: str, old: list, new: list, path: tuple[str, ..
     merge_key = meta(path).merge_key
     if any(isinstance(v, dict) for v in old + new):
         if not merge_key:
-            patch[key] = copy.deepcopy(new)
+            patch[key] = deep_copy(new)
             return
         for item in old + new:
             if not isinstance(item, dict) or merge_key not in item:
@@ -459,7 +459,7 @@ def _diff_lists(patch: dict, key: str, old: list, new: list, path: tuple[str, ..
         for item in new:
             before = old_by.get(item[merge_key])
             if before is None:
-                changes.append(copy.deepcopy(item))
+                changes.append(deep_copy(item))
             elif before != item:
                 sub = _diff_maps(before, item, path, meta)
                 sub[merge_key] = item[merge_key]

@@ -9,10 +9,10 @@
 
 from __future__ import annotations
 
-import copy
 
 from kvert.api import pods
 from kvert.api.kinds import ResourceType
+from kvert.api.meta import deep_copy
 
 # Kinds whose writers legitimately send status with the object on create.
 _STATUS_ON_CREATE = {"Node", "Event"}
@@ -32,7 +32,7 @@ def prepare_for_create(rt: ResourceType, obj: dict) -> None:
 def prepare_for_update(rt: ResourceType, new: dict, old: dict) -> None:
     if rt.has_status:
         if "status" in old:
-            new["status"] = copy.deepcopy(old["status"])
+            new["status"] = deep_copy(old["status"])
         else:
             new.pop("status", None)
 
@@ -43,9 +43,9 @@ def merge_status_update(new: dict, old: dict) -> dict:
     Metadata comes from the stored object (labels, annotations and finalizers do not
     change through /status), except the resourceVersion the writer based its change on.
     """
-    merged = copy.deepcopy(old)
+    merged = deep_copy(old)
     if "status" in new:
-        merged["status"] = copy.deepcopy(new["status"])
+        merged["status"] = deep_copy(new["status"])
     else:
         merged.pop("status", None)
     rv = (new.get("metadata") or {}).get("resourceVersion")
@@ -55,7 +55,7 @@ def merge_status_update(new: dict, old: dict) -> dict:
 
 def merge_resize(new: dict, old: dict) -> dict:
     """The pod a ``/resize`` write produces: container resources and resizePolicy only."""
-    merged = copy.deepcopy(old)
+    merged = deep_copy(old)
     wanted = {c.get("name"): c for c in (new.get("spec") or {}).get("containers") or []}
     for container in merged["spec"].get("containers") or []:
         source = wanted.get(container.get("name"))
@@ -63,7 +63,7 @@ def merge_resize(new: dict, old: dict) -> dict:
             continue
         for field in ("resources", "resizePolicy"):
             if field in source:
-                container[field] = copy.deepcopy(source[field])
+                container[field] = deep_copy(source[field])
             else:
                 container.pop(field, None)
     rv = (new.get("metadata") or {}).get("resourceVersion")

@@ -35,7 +35,6 @@ presence and an https URL only; field paths are the v1 ones (``spec.conversion.w
 
 from __future__ import annotations
 
-import copy
 import re
 import unicodedata
 from typing import Any
@@ -47,6 +46,7 @@ from .common import (Causes, child, dicts, duplicate, forbidden, get_bool, get_d
                      get_list, get_str, immutable, index, invalid, key, not_supported, required,
                      too_many, type_error)
 from .meta import validate_object_meta, validate_object_meta_update
+from kvert.api.meta import deep_copy
 
 SCOPES = ("Cluster", "Namespaced")
 PRINTER_COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
@@ -98,7 +98,7 @@ def default_crd(crd: dict) -> None:
 
 
 def defaulted_crd(crd: Any) -> dict:
-    out = copy.deepcopy(crd) if isinstance(crd, dict) else {}
+    out = deep_copy(crd) if isinstance(crd, dict) else {}
     default_crd(out)
     return out
 

@@ -30,7 +30,6 @@ Choices (documented for kvert):
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from .common import Causes, child, forbidden, index, invalid
@@ -38,6 +37,7 @@ from .diff import normalized
 from .meta import validate_object_meta_update
 from .pod import MIRROR_POD_ANNOTATION, is_sidecar, validate_pod_metadata_and_spec
 from .resourcelist import RESIZABLE_RESOURCES
+from kvert.api.meta import deep_copy
 
 
 def _spec(pod: Any) -> dict:
@@ -101,7 +101,7 @@ def validate_pod_resize(new: dict, old: dict) -> Causes:
             errs.extend(_validate_container_resize(_resources(nc), _resources(oc),
                                                    child(index(f"spec.{field}", i), "resources")))
 
-    munged = copy.deepcopy(new_spec)
+    munged = deep_copy(new_spec)
     old_n = normalized(old_spec)
     for i, (nc, oc) in enumerate(zip(_containers(munged, "containers"),
                                      _containers(old_spec, "containers"))):
@@ -165,7 +165,7 @@ def drop_non_resize_updates(new: dict, old: dict) -> dict:
     """Kubernetes' ``dropNonResizeUpdates``: the stored pod with only the resize-able fields
     (containers' and sidecars' ``resources`` and ``resizePolicy``, matched by name) taken from
     ``new``, plus ``new``'s name, namespace, uid and resourceVersion."""
-    pod = copy.deepcopy(old)
+    pod = deep_copy(old)
     meta = pod.setdefault("metadata", {})
     new_meta = new.get("metadata") if isinstance(new.get("metadata"), dict) else {}
     for field in ("name", "namespace", "uid", "resourceVersion"):
@@ -183,7 +183,7 @@ def drop_non_resize_updates(new: dict, old: dict) -> dict:
             src = by_name[c["name"]]
             for f in ("resources", "resizePolicy"):
                 if f in src:
-                    c[f] = copy.deepcopy(src[f])
+                    c[f] = deep_copy(src[f])
                 else:
                     c.pop(f, None)
     return pod

@@ -23,7 +23,6 @@ Quantities compare by value (``"0.25"`` equals ``"250m"``), like ``Semantic.Deep
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from kvert.api.errors import NotFound
@@ -33,6 +32,7 @@ from kvert.registry.admission import CREATE, Attributes
 
 from .common import forbidden, is_pod, pod_spec
 from .tolerations import merge_tolerations
+from kvert.api.meta import deep_copy
 
 RUNTIME_CLASSES = "node.k8s.io/runtimeclasses"
 OVERHEAD_MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"
@@ -74,7 +74,7 @@ class RuntimeClass:
             if fixed is None:
                 spec.pop("overhead", None)
             else:
-                spec["overhead"] = copy.deepcopy(fixed)
+                spec["overhead"] = deep_copy(fixed)
         scheduling = rc.get("scheduling")
         if isinstance(scheduling, dict):
             self._set_scheduling(attrs, spec, scheduling)

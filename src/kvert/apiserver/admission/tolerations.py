@@ -14,12 +14,12 @@ operator Exists) or an empty effect counts as already tolerating, as in Kubernet
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from kvert.registry.admission import CREATE, UPDATE, Attributes
 
 from .common import is_pod, pod_spec
+from kvert.api.meta import deep_copy
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -69,7 +69,7 @@ def merge_tolerations(first: list[Any] | None, second: list[Any] | None) -> list
             continue
         if any(not _equal(t, later) and _is_superset(later, t) for later in everything[i + 1:]):
             continue
-        merged.append(copy.deepcopy(t))
+        merged.append(deep_copy(t))
     return merged
 
 

@@ -55,7 +55,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import copy
 import json
 import socket
 import ssl
@@ -72,6 +71,7 @@ from kvert.api.errors import ApiError, BadRequest, Cause, InternalError, NotFoun
 from kvert.api.kinds import by_key
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.registry.admission import CONNECT, CREATE, DELETE, UPDATE, Attributes
+from kvert.api.meta import deep_copy
 
 MUTATING_CONFIGURATIONS = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
 VALIDATING_CONFIGURATIONS = "admissionregistration.k8s.io/validatingwebhookconfigurations"
@@ -394,7 +394,7 @@ class MutatingAdmissionWebhook(_WebhookDispatcher):
                 continue
             await self._invoke(hook, attrs)
             if hook.get("reinvocationPolicy") == "IfNeeded":
-                outputs.append((hook, copy.deepcopy(attrs.object)))
+                outputs.append((hook, deep_copy(attrs.object)))
         # Reinvocation: once more for each IfNeeded webhook whose output was changed later
         # (never a webhook that was not called in the first round).
         for hook, output in outputs:
@@ -434,7 +434,7 @@ class MutatingAdmissionWebhook(_WebhookDispatcher):
             raise InternalError(f'Internal error occurred: admission webhook "{name}" attempted to '
                                 "modify the object, which is not supported for this operation")
         try:
-            patched = jsonpatch.JsonPatch(operations).apply(copy.deepcopy(attrs.object))
+            patched = jsonpatch.JsonPatch(operations).apply(deep_copy(attrs.object))
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, TypeError, KeyError,
                 IndexError) as e:
             raise InternalError(f"Internal error occurred: {e}") from e
