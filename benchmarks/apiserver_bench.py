@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import datetime
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from kvert.apiserver.certs import ensure_pki
 from kvert.apiserver.server import ApiServer
 from kvert.clock import WallClock
 from kvert.store import open_store
+from kvert.store.etcd import LocalEtcd
 
 CONCURRENCY = 16
 
@@ -134,12 +134,11 @@ def main(argv: list[str]) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             tmp_path = Path(tmp)
             if backend == "etcd":
-                if shutil.which("etcd") is None:
+                if not LocalEtcd.available():
                     print("etcd: skipped (etcd not installed; scripts/setup --test installs it)")
                     continue
-                from tests.store.etcd_server import EtcdServer  # noqa: the test suite's launcher
-                etcd = EtcdServer(tmp_path / "etcd").start()
-                url = etcd.url
+                etcd = LocalEtcd(str(tmp_path / "etcd")).start()
+                url = "etcd://" + etcd.endpoint.split("://", 1)[1]
             else:
                 etcd, url = None, "memory" if backend == "memory" else f"sqlite:{tmp_path / 'kvert.db'}"
             print(f"{backend}:")

@@ -1,9 +1,13 @@
 """Store throughput: create, update, get, list and watch delivery per backend.
 
-    python benchmarks/store_bench.py [--n N] [--backend memory|sqlite|all] [--watchers W]
+    python benchmarks/store_bench.py [--n N] [--backend memory|sqlite|etcd|all] [--watchers W]
 
 Objects are pod-sized (~1 KB of JSON). sqlite writes are fsync-bound (synchronous=FULL),
-so their figures say more about the disk than about the code.
+so their figures say more about the disk than about the code. etcd runs as a temporary
+local etcd (its data next to the sqlite file, so on the same disk); every etcd operation
+is at least one HTTP round trip to it, and a write also waits for its own event to come
+back through the store's watch stream. ``all`` includes etcd when an ``etcd`` binary is
+on PATH.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import time
 from collections.abc import Callable
 
 from kvert.clock import WallClock
-from kvert.store import MemoryStore, SqliteStore
+from kvert.store import EtcdStore, MemoryStore, SqliteStore
+from kvert.store.etcd import LocalEtcd
 
 RESOURCE = "pods"
 
@@ -161,20 +166,35 @@ def bench(make: Callable[[], object], n: int, watchers: int) -> dict[str, float]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=5000, help="objects (default 5000)")
-    parser.add_argument("--backend", choices=["memory", "sqlite", "all"], default="all")
+    parser.add_argument("--backend", choices=["memory", "sqlite", "etcd", "all"], default="all")
     parser.add_argument("--watchers", type=int, default=10)
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="kvert-bench-")
+    etcd: LocalEtcd | None = None
+
+    def make_etcd() -> EtcdStore:
+        nonlocal etcd
+        etcd = LocalEtcd(data_dir=os.path.join(tmp, "etcd")).start()
+        return EtcdStore(etcd.endpoint, clock=WallClock())
+
     makers: dict[str, Callable[[], object]] = {
         "memory": lambda: MemoryStore(clock=WallClock()),
         "sqlite": lambda: SqliteStore(os.path.join(tmp, "bench.db"), clock=WallClock()),
+        "etcd": make_etcd,
     }
-    chosen = list(makers) if args.backend == "all" else [args.backend]
+    if args.backend == "all":
+        chosen = [name for name in makers if name != "etcd" or LocalEtcd.available()]
+    else:
+        chosen = [args.backend]
+        if args.backend == "etcd" and not LocalEtcd.available():
+            parser.error("etcd is not installed (scripts/setup --test installs it)")
     table: dict[str, dict[str, float]] = {}
     try:
         for name in chosen:
             table[name] = bench(makers[name], args.n, args.watchers)
     finally:
+        if etcd is not None:
+            etcd.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     rows = list(next(iter(table.values())))
     width = max(len(r) for r in rows) + 2

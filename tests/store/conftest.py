@@ -52,7 +52,8 @@ def _sqlite(tmp: Path, index: int, **kw: Any) -> SqliteStore:
 
 def etcd_revision(endpoint: str) -> int:
     """etcd's current revision."""
-    req = urllib.request.Request(f"{endpoint}/v3/kv/range", data=b'{"key":"AA==","count_only":true}',
+    req = urllib.request.Request(f"{endpoint}/v3/kv/range",
+                                 data=b'{"key":"AA==","count_only":true}',
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=10) as resp:
         return int(json.load(resp)["header"]["revision"])

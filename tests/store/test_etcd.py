@@ -68,7 +68,8 @@ def test_a_watch_sees_the_other_servers_writes_in_order(pair):
 
         def other_server():  # another process, as far as ``a`` can tell
             for i in range(10):
-                written.append(("ADDED", f"o{i}", rv(b.create(CM, cm(f"o{i}", labels={"app": "db"})))))
+                obj = b.create(CM, cm(f"o{i}", labels={"app": "db"}))
+                written.append(("ADDED", f"o{i}", rv(obj)))
             for i in range(0, 10, 2):
                 obj = b.get(CM, "d", f"o{i}")
                 obj["metadata"]["labels"] = {"app": "web"}
@@ -135,6 +136,22 @@ def test_reads_see_the_other_servers_writes_at_once(pair):
 # ---- optimistic concurrency across servers ------------------------------------------------
 
 
+def test_a_compaction_by_the_other_server_is_learned(pair):
+    a, b = pair
+    for i in range(4):
+        a.create(CM, cm(f"o{i}"))
+    assert a.list(CM, resource_version="2").resource_version == "2"
+    b.compact(3)
+    assert a.compacted_revision() == 0  # not told
+    with pytest.raises(Expired) as e:
+        a.list(CM, resource_version="2")
+    assert str(e.value) == "too old resource version: 2 (3)"
+    assert a.compacted_revision() == 3
+    with pytest.raises(Expired):
+        a.watch(CM, resource_version="2")
+    assert [e.object["metadata"]["name"] for e in drain(a.watch(CM, resource_version="3"))] == ["o3"]
+
+
 def test_conflicts_across_servers(pair):
     a, b = pair
     stale = a.create(CM, cm("x"))
@@ -147,7 +164,8 @@ def test_conflicts_across_servers(pair):
     with pytest.raises(Conflict):
         a.update(CM, stale)
     with pytest.raises(Conflict, match="Precondition failed: ResourceVersion"):
-        a.delete(CM, "d", "x", preconditions={"resourceVersion": stale["metadata"]["resourceVersion"]})
+        a.delete(CM, "d", "x",
+                 preconditions={"resourceVersion": stale["metadata"]["resourceVersion"]})
     del stale["metadata"]["resourceVersion"]  # unconditional: the last writer wins
     out = a.update(CM, stale)
     assert out["data"] == {"k": "a"} and rv(out) == 3
@@ -211,6 +229,39 @@ def test_concurrent_read_modify_write_loses_no_update(pair):
     events = drain(w)
     assert [e.object["data"]["v"] for e in events] == [str(i) for i in range(1, 2 * rounds + 1)]
     assert [rv(e.object) for e in events] == list(range(2, rv(final) + 1))
+
+
+def test_history_is_compacted_in_batches_and_followed_by_every_server(endpoint, clock):
+    offset = etcd_revision(endpoint)
+    prefix = f"/kvert-test/history-{offset}"
+    a = etcd_store(endpoint, prefix, offset, clock=clock, history=10, compaction_slack=4)
+    b = etcd_store(endpoint, prefix, offset, clock=clock, history=10, compaction_slack=4)
+    try:
+        obj = a.create(CM, cm("x", v="0"))
+        compactions = []
+        for i in range(1, 40):
+            obj["data"] = {"v": str(i)}
+            obj = a.update(CM, obj)
+            if not compactions or a.compacted_revision() != compactions[-1]:
+                compactions.append(a.compacted_revision())
+        assert rv(obj) == 40
+        # etcd is compacted only when 10 + 4 revisions have piled up, back to 10
+        assert compactions == [0, 5, 10, 15, 20, 25, 30]
+        assert not a._readable(offset + 29) and a._readable(offset + 30)  # etcd's compaction
+        with pytest.raises(Expired):
+            b.list(CM, resource_version="29")
+        # b never wrote: it keeps the same window of history as the stream moves on
+        assert b.wait_for(40, timeout=10)
+        assert b.compacted_revision() == 30
+        assert len(b._log) - b._log_start <= 14
+        with pytest.raises(Expired):
+            b.watch(CM, resource_version=str(b.compacted_revision() - 1))
+        since = b.compacted_revision()
+        replay = drain(b.watch(CM, resource_version=str(since)))
+        assert [rv(e.object) for e in replay] == list(range(since + 1, 41))
+    finally:
+        a.close()
+        b.close()
 
 
 # ---- restarts ----------------------------------------------------------------------------

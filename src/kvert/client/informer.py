@@ -151,6 +151,9 @@ class Informer:
                     if getattr(self._watch, "stopped", False):
                         return
                     continue
+                if event.type == "ERROR":
+                    # e.g. 410 when the store lost the history this watch needed
+                    raise ApiError.from_status(event.object)
                 self._apply(event.type, event.object)
         finally:
             self._watch.stop()

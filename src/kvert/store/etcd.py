@@ -35,7 +35,9 @@ its own revision (and has pumped the watches owned by the writing thread's loop)
 write's event is observable at once, as with the local backends, and a virtual-time loop
 never jumps past it. Writes of other processes arrive asynchronously, in order.
 ``wait_for(revision)`` blocks until the stream has delivered a revision. BOOKMARKs report
-the stream's position (every event up to it has been queued), never more.
+the stream's position (every event up to it has been queued), never more. A broken stream
+reconnects from its position; if etcd has compacted past it meanwhile, every watch gets
+an ERROR (410 Expired) and ends, as kube-apiserver's do, and its consumer relists.
 
 Transport: etcd's JSON gRPC gateway (``/v3/kv/range``, ``/v3/kv/txn``,
 ``/v3/kv/compaction``, ``/v3/watch``; keys and values base64) over HTTP/1.1 with the
@@ -51,11 +53,16 @@ each test on a fresh key prefix of one shared etcd and passes the etcd revision 
 start of the test, so that revisions count from 0 as on a fresh memory store. Every store
 sharing a prefix must use the same offset.
 
-Differences from the memory and sqlite stores: revisions are etcd's, so on a shared etcd
-they have gaps (writes under other prefixes); ``compacted_revision()`` is what this
-store knows of (compactions made or seen by it, and the one found when opened);
-compaction is global to etcd, and automatic compaction (``history``) is done in batches
-(``compaction_slack``, default ``history // 10``), as etcd compactions are costly.
+Differences from the memory and sqlite stores (the contract suite and the equivalence
+property test run on all three): revisions are etcd's, so on a shared etcd they have gaps
+(writes under other prefixes) and a fresh etcd starts at 1, not 0; changes made by other
+servers reach this store's watches asynchronously (in order; ``wait_for``); every call is
+a round trip to etcd; ``compacted_revision()`` is what this store knows of (found when
+opened, compactions it made, saw refused, or the history window it follows); compaction
+is global to etcd, and automatic compaction (``history``) runs in batches
+(``compaction_slack`` revisions, default ``history // 10``) since etcd compactions are
+costly; a create is one txn with no read first (as in kube-apiserver), so a create that
+finds the name taken has already drawn a uid.
 """
 
 from __future__ import annotations
@@ -63,7 +70,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import http.client
-import json
 import os
 import shutil
 import socket
@@ -202,6 +208,10 @@ class EtcdStore(BaseStore):
             self._client.close()
             raise
         self._compacted = first - self._offset if first > low else 0
+        # how far this store has compacted etcd (or found it compacted): automatic
+        # compaction goes by this, while _compacted, the oldest revision served, also
+        # follows the history window as the stream moves on (other servers' writes)
+        self._etcd_compacted = self._compacted
         # the stream's position: every change up to it has been logged and fanned out
         self._pos = first - 1 - self._offset
         self._stopping = False
@@ -251,7 +261,9 @@ class EtcdStore(BaseStore):
             return self._client.call("/v3/kv/range", body)
         except _EtcdError as e:
             text = str(e)
-            if _COMPACTED in text:
+            if _COMPACTED in text:  # by another server: find out how far
+                found = self._find_compacted(rev + self._offset, self._rev + self._offset)
+                self._learn_compaction(found - self._offset)
                 raise Expired(f"too old resource version: {rev} ({self._compacted})") from None
             if _FUTURE in text:
                 current = self.current_revision()
@@ -267,8 +279,9 @@ class EtcdStore(BaseStore):
         start = self.prefix + "/"
         if not key.startswith(start):
             return None
-        resource, slash, rest = key[len(start):].rpartition("/")
-        namespace, sep, name = rest.partition(_SEP)
+        # resources and namespaces hold no "!", namespaces no "/"; names may hold either
+        head, sep, name = key[len(start):].partition(_SEP)
+        resource, slash, namespace = head.rpartition("/")
         if not slash or not sep or not resource or not name:
             return None
         return resource, namespace, name
@@ -375,9 +388,10 @@ class EtcdStore(BaseStore):
         if rev > self._rev:
             self._rev = rev
         rec = Record(rev, resource, namespace, name, type, raw, stamp=str(rev))
-        if self._history is not None and rev - self._compacted > self._history + self._slack:
+        if self._history is not None and \
+                rev - self._etcd_compacted > self._history + self._slack:
             target = rev - self._history
-            self._compact(self._compacted, target)
+            self._compact(self._etcd_compacted, target)
             self._compacted = max(self._compacted, target)
         return rec
 
@@ -398,16 +412,25 @@ class EtcdStore(BaseStore):
         except _EtcdError as e:
             if _COMPACTED not in str(e):  # already compacted further (by another server)
                 raise InternalError(f"etcd: {e}") from None
+        self._etcd_compacted = max(self._etcd_compacted, new)
         self._trim_log(new)
+
+    def _learn_compaction(self, compacted: int) -> None:
+        self._etcd_compacted = max(self._etcd_compacted, compacted)
+        self._compacted = max(self._compacted, compacted)
+        self._trim_log(compacted)
 
     def _trim_log(self, through: int) -> None:
         with self._lock:
-            self._log_start = max(self._log_start,
-                                  bisect_right(self._log_revs, through, lo=self._log_start))
-            if self._log_start > 1024 and self._log_start * 2 > len(self._log):
-                del self._log[:self._log_start]
-                del self._log_revs[:self._log_start]
-                self._log_start = 0
+            self._trim_log_locked(through)
+
+    def _trim_log_locked(self, through: int) -> None:
+        self._log_start = max(self._log_start,
+                              bisect_right(self._log_revs, through, lo=self._log_start))
+        if self._log_start > 1024 and self._log_start * 2 > len(self._log):
+            del self._log[:self._log_start]
+            del self._log_revs[:self._log_start]
+            self._log_start = 0
 
     # ---- hooks: watches -----------------------------------------------------------------
 
@@ -485,7 +508,7 @@ class EtcdStore(BaseStore):
                         self.stream_error = ""
                         continue
                     self._deliver(result)
-            except (OSError, ValueError, KeyError, http.client.HTTPException, _EtcdError) as e:
+            except Exception as e:  # noqa: BLE001 - the stream must outlive any failure
                 if self._stopping:
                     return
                 self.stream_error = str(e) or type(e).__name__
@@ -504,25 +527,13 @@ class EtcdStore(BaseStore):
         revs = set()
         for ev in result.get("events") or ():
             kv = ev["kv"]
-            parsed = self._parse_key(_unb64(kv["key"]))
-            rev = int(kv["mod_revision"]) - offset
-            revs.add(rev)
-            if parsed is None:
+            revs.add(int(kv["mod_revision"]) - offset)
+            try:
+                change = self._change(ev)
+            except (ValueError, KeyError):  # not an object of ours (e.g. not UTF-8): skip it
                 continue
-            resource, namespace, name = parsed
-            prev_kv = ev.get("prev_kv")
-            if ev.get("type") == "DELETE":
-                if not prev_kv:
-                    continue
-                rec = Record(rev, resource, namespace, name, DELETED,
-                             _unb64(prev_kv.get("value", "")), stamp=str(rev))
-                changes.append((rec, None))
-            else:
-                rec = self._record(kv, resource, namespace, name)
-                prev = None
-                if rec.type == MODIFIED and prev_kv:
-                    prev = self._record(prev_kv, resource, namespace, name)
-                changes.append((rec, prev))
+            if change is not None:
+                changes.append(change)
         # A response's header revision is a promise that nothing up to it is missing when
         # it is a progress notification (no events) or a catch-up batch that etcd did not
         # have to cut short; a live notification's header is its own revision.
@@ -531,21 +542,50 @@ class EtcdStore(BaseStore):
             through = max(through, header)
         touched: dict[Watch, None] = {}
         with self._lock:
+            seen = self._pos
             for rec, prev in changes:
-                if rec.rev <= self._pos:
-                    continue  # seen before a reconnect
+                if rec.rev <= seen:
+                    continue  # delivered before a reconnect
                 self._log.append((rec, prev))
                 self._log_revs.append(rec.rev)
                 for w in self._watchers.get(rec.resource, ()):
                     if rec.rev > w._after:
-                        w._offer(rec, prev)
+                        try:
+                            w._offer(rec, prev)
+                        except ValueError:  # a value that is not JSON: nothing to show
+                            continue
                         touched[w] = None
                 self._pos = rec.rev
             if through > self._pos:
                 self._pos = through
+            history = self._history
+            if history is not None and self._pos - self._compacted > history + self._slack:
+                # another server compacted etcd (this one may not write at all): keep the
+                # same window of history here
+                self._compacted = self._pos - history
+                self._trim_log_locked(self._compacted)
             for w in touched:
                 w._kick()
             self._cond.notify_all()
+
+    def _change(self, ev: dict[str, Any]) -> tuple[Record, Record | None] | None:
+        kv = ev["kv"]
+        parsed = self._parse_key(_unb64(kv["key"]))
+        if parsed is None:
+            return None
+        resource, namespace, name = parsed
+        prev_kv = ev.get("prev_kv")
+        if ev.get("type") == "DELETE":
+            if not prev_kv:
+                return None
+            rev = int(kv["mod_revision"]) - self._offset
+            return Record(rev, resource, namespace, name, DELETED,
+                          _unb64(prev_kv.get("value", "")), stamp=str(rev)), None
+        rec = self._record(kv, resource, namespace, name)
+        prev = None
+        if rec.type == MODIFIED and prev_kv:
+            prev = self._record(prev_kv, resource, namespace, name)
+        return rec, prev
 
     def _lost_history(self, compacted: int) -> None:
         """The stream could not resume: etcd compacted past its position. Every watch
@@ -563,6 +603,7 @@ class EtcdStore(BaseStore):
             self._log_revs.clear()
             self._log_start = 0
             self._compacted = max(self._compacted, compacted)
+            self._etcd_compacted = max(self._etcd_compacted, compacted)
             self._pos = max(self._pos, compacted - 1)
             self._cond.notify_all()
 
