@@ -104,6 +104,14 @@ class Registry:
         if subresource and subresource not in rt.subresources:
             raise NotFound(resource, name_of(obj), "the server could not find the requested resource")
         old = self.store.get(resource, namespace_of(obj), name_of(obj))
+        # As kube-apiserver's storage does before anything else: a stale write is a conflict
+        # (not a validation error), and generation is the server's to set.
+        rv = meta.get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise Conflict(resource, name_of(obj), "the object has been modified; please apply "
+                           "your changes to the latest version and try again")
+        if "generation" in old["metadata"]:
+            meta["generation"] = old["metadata"]["generation"]
         if subresource == "status":
             new = strategy.merge_status_update(obj, old)
             causes = validation.validate_status_update(new, old)
@@ -134,10 +142,6 @@ class Registry:
         _raise_invalid(rt, new, causes)
         await self.admission.validate(attrs)
         if dry_run:
-            rv = new["metadata"].get("resourceVersion")
-            if rv and rv != old["metadata"]["resourceVersion"]:
-                raise Conflict(resource, name_of(new), "the object has been modified; please apply "
-                               "your changes to the latest version and try again")
             return new
         return self.store.update(resource, new)
 
