@@ -18,6 +18,9 @@ from kvert.clock import Clock, WallClock
 from kvert.store import open_store
 
 
+QUOTA_RESYNC_SECONDS = 60.0
+
+
 class Cluster:
     def __init__(self, *, data_dir: Path, store_url: str, host: str = "127.0.0.1", port: int = 6443,
                  kubeconfig: Path | None = None, clock: Clock | None = None,
@@ -46,6 +49,7 @@ class Cluster:
                                 admission=default_chain(self.store, self.clock))
         await self.server.bootstrap()
         self.server.run_background(self.server.compact_history(self.compaction_interval))
+        self.server.run_background(self.server.resync_quotas(QUOTA_RESYNC_SECONDS))
         crds = CRDController(InProcessClient(self.server.registry, user="system:apiserver"), self.clock)
         self.server.run_background(crds.run())
         vpa = vpa_crds()

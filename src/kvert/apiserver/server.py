@@ -95,6 +95,17 @@ class ApiServer:
             self.store.compact(mark)
             mark = self.store.current_revision()
 
+    async def resync_quotas(self, interval: float) -> None:
+        """The ResourceQuota controller's periodic sync: usage released by pods that shrank
+        or went away is recomputed from the live pods."""
+        from kvert.apiserver.admission import recalculate_quota_usage
+        while True:
+            await self.clock.sleep(interval)
+            try:
+                recalculate_quota_usage(self.store, clock=self.clock)
+            except ApiError as e:
+                log.warning("quota resync failed: %s", e)
+
     async def bootstrap(self) -> None:
         """Objects every cluster has: the system namespaces and priority classes."""
         from kvert.apiserver.admission import bootstrap
