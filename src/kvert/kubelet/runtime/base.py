@@ -1,0 +1,106 @@
+"""The container runtime interface the node agent talks to, shaped like the CRI calls
+seed 000 names: RunPodSandbox, CreateContainer, StartContainer, StopContainer,
+UpdateContainerResources(ContainerResources{linux, windows}) and ContainerStatus, which
+returns the resources actually applied. ``sim`` and (later) ``cgroupfs`` implement it; the
+node agent's logic never asks which one it has.
+
+All amounts are integers: cpu in millicores for requests, CFS quota/period in
+microseconds, memory in bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class CriError(Exception):
+    """A CRI call failed (the node agent rolls back and retries later)."""
+
+
+@dataclass(frozen=True)
+class LinuxContainerResources:
+    cpu_period: int = 100_000          # CFS period, microseconds
+    cpu_quota: int = 0                 # CFS quota, microseconds; 0 or -1 = unlimited
+    cpu_shares: int = 2                # cgroup v1 shares (v2 weight is derived from it)
+    memory_limit_in_bytes: int = 0     # 0 = unlimited
+    oom_score_adj: int = 0
+
+
+@dataclass(frozen=True)
+class WindowsContainerResources:
+    cpu_shares: int = 0
+    cpu_count: int = 0
+    cpu_maximum: int = 0
+    memory_limit_in_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class ContainerResources:
+    """CRI ``ContainerResources``: one of linux / windows is set."""
+    linux: LinuxContainerResources | None = None
+    windows: WindowsContainerResources | None = None
+
+
+@dataclass(frozen=True)
+class PodSandboxConfig:
+    uid: str
+    namespace: str
+    name: str
+    # pod-level cgroup values (seed 004 hierarchy: kubepods / QoS / pod / container)
+    cgroup_parent: str = ""
+    resources: LinuxContainerResources | None = None
+    annotations: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ContainerConfig:
+    name: str
+    image: str
+    resources: ContainerResources
+    # the usage profile (sim) or command (cgroupfs) that drives the container
+    annotations: dict = field(default_factory=dict)
+    command: tuple[str, ...] = ()
+
+
+@dataclass
+class ContainerStatus:
+    id: str
+    name: str
+    state: str                         # "created" | "running" | "exited"
+    resources: ContainerResources      # as applied now (seed 000: ContainerStatus returns them)
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    exit_code: int = 0
+    reason: str = ""                   # e.g. "OOMKilled", "Error", "Completed"
+    cpu_usage_core_nanoseconds: int = 0          # cumulative
+    memory_working_set_bytes: int = 0
+    cpu_throttled_periods: int = 0
+    cpu_throttled_nanoseconds: int = 0
+    oom_events: int = 0
+
+
+class Runtime(Protocol):
+    async def run_pod_sandbox(self, config: PodSandboxConfig) -> str: ...
+
+    async def update_pod_sandbox_resources(self, sandbox_id: str,
+                                           resources: LinuxContainerResources) -> None: ...
+
+    async def stop_pod_sandbox(self, sandbox_id: str) -> None: ...
+
+    async def remove_pod_sandbox(self, sandbox_id: str) -> None: ...
+
+    async def create_container(self, sandbox_id: str, config: ContainerConfig) -> str: ...
+
+    async def start_container(self, container_id: str) -> None: ...
+
+    async def stop_container(self, container_id: str, timeout_seconds: int = 0) -> None: ...
+
+    async def remove_container(self, container_id: str) -> None: ...
+
+    async def update_container_resources(self, container_id: str,
+                                         resources: ContainerResources) -> None: ...
+
+    async def container_status(self, container_id: str) -> ContainerStatus: ...
+
+    async def list_containers(self, sandbox_id: str | None = None) -> list[ContainerStatus]: ...
