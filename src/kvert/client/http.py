@@ -1,0 +1,255 @@
+"""The HTTP client: the Client protocol against any Kubernetes API server (kvert's or real).
+
+Errors come back as the same ApiError classes the in-process client raises (rebuilt from
+the server's Status), and a watch raises ``Expired`` when the server sends an ERROR event
+with a 410 Status, so components and informers behave the same over either client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import ssl
+import tempfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+import yaml
+
+from kvert.api.errors import ApiError, InternalError
+from kvert.api.kinds import by_key
+from kvert.registry.patch import content_type_of
+from kvert.store.base import WatchEvent
+
+_USER_AGENT = "kvert/0.1 (python)"
+
+
+def load_kubeconfig(path: Path | str, context: str | None = None) -> tuple[str, dict[str, str], ssl.SSLContext | None]:
+    """(server URL, auth headers, TLS context) of a kubeconfig's current (or given) context."""
+    config = yaml.safe_load(Path(path).read_text())
+    name = context or config.get("current-context")
+    ctx = next(c["context"] for c in config.get("contexts", []) if c["name"] == name)
+    cluster = next(c["cluster"] for c in config.get("clusters", []) if c["name"] == ctx["cluster"])
+    user = next((u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user")), {})
+    headers = {"Authorization": f"Bearer {user['token']}"} if user.get("token") else {}
+    tls: ssl.SSLContext | None = None
+    if cluster["server"].startswith("https"):
+        if cluster.get("insecure-skip-tls-verify"):
+            tls = ssl.create_default_context()
+            tls.check_hostname = False
+            tls.verify_mode = ssl.CERT_NONE
+        elif cluster.get("certificate-authority-data"):
+            tls = ssl.create_default_context(
+                cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        elif cluster.get("certificate-authority"):
+            tls = ssl.create_default_context(cafile=cluster["certificate-authority"])
+        else:
+            tls = ssl.create_default_context()
+        if user.get("client-certificate-data") and user.get("client-key-data"):
+            with tempfile.TemporaryDirectory() as tmp:
+                cert, key = Path(tmp) / "c.pem", Path(tmp) / "k.pem"
+                cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+                key.write_bytes(base64.b64decode(user["client-key-data"]))
+                tls.load_cert_chain(str(cert), str(key))
+    return cluster["server"].rstrip("/"), headers, tls
+
+
+def resource_path(resource: str, namespace: str | None = None, name: str = "",
+                  subresource: str = "") -> str:
+    rt = by_key(resource)
+    prefix = f"/apis/{rt.group}/{rt.version}" if rt.group else f"/api/{rt.version}"
+    path = prefix
+    if rt.namespaced and namespace:
+        path += f"/namespaces/{namespace}"
+    path += f"/{rt.plural}"
+    if name:
+        path += f"/{name}"
+    if subresource:
+        path += f"/{subresource}"
+    return path
+
+
+class HttpWatch:
+    """A watch stream over HTTP, consumed like the store's watches."""
+
+    def __init__(self, response: aiohttp.ClientResponse):
+        self._response = response
+        self.stopped = False
+
+    async def next(self, timeout: float | None = None) -> WatchEvent | None:
+        if self.stopped:
+            return None
+        try:
+            line = await asyncio.wait_for(self._response.content.readline(), timeout)
+        except asyncio.TimeoutError:
+            return None
+        except (aiohttp.ClientError, ConnectionError):
+            self.stop()
+            return None
+        if not line:
+            self.stop()
+            return None
+        event = json.loads(line)
+        if event.get("type") == "ERROR":
+            self.stop()
+            raise ApiError.from_status(event.get("object") or {})
+        return WatchEvent(event["type"], event["object"])
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        event = await self.next()
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+    def stop(self) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self._response.release()
+
+
+class HttpClient:
+    def __init__(self, server: str, headers: dict[str, str] | None = None,
+                 ssl_context: ssl.SSLContext | None = None, field_manager: str = "kvert"):
+        self.server = server.rstrip("/")
+        self.headers = {"User-Agent": _USER_AGENT, **(headers or {})}
+        self.ssl_context = ssl_context
+        self.field_manager = field_manager
+        self._session: aiohttp.ClientSession | None = None
+
+    @classmethod
+    def from_kubeconfig(cls, path: Path | str, context: str | None = None, **kwargs) -> "HttpClient":
+        server, headers, tls = load_kubeconfig(path, context)
+        return cls(server, headers, tls, **kwargs)
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(ssl=self.ssl_context if self.ssl_context else False,
+                                             limit=64)
+            self._session = aiohttp.ClientSession(connector=connector, headers=self.headers)
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def _call(self, method: str, path: str, query: dict | None = None, body: Any = None,
+                    content_type: str = "application/json") -> dict:
+        url = self.server + path + (f"?{urlencode(query)}" if query else "")
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": content_type, "Accept": "application/json"}
+        async with self.session.request(method, url, data=data, headers=headers) as response:
+            text = await response.text()
+            try:
+                payload = json.loads(text) if text else {}
+            except ValueError:
+                payload = {}
+            if response.status >= 400:
+                if payload.get("kind") == "Status":
+                    raise ApiError.from_status(payload)
+                raise InternalError(f"{method} {path}: HTTP {response.status}: {text[:200]}")
+            return payload
+
+    @staticmethod
+    def _write_query(dry_run: bool, field_manager: str = "") -> dict:
+        query = {"dryRun": "All"} if dry_run else {}
+        if field_manager:
+            query["fieldManager"] = field_manager
+        return query
+
+    # ---- the Client protocol ---------------------------------------------------
+
+    async def get(self, resource: str, name: str, namespace: str = "") -> dict:
+        return await self._call("GET", resource_path(resource, namespace, name))
+
+    async def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+                   field_selector: str = "", limit: int = 0, continue_token: str = "",
+                   resource_version: str = "") -> dict:
+        query = {k: v for k, v in {"labelSelector": label_selector, "fieldSelector": field_selector,
+                                   "limit": str(limit) if limit else "", "continue": continue_token,
+                                   "resourceVersion": resource_version}.items() if v}
+        return await self._call("GET", resource_path(resource, namespace), query)
+
+    async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
+                     dry_run: bool = False) -> dict:
+        namespace = namespace or (obj.get("metadata") or {}).get("namespace") or "default"
+        return await self._call("POST", resource_path(resource, namespace),
+                                self._write_query(dry_run, self.field_manager), obj)
+
+    async def update(self, resource: str, obj: dict, *, subresource: str = "",
+                     dry_run: bool = False) -> dict:
+        meta = obj.get("metadata") or {}
+        return await self._call("PUT", resource_path(resource, meta.get("namespace"), meta["name"],
+                                                     subresource),
+                                self._write_query(dry_run, self.field_manager), obj)
+
+    async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
+                    namespace: str = "", subresource: str = "", dry_run: bool = False) -> dict:
+        return await self._call("PATCH", resource_path(resource, namespace, name, subresource),
+                                self._write_query(dry_run, self.field_manager), patch,
+                                content_type_of(patch_type))
+
+    async def delete(self, resource: str, name: str, *, namespace: str = "",
+                     grace_period_seconds: int | None = None, preconditions: dict | None = None,
+                     dry_run: bool = False) -> dict:
+        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        if preconditions:
+            options["preconditions"] = preconditions
+        return await self._call("DELETE", resource_path(resource, namespace, name),
+                                self._write_query(dry_run), options)
+
+    async def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
+                    field_selector: str = "", resource_version: str = "",
+                    send_initial_events: bool = False, allow_bookmarks: bool = False) -> HttpWatch:
+        query = {"watch": "true"}
+        for key, value in (("labelSelector", label_selector), ("fieldSelector", field_selector),
+                           ("resourceVersion", resource_version)):
+            if value:
+                query[key] = value
+        if allow_bookmarks:
+            query["allowWatchBookmarks"] = "true"
+        if send_initial_events:
+            query["sendInitialEvents"] = "true"
+            query["resourceVersionMatch"] = "NotOlderThan"
+        url = self.server + resource_path(resource, namespace) + f"?{urlencode(query)}"
+        response = await self.session.get(url, timeout=aiohttp.ClientTimeout(total=None))
+        if response.status >= 400:
+            text = await response.text()
+            response.release()
+            payload = json.loads(text) if text.startswith("{") else {}
+            if payload.get("kind") == "Status":
+                raise ApiError.from_status(payload)
+            raise InternalError(f"watch {resource}: HTTP {response.status}")
+        return HttpWatch(response)
+
+    async def update_status(self, resource: str, obj: dict) -> dict:
+        return await self.update(resource, obj, subresource="status")
+
+    async def bind(self, namespace: str, pod_name: str, node_name: str) -> dict:
+        binding = {"apiVersion": "v1", "kind": "Binding",
+                   "metadata": {"name": pod_name, "namespace": namespace},
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        return await self._call("POST", resource_path("pods", namespace, pod_name, "binding"),
+                                None, binding)
+
+    async def evict(self, namespace: str, pod_name: str, *,
+                    grace_period_seconds: int | None = None) -> dict:
+        eviction: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
+                                    "metadata": {"name": pod_name, "namespace": namespace}}
+        if grace_period_seconds is not None:
+            eviction["deleteOptions"] = {"gracePeriodSeconds": grace_period_seconds}
+        return await self._call("POST", resource_path("pods", namespace, pod_name, "eviction"),
+                                None, eviction)
+
+    async def resize(self, namespace: str, pod_name: str, patch: Any,
+                     patch_type: str = "merge") -> dict:
+        return await self.patch("pods", pod_name, patch, patch_type, namespace=namespace,
+                                subresource="resize")
