@@ -42,3 +42,20 @@ def test_console_script_is_installed():
     result = subprocess.run([sys.executable, "-m", "kvert.cli.main", "version"],
                             capture_output=True, text=True, check=True)
     assert result.stdout.startswith("kvert ")
+
+
+def test_explain_reads_the_components_annotations():
+    from kvert.cli.explain import explanation
+    pod = {"metadata": {"name": "p", "namespace": "ns", "annotations": {
+               "explain.kvert.io/scheduling": '{"node-1": {"score": 87}}',
+               "explain.kvert.io/node": '{"oomScoreAdj": {"app": -997}}',
+               "unrelated": "x"}},
+           "spec": {"nodeName": "node-1"},
+           "status": {"phase": "Running", "qosClass": "Guaranteed", "conditions": [
+               {"type": "Ready", "status": "True"},
+               {"type": "PodResizePending", "status": "True", "reason": "Deferred"}]}}
+    out = explanation(pod)
+    assert out["scheduling"] == {"node-1": {"score": 87}}
+    assert out["node"] == "node-1" and out["qosClass"] == "Guaranteed"
+    assert out["conditions"] == [{"type": "PodResizePending", "status": "True", "reason": "Deferred"}]
+    assert "unrelated" not in out
