@@ -56,6 +56,7 @@ def test_explain_reads_the_components_annotations():
                {"type": "PodResizePending", "status": "True", "reason": "Deferred"}]}}
     out = explanation(pod)
     assert out["scheduling"] == {"node-1": {"score": 87}}
-    assert out["node"] == "node-1" and out["qosClass"] == "Guaranteed"
+    assert out["node"] == {"oomScoreAdj": {"app": -997}}
+    assert out["nodeName"] == "node-1" and out["qosClass"] == "Guaranteed"
     assert out["conditions"] == [{"type": "PodResizePending", "status": "True", "reason": "Deferred"}]
     assert "unrelated" not in out

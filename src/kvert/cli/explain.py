@@ -40,7 +40,7 @@ def explanation(pod: dict) -> dict:
     """The explanation of a pod, from its annotations and status (JSON-friendly)."""
     meta = pod.get("metadata") or {}
     out: dict = {"pod": f"{meta.get('namespace', '')}/{meta.get('name', '')}",
-                 "node": (pod.get("spec") or {}).get("nodeName", ""),
+                 "nodeName": (pod.get("spec") or {}).get("nodeName", ""),
                  "phase": (pod.get("status") or {}).get("phase", ""),
                  "qosClass": (pod.get("status") or {}).get("qosClass", "")}
     conditions = [c for c in (pod.get("status") or {}).get("conditions") or []
