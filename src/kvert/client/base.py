@@ -59,3 +59,19 @@ class Client(Protocol):
                      patch_type: str = "merge") -> dict:
         """Patch ``pods/resize``; containers are matched by name, so a merge patch may list
         only the containers it resizes."""
+
+
+def binding_body(namespace: str, pod_name: str, node_name: str) -> dict:
+    """The ``v1 Binding`` a scheduler posts to ``pods/binding``."""
+    return {"apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": pod_name, "namespace": namespace},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+
+
+def eviction_body(namespace: str, pod_name: str, grace_period_seconds: int | None = None) -> dict:
+    """The ``policy/v1 Eviction`` posted to ``pods/eviction``."""
+    eviction: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
+                                "metadata": {"name": pod_name, "namespace": namespace}}
+    if grace_period_seconds is not None:
+        eviction["deleteOptions"] = {"gracePeriodSeconds": grace_period_seconds}
+    return eviction

@@ -21,6 +21,7 @@ import yaml
 
 from kvert.api.errors import ApiError, InternalError
 from kvert.api.kinds import by_key
+from kvert.client.base import binding_body, eviction_body
 from kvert.registry.patch import content_type_of
 from kvert.store.base import WatchEvent
 
@@ -234,20 +235,13 @@ class HttpClient:
         return await self.update(resource, obj, subresource="status")
 
     async def bind(self, namespace: str, pod_name: str, node_name: str) -> dict:
-        binding = {"apiVersion": "v1", "kind": "Binding",
-                   "metadata": {"name": pod_name, "namespace": namespace},
-                   "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         return await self._call("POST", resource_path("pods", namespace, pod_name, "binding"),
-                                None, binding)
+                                None, binding_body(namespace, pod_name, node_name))
 
     async def evict(self, namespace: str, pod_name: str, *,
                     grace_period_seconds: int | None = None) -> dict:
-        eviction: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
-                                    "metadata": {"name": pod_name, "namespace": namespace}}
-        if grace_period_seconds is not None:
-            eviction["deleteOptions"] = {"gracePeriodSeconds": grace_period_seconds}
         return await self._call("POST", resource_path("pods", namespace, pod_name, "eviction"),
-                                None, eviction)
+                                None, eviction_body(namespace, pod_name, grace_period_seconds))
 
     async def resize(self, namespace: str, pod_name: str, patch: Any,
                      patch_type: str = "merge") -> dict:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.client.base import binding_body, eviction_body
 from kvert.registry import Registry
 from kvert.api.meta import deep_copy
 
@@ -64,18 +65,13 @@ class InProcessClient:
         return await self.update(resource, obj, subresource="status")
 
     async def bind(self, namespace: str, pod_name: str, node_name: str) -> dict:
-        binding = {"apiVersion": "v1", "kind": "Binding",
-                   "metadata": {"name": pod_name, "namespace": namespace},
-                   "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
-        return await self.registry.bind(namespace, pod_name, binding)
+        return await self.registry.bind(namespace, pod_name,
+                                        binding_body(namespace, pod_name, node_name))
 
     async def evict(self, namespace: str, pod_name: str, *,
                     grace_period_seconds: int | None = None) -> dict:
-        eviction: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction",
-                                    "metadata": {"name": pod_name, "namespace": namespace}}
-        if grace_period_seconds is not None:
-            eviction["deleteOptions"] = {"gracePeriodSeconds": grace_period_seconds}
-        return await self.registry.evict(namespace, pod_name, eviction)
+        return await self.registry.evict(namespace, pod_name,
+                                         eviction_body(namespace, pod_name, grace_period_seconds))
 
     async def resize(self, namespace: str, pod_name: str, patch: Any,
                      patch_type: str = "merge") -> dict:
