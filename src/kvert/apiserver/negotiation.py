@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import yaml
 
 from kvert.api.errors import ApiError, BadRequest, UnsupportedMediaType
+from kvert.apiserver import protobuf
 
 MAX_BODY_BYTES = 3 * 1024 * 1024   # kube-apiserver's default request size limit
 MAX_DEPTH = 100
@@ -59,6 +60,11 @@ def decode_body(raw: bytes, content_type: str | None, *, yaml_ok: bool = True):
     if len(raw) > MAX_BODY_BYTES:
         raise ApiError("Request entity too large: limit is 3145728", 413, "RequestEntityTooLarge")
     media = (content_type or "application/json").split(";")[0].strip().lower()
+    if media == protobuf.MEDIA_TYPE:
+        value = protobuf.decode(raw)
+        if _depth(value) > MAX_DEPTH:
+            raise BadRequest(f"the request body is nested more than {MAX_DEPTH} levels deep")
+        return value
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
