@@ -35,6 +35,7 @@ class Cluster:
         self.url = ""
         self.server: ApiServer | None = None
         self.store = None
+        self.components: list = []   # each with run() and stop(), started after the API
 
     async def start(self) -> None:
         from kvert.apiserver.admission import default_chain
@@ -58,8 +59,20 @@ class Cluster:
             await crds.wait_established(crd["metadata"]["name"])
         self.url = await self.server.start(self.host, self.port, pki.server_context())
         write_kubeconfig(self.kubeconfig, self.url, pki.ca_pem(), tokens.token_for(ADMIN))
+        self.components = self._components()
+        for component in self.components:
+            self.server.run_background(component.run())
+
+    def _client(self, user: str) -> InProcessClient:
+        return InProcessClient(self.server.registry, user=user)
+
+    def _components(self) -> list:
+        from kvert.controllers import ControllerManager
+        return [ControllerManager(self._client("system:kube-controller-manager"), self.clock)]
 
     async def stop(self) -> None:
+        for component in self.components:
+            component.stop()
         if self.server is not None:
             await self.server.stop()
         if self.store is not None:
