@@ -78,6 +78,7 @@ class ContainerStatus:
     cpu_throttled_periods: int = 0
     cpu_throttled_nanoseconds: int = 0
     oom_events: int = 0
+    cpu_periods: int = 0                         # elapsed CFS enforcement periods (cumulative)
 
 
 class Runtime(Protocol):

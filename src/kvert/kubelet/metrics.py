@@ -1,0 +1,334 @@
+"""What a node exposes about its containers' usage:
+
+* cAdvisor-style Prometheus metrics, as the kubelet serves them on ``/metrics/cadvisor``
+  (text exposition format 0.0.4): ``container_cpu_usage_seconds_total``,
+  ``container_memory_working_set_bytes``, ``container_oom_events_total``,
+  ``container_cpu_cfs_periods_total``, ``container_cpu_cfs_throttled_periods_total``,
+  ``container_cpu_cfs_throttled_seconds_total``, the ``container_spec_*`` values applied
+  and ``container_start_time_seconds``, labelled ``container``, ``id`` (the cgroup path),
+  ``image``, ``name`` (the runtime's container id), ``namespace``, ``pod`` (and
+  ``cpu="total"`` for cpu usage). Exited containers that the runtime still holds are
+  included (cAdvisor drops them with their cgroup, which hides OOM kills; kvert keeps them
+  so ``container_oom_events_total`` is useful); pass ``include_exited=False`` for the
+  cAdvisor behaviour.
+* ``metrics.k8s.io/v1beta1`` ``NodeMetrics`` / ``PodMetrics`` objects, as metrics-server
+  builds them: cpu as a rate (nanocores, from two samples of the cumulative counter taken
+  ``window`` apart, ``UsageTracker``), memory as the working set, quantities formatted like
+  metrics-server's (``"250m"``/``"12345n"``, ``"1536Ki"``).
+
+``parse_exposition`` reads the text format back (tests, and anything scraping a node).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kvert.api.meta import format_time
+from kvert.api.quantity import BINARY_SI, DECIMAL_SI, Quantity
+from kvert.kubelet.config import format_duration
+from kvert.kubelet.runtime.base import ContainerStatus
+
+METRICS_API_VERSION = "metrics.k8s.io/v1beta1"
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+# name -> (type, help), in the order written
+METRICS = {
+    "container_cpu_usage_seconds_total": ("counter", "Cumulative cpu time consumed in seconds."),
+    "container_memory_working_set_bytes": ("gauge", "Current working set in bytes."),
+    "container_oom_events_total": ("counter", "Count of out of memory events observed for the container"),
+    "container_cpu_cfs_periods_total": ("counter", "Number of elapsed enforcement period intervals."),
+    "container_cpu_cfs_throttled_periods_total": ("counter", "Number of throttled period intervals."),
+    "container_cpu_cfs_throttled_seconds_total": ("counter", "Total time duration the container has been throttled."),
+    "container_spec_cpu_shares": ("gauge", "CPU share of the container."),
+    "container_spec_cpu_quota": ("gauge", "CPU quota of the container."),
+    "container_spec_cpu_period": ("gauge", "CPU period of the container."),
+    "container_spec_memory_limit_bytes": ("gauge", "Memory limit for the container."),
+    "container_start_time_seconds": ("gauge", "Start time of the container since unix epoch in seconds."),
+    "machine_cpu_cores": ("gauge", "Number of logical CPU cores."),
+    "machine_memory_bytes": ("gauge", "Amount of memory installed on the machine."),
+}
+
+
+@dataclass(frozen=True)
+class ContainerSample:
+    """One container as the metrics see it: who it belongs to and the runtime's status."""
+    namespace: str
+    pod: str
+    container: str
+    image: str
+    status: ContainerStatus
+    cgroup: str = ""           # the ``id`` label; default "/" + the container id
+
+
+def container_sample(pod: Mapping[str, Any], status: ContainerStatus, *, image: str | None = None,
+                     cgroup_driver: str = "cgroupfs") -> ContainerSample:
+    """A ContainerSample for a container of ``pod`` (image from the pod spec unless given)."""
+    from kvert.kubelet.cgroups import container_cgroup_path
+    meta = pod.get("metadata") or {}
+    if image is None:
+        spec = pod.get("spec") or {}
+        image = next((c.get("image", "") for key in ("containers", "initContainers")
+                      for c in spec.get(key) or [] if c.get("name") == status.name), "")
+    return ContainerSample(namespace=meta.get("namespace", ""), pod=meta.get("name", ""), container=status.name,
+                           image=image, status=status,
+                           cgroup=container_cgroup_path(pod, status.id, cgroup_driver))
+
+
+# -- exposition ------------------------------------------------------------------------------------
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def format_value(value: float) -> str:
+    """A sample value as Prometheus writes it (integers without a fraction, ``+Inf``, ``NaN``)."""
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def _line(name: str, labels: Mapping[str, str], value: float, timestamp_ms: int | None) -> str:
+    body = ",".join(f'{k}="{_escape(str(v))}"' for k, v in sorted(labels.items()))
+    text = f"{name}{{{body}}} {format_value(value)}" if labels else f"{name} {format_value(value)}"
+    return f"{text} {timestamp_ms}" if timestamp_ms is not None else text
+
+
+def cadvisor_metrics(samples: Iterable[ContainerSample], *, timestamp: float | None = None,
+                     include_exited: bool = True, machine_cpu_cores: int | None = None,
+                     machine_memory_bytes: int | None = None) -> str:
+    """The Prometheus text exposition of the containers' cAdvisor metrics. ``timestamp``
+    (seconds) is written on every sample in milliseconds, as cAdvisor does."""
+    ts = None if timestamp is None else int(round(timestamp * 1000))
+    rows: dict[str, list[str]] = {name: [] for name in METRICS}
+    for s in samples:
+        st = s.status
+        if not include_exited and st.state != "running":
+            continue
+        labels = {"container": s.container, "id": s.cgroup or f"/{st.id}", "image": s.image,
+                  "name": st.id, "namespace": s.namespace, "pod": s.pod}
+        rows["container_cpu_usage_seconds_total"].append(
+            _line("container_cpu_usage_seconds_total", {**labels, "cpu": "total"},
+                  st.cpu_usage_core_nanoseconds / 1e9, ts))
+        rows["container_memory_working_set_bytes"].append(
+            _line("container_memory_working_set_bytes", labels, st.memory_working_set_bytes, ts))
+        rows["container_oom_events_total"].append(_line("container_oom_events_total", labels, st.oom_events, ts))
+        rows["container_cpu_cfs_periods_total"].append(
+            _line("container_cpu_cfs_periods_total", labels, st.cpu_periods, ts))
+        rows["container_cpu_cfs_throttled_periods_total"].append(
+            _line("container_cpu_cfs_throttled_periods_total", labels, st.cpu_throttled_periods, ts))
+        rows["container_cpu_cfs_throttled_seconds_total"].append(
+            _line("container_cpu_cfs_throttled_seconds_total", labels, st.cpu_throttled_nanoseconds / 1e9, ts))
+        linux = st.resources.linux if st.resources is not None else None
+        if linux is not None:
+            rows["container_spec_cpu_shares"].append(_line("container_spec_cpu_shares", labels, linux.cpu_shares, ts))
+            if linux.cpu_quota > 0:
+                rows["container_spec_cpu_quota"].append(
+                    _line("container_spec_cpu_quota", labels, linux.cpu_quota, ts))
+            rows["container_spec_cpu_period"].append(_line("container_spec_cpu_period", labels, linux.cpu_period, ts))
+            rows["container_spec_memory_limit_bytes"].append(
+                _line("container_spec_memory_limit_bytes", labels, linux.memory_limit_in_bytes, ts))
+        if st.started_at:
+            rows["container_start_time_seconds"].append(
+                _line("container_start_time_seconds", labels, st.started_at, ts))
+    if machine_cpu_cores is not None:
+        rows["machine_cpu_cores"].append(_line("machine_cpu_cores", {}, machine_cpu_cores, ts))
+    if machine_memory_bytes is not None:
+        rows["machine_memory_bytes"].append(_line("machine_memory_bytes", {}, machine_memory_bytes, ts))
+    out = []
+    for name, lines in rows.items():
+        if not lines:
+            continue
+        kind, help_text = METRICS[name]
+        out.append(f"# HELP {name} {help_text}")
+        out.append(f"# TYPE {name} {kind}")
+        out.extend(lines)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    labels: dict[str, str]
+    value: float
+    timestamp_ms: int | None = None
+
+
+_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,|(?=\}))')
+
+
+def _unescape(value: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "\\": "\\", '"': '"'}.get(m.group(1), "\\" + m.group(1)), value)
+
+
+def _parse_float(text: str) -> float:
+    return {"+Inf": math.inf, "Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}.get(text) or float(text)
+
+
+def parse_exposition(text: str) -> list[Sample]:
+    """Samples of a Prometheus text exposition; raises ValueError on a malformed line.
+    ``# TYPE`` lines are checked against the samples' names."""
+    samples: list[Sample] = []
+    types: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            parts = line.split(None, 3)
+            if len(parts) >= 4 and parts[1] == "TYPE":
+                if parts[3] not in ("counter", "gauge", "histogram", "summary", "untyped"):
+                    raise ValueError(f"line {number}: unknown metric type {parts[3]!r}")
+                if parts[2] in types:
+                    raise ValueError(f"line {number}: second TYPE line for {parts[2]}")
+                types[parts[2]] = parts[3]
+            continue
+        m = _NAME.match(line)
+        if not m:
+            raise ValueError(f"line {number}: no metric name in {raw!r}")
+        name, pos = m.group(0), m.end()
+        labels: dict[str, str] = {}
+        if pos < len(line) and line[pos] == "{":
+            pos += 1
+            while True:
+                if line[pos:pos + 1] == "}":
+                    pos += 1
+                    break
+                lm = _LABEL.match(line, pos)
+                if not lm:
+                    raise ValueError(f"line {number}: malformed labels in {raw!r}")
+                if lm.group(1) in labels:
+                    raise ValueError(f"line {number}: duplicate label {lm.group(1)!r}")
+                labels[lm.group(1)] = _unescape(lm.group(2))
+                pos = lm.end()
+        rest = line[pos:].split()
+        if not 1 <= len(rest) <= 2:
+            raise ValueError(f"line {number}: expected a value and an optional timestamp in {raw!r}")
+        try:
+            value = _parse_float(rest[0])
+            stamp = int(rest[1]) if len(rest) == 2 else None
+        except ValueError:
+            raise ValueError(f"line {number}: bad number in {raw!r}") from None
+        if types and name not in types and not any(name.startswith(t + "_") for t in types):
+            raise ValueError(f"line {number}: sample {name} has no TYPE")
+        samples.append(Sample(name, labels, value, stamp))
+    return samples
+
+
+# -- metrics.k8s.io ------------------------------------------------------------------------------------
+
+def cpu_quantity(nanocores: int) -> str:
+    """Nanocores as metrics-server writes them (``250000000`` -> ``"250m"``)."""
+    return str(Quantity(int(nanocores), DECIMAL_SI))
+
+
+def memory_quantity(size: int) -> str:
+    """Bytes as metrics-server writes them (binary: ``1572864`` -> ``"1536Ki"``)."""
+    return str(Quantity.from_int(int(size), BINARY_SI))
+
+
+def pod_metrics(pod: Mapping[str, Any], usages: Mapping[str, tuple[int, int]], *, timestamp: float,
+                window: float) -> dict:
+    """A ``PodMetrics`` object: ``usages`` maps container name -> (cpu nanocores, memory bytes);
+    containers are listed in spec order (those without usage are left out)."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    names = [c.get("name") for key in ("initContainers", "containers") for c in spec.get(key) or []]
+    names += [n for n in usages if n not in names]
+    out_meta: dict[str, Any] = {"name": meta.get("name", ""), "namespace": meta.get("namespace", ""),
+                                "creationTimestamp": format_time(timestamp)}
+    if meta.get("labels"):
+        out_meta["labels"] = dict(meta["labels"])
+    return {
+        "kind": "PodMetrics", "apiVersion": METRICS_API_VERSION, "metadata": out_meta,
+        "timestamp": format_time(timestamp), "window": format_duration(window),
+        "containers": [{"name": n, "usage": {"cpu": cpu_quantity(usages[n][0]), "memory": memory_quantity(usages[n][1])}}
+                       for n in names if n in usages],
+    }
+
+
+def node_metrics(node_name: str, cpu_nanocores: int, memory_bytes: int, *, timestamp: float, window: float,
+                 labels: Mapping[str, str] | None = None) -> dict:
+    """A ``NodeMetrics`` object."""
+    meta: dict[str, Any] = {"name": node_name, "creationTimestamp": format_time(timestamp)}
+    if labels:
+        meta["labels"] = dict(labels)
+    return {"kind": "NodeMetrics", "apiVersion": METRICS_API_VERSION, "metadata": meta,
+            "timestamp": format_time(timestamp), "window": format_duration(window),
+            "usage": {"cpu": cpu_quantity(cpu_nanocores), "memory": memory_quantity(memory_bytes)}}
+
+
+@dataclass(frozen=True)
+class Rate:
+    cpu_nanocores: int
+    memory_bytes: int
+    window: float
+
+
+class UsageTracker:
+    """Keeps the last sample of each container's cumulative cpu to turn it into a rate,
+    as metrics-server does with two scrapes."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[float, int]] = {}
+
+    def observe(self, now: float, statuses: Iterable[ContainerStatus]) -> dict[str, Rate]:
+        """Record a sample of every running container; return the rate of those that have an
+        earlier sample (by container id). Containers no longer listed are forgotten."""
+        rates: dict[str, Rate] = {}
+        seen: dict[str, tuple[float, int]] = {}
+        for st in statuses:
+            if st.state != "running":
+                continue
+            seen[st.id] = (now, st.cpu_usage_core_nanoseconds)
+            prev = self._last.get(st.id)
+            if prev is None or now <= prev[0]:
+                continue
+            window = now - prev[0]
+            nanocores = max(0, round((st.cpu_usage_core_nanoseconds - prev[1]) / window))
+            rates[st.id] = Rate(nanocores, st.memory_working_set_bytes, window)
+        self._last = seen
+        return rates
+
+
+def node_summary(node_name: str, pods: Sequence[tuple[Mapping[str, Any], Sequence[ContainerStatus]]],
+                 tracker: UsageTracker, now: float, *, system_memory_bytes: int = 0,
+                 system_cpu_nanocores: int = 0, labels: Mapping[str, str] | None = None
+                 ) -> tuple[dict | None, list[dict]]:
+    """(NodeMetrics, [PodMetrics]) from the pods on a node with their containers' statuses.
+    Pods report only once every container has a rate (two samples), as metrics-server;
+    the node reports once any container does, adding the system daemons' usage. Before
+    that, the NodeMetrics is None."""
+    all_statuses = [st for _, statuses in pods for st in statuses]
+    rates = tracker.observe(now, all_statuses)
+    pod_objs = []
+    windows = [r.window for r in rates.values()]
+    for pod, statuses in pods:
+        running = [st for st in statuses if st.state == "running"]
+        if not running or any(st.id not in rates for st in running):
+            continue
+        usages = {st.name: (rates[st.id].cpu_nanocores, rates[st.id].memory_bytes) for st in running}
+        window = max(rates[st.id].window for st in running)
+        pod_objs.append(pod_metrics(pod, usages, timestamp=now, window=window))
+    if not windows:
+        return None, pod_objs
+    cpu = sum(r.cpu_nanocores for r in rates.values()) + system_cpu_nanocores
+    memory = sum(st.memory_working_set_bytes for st in all_statuses if st.state == "running") + system_memory_bytes
+    return node_metrics(node_name, cpu, memory, timestamp=now, window=max(windows), labels=labels), pod_objs
+
+
+__all__ = [
+    "CONTENT_TYPE", "ContainerSample", "METRICS", "METRICS_API_VERSION", "Rate", "Sample", "UsageTracker",
+    "cadvisor_metrics", "container_sample", "cpu_quantity", "format_value", "memory_quantity", "node_metrics",
+    "node_summary", "parse_exposition", "pod_metrics",
+]

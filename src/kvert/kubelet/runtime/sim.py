@@ -1,0 +1,615 @@
+"""An in-memory container runtime: the Runtime protocol over simulated containers.
+
+Containers do not run anything; each follows a usage profile (``kvert.kubelet.usage``)
+given in ``ContainerConfig.annotations["kvert.io/usage"]`` (the node agent fills it with
+``usage.container_annotations(pod, container)``). Without it a container uses a constant
+half of the cpu its shares stand for (at least 10m) and 16Mi.
+
+Time. The runtime advances *lazily*, in fixed ticks of ``tick`` seconds counted from the
+moment it was created: every call (and ``advance()``) first processes all tick boundaries
+up to the clock's ``now()``. The usage sampled at a boundary stands for the tick that ends
+there. Results depend only on virtual time and on the calls made at which times, never on
+how often anyone looked, so runs are deterministic in a VirtualClock. ``run()`` is an
+optional coroutine that advances every tick, for callers who want OOM kills to happen
+(and ``on_oom`` listeners to fire) without polling. Ticks are processed vectorized (numpy,
+containers x ticks), so skipping an hour costs little.
+
+Per tick, for each running container:
+
+* cpu: demand from the profile, capped by the container's CFS quota (``quota/period``
+  cores), then by the pod's quota (sandbox resources; containers scaled down
+  proportionally), then by the node's cpu (``cpu_capacity``; shared by ``cpu.shares``,
+  weighted max-min fair). Cumulative usage is in core-nanoseconds. Demand cut by a quota is
+  *throttling*: every CFS period of the tick counts as throttled and the cpu time denied,
+  ``(demand - allowed) * dt``, adds to the throttled nanoseconds (what ``cpu.stat``'s
+  ``throttled_usec`` sums over cpus). ``cpu_periods`` counts the elapsed periods of a
+  container under a quota with demand.
+* memory: the working set comes from the profile. Above the container's
+  ``memory_limit_in_bytes`` the container is OOM-killed: state ``exited``, reason
+  ``OOMKilled``, exit code 137, ``oom_events`` 1, at that tick. When the containers of a
+  pod together pass the pod's memory limit, or all containers pass ``memory_capacity``
+  (the node; e.g. the kubepods limit), the kernel's choice is modelled: the container with
+  the highest ``working_set + oom_score_adj * limit / 1000`` is killed, repeatedly, until
+  the rest fit.
+* a container with ``exitAfter`` exits at the first tick at or after that time: reason
+  ``Completed`` (exit code 0) or ``Error``.
+
+Restarting is the node agent's business: it sees the exited container through
+``container_status``/``list_containers`` and creates a new one.
+
+``update_container_resources`` applies new values from the current tick. A memory limit
+below the container's current working set is refused with ``CriError`` and nothing is
+changed: seed 000 says lowering a limit under pages in use may not take effect, and kvert
+models the kernel refusing it (cgroup v1 answers such a write with EBUSY), so the node agent
+keeps the old values and retries later. The same holds for a pod's memory limit below the
+pod's current total (``update_pod_sandbox_resources``).
+
+Test hooks: ``fail_next(call_name)`` makes the next call(s) of that method raise
+``CriError``; ``set_usage(container_id, cpu, memory)`` pins a container's usage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from kvert.api.quantity import to_int
+from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStatus, CriError,
+                                        LinuxContainerResources, PodSandboxConfig)
+from kvert.kubelet.usage import (DEFAULT_CPU_MILLI, DEFAULT_MEMORY_BYTES, USAGE_ANNOTATION, Constant,
+                                 ContainerUsage, UsageBatch, UsageError, parse_container_usage)
+
+OOM_EXIT_CODE = 137
+STOP_EXIT_CODE = 143          # 128 + SIGTERM
+CALLS = frozenset({
+    "run_pod_sandbox", "update_pod_sandbox_resources", "stop_pod_sandbox", "remove_pod_sandbox",
+    "create_container", "start_container", "stop_container", "remove_container",
+    "update_container_resources", "container_status", "list_containers",
+})
+_CHUNK_CELLS = 1 << 18        # containers x ticks evaluated at once
+_EPS = 1e-9
+
+
+@dataclass
+class OomKill:
+    """One OOM kill, for reports and tests."""
+    time: float
+    container_id: str
+    sandbox_id: str
+    name: str
+    scope: str                 # "container" | "pod" | "node"
+    usage: int                 # working set at the kill, bytes
+    limit: int                 # the limit that was passed, bytes
+
+
+@dataclass
+class _Sandbox:
+    id: str
+    config: PodSandboxConfig
+    resources: LinuxContainerResources | None
+    state: str = "ready"
+    created_at: float = 0.0
+
+
+@dataclass
+class _Container:
+    id: str
+    sandbox_id: str
+    config: ContainerConfig
+    usage: ContainerUsage
+    resources: LinuxContainerResources
+    created_at: float
+    state: str = "created"
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    exit_code: int = 0
+    reason: str = ""
+    cpu_ns: int = 0                 # core-nanoseconds
+    throttled_ns: int = 0
+    throttled_periods: int = 0      # in millionths of a period
+    periods: int = 0                # in millionths of a period
+    oom_events: int = 0
+    memory: float = 0.0
+    cpu_override: float | None = None
+    memory_override: float | None = None
+
+
+@dataclass
+class _Layout:
+    batch: UsageBatch
+    started: np.ndarray
+    sandbox_ids: list[str]
+    row_sandbox: np.ndarray
+    group: np.ndarray
+    mem_limit: np.ndarray
+    pod_mem_limit: np.ndarray
+    quota_cap: np.ndarray
+    pod_caps: np.ndarray
+    weights: np.ndarray
+    period_s: np.ndarray
+    under_quota: np.ndarray
+    exits: list[tuple[int, float]]
+    cpu_pins: list[tuple[int, float]]
+    memory_pins: list[tuple[int, float]]
+
+
+@dataclass
+class _Failure:
+    remaining: int
+    error: Exception | None = None
+
+
+def _default_usage(resources: LinuxContainerResources) -> ContainerUsage:
+    shares = resources.cpu_shares
+    request = shares * 1000 // 1024 if shares > 2 else 0
+    return ContainerUsage(cpu=Constant(value=float(request // 2 or DEFAULT_CPU_MILLI)),
+                          memory=Constant(value=float(DEFAULT_MEMORY_BYTES)))
+
+
+def _share(demand: np.ndarray, weights: np.ndarray, capacity: float) -> np.ndarray:
+    """Weighted max-min fair share of ``capacity`` per column (tick) among rows' demands."""
+    total = demand.sum(axis=0)
+    over = total > capacity + _EPS
+    if not over.any():
+        return demand
+    d = demand[:, over]
+    alloc = np.zeros_like(d)
+    remaining = np.full(d.shape[1], float(capacity))
+    active = d > 0
+    w = weights[:, None].astype(float)
+    for _ in range(d.shape[0]):
+        wsum = np.where(active, w, 0.0).sum(axis=0)
+        per_weight = np.divide(remaining, wsum, out=np.zeros_like(remaining), where=wsum > 0)
+        offer = np.where(active, w * per_weight, 0.0)
+        need = d - alloc
+        done = active & (need <= offer + _EPS)
+        if not done.any():
+            alloc += offer
+            break
+        granted = np.where(done, need, 0.0)
+        alloc += granted
+        remaining -= granted.sum(axis=0)
+        active &= ~done
+        if not active.any():
+            break
+    out = demand.copy()
+    out[:, over] = alloc
+    return out
+
+
+class SimRuntime:
+    """The Runtime protocol in memory, driven by usage profiles in virtual (or wall) time.
+
+    ``cpu_capacity`` (millicores) and ``memory_capacity`` (bytes) bound the node as a whole;
+    None means unbounded. ``name`` seeds the (deterministic) ids.
+    """
+
+    def __init__(self, clock, tick: float = 1.0, *, cpu_capacity: int | None = None,
+                 memory_capacity: int | None = None, name: str = "sim"):
+        if tick <= 0:
+            raise ValueError("tick must be positive")
+        self.clock = clock
+        self.tick = float(tick)
+        self.cpu_capacity = cpu_capacity
+        self.memory_capacity = memory_capacity
+        self.name = name
+        self.origin = clock.now()
+        self.oom_kills: list[OomKill] = []
+        self.on_oom: list[Callable[[OomKill], None]] = []
+        self._k = 0                     # last processed tick boundary: origin + k * tick
+        self._sandboxes: dict[str, _Sandbox] = {}
+        self._containers: dict[str, _Container] = {}
+        self._failures: dict[str, _Failure] = {}
+        self._counter = 0
+        self._version = 0
+        self._layout_cache: tuple[tuple, _Layout] | None = None
+
+    # -- hooks for tests --------------------------------------------------------------------
+
+    def fail_next(self, call_name: str, error: Exception | str | None = None, times: int = 1) -> None:
+        """Make the next ``times`` calls of ``call_name`` (e.g. ``"update_container_resources"``)
+        raise ``error`` (a CriError by default) without doing anything."""
+        if call_name not in CALLS:
+            raise ValueError(f"unknown runtime call {call_name!r}; expected one of {sorted(CALLS)}")
+        if isinstance(error, str):
+            error = CriError(error)
+        self._failures[call_name] = _Failure(times, error)
+
+    def set_usage(self, container_id: str, cpu: int | str | None = None, memory: int | str | None = None) -> None:
+        """Pin a container's usage from now on: cpu in millicores (or a quantity string),
+        memory in bytes (or a quantity). ``None`` leaves that resource to its profile;
+        ``set_usage(id)`` with neither restores both."""
+        self.advance()
+        c = self._container(container_id)
+        if cpu is None and memory is None:
+            c.cpu_override = c.memory_override = None
+        else:
+            if cpu is not None:
+                c.cpu_override = float(to_int("cpu", cpu) if isinstance(cpu, str) else cpu)
+            if memory is not None:
+                c.memory_override = float(to_int("memory", memory) if isinstance(memory, str) else memory)
+        if c.state == "running" and c.memory_override is not None:
+            c.memory = c.memory_override
+        self._changed()
+
+    def set_profile(self, container_id: str, usage: ContainerUsage) -> None:
+        """Replace a container's usage profile from now on."""
+        self.advance()
+        self._container(container_id).usage = usage
+        self._changed()
+
+    def _check_failure(self, call: str) -> None:
+        failure = self._failures.get(call)
+        if failure is None:
+            return
+        failure.remaining -= 1
+        if failure.remaining <= 0:
+            del self._failures[call]
+        raise failure.error or CriError(f"injected failure of {call}")
+
+    # -- ids and lookups ----------------------------------------------------------------------
+
+    def _new_id(self, kind: str) -> str:
+        self._counter += 1
+        return hashlib.sha256(f"{self.name}/{kind}/{self._counter}".encode()).hexdigest()
+
+    def _container(self, container_id: str) -> _Container:
+        c = self._containers.get(container_id)
+        if c is None:
+            raise CriError(f"container {container_id!r} not found")
+        return c
+
+    def _sandbox(self, sandbox_id: str) -> _Sandbox:
+        s = self._sandboxes.get(sandbox_id)
+        if s is None:
+            raise CriError(f"pod sandbox {sandbox_id!r} not found")
+        return s
+
+    # -- time ----------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Advance every tick (optional: the runtime also advances whenever it is called)."""
+        while True:
+            await self.clock.sleep(self.tick)
+            self.advance()
+
+    def advance(self) -> None:
+        """Process every tick boundary up to the clock's now."""
+        target = math.floor((self.clock.now() - self.origin) / self.tick + _EPS)
+        while self._k < target:
+            running = [c for c in self._containers.values() if c.state == "running"]
+            if not running:
+                self._k = target
+                return
+            n = len(running)
+            count = min(target - self._k, max(1, _CHUNK_CELLS // n))
+            self._process(running, self._k + 1, count)
+
+    def _layout(self, running: list[_Container]) -> _Layout:
+        """Per-container parameters as arrays, rebuilt only when something they depend on
+        changes (the running set, resources, profiles, pinned usage)."""
+        key = (self._version, tuple(c.id for c in running))
+        if self._layout_cache is not None and self._layout_cache[0] == key:
+            return self._layout_cache[1]
+        n = len(running)
+        sandbox_index: dict[str, int] = {}
+        for c in running:
+            sandbox_index.setdefault(c.sandbox_id, len(sandbox_index))
+        sandbox_ids = list(sandbox_index)
+        row_sandbox = np.array([sandbox_index[c.sandbox_id] for c in running], dtype=int)
+        group = np.zeros((len(sandbox_ids), n))
+        group[row_sandbox, np.arange(n)] = 1.0
+        quota_cap = np.array([self._cap(c.resources) for c in running])
+        pod_caps = np.array([self._cap(self._sandboxes[s].resources) for s in sandbox_ids])
+        layout = _Layout(
+            batch=UsageBatch([c.usage for c in running]),
+            started=np.array([c.started_at for c in running]),
+            sandbox_ids=sandbox_ids, row_sandbox=row_sandbox, group=group,
+            mem_limit=np.array([c.resources.memory_limit_in_bytes or math.inf for c in running], dtype=float),
+            pod_mem_limit=np.array([self._pod_memory_limit(s) for s in sandbox_ids]),
+            quota_cap=quota_cap, pod_caps=pod_caps,
+            weights=np.array([max(2, c.resources.cpu_shares) for c in running], dtype=float),
+            period_s=np.array([self._period(c, self._sandboxes[c.sandbox_id]) for c in running]),
+            under_quota=np.isfinite(quota_cap) | np.isfinite(pod_caps[row_sandbox]),
+            exits=[(i, c.started_at + c.usage.exit_after) for i, c in enumerate(running)
+                   if c.usage.exit_after is not None],
+            cpu_pins=[(i, c.cpu_override) for i, c in enumerate(running) if c.cpu_override is not None],
+            memory_pins=[(i, c.memory_override) for i, c in enumerate(running) if c.memory_override is not None],
+        )
+        self._layout_cache = (key, layout)
+        return layout
+
+    def _changed(self) -> None:
+        self._version += 1
+
+    def _process(self, running: list[_Container], first: int, count: int) -> None:
+        """Ticks first .. first+count-1, stopping after the first tick with an event (an OOM
+        kill or an exit); ``self._k`` is left at the last tick processed."""
+        lay = self._layout(running)
+        times = self.origin + self.tick * np.arange(first, first + count, dtype=float)
+        demand, memory = lay.batch.evaluate(times, lay.started)
+        for i, value in lay.cpu_pins:
+            demand[i] = value
+        for i, value in lay.memory_pins:
+            memory[i] = value
+
+        # -- events: the first tick with an OOM or an exit ends this step
+        event = (memory > lay.mem_limit[:, None]).any(axis=0)
+        if np.isfinite(lay.pod_mem_limit).any():
+            event |= ((lay.group @ memory) > lay.pod_mem_limit[:, None]).any(axis=0)
+        if self.memory_capacity is not None:
+            event |= memory.sum(axis=0) > self.memory_capacity
+        for _, at in lay.exits:
+            j = int(np.searchsorted(times, at - _EPS, side="left"))
+            if j < count:
+                event[j] = True
+        last = int(np.argmax(event)) if event.any() else count - 1
+        t = times[:last + 1]
+
+        # -- cpu over the ticks up to and including that one
+        dt = np.clip(t[None, :] - np.maximum(t[None, :] - self.tick, lay.started[:, None]), 0.0, self.tick)
+        want = demand[:, :last + 1]
+        allowed = np.minimum(want, lay.quota_cap[:, None])
+        if np.isfinite(lay.pod_caps).any():
+            sums = lay.group @ allowed
+            factor = np.minimum(1.0, np.divide(lay.pod_caps[:, None], sums, out=np.ones_like(sums), where=sums > 0))
+            allowed = allowed * factor[lay.row_sandbox]
+        used = allowed
+        if self.cpu_capacity is not None:
+            used = _share(allowed, lay.weights, float(self.cpu_capacity))
+        throttled = want - allowed
+        # Counters are summed as integers per tick (nanoseconds, micro-periods), so the totals
+        # do not depend on how the ticks were grouped into steps.
+        periods = np.rint(dt / lay.period_s[:, None] * 1e6).astype(np.int64)
+        cpu_ns = np.rint(used * dt * 1e6).astype(np.int64).sum(axis=1).tolist()
+        throttled_ns = np.rint(throttled * dt * 1e6).astype(np.int64).sum(axis=1).tolist()
+        throttled_periods = np.where(throttled > _EPS, periods, 0).sum(axis=1).tolist()
+        all_periods = np.where(lay.under_quota[:, None] & (want > 0), periods, 0).sum(axis=1).tolist()
+        final_memory = memory[:, last].tolist()
+        for c, a, b, d, e, m in zip(running, cpu_ns, throttled_ns, throttled_periods, all_periods, final_memory):
+            c.cpu_ns += a
+            c.throttled_ns += b
+            c.throttled_periods += d
+            c.periods += e
+            c.memory = m
+        self._k = first + last
+        if event[last]:
+            self._handle_events(running, float(times[last]), memory[:, last], lay.sandbox_ids, lay.row_sandbox)
+
+    @staticmethod
+    def _cap(res: LinuxContainerResources | None) -> float:
+        if res is None or res.cpu_quota <= 0 or res.cpu_period <= 0:
+            return math.inf
+        return res.cpu_quota * 1000.0 / res.cpu_period
+
+    @staticmethod
+    def _period(c: _Container, sandbox: _Sandbox) -> float:
+        if c.resources.cpu_quota > 0 and c.resources.cpu_period > 0:
+            return c.resources.cpu_period / 1e6
+        if sandbox.resources is not None and sandbox.resources.cpu_period > 0:
+            return sandbox.resources.cpu_period / 1e6
+        return 0.1
+
+    def _pod_memory_limit(self, sandbox_id: str) -> float:
+        res = self._sandboxes[sandbox_id].resources
+        return float(res.memory_limit_in_bytes) if res is not None and res.memory_limit_in_bytes > 0 else math.inf
+
+    def _handle_events(self, running: list[_Container], now: float, memory: np.ndarray,
+                       sandbox_ids: list[str], row_sandbox: np.ndarray) -> None:
+        alive = np.ones(len(running), dtype=bool)
+        for i, c in enumerate(running):
+            limit = c.resources.memory_limit_in_bytes
+            if limit > 0 and memory[i] > limit:
+                self._oom(c, now, "container", memory[i], limit)
+                alive[i] = False
+        for s, sandbox_id in enumerate(sandbox_ids):
+            limit = self._pod_memory_limit(sandbox_id)
+            rows = np.flatnonzero(row_sandbox == s)
+            self._kill_until_fits(running, rows, alive, memory, limit, now, "pod")
+        if self.memory_capacity is not None:
+            self._kill_until_fits(running, np.arange(len(running)), alive, memory,
+                                  float(self.memory_capacity), now, "node")
+        for i, c in enumerate(running):
+            if not alive[i] or c.usage.exit_after is None:
+                continue
+            if now + _EPS >= c.started_at + c.usage.exit_after:
+                code = c.usage.exit_code
+                self._finish(c, now, code, "Completed" if code == 0 else "Error")
+
+    def _kill_until_fits(self, running: list[_Container], rows: np.ndarray, alive: np.ndarray,
+                         memory: np.ndarray, limit: float, now: float, scope: str) -> None:
+        if not math.isfinite(limit):
+            return
+        while True:
+            live = [i for i in rows if alive[i]]
+            total = float(sum(memory[i] for i in live))
+            if not live or total <= limit:
+                return
+            victim = max(live, key=lambda i: (memory[i] + running[i].resources.oom_score_adj * limit / 1000.0,
+                                              memory[i]))
+            self._oom(running[victim], now, scope, total, limit)
+            alive[victim] = False
+
+    def _oom(self, c: _Container, now: float, scope: str, usage: float, limit: float) -> None:
+        c.oom_events += 1
+        self._finish(c, now, OOM_EXIT_CODE, "OOMKilled")
+        kill = OomKill(now, c.id, c.sandbox_id, c.config.name, scope, int(usage), int(limit))
+        self.oom_kills.append(kill)
+        for listener in list(self.on_oom):
+            listener(kill)
+
+    def _finish(self, c: _Container, now: float, code: int, reason: str) -> None:
+        c.state = "exited"
+        c.finished_at = now
+        c.exit_code = code
+        c.reason = reason
+        c.memory = 0.0
+
+    # -- status ----------------------------------------------------------------------------------
+
+    def _status(self, c: _Container) -> ContainerStatus:
+        return ContainerStatus(
+            id=c.id, name=c.config.name, state=c.state,
+            resources=ContainerResources(linux=c.resources),
+            started_at=c.started_at, finished_at=c.finished_at, exit_code=c.exit_code, reason=c.reason,
+            cpu_usage_core_nanoseconds=c.cpu_ns,
+            memory_working_set_bytes=int(round(c.memory)),
+            cpu_throttled_periods=c.throttled_periods // 1_000_000,
+            cpu_throttled_nanoseconds=c.throttled_ns,
+            oom_events=c.oom_events,
+            cpu_periods=c.periods // 1_000_000,
+        )
+
+    def status(self, container_id: str) -> ContainerStatus:
+        """Synchronous ``container_status`` (no failure injection)."""
+        self.advance()
+        return self._status(self._container(container_id))
+
+    def sandbox_of(self, container_id: str) -> str:
+        return self._container(container_id).sandbox_id
+
+    def sandbox_config(self, sandbox_id: str) -> PodSandboxConfig:
+        return self._sandbox(sandbox_id).config
+
+    def sandbox_resources(self, sandbox_id: str) -> LinuxContainerResources | None:
+        """The pod-level values applied to a sandbox now."""
+        return self._sandbox(sandbox_id).resources
+
+    def sandbox_state(self, sandbox_id: str) -> str:
+        return self._sandbox(sandbox_id).state
+
+    def list_sandboxes(self) -> list[str]:
+        return list(self._sandboxes)
+
+    def memory_working_set(self) -> int:
+        """The working sets of all running containers together (bytes), now."""
+        self.advance()
+        return int(round(sum(c.memory for c in self._containers.values() if c.state == "running")))
+
+    # -- the Runtime protocol ------------------------------------------------------------------------
+
+    async def run_pod_sandbox(self, config: PodSandboxConfig) -> str:
+        self.advance()
+        self._check_failure("run_pod_sandbox")
+        sandbox_id = self._new_id("sandbox")
+        self._sandboxes[sandbox_id] = _Sandbox(sandbox_id, config, config.resources, "ready", self.clock.now())
+        return sandbox_id
+
+    async def update_pod_sandbox_resources(self, sandbox_id: str, resources: LinuxContainerResources) -> None:
+        self.advance()
+        self._check_failure("update_pod_sandbox_resources")
+        sandbox = self._sandbox(sandbox_id)
+        limit = resources.memory_limit_in_bytes
+        in_use = sum(c.memory for c in self._containers.values()
+                     if c.sandbox_id == sandbox_id and c.state == "running")
+        if limit > 0 and in_use > limit:
+            raise CriError(f"pod sandbox {sandbox_id[:12]}: cannot set memory limit {limit} below the "
+                           f"pod's current usage {int(in_use)}")
+        sandbox.resources = resources
+        self._changed()
+
+    async def stop_pod_sandbox(self, sandbox_id: str) -> None:
+        self.advance()
+        self._check_failure("stop_pod_sandbox")
+        sandbox = self._sandboxes.get(sandbox_id)
+        if sandbox is None:
+            return
+        now = self.clock.now()
+        for c in self._containers.values():
+            if c.sandbox_id == sandbox_id and c.state == "running":
+                self._finish(c, now, STOP_EXIT_CODE, "Error")
+        sandbox.state = "notready"
+
+    async def remove_pod_sandbox(self, sandbox_id: str) -> None:
+        self.advance()
+        self._check_failure("remove_pod_sandbox")
+        if sandbox_id not in self._sandboxes:
+            return
+        for cid in [c.id for c in self._containers.values() if c.sandbox_id == sandbox_id]:
+            del self._containers[cid]
+        del self._sandboxes[sandbox_id]
+        self._changed()
+
+    async def create_container(self, sandbox_id: str, config: ContainerConfig) -> str:
+        self.advance()
+        self._check_failure("create_container")
+        sandbox = self._sandbox(sandbox_id)
+        if sandbox.state != "ready":
+            raise CriError(f"pod sandbox {sandbox_id[:12]} is not ready")
+        resources = (config.resources.linux if config.resources is not None else None) or LinuxContainerResources()
+        spec = (config.annotations or {}).get(USAGE_ANNOTATION)
+        try:
+            usage = parse_container_usage(spec, config.name) if spec else _default_usage(resources)
+        except UsageError as err:
+            raise CriError(f"container {config.name!r}: invalid {USAGE_ANNOTATION}: {err}") from None
+        container_id = self._new_id("container")
+        self._containers[container_id] = _Container(container_id, sandbox_id, config, usage, resources,
+                                                    created_at=self.clock.now())
+        return container_id
+
+    async def start_container(self, container_id: str) -> None:
+        self.advance()
+        self._check_failure("start_container")
+        c = self._container(container_id)
+        if c.state != "created":
+            raise CriError(f"container {container_id[:12]} is {c.state}, only a created container can start")
+        if self._sandbox(c.sandbox_id).state != "ready":
+            raise CriError(f"pod sandbox {c.sandbox_id[:12]} is not ready")
+        now = self.clock.now()
+        c.state = "running"
+        c.started_at = now
+        _, memory = UsageBatch([c.usage]).evaluate(now, now)
+        c.memory = c.memory_override if c.memory_override is not None else float(memory[0])
+
+    async def stop_container(self, container_id: str, timeout_seconds: int = 0) -> None:
+        self.advance()
+        self._check_failure("stop_container")
+        c = self._container(container_id)
+        if c.state == "running":
+            self._finish(c, self.clock.now(), STOP_EXIT_CODE, "Error")
+        elif c.state == "created":
+            self._finish(c, self.clock.now(), 0, "")
+
+    async def remove_container(self, container_id: str) -> None:
+        self.advance()
+        self._check_failure("remove_container")
+        self._containers.pop(container_id, None)
+        self._changed()
+
+    async def update_container_resources(self, container_id: str, resources: ContainerResources) -> None:
+        self.advance()
+        self._check_failure("update_container_resources")
+        c = self._container(container_id)
+        linux = resources.linux if resources is not None else None
+        if linux is None:
+            raise CriError("UpdateContainerResources: linux resources are required by this runtime")
+        limit = linux.memory_limit_in_bytes
+        if c.state == "running" and limit > 0 and c.memory > limit:
+            raise CriError(f"container {container_id[:12]}: cannot set memory limit {limit} below the current "
+                           f"usage {int(round(c.memory))} (the kernel refused it)")
+        c.resources = linux
+        self._changed()
+
+    async def container_status(self, container_id: str) -> ContainerStatus:
+        self.advance()
+        self._check_failure("container_status")
+        return self._status(self._container(container_id))
+
+    async def list_containers(self, sandbox_id: str | None = None) -> list[ContainerStatus]:
+        self.advance()
+        self._check_failure("list_containers")
+        return [self._status(c) for c in self._containers.values()
+                if sandbox_id is None or c.sandbox_id == sandbox_id]
+
+
+def usage_annotation(spec: dict) -> dict[str, str]:
+    """``{"kvert.io/usage": json}`` for a ContainerConfig, from a container-level spec dict."""
+    return {USAGE_ANNOTATION: json.dumps(spec, sort_keys=True)}
+
+
+__all__ = ["CALLS", "OOM_EXIT_CODE", "OomKill", "STOP_EXIT_CODE", "SimRuntime", "usage_annotation"]
