@@ -288,6 +288,10 @@ class Registry:
             if current:
                 raise Conflict("pods", name, f"pod {name} is already assigned to node \"{current}\"")
             pod["spec"]["nodeName"] = node
+            # As kube-apiserver: the binding's annotations land on the pod in the same write.
+            extra = (binding.get("metadata") or {}).get("annotations") or {}
+            if extra:
+                pod["metadata"].setdefault("annotations", {}).update(extra)
             status = pod.setdefault("status", {})
             conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
             conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,

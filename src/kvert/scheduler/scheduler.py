@@ -1,0 +1,522 @@
+"""The scheduler: informers -> queue -> scheduling cycle -> binding cycle (``schedule_one.go``).
+
+``Scheduler(client, clock, config=None, *, name="default-scheduler")``; ``await run()`` until
+``stop()``. It watches nodes and (non-terminal) pods: assigned pods feed the node cache,
+unassigned pods whose ``spec.schedulerName`` is one of its profiles feed the queue.
+
+One pod at a time, the **scheduling cycle** (synchronous, so the cache cannot change under
+it) runs PreFilter, Filter over every node at once (numpy), stops once enough feasible nodes
+are found (``percentageOfNodesToScore``: adaptive 50 - nodes/125 %, at least 5 % and 100
+nodes, walking the nodes round-robin from where the last cycle stopped), runs PreScore,
+Score and NormalizeScore on the feasible ones, picks the highest weighted total (ties at
+random), assumes the pod on that node in the cache and runs Reserve and Permit. The
+**binding cycle** then runs as its own task (waiting on Permit, PreBind, Bind, PostBind), so
+the next pod's scheduling cycle does not wait for the API server.
+
+What users see, as kube-scheduler does it:
+
+* success: event ``Normal Scheduled "Successfully assigned <ns>/<pod> to <node>"``, and the
+  binding sets ``spec.nodeName`` and the PodScheduled condition;
+* no fit: event ``Warning FailedScheduling "0/3 nodes are available: ..."`` and condition
+  ``PodScheduled=False``, reason ``Unschedulable``, the same message (reason
+  ``SchedulerError`` for errors); the pod waits in the queue until a cluster event may help;
+* always: the explanation annotation ``explain.kvert.io/scheduling`` (see ``explain.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kvert.api.errors import ApiError
+from kvert.client import Informer
+from kvert.client.events import EventRecorder
+from kvert.scheduler import explain
+from kvert.scheduler.cache import NodeCache, pod_key, pod_uid
+from kvert.scheduler.config import SchedulerConfig, build_framework, load_config
+from kvert.scheduler.framework import (
+    ASSIGNED_POD, EVENT_ASSIGNED_POD_DELETE, EVENT_NODE_ADD, NODE, ActionType, ClusterEvent,
+    ClusterEventWithHint, Code, CycleState, Diagnosis, FitError, Framework, Handle, Status,
+    _PluginError, _go_list, is_success,
+)
+from kvert.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from kvert.scheduler.snapshot import NodeSet, num_feasible_nodes_to_find
+
+log = logging.getLogger(__name__)
+
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+_MIN_CHUNK = 256
+
+
+@dataclass
+class ScheduleResult:
+    node: str
+    row: int
+    evaluated: int
+    feasible: int
+    diagnosis: Diagnosis
+    scored_rows: np.ndarray | None = None
+    per_plugin: dict[str, np.ndarray] | None = None
+    total: np.ndarray | None = None
+
+
+@dataclass
+class SchedulerStats:
+    attempts: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    bind_failures: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def _spec(obj: dict | None) -> dict:
+    return (obj or {}).get("spec") or {}
+
+
+def _assigned(pod: dict | None) -> bool:
+    return bool(_spec(pod).get("nodeName"))
+
+
+def node_update_action(old: dict, new: dict) -> ActionType:
+    """Which node fields changed (``nodeSchedulingPropertiesChange``)."""
+    action = ActionType(0)
+    os_, ns_ = old.get("status") or {}, new.get("status") or {}
+    if os_.get("allocatable") != ns_.get("allocatable"):
+        action |= ActionType.UPDATE_NODE_ALLOCATABLE
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    if om.get("labels") != nm.get("labels"):
+        action |= ActionType.UPDATE_NODE_LABEL
+    if _spec(old).get("taints") != _spec(new).get("taints") or \
+            bool(_spec(old).get("unschedulable")) != bool(_spec(new).get("unschedulable")):
+        action |= ActionType.UPDATE_NODE_TAINT
+    if [(c.get("type"), c.get("status")) for c in os_.get("conditions") or []] != \
+            [(c.get("type"), c.get("status")) for c in ns_.get("conditions") or []]:
+        action |= ActionType.UPDATE_NODE_CONDITION
+    if om.get("annotations") != nm.get("annotations"):
+        action |= ActionType.UPDATE_NODE_ANNOTATION
+    return action
+
+
+class Scheduler:
+    def __init__(self, client: Any, clock: Any, config: Any = None, *,
+                 name: str = "default-scheduler", explain_annotations: bool = True,
+                 seed: int | None = None, pop_from_backoff: bool = True,
+                 max_unschedulable_seconds: float = 300.0):
+        self.client = client
+        self.clock = clock
+        self.name = name
+        self.config: SchedulerConfig = load_config(config, default_name=name)
+        self.cache = NodeCache()
+        self.explain_annotations = explain_annotations
+        self.frameworks: dict[str, Framework] = {}
+        self.recorders: dict[str, EventRecorder] = {}
+        for profile in self.config.profiles:
+            recorder = EventRecorder(client, clock, component=profile.scheduler_name)
+            handle = Handle(self.cache, client, clock, recorder)
+            fw = build_framework(profile, handle)
+            if fw.percentage_of_nodes_to_score is None:
+                fw.percentage_of_nodes_to_score = self.config.percentage_of_nodes_to_score
+            self.frameworks[profile.scheduler_name] = fw
+            self.recorders[profile.scheduler_name] = recorder
+        first = next(iter(self.frameworks.values()))
+        sort_plugin = first.queue_sort
+        sort_key = getattr(sort_plugin, "sort_key", None)
+        if not callable(sort_key):
+            import functools
+            cmp = functools.cmp_to_key(
+                lambda a, b: -1 if sort_plugin.less(a, b) else (1 if sort_plugin.less(b, a) else 0))
+            sort_key = (lambda q: (cmp(q), q.seq))
+        self._events: dict[str, dict[str, list[ClusterEventWithHint]]] = {
+            n: fw.events_to_register() for n, fw in self.frameworks.items()}
+        self.queue = SchedulingQueue(
+            clock, sort_key=sort_key, pre_enqueue=self._pre_enqueue, events_for=self._events_for,
+            initial_backoff=self.config.pod_initial_backoff_seconds,
+            max_backoff=self.config.pod_max_backoff_seconds,
+            max_unschedulable_seconds=max_unschedulable_seconds,
+            pop_from_backoff=pop_from_backoff)
+        self.stats = SchedulerStats()
+        self.synced = asyncio.Event()
+        self._stop_event = asyncio.Event()
+        self._rng = random.Random(seed)
+        self._next_start = 0
+        self._tasks: set[asyncio.Task] = set()
+        self._stopped = False
+        self._node_informer: Informer | None = None
+        self._pod_informer: Informer | None = None
+
+    # ---- profiles ---------------------------------------------------------------------------
+
+    def framework_for(self, pod: dict) -> Framework | None:
+        return self.frameworks.get(_spec(pod).get("schedulerName") or "default-scheduler")
+
+    def responsible_for(self, pod: dict) -> bool:
+        return self.framework_for(pod) is not None
+
+    def _pre_enqueue(self, pod: dict) -> Status | None:
+        fw = self.framework_for(pod)
+        return None if fw is None else fw.run_pre_enqueue(pod)
+
+    def _events_for(self, pod: dict) -> dict[str, list[ClusterEventWithHint]]:
+        return self._events.get(_spec(pod).get("schedulerName") or "default-scheduler", {})
+
+    # ---- running ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Watch, then schedule until :meth:`stop`."""
+        self._node_informer = Informer(self.client, "nodes", clock=self.clock)
+        self._pod_informer = Informer(self.client, "pods", clock=self.clock,
+                                      field_selector="status.phase!=Succeeded,status.phase!=Failed")
+        self._node_informer.add_handlers(self.on_node_add, self.on_node_update, self.on_node_delete)
+        self._pod_informer.add_handlers(self.on_pod_add, self.on_pod_update, self.on_pod_delete)
+        informers = [asyncio.ensure_future(self._node_informer.run()),
+                     asyncio.ensure_future(self._pod_informer.run())]
+        try:
+            if not await self._wait_synced():
+                return
+            self.synced.set()
+            while not self._stopped:
+                qpi = await self.queue.pop()
+                if qpi is None:
+                    break
+                try:
+                    self.schedule_one(qpi)
+                except Exception:
+                    log.exception("scheduling %s failed unexpectedly", qpi.key)
+                    self.queue.add_unschedulable_if_not_present(qpi, error=True)
+                # let informers and binding cycles run between pods
+                await asyncio.sleep(0)
+        finally:
+            self._node_informer.stop()
+            self._pod_informer.stop()
+            for t in informers:
+                t.cancel()
+            for t in list(self._tasks):
+                t.cancel()
+            await asyncio.gather(*informers, *self._tasks, return_exceptions=True)
+
+    async def _wait_synced(self) -> bool:
+        """Both informers have listed (True), or :meth:`stop` came first (False)."""
+        async def synced() -> None:
+            await self._node_informer.wait_synced()
+            await self._pod_informer.wait_synced()
+        waiting = asyncio.ensure_future(synced())
+        stopping = asyncio.ensure_future(self._stop_event.wait())
+        await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        for t in (waiting, stopping):
+            t.cancel()
+        return not self._stopped
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._stop_event.set()
+        self.queue.close()
+        if self._node_informer is not None:
+            self._node_informer.stop()
+        if self._pod_informer is not None:
+            self._pod_informer.stop()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def wait_idle(self) -> None:
+        """Wait until no binding cycle or API write of the scheduler is in progress."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # ---- informer handlers -----------------------------------------------------------------
+
+    def on_node_add(self, node: dict) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff(EVENT_NODE_ADD, None, node)
+
+    def on_node_update(self, old: dict, new: dict) -> None:
+        self.cache.update_node(old, new)
+        action = node_update_action(old, new)
+        if action:
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(NODE, action), old, new)
+
+    def on_node_delete(self, node: dict) -> None:
+        self.cache.remove_node(node)
+
+    def on_pod_add(self, pod: dict) -> None:
+        if _assigned(pod):
+            self.cache.add_pod(pod)
+            self.queue.delete(pod)
+            self.queue.move_all_to_active_or_backoff(
+                ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
+        elif self.responsible_for(pod) and not (pod.get("metadata") or {}).get("deletionTimestamp"):
+            self.queue.add(pod)
+
+    def on_pod_update(self, old: dict, new: dict) -> None:
+        if _assigned(new):
+            if not _assigned(old):
+                self.queue.delete(new)
+            change = self.cache.update_pod(old, new)
+            if change is not None:
+                before, after = change
+                if any(after.get(r, 0) < v for r, v in before.items()):
+                    self.queue.move_all_to_active_or_backoff(
+                        ClusterEvent(ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN,
+                                     "AssignedPodUpdateScaleDown"), old, new)
+        elif self.responsible_for(new):
+            self.queue.update(old, new)
+        else:
+            self.queue.delete(new)
+
+    def on_pod_delete(self, pod: dict) -> None:
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        for fw in self.frameworks.values():
+            fw.reject_waiting_pod(uid, message="pod deleted")
+        entry = self.cache.pods.get(pod_uid(pod))
+        # an assumed pod whose binding is still running is forgotten when the binding fails
+        if entry is not None and (not entry.assumed or entry.binding_finished):
+            self.cache.remove_pod(pod)
+            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
+        self.queue.delete(pod)
+
+    # ---- the scheduling cycle ----------------------------------------------------------------
+
+    def _skip(self, pod: dict) -> bool:
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return True
+        if _assigned(pod):
+            return True
+        return self.cache.is_assumed(pod)
+
+    def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """One scheduling cycle for ``qpi``; starts its binding cycle on success."""
+        pod = qpi.pod
+        fw = self.framework_for(pod)
+        if fw is None or self._skip(pod):
+            self.queue.done(qpi)
+            return
+        self.stats.attempts += 1
+        state = CycleState()
+        try:
+            result = self.schedule_pod(fw, state, pod)
+        except FitError as fit:
+            if fw.points.get("postFilter"):
+                _, st = fw.run_post_filter(state, pod, fit.diagnosis)
+                if st is not None and st.message():
+                    fit.diagnosis.post_filter_msg = st.message()
+            status = Status(Code.UNSCHEDULABLE, str(fit))
+            status.plugin = ""
+            self._failure(fw, state, qpi, status, fit.diagnosis, fit.num_all_nodes)
+            return
+        except _PluginError as e:
+            self._failure(fw, state, qpi, e.status, None, len(self.cache))
+            return
+        except _NoNodes:
+            self._failure(fw, state, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                                 ERR_NO_NODES_AVAILABLE), None, 0)
+            return
+
+        assumed = self.cache.assume_pod(pod, result.node)
+        st = fw.run_reserve(state, assumed, result.node)
+        if not is_success(st):
+            fw.run_unreserve(state, assumed, result.node)
+            self.cache.forget_pod(assumed)
+            self._failure(fw, state, qpi, st, None, len(self.cache), result)
+            return
+        st = fw.run_permit(state, assumed, result.node)
+        if not is_success(st) and not st.is_wait:
+            fw.run_unreserve(state, assumed, result.node)
+            self.cache.forget_pod(assumed)
+            self._failure(fw, state, qpi, st, None, len(self.cache), result)
+            return
+        explanation = self._explain(
+            fw, state, pod, result="Scheduled", attempt=qpi.attempts, now=self.clock.now(),
+            node=result.node, total_nodes=result.diagnosis.num_all_nodes,
+            evaluated=result.evaluated, feasible=result.feasible, diagnosis=result.diagnosis,
+            scored_rows=result.scored_rows, per_plugin=result.per_plugin, total=result.total)
+        self._spawn(self._binding_cycle(fw, state, qpi, assumed, result, explanation))
+
+    def schedule_pod(self, fw: Framework, state: CycleState, pod: dict) -> ScheduleResult:
+        """``schedulePod``: filter, then score; raises FitError when nothing fits."""
+        snap = self.cache.snapshot()
+        n_all = len(snap)
+        if n_all == 0:
+            raise _NoNodes()
+        diagnosis = Diagnosis(num_all_nodes=n_all)
+        all_nodes = snap.all()
+        pre, st, narrowing = fw.run_pre_filter(state, pod, all_nodes)
+        if st is not None and not st.is_success:
+            if st.code == Code.ERROR:
+                raise _PluginError(st)
+            diagnosis.pre_filter_msg = st.message()
+            diagnosis.pre_filter_status = st
+            diagnosis.add_plugin_status(st)
+            diagnosis.absent_rows = snap.order
+            diagnosis.absent_status = st
+            raise FitError(pod, n_all, diagnosis)
+        order = snap.order
+        narrowed = pre is not None and not pre.all_nodes()
+        if narrowed:
+            wanted = snap.rows_for_names(pre.node_names or ())
+            keep = np.isin(order, wanted)
+            diagnosis.absent_rows = order[~keep]
+            diagnosis.absent_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                "node(s) didn't satisfy plugin(s) " + _go_list(sorted(narrowing)),
+                plugin=sorted(narrowing)[0] if narrowing else "")
+            for p in narrowing:
+                diagnosis.unschedulable_plugins.add(p)
+            order = order[keep]
+
+        n = len(order)
+        to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, n)
+        start = 0 if narrowed or n == 0 else self._next_start % n
+        rotated = np.concatenate([order[start:], order[:start]]) if start else order
+        feasible_parts: list[np.ndarray] = []
+        found = pos = processed = 0
+        chunk = max(to_find, _MIN_CHUNK)
+        while pos < n and found < to_find:
+            seg = rotated[pos:pos + chunk]
+            ok = fw.run_filters(state, pod, NodeSet(self.cache, seg), diagnosis)
+            need = to_find - found
+            if len(ok) >= need and len(ok):
+                ok = ok[:need]
+                processed = pos + int(ok[-1]) + 1
+            else:
+                processed = pos + len(seg)
+            feasible_parts.append(seg[ok])
+            found += len(ok)
+            pos += len(seg)
+            chunk *= 2
+        if not narrowed and n_all:
+            self._next_start = (self._next_start + processed) % n_all
+        feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, np.int64)
+        if len(feasible) == 0:
+            raise FitError(pod, n_all, diagnosis)
+        if len(feasible) == 1:
+            row = int(feasible[0])
+            return ScheduleResult(self.cache.names[row] or "", row, processed, 1, diagnosis)
+        nodes = NodeSet(self.cache, feasible)
+        st = fw.run_pre_score(state, pod, nodes)
+        if not is_success(st):
+            raise _PluginError(st)
+        per_plugin, total = fw.run_score(state, pod, nodes)
+        best = np.flatnonzero(total == total.max())
+        pick = int(best[self._rng.randrange(len(best))]) if len(best) > 1 else int(best[0])
+        row = int(feasible[pick])
+        return ScheduleResult(self.cache.names[row] or "", row, processed, len(feasible), diagnosis,
+                              feasible, per_plugin, total)
+
+    # ---- failures -------------------------------------------------------------------------------
+
+    def _failure(self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, status: Status,
+                 diagnosis: Diagnosis | None, total_nodes: int,
+                 result: ScheduleResult | None = None) -> None:
+        """``handleSchedulingFailure``: requeue, event, condition, explanation."""
+        pod = qpi.pod
+        error = status.code == Code.ERROR
+        if error:
+            self.stats.errors += 1
+        else:
+            self.stats.unschedulable += 1
+            qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins) if diagnosis else set()
+            qpi.pending_plugins = set(diagnosis.pending_plugins) if diagnosis else set()
+            if status.plugin and status.is_rejected:
+                qpi.unschedulable_plugins.add(status.plugin)
+        self.queue.add_unschedulable_if_not_present(qpi, error=error)
+        message = status.message() or "scheduling failed"
+        reason = "Unschedulable" if status.is_rejected else "SchedulerError"
+        explanation = self._explain(
+            fw, state, pod, result="Error" if error else "Unschedulable",
+            attempt=qpi.attempts, now=self.clock.now(), message=message,
+            total_nodes=total_nodes, evaluated=total_nodes if diagnosis else 0,
+            feasible=0, diagnosis=diagnosis)
+        self._spawn(self._report_failure(fw, pod, reason, message, explanation))
+
+    def _explain(self, fw: Framework, state: CycleState, pod: dict, **kw: Any) -> dict | None:
+        if not self.explain_annotations:
+            return None
+        try:
+            return explain.build(fw, state, pod, **kw)
+        except Exception:   # an explanation is worth less than the decision
+            log.exception("explaining the scheduling of %s failed", pod_key(pod))
+            return None
+
+    async def _report_failure(self, fw: Framework, pod: dict, reason: str, message: str,
+                              explanation: dict | None) -> None:
+        recorder = self.recorders[fw.profile_name]
+        await recorder.record(pod, "Warning", "FailedScheduling", message)
+        meta = pod.get("metadata") or {}
+        ns, name = meta.get("namespace", ""), meta.get("name", "")
+        current = next((c for c in (pod.get("status") or {}).get("conditions") or []
+                        if c.get("type") == "PodScheduled"), None)
+        if not (current and current.get("status") == "False" and current.get("reason") == reason
+                and current.get("message") == message):
+            cond = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+            if current and current.get("status") == "False" and current.get("lastTransitionTime"):
+                cond["lastTransitionTime"] = current["lastTransitionTime"]
+            else:
+                from kvert.api.meta import format_time
+                cond["lastTransitionTime"] = format_time(self.clock.now())
+            try:
+                await self.client.patch("pods", name, {"status": {"conditions": [cond]}},
+                                        "strategic", namespace=ns, subresource="status")
+            except ApiError as e:
+                log.debug("pod %s/%s: condition not updated: %s", ns, name, e)
+        if explanation is not None:
+            await self._annotate(ns, name, explanation)
+
+    async def _annotate(self, ns: str, name: str, explanation: dict) -> None:
+        try:
+            await self.client.patch("pods", name, explain.annotation_patch(explanation), "merge",
+                                    namespace=ns)
+        except ApiError as e:
+            log.debug("pod %s/%s: explanation not written: %s", ns, name, e)
+
+    # ---- the binding cycle ------------------------------------------------------------------------
+
+    async def _binding_cycle(self, fw: Framework, state: CycleState, qpi: QueuedPodInfo,
+                             assumed: dict, result: ScheduleResult,
+                             explanation: dict | None = None) -> None:
+        node = result.node
+        try:
+            st = await fw.wait_on_permit(assumed)
+            if is_success(st):
+                st = await fw.run_pre_bind(state, assumed, node)
+            if is_success(st):
+                st = await fw.run_bind(state, assumed, node)
+                if st is not None and st.is_skip:
+                    st = Status(Code.ERROR, "no bind plugin bound the pod")
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.exception("binding %s failed unexpectedly", qpi.key)
+            st = Status.as_status(e)
+        if not is_success(st):
+            self.stats.bind_failures += 1
+            fw.run_unreserve(state, assumed, node)
+            self.cache.forget_pod(assumed)
+            # the node's capacity the pod held is free again
+            self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, assumed, None)
+            self._failure(fw, state, qpi, st, None, len(self.cache), result)
+            return
+        self.cache.finish_binding(assumed)
+        fw.run_post_bind(state, assumed, node)
+        self.queue.done(qpi)
+        self.stats.scheduled += 1
+        meta = qpi.pod.get("metadata") or {}
+        ns, name = meta.get("namespace", ""), meta.get("name", "")
+        await self.recorders[fw.profile_name].record(
+            qpi.pod, "Normal", "Scheduled", f"Successfully assigned {ns}/{name} to {node}")
+        if explanation is not None:
+            await self._annotate(ns, name, explanation)
+
+
+class _NoNodes(Exception):
+    pass
+
+
+__all__ = ["Scheduler", "ScheduleResult", "SchedulerStats", "node_update_action"]
