@@ -25,9 +25,10 @@ def kubectl_path() -> str | None:
 class KvertUp:
     """``kvert up`` in a child process on a free port, with its own data directory."""
 
-    def __init__(self, data_dir: Path, store: str = ""):
+    def __init__(self, data_dir: Path, store: str = "", args: tuple[str, ...] = ()):
         self.data_dir = data_dir
         self.store = store
+        self.args = args
         self.proc: subprocess.Popen | None = None
         self.url = ""
         self.kubeconfig = data_dir / "kubeconfig"
@@ -38,6 +39,7 @@ class KvertUp:
                "--data-dir", str(self.data_dir), "--log-level", "warning"]
         if self.store:
             cmd += ["--store", self.store]
+        cmd += list(self.args)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -63,7 +63,8 @@ def test_create_get_describe(kubectl):
     wide = kubectl("get", "pods", "-o", "wide").stdout.splitlines()
     assert wide[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE",
                                "NOMINATED", "NODE", "READINESS", "GATES"]
-    assert wide[1].split()[:4] == ["web", "0/1", "Pending", "0"]
+    row = wide[1].split()
+    assert row[0] == "web" and row[2] in ("Pending", "ContainerCreating", "Running") and row[3] == "0"
     as_yaml = yaml.safe_load(kubectl("get", "pod", "web", "-o", "yaml").stdout)
     assert as_yaml["status"]["qosClass"] == "Guaranteed"
     assert kubectl("get", "pod", "web", "-o", "jsonpath={.spec.containers[0].resources.limits.cpu}").stdout == "100m"

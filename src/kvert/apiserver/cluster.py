@@ -24,7 +24,8 @@ QUOTA_RESYNC_SECONDS = 60.0
 class Cluster:
     def __init__(self, *, data_dir: Path, store_url: str, host: str = "127.0.0.1", port: int = 6443,
                  kubeconfig: Path | None = None, clock: Clock | None = None,
-                 compaction_interval: float = 300.0):
+                 compaction_interval: float = 300.0, nodes: int = 0,
+                 node_flags: dict | None = None, kubelet_config: Path | None = None):
         self.data_dir = data_dir
         self.store_url = store_url
         self.host = host
@@ -32,6 +33,9 @@ class Cluster:
         self.kubeconfig = kubeconfig or data_dir / "kubeconfig"
         self.clock = clock or WallClock()
         self.compaction_interval = compaction_interval
+        self.nodes = nodes
+        self.node_flags = node_flags or {}
+        self.kubelet_config = kubelet_config
         self.url = ""
         self.server: ApiServer | None = None
         self.store = None
@@ -68,7 +72,29 @@ class Cluster:
 
     def _components(self) -> list:
         from kvert.controllers import ControllerManager
-        return [ControllerManager(self._client("system:kube-controller-manager"), self.clock)]
+        from kvert.scheduler import Scheduler
+        components: list = [
+            ControllerManager(self._client("system:kube-controller-manager"), self.clock),
+            Scheduler(self._client("system:kube-scheduler"), self.clock),
+        ]
+        components += [self._node_agent(f"node-{i}") for i in range(1, self.nodes + 1)]
+        return components
+
+    def _node_agent(self, name: str):
+        """A simulated node: the kubelet-style flags (or a KubeletConfiguration file) shape it."""
+        from kvert.kubelet.agent import NodeAgent
+        from kvert.kubelet.config import NodeConfig, load_kubelet_configuration
+        from kvert.kubelet.runtime.sim import SimRuntime
+        flags = dict(self.node_flags)
+        if self.kubelet_config is not None:
+            config = load_kubelet_configuration(self.kubelet_config, capacity=flags.get("capacity"),
+                                                node_name=name)
+        else:
+            config = NodeConfig.from_flags(node_name=name, **flags)
+        memory = config.capacity.get("memory")
+        runtime = SimRuntime(self.clock, cpu_capacity=config.capacity.get("cpu"), memory_capacity=memory)
+        return NodeAgent(self._client("system:node-agent"), self.clock, config, runtime, name=name,
+                         checkpoint_dir=self.data_dir / "nodes" / name)
 
     async def stop(self) -> None:
         for component in self.components:

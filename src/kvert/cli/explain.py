@@ -14,6 +14,8 @@ import json
 import os
 from pathlib import Path
 
+import yaml
+
 from kvert.api.errors import ApiError
 
 PREFIX = "explain.kvert.io/"
@@ -29,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("kind", choices=["pod"], help="what to explain (pods, for now)")
     p.add_argument("name", help="the pod's name")
     p.add_argument("-n", "--namespace", default="default", help="the pod's namespace")
-    p.add_argument("-o", "--output", choices=["json", "text"], default="text", help="output format")
+    p.add_argument("-o", "--output", choices=["json", "yaml"], default="yaml", help="output format")
     p.add_argument("--kubeconfig", type=Path,
                    default=Path(os.environ.get("KUBECONFIG", Path.home() / ".kvert" / "kubeconfig")),
                    help="kubeconfig of the cluster ($KUBECONFIG, else ~/.kvert/kubeconfig)")
@@ -82,14 +84,5 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_text(result: dict, indent: str = "") -> None:
-    for key, value in result.items():
-        if isinstance(value, dict):
-            print(f"{indent}{key}:")
-            _print_text(value, indent + "  ")
-        elif isinstance(value, list) and value and isinstance(value[0], dict):
-            print(f"{indent}{key}:")
-            for item in value:
-                print(f"{indent}  - " + ", ".join(f"{k}={v}" for k, v in item.items()))
-        else:
-            print(f"{indent}{key}: {value}")
+def _print_text(result: dict) -> None:
+    print(yaml.safe_dump(result, sort_keys=False, default_flow_style=False), end="")

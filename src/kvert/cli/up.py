@@ -33,6 +33,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compaction-interval", type=float, default=300.0,
                    help="seconds between compactions of the store's history (kube-apiserver's "
                         "--etcd-compaction-interval); watches from older versions get 410 Expired")
+    nodes = p.add_argument_group("nodes", "simulated nodes (node agents with the sim runtime); the "
+                                 "kubelet-style flags apply to every node")
+    nodes.add_argument("--nodes", type=int, default=1, help="how many nodes to run")
+    nodes.add_argument("--node-capacity", default="cpu=4,memory=16Gi,pods=110",
+                       help="each node's capacity")
+    nodes.add_argument("--kube-reserved", default="", help="e.g. cpu=500m,memory=1Gi")
+    nodes.add_argument("--system-reserved", default="", help="e.g. cpu=500m,memory=1Gi")
+    nodes.add_argument("--eviction-hard", default=None,
+                       help="e.g. memory.available<100Mi (default: the kubelet's defaults)")
+    nodes.add_argument("--enforce-node-allocatable", default="pods",
+                       help="pods[,kube-reserved][,system-reserved]")
+    nodes.add_argument("--cpu-manager-policy", default="none", choices=["none", "static"],
+                       help="the kubelet's CPU manager policy")
+    nodes.add_argument("--kubelet-config", type=Path, default=None,
+                       help="a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1) instead of "
+                            "the flags above (--node-capacity still applies)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log verbosity")
     p.set_defaults(func=run)
@@ -50,7 +66,14 @@ async def _up(args: argparse.Namespace) -> int:
     cluster = Cluster(data_dir=data_dir, store_url=args.store or f"sqlite:{data_dir / 'kvert.db'}",
                       host=args.host, port=args.port,
                       kubeconfig=(args.kubeconfig or data_dir / "kubeconfig").expanduser(),
-                      compaction_interval=args.compaction_interval)
+                      compaction_interval=args.compaction_interval, nodes=args.nodes,
+                      node_flags={"capacity": args.node_capacity,
+                                  "kube_reserved": args.kube_reserved,
+                                  "system_reserved": args.system_reserved,
+                                  "eviction_hard": args.eviction_hard,
+                                  "enforce_node_allocatable": args.enforce_node_allocatable,
+                                  "cpu_manager_policy": args.cpu_manager_policy},
+                      kubelet_config=args.kubelet_config)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

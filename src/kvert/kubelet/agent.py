@@ -1,0 +1,736 @@
+"""The node agent (kvert's kubelet): one per node, written against a Client and a Clock.
+
+``NodeAgent(client, clock, config, runtime, name=..., checkpoint_dir=...)``; ``await
+agent.run()`` until ``agent.stop()`` (or cancellation). It
+
+* registers its Node (capacity, allocatable = capacity - kube-reserved - system-reserved
+  - hard eviction thresholds, seed 004; conditions Ready / MemoryPressure / DiskPressure /
+  PIDPressure; nodeInfo; addresses; labels), renews a ``coordination.k8s.io/v1`` Lease in
+  ``kube-node-lease`` every ``heartbeat_seconds`` and reports the node status when it
+  changes or every 5 minutes (Kubernetes' nodeStatusReportFrequency);
+* watches the pods bound to it (an informer with ``spec.nodeName=<name>``);
+* admits new pods in creation order (``admission``), rejects those that do not fit with
+  ``OutOfcpu`` / ``OutOfmemory`` / ``OutOfpods`` ...;
+* runs one worker per admitted pod (``lifecycle``) and a PLEG-like relist of the runtime
+  every ``pleg_seconds`` that wakes the worker of a pod whose containers changed;
+* decides resizes (``resize``) in its reconcile loop: Proposed -> InProgress / Deferred /
+  Infeasible, retrying deferred ones whenever a pod changes or leaves and every
+  ``resize_retry_seconds``;
+* checkpoints allocations and resize state (``checkpoint``) so a restarted agent --
+  given the same runtime object, which keeps its containers running -- re-admits its pods
+  at their allocated values before anything else, without restarting containers, and
+  then finishes the resizes in flight;
+* writes its decisions into the pod annotation ``explain.kvert.io/node`` (QoS class,
+  cgroup values and oom_score_adj per container, the admission and last resize
+  decision with its numbers), read by ``kvert explain pod``;
+* exposes cAdvisor-style metrics (``metrics_text()``) and metrics.k8s.io objects
+  (``pod_metrics()``, ``node_metrics()``).
+
+The runtime is the caller's: if it has a ``run()`` coroutine (the sim runtime's ticker) the
+caller runs it, so the runtime outlives agent restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import zlib
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
+from kvert.api.meta import deep_copy, format_micro_time, format_time
+from kvert.api.pods import pod_requests, qos_class
+from kvert.client.events import EventRecorder
+from kvert.client.informer import Informer
+from kvert.kubelet import admission as adm
+from kvert.kubelet import resize as rz
+from kvert.kubelet.allocatable import allocatable as node_allocatable
+from kvert.kubelet.checkpoint import Checkpoint
+from kvert.kubelet.config import NodeConfig
+from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, ContainerRecord, PodState, PodWorker, parse_start_time
+from kvert.kubelet.runtime.base import CriError, LinuxContainerResources
+
+log = logging.getLogger(__name__)
+
+KUBELET_VERSION = "v1.35.0-kvert"
+LEASE_NAMESPACE = "kube-node-lease"
+STATUS_REPORT_SECONDS = 300.0       # nodeStatusReportFrequency
+RESIZE_RETRY_SECONDS = 180.0        # the allocation manager's periodic retry (3 min)
+
+_PRESSURE = {
+    "MemoryPressure": ("KubeletHasSufficientMemory", "kubelet has sufficient memory available",
+                       "KubeletHasInsufficientMemory", "kubelet has insufficient memory available"),
+    "DiskPressure": ("KubeletHasNoDiskPressure", "kubelet has no disk pressure",
+                     "KubeletHasDiskPressure", "kubelet has disk pressure"),
+    "PIDPressure": ("KubeletHasSufficientPID", "kubelet has sufficient PID available",
+                    "KubeletHasInsufficientPID", "kubelet has insufficient PID available"),
+}
+
+
+def _uid(pod: dict) -> str:
+    return (pod.get("metadata") or {}).get("uid", "")
+
+
+def _rv(obj: dict | None) -> int:
+    try:
+        return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+def _phase(pod: dict) -> str:
+    return (pod.get("status") or {}).get("phase", "")
+
+
+class NodeAgent:
+    def __init__(self, client: Any, clock: Any, config: NodeConfig, runtime: Any, *, name: str,
+                 checkpoint_dir: Path | str | None = None, heartbeat_seconds: float = 10,
+                 lease_seconds: int = 40, pleg_seconds: float = 1.0,
+                 resize_retry_seconds: float = RESIZE_RETRY_SECONDS, host_ip: str = "127.0.0.1",
+                 labels: dict[str, str] | None = None):
+        self.client = client
+        self.clock = clock
+        self.config = config
+        self.runtime = runtime
+        self.name = name
+        self.heartbeat_seconds = float(heartbeat_seconds)
+        self.lease_seconds = int(lease_seconds)
+        self.pleg_seconds = float(pleg_seconds)
+        self.resize_retry_seconds = float(resize_retry_seconds)
+        self.host_ip = host_ip
+        self.extra_labels = dict(labels or {})
+        self.allocatable = node_allocatable(config)
+        self.memory_capacity = config.capacity.get("memory", 0)
+        self.checkpoint = Checkpoint(checkpoint_dir)
+        self.recorder = EventRecorder(client, clock, "kubelet", name)
+        self.informer = Informer(client, "pods", clock=clock, field_selector=f"spec.nodeName={name}")
+        self.informer.add_handlers(self._on_add, self._on_update, self._on_delete)
+        self.pods: dict[str, PodState] = {}
+        self.finished: set[str] = set()          # uids rejected or finished before we saw them
+        self.pressure = {"MemoryPressure": False, "DiskPressure": False, "PIDPressure": False}
+        self.ready = asyncio.Event()             # registered, synced and restored
+        self.node: dict | None = None
+        self.syncs = 0
+        self._dirty = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
+        self._next_resize_retry = 0.0
+        self._last_status_report = 0.0
+        self._last_node_status: dict | None = None
+        self._ip_next = 2
+        self._ip_base = f"10.{244 + zlib.crc32(name.encode()) % 8}.{zlib.crc32(name.encode()) >> 8 & 255}"
+        self._statuses: dict[str, Any] = {}      # container id -> last ContainerStatus (PLEG)
+        self._tracker = None
+        self._last_node_metrics: dict | None = None
+
+    # ==== running ================================================================================
+
+    async def run(self) -> None:
+        informer_task = asyncio.ensure_future(self.informer.run())
+        self._tasks = [informer_task]
+        try:
+            await self._retry(self.register_node)
+            await self.informer.wait_synced()
+            await self.restore()
+            for coro in (self._reconcile_loop(), self._heartbeat_loop(), self._pleg_loop()):
+                self._tasks.append(asyncio.ensure_future(coro))
+            self.ready.set()
+            await self._stop.wait()
+        finally:
+            self.informer.stop()
+            workers = [ps.worker_task for ps in self.pods.values() if ps.worker_task is not None]
+            for task in self._tasks + workers:
+                task.cancel()
+            await asyncio.gather(*self._tasks, *workers, return_exceptions=True)
+            self._tasks = []
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def _retry(self, fn: Any) -> Any:
+        delay = 1.0
+        while True:
+            try:
+                return await fn()
+            except (ApiError, OSError) as e:
+                log.warning("node %s: %s failed (%s); retrying", self.name, getattr(fn, "__name__", fn), e)
+                await self.clock.sleep(delay)
+                delay = min(delay * 2, 30.0)
+
+    def trigger(self, reason: str = "") -> None:
+        """Ask the reconcile loop to run (admissions, resize decisions, deferred retries)."""
+        self._dirty.set()
+
+    # ---- informer handlers (synchronous: record and wake) ----------------------------------------
+
+    def _on_add(self, pod: dict) -> None:
+        self._seen(pod)
+
+    def _on_update(self, old: dict, new: dict) -> None:
+        self._seen(new)
+
+    def _on_delete(self, pod: dict) -> None:
+        ps = self.pods.get(_uid(pod))
+        if ps is not None:
+            ps.deleted = True
+            ps.wake.set()
+        self._dirty.set()
+
+    def _seen(self, pod: dict) -> None:
+        ps = self.pods.get(_uid(pod))
+        if ps is not None:
+            old = ps.pod
+            if _rv(pod) >= _rv(old):
+                ps.pod = pod
+            old_meta, new_meta = old.get("metadata") or {}, pod.get("metadata") or {}
+            if (old_meta.get("generation") != new_meta.get("generation") or
+                    old_meta.get("deletionTimestamp") != new_meta.get("deletionTimestamp")):
+                ps.wake.set()
+        self._dirty.set()
+
+    # ---- helpers for workers -------------------------------------------------------------------
+
+    def latest(self, ps: PodState) -> dict:
+        cached = self.informer.get(ps.name, ps.namespace)
+        if cached is not None and _uid(cached) == ps.uid and _rv(cached) > _rv(ps.pod):
+            ps.pod = cached
+        return ps.pod
+
+    def observe(self, pod: dict) -> None:
+        ps = self.pods.get(_uid(pod))
+        if ps is not None and _rv(pod) > _rv(ps.pod):
+            ps.pod = pod
+
+    async def event(self, pod: dict, type_: str, reason: str, message: str) -> None:
+        obj = pod if pod.get("kind") else {"apiVersion": "v1", "kind": "Pod", **pod}
+        await self.recorder.record(obj, type_, reason, message)
+
+    def allocate_ip(self) -> str:
+        used = {ps.pod_ip for ps in self.pods.values()}
+        for _ in range(253):
+            ip = f"{self._ip_base}.{self._ip_next}"
+            self._ip_next = 2 if self._ip_next >= 254 else self._ip_next + 1
+            if ip not in used:
+                return ip
+        return f"{self._ip_base}.1"
+
+    def save(self, ps: PodState) -> None:
+        """Checkpoint everything about a pod but its allocation (saved when it changes)."""
+        if ps.uid not in self.pods:
+            return
+        self.checkpoint.update(
+            ps.uid, namespace=ps.namespace, name=ps.name, sandbox=ps.sandbox_id or None,
+            pod_cgroup=asdict(ps.pod_cgroup) if ps.pod_cgroup is not None else None,
+            containers={n: r.to_json() for n, r in ps.containers.items()},
+            actuated=ps.actuated or {}, resize=ps.resize.to_json() or {}, pod_ip=ps.pod_ip or None,
+            start_time=ps.start_time or None, terminal=ps.terminal or None)
+
+    def forget(self, ps: PodState) -> None:
+        self.pods.pop(ps.uid, None)
+        self.checkpoint.remove(ps.uid)
+        self.trigger("pods_removed")
+
+    def note_synced(self, ps: PodState) -> None:
+        self.syncs += 1
+
+    def explanation(self, ps: PodState) -> str:
+        """The ``explain.kvert.io/node`` annotation: compact JSON, stable while nothing changes."""
+        from kvert.kubelet.cgroups import explain_pod
+        cache_key = json.dumps([ps.allocated, ps.admission, ps.resize.last_decision], sort_keys=True)
+        if cache_key == ps.explain_key:
+            return ps.explain_text
+        pod = rz.with_allocation(ps.pod, ps.allocated)
+        data = explain_pod(pod, self.config)
+        key = "v1" if self.config.cgroup_version == 1 else "v2"
+        out: dict[str, Any] = {
+            "node": self.name,
+            "qosClass": data["qosClass"],
+            "pod": {"path": data["pod"]["path"], "requests": data["pod"]["requests"],
+                    "limits": data["pod"]["limits"], "cgroup": data["pod"][key]},
+            "containers": [{"name": c["name"], "oomScoreAdj": c["oomScoreAdj"], "cgroup": c[key],
+                            **({"init": True} if c.get("init") else {}),
+                            **({"sidecar": True} if c.get("sidecar") else {})}
+                           for c in data["containers"]],
+        }
+        if ps.admission:
+            out["admission"] = ps.admission
+        if ps.resize.last_decision:
+            out["resize"] = ps.resize.last_decision
+        ps.explain_key = cache_key
+        ps.explain_text = json.dumps(out, sort_keys=True, separators=(",", ":"))
+        return ps.explain_text
+
+    # ==== node registration, status, lease ==========================================================
+
+    def labels(self) -> dict[str, str]:
+        labels = {"kubernetes.io/hostname": self.name, "kubernetes.io/os": "linux",
+                  "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+                  "beta.kubernetes.io/arch": "amd64"}
+        labels.update(self.config.labels or {})
+        labels.update(self.extra_labels)
+        return labels
+
+    def node_status(self, previous: dict | None) -> dict:
+        from kvert.kubelet.allocatable import node_status_resources
+        now = format_time(self.clock.now())
+        old = {c.get("type"): c for c in ((previous or {}).get("conditions") or [])}
+        conditions = []
+        for ctype, (ok_reason, ok_msg, bad_reason, bad_msg) in _PRESSURE.items():
+            bad = self.pressure.get(ctype, False)
+            conditions.append(self._condition(old.get(ctype), ctype, "True" if bad else "False",
+                                              bad_reason if bad else ok_reason, bad_msg if bad else ok_msg, now))
+        conditions.append(self._condition(old.get("Ready"), "Ready", "True", "KubeletReady",
+                                          "kubelet is posting ready status", now))
+        resources = node_status_resources(self.config)
+        runtime_name = getattr(self.runtime, "name", "sim") or "sim"
+        return {
+            "capacity": resources["capacity"],
+            "allocatable": resources["allocatable"],
+            "conditions": conditions,
+            "addresses": [{"type": "InternalIP", "address": self.host_ip},
+                          {"type": "Hostname", "address": self.name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "machineID": zlib.crc32(self.name.encode()).to_bytes(4, "big").hex() * 4,
+                "systemUUID": zlib.crc32(("uuid/" + self.name).encode()).to_bytes(4, "big").hex() * 4,
+                "bootID": zlib.crc32(("boot/" + self.name).encode()).to_bytes(4, "big").hex() * 4,
+                "kernelVersion": "6.8.0-kvert", "osImage": "kvert simulated node",
+                "containerRuntimeVersion": f"sim://{runtime_name}" if "://" not in runtime_name else runtime_name,
+                "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION,
+                "operatingSystem": "linux", "architecture": "amd64",
+            },
+        }
+
+    @staticmethod
+    def _condition(old: dict | None, ctype: str, status: str, reason: str, message: str, now: str) -> dict:
+        transition = old.get("lastTransitionTime") if old and old.get("status") == status else now
+        return {"type": ctype, "status": status, "lastHeartbeatTime": now,
+                "lastTransitionTime": transition, "reason": reason, "message": message}
+
+    def node_object(self) -> dict:
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": self.name, "labels": self.labels(),
+                             "annotations": {"node.alpha.kubernetes.io/ttl": "0",
+                                             "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+                "spec": {},
+                "status": self.node_status(None)}
+
+    async def register_node(self) -> None:
+        try:
+            self.node = await self.client.create("nodes", self.node_object())
+        except AlreadyExists:
+            existing = await self.client.get("nodes", self.name)
+            labels = dict((existing.get("metadata") or {}).get("labels") or {})
+            wanted = self.labels()
+            if any(labels.get(k) != v for k, v in wanted.items()):
+                existing = await self.client.patch("nodes", self.name, {"metadata": {"labels": wanted}})
+            await self._update_node_status(existing, force=True)
+        self._last_status_report = self.clock.now()
+        await self._renew_lease()
+
+    async def _update_node_status(self, node: dict | None = None, force: bool = False) -> None:
+        for _ in range(3):
+            if node is None:
+                node = await self.client.get("nodes", self.name)
+            previous = node.get("status") or {}
+            status = self.node_status(previous)
+            comparable = {k: v for k, v in status.items() if k != "conditions"}
+            changed = any(previous.get(k) != v for k, v in comparable.items()) or [
+                (c["type"], c["status"], c["reason"]) for c in status["conditions"]] != [
+                (c.get("type"), c.get("status"), c.get("reason")) for c in previous.get("conditions") or []]
+            if not force and not changed and \
+                    self.clock.now() - self._last_status_report < STATUS_REPORT_SECONDS:
+                return
+            body = dict(node)
+            body["status"] = {**previous, **status}
+            try:
+                self.node = await self.client.update_status("nodes", body)
+                self._last_status_report = self.clock.now()
+                return
+            except Conflict:
+                node = None
+        log.warning("node %s: status update kept conflicting", self.name)
+
+    async def _renew_lease(self) -> None:
+        now = format_micro_time(self.clock.now())
+        try:
+            lease = await self.client.get("coordination.k8s.io/leases", self.name, LEASE_NAMESPACE)
+        except NotFound:
+            owner = []
+            if self.node and (self.node.get("metadata") or {}).get("uid"):
+                owner = [{"apiVersion": "v1", "kind": "Node", "name": self.name,
+                          "uid": self.node["metadata"]["uid"]}]
+            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                    "metadata": {"name": self.name, "namespace": LEASE_NAMESPACE,
+                                 **({"ownerReferences": owner} if owner else {})},
+                    "spec": {"holderIdentity": self.name, "leaseDurationSeconds": self.lease_seconds,
+                             "renewTime": now}}
+            try:
+                await self.client.create("coordination.k8s.io/leases", body, namespace=LEASE_NAMESPACE)
+            except AlreadyExists:
+                pass
+            return
+        spec = lease.setdefault("spec", {})
+        spec.update({"holderIdentity": self.name, "leaseDurationSeconds": self.lease_seconds,
+                     "renewTime": now})
+        try:
+            await self.client.update("coordination.k8s.io/leases", lease)
+        except Conflict:
+            pass
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await self.clock.sleep(self.heartbeat_seconds)
+            try:
+                await self._renew_lease()
+                await self._update_node_status()
+            except (ApiError, OSError) as e:
+                log.warning("node %s: heartbeat failed: %s", self.name, e)
+
+    # ==== restore after a restart ================================================================
+
+    async def restore(self) -> None:
+        """Re-admit, at their checkpointed allocations, the pods this node was running; clean up
+        what belongs to pods that are gone. Runs before any new pod or resize is considered."""
+        cache = {_uid(p): p for p in self.informer.list()}
+        for uid in list(self.checkpoint.uids()):
+            entry = self.checkpoint.entry(uid) or {}
+            pod = cache.get(uid)
+            if pod is None or entry.get("terminal") or _phase(pod) in ("Succeeded", "Failed"):
+                await self._remove_runtime_state(entry.get("sandbox"))
+                self.checkpoint.remove(uid)
+                if pod is not None:
+                    self.finished.add(uid)
+                continue
+            self._restore_pod(pod, entry)
+        # pods running here per the API but unknown to the checkpoint (no checkpoint dir)
+        for uid, pod in cache.items():
+            if uid in self.pods or uid in self.finished:
+                continue
+            if _phase(pod) in ("Succeeded", "Failed"):
+                self.finished.add(uid)
+                continue
+            statuses = (pod.get("status") or {}).get("containerStatuses") or []
+            if any(cs.get("allocatedResources") is not None for cs in statuses):
+                self._restore_from_status(pod)
+        for ps in self.pods.values():
+            self._start_worker(ps)
+        self.trigger("restored")
+
+    def _restore_pod(self, pod: dict, entry: dict) -> PodState:
+        uid = _uid(pod)
+        meta = pod.get("metadata") or {}
+        ps = PodState(uid=uid, namespace=meta.get("namespace", ""), name=meta.get("name", ""), pod=pod,
+                      allocated=self.checkpoint.allocated(uid) or rz.spec_allocation(pod),
+                      actuated=self.checkpoint.actuated(uid))
+        ps.sandbox_id = entry.get("sandbox") or ""
+        if entry.get("pod_cgroup"):
+            ps.pod_cgroup = LinuxContainerResources(**entry["pod_cgroup"])
+        records = entry.get("containers") or {}
+        for c, kind in rz.allocatable_containers(pod):
+            rec = ContainerRecord(c.get("name", ""), kind)
+            if rec.name in records:
+                rec.load(records[rec.name])
+            ps.containers[rec.name] = rec
+        ps.resize = rz.ResizeState.from_json(entry.get("resize"))
+        ps.pod_ip = entry.get("pod_ip") or (pod.get("status") or {}).get("podIP", "")
+        ps.start_time = entry.get("start_time") or parse_start_time(pod) or self.clock.now()
+        ps.admission = {"result": "Accepted", "restored": True}
+        self.pods[uid] = ps
+        return ps
+
+    def _restore_from_status(self, pod: dict) -> None:
+        uid = _uid(pod)
+        status = pod.get("status") or {}
+        allocated = rz.spec_allocation(pod)
+        entry: dict[str, Any] = {"containers": {}}
+        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+            name = cs.get("name", "")
+            if name in allocated and cs.get("allocatedResources") is not None:
+                from kvert.api.resources import parse_resource_list
+                allocated[name]["requests"] = parse_resource_list(cs["allocatedResources"])
+            cid = (cs.get("containerID") or "").split("://", 1)[-1]
+            entry["containers"][name] = {"id": cid, "restarts": cs.get("restartCount", 0),
+                                         "lastTerminated": (cs.get("lastState") or {}).get("terminated"),
+                                         "initDone": bool(((cs.get("state") or {}).get("terminated") or {})
+                                                          .get("exitCode") == 0)}
+            sandbox_of = getattr(self.runtime, "sandbox_of", None)
+            if cid and sandbox_of is not None and "sandbox" not in entry:
+                try:
+                    entry["sandbox"] = sandbox_of(cid)
+                except CriError:
+                    pass
+        meta = pod.get("metadata") or {}
+        self.checkpoint.set_allocated(uid, meta.get("namespace", ""), meta.get("name", ""), allocated)
+        ps = self._restore_pod(pod, entry)
+        ps.actuated = {}
+        for name, rec in ps.containers.items():
+            if rec.id:
+                ps.actuated[name] = deep_copy(allocated[name])
+        self.save(ps)
+
+    async def _remove_runtime_state(self, sandbox_id: str | None) -> None:
+        if not sandbox_id:
+            return
+        try:
+            await self.runtime.stop_pod_sandbox(sandbox_id)
+            await self.runtime.remove_pod_sandbox(sandbox_id)
+        except CriError as e:
+            log.debug("sandbox %s: %s", sandbox_id, e)
+
+    def _start_worker(self, ps: PodState) -> None:
+        worker = PodWorker(self, ps)
+        ps.worker = worker
+        ps.worker_task = asyncio.ensure_future(worker.run())
+        ps.wake.set()
+
+    # ==== the reconcile loop: admission and resize decisions =======================================
+
+    async def _reconcile_loop(self) -> None:
+        while True:
+            timeout = None
+            if self._next_resize_retry:
+                timeout = max(0.0, self._next_resize_retry - self.clock.now())
+            if not self._dirty.is_set():
+                try:
+                    await asyncio.wait_for(self._dirty.wait(), timeout)
+                except asyncio.TimeoutError:
+                    pass
+            self._dirty.clear()
+            try:
+                await self.reconcile()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("node %s: reconcile failed", self.name)
+                await self.clock.sleep(1.0)
+                self._dirty.set()
+
+    async def reconcile(self) -> None:
+        cache = {_uid(p): p for p in self.informer.list()}
+        for uid, ps in list(self.pods.items()):
+            if uid not in cache:
+                if not ps.deleted:
+                    ps.deleted = True
+                    ps.wake.set()
+        new = [p for uid, p in cache.items()
+               if uid not in self.pods and uid not in self.finished and _phase(p) not in ("Succeeded", "Failed")]
+        new.sort(key=lambda p: ((p.get("metadata") or {}).get("creationTimestamp") or "",
+                                (p.get("metadata") or {}).get("namespace") or "",
+                                (p.get("metadata") or {}).get("name") or ""))
+        for pod in new:
+            await self._admit(pod)
+        await self._handle_resizes()
+        if any(ps.active and ps.resize.pending_reason == rz.DEFERRED for ps in self.pods.values()):
+            if not self._next_resize_retry or self._next_resize_retry <= self.clock.now():
+                self._next_resize_retry = self.clock.now() + self.resize_retry_seconds
+        else:
+            self._next_resize_retry = 0.0
+
+    def _resize_requested(self, ps: PodState) -> bool:
+        """The spec differs from the allocation (cached per generation: a spec change bumps it)."""
+        generation = ps.generation()
+        if ps.spec_key != generation or ps.spec_allocation is None:
+            ps.spec_allocation = rz.spec_allocation(ps.pod)
+            ps.spec_key = generation
+        wanted = ps.spec_allocation
+        return any(not rz.same_requirements(wanted.get(n), ps.allocated.get(n))
+                   for n in rz.resizable_names(ps.pod))
+
+    def holding(self, ps: PodState) -> dict[str, int]:
+        return rz.holding(ps.pod, ps.allocated, ps.actuated)
+
+    def _others(self, exclude: str = "") -> list[dict[str, int]]:
+        return [self.holding(ps) for uid, ps in self.pods.items() if ps.active and uid != exclude]
+
+    async def _admit(self, pod: dict) -> None:
+        uid = _uid(pod)
+        meta = pod.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            # never started here: nothing to stop
+            self.finished.add(uid)
+            try:
+                await self.client.delete("pods", meta.get("name", ""), namespace=meta.get("namespace", ""),
+                                         grace_period_seconds=0, preconditions={"uid": uid})
+            except ApiError:
+                pass
+            return
+        decision = adm.admit_pod(pod_requests(pod), self._others(), self.allocatable)
+        summary = {**decision.as_dict(), "time": format_time(self.clock.now())}
+        if not decision.ok:
+            self.finished.add(uid)
+            await self._reject(pod, decision, summary)
+            return
+        allocated = rz.spec_allocation(pod)
+        self.checkpoint.set_allocated(uid, meta.get("namespace", ""), meta.get("name", ""), allocated)
+        ps = PodState(uid=uid, namespace=meta.get("namespace", ""), name=meta.get("name", ""), pod=pod,
+                      allocated=allocated)
+        for c, kind in rz.allocatable_containers(pod):
+            ps.containers[c.get("name", "")] = ContainerRecord(c.get("name", ""), kind)
+        ps.start_time = self.clock.now()
+        ps.admission = summary
+        self.pods[uid] = ps
+        self.save(ps)
+        self._start_worker(ps)
+
+    async def _reject(self, pod: dict, decision: adm.Decision, summary: dict) -> None:
+        meta = pod.get("metadata") or {}
+        await self.event(pod, "Warning", decision.reason, decision.message)
+        for _ in range(5):
+            status = deep_copy(pod.get("status") or {})
+            status.update({"phase": "Failed", "reason": decision.reason,
+                           "message": adm.rejection_message(decision), "hostIP": self.host_ip,
+                           "hostIPs": [{"ip": self.host_ip}], "startTime": format_time(self.clock.now())})
+            try:
+                await self.client.update_status("pods", {**pod, "status": status})
+                break
+            except Conflict:
+                try:
+                    pod = await self.client.get("pods", meta.get("name", ""), meta.get("namespace", ""))
+                except NotFound:
+                    return
+            except NotFound:
+                return
+        text = json.dumps({"node": self.name, "admission": summary}, sort_keys=True, separators=(",", ":"))
+        try:
+            await self.client.patch("pods", meta.get("name", ""),
+                                    {"metadata": {"annotations": {EXPLAIN_ANNOTATION: text}}},
+                                    namespace=meta.get("namespace", ""))
+        except ApiError:
+            pass
+
+    async def _handle_resizes(self) -> None:
+        now = self.clock.now()
+        candidates = []
+        for ps in self.pods.values():
+            if not ps.active or (ps.pod.get("metadata") or {}).get("deletionTimestamp"):
+                continue
+            if not self._resize_requested(ps):
+                if ps.resize.clear_pending():
+                    self.save(ps)
+                    ps.wake.set()
+                continue
+            if ps.actuating:
+                continue        # decided after the resize being applied (seed 000)
+            if ps.resize.pending_reason == rz.INFEASIBLE and ps.resize.pending_generation == ps.generation():
+                continue        # not re-evaluated until the spec changes again
+            candidates.append(ps)
+        if not candidates:
+            return
+        candidates.sort(key=lambda ps: rz.pending_order((ps.pod, ps.allocated, ps.resize, ps.spec_allocation)))
+        holdings = {uid: self.holding(ps) for uid, ps in self.pods.items() if ps.active}
+        for ps in candidates:
+            if not ps.active:
+                continue
+            others = [h for uid, h in holdings.items() if uid != ps.uid and uid in self.pods
+                      and self.pods[uid].active]
+            if await self._decide_resize(ps, now, others):
+                holdings[ps.uid] = self.holding(ps)
+
+    async def _decide_resize(self, ps: PodState, now: float, others: list[dict[str, int]]) -> bool:
+        """Accept (True), defer or refuse the pod's proposed resize."""
+        pod = ps.pod
+        new_alloc = rz.merged_allocation(pod, ps.allocated, ps.spec_allocation)
+        request = rz.requests_of(pod, new_alloc)
+        names = rz.resizable_names(pod)
+        old_cpu = {n: (ps.allocated.get(n) or {}).get("requests", {}).get("cpu", 0) for n in names}
+        new_cpu = {n: (new_alloc.get(n) or {}).get("requests", {}).get("cpu", 0) for n in names}
+        decision = adm.decide_resize(request, others, self.allocatable,
+                                     qos_class=qos_class(pod), cpu_manager_policy=self.config.cpu_manager_policy,
+                                     old_cpu=old_cpu, new_cpu=new_cpu)
+        generation = ps.generation()
+        summary = {**decision.as_dict(), "generation": generation, "time": format_time(now),
+                   "from": {n: rz.format_requirements(ps.allocated[n]) for n in names if n in ps.allocated},
+                   "to": {n: rz.format_requirements(new_alloc[n]) for n in names if n in new_alloc}}
+        if decision.ok:
+            ps.allocated = new_alloc
+            self.checkpoint.set_allocated(ps.uid, ps.namespace, ps.name, new_alloc)
+            ps.resize.start(generation, now)
+            ps.resize.last_decision = summary
+            self.save(ps)
+            ps.wake.set()
+            await self.event(pod, "Normal", "ResizeStarted",
+                             "Pod resize started: " + rz.resize_message(pod, new_alloc))
+            return True
+        changed = ps.resize.set_pending(decision.reason, decision.message, generation, now)
+        if changed or ps.resize.last_decision is None or \
+                ps.resize.last_decision.get("generation") != generation:
+            ps.resize.last_decision = summary
+        self.save(ps)
+        if changed:
+            reason = "ResizeInfeasible" if decision.reason == rz.INFEASIBLE else "ResizeDeferred"
+            ps.wake.set()
+            await self.event(pod, "Warning", reason, f"Pod resize {decision.reason}: {decision.message}")
+        return False
+
+    # ==== PLEG ===================================================================================
+
+    async def _pleg_loop(self) -> None:
+        while True:
+            await self.clock.sleep(self.pleg_seconds)
+            await self.relist()
+
+    async def relist(self) -> None:
+        """List the runtime's containers; wake the worker of every pod whose containers changed."""
+        try:
+            statuses = await self.runtime.list_containers()
+        except CriError as e:
+            log.debug("relist failed: %s", e)
+            return
+        self._statuses = {st.id: st for st in statuses}
+        for ps in self.pods.values():
+            for rec in ps.containers.values():
+                if not rec.id:
+                    continue
+                st = self._statuses.get(rec.id)
+                old = rec.status
+                if st is None:
+                    if old is not None:
+                        ps.wake.set()
+                elif old is None or old.state != st.state or old.finished_at != st.finished_at:
+                    ps.wake.set()
+
+    # ==== metrics =================================================================================
+
+    def _samples(self) -> list:
+        from kvert.kubelet.metrics import container_sample
+        samples = []
+        for ps in self.pods.values():
+            for rec in ps.containers.values():
+                st = self._statuses.get(rec.id) if rec.id else None
+                if st is not None:
+                    samples.append(container_sample(ps.pod, st, cgroup_driver=self.config.cgroup_driver))
+        return samples
+
+    async def metrics_text(self) -> str:
+        """cAdvisor-style Prometheus text for this node's containers (fresh from the runtime)."""
+        from kvert.kubelet.metrics import cadvisor_metrics
+        await self.relist()
+        return cadvisor_metrics(self._samples(), timestamp=self.clock.now(),
+                                machine_cpu_cores=self.config.capacity.get("cpu", 0) // 1000,
+                                machine_memory_bytes=self.memory_capacity)
+
+    async def pod_metrics(self) -> list[dict]:
+        """metrics.k8s.io PodMetrics of this node's pods (one scrape: rates need two, taken
+        some time apart, as with metrics-server). ``node_metrics()`` has the node's."""
+        from kvert.kubelet.metrics import UsageTracker, node_summary
+        if self._tracker is None:
+            self._tracker = UsageTracker()
+        await self.relist()
+        pods = []
+        for ps in self.pods.values():
+            statuses = [self._statuses[r.id] for r in ps.containers.values() if r.id in self._statuses]
+            pods.append((ps.pod, statuses))
+        node, pod_objs = node_summary(self.name, pods, self._tracker, self.clock.now())
+        self._last_node_metrics = node
+        return pod_objs
+
+    def node_metrics(self) -> dict | None:
+        """The NodeMetrics of the last ``pod_metrics()`` scrape (None before two scrapes)."""
+        return self._last_node_metrics
+
+
+__all__ = ["EXPLAIN_ANNOTATION", "KUBELET_VERSION", "NodeAgent"]

@@ -1,0 +1,889 @@
+"""A pod's life on the node: sandbox, containers, restarts, resize actuation, status.
+
+One :class:`PodWorker` per admitted pod (Kubernetes' pod workers) syncs the pod whenever
+something changed (the pod in the API, a container in the runtime, an allocation) or a
+timer it set falls due, and is level-triggered: it compares what should run with what
+the runtime reports and acts.
+
+* RunPodSandbox with the pod-level cgroup values (``cgroups.pod_cgroup``: the allocated
+  requests/limits plus ``spec.overhead``), then init containers one at a time (a regular
+  init container must exit 0 before the next starts; a restartable one -- a sidecar --
+  must have started and keeps running), then the app containers. Every container is
+  created with the *allocated* resources.
+* An exited container is restarted according to ``restartPolicy`` (``Always``;
+  ``OnFailure`` when the exit code is not 0; ``Never`` not at all; sidecars always) with
+  Kubernetes' back-off: the first restart at once, then 10 s, 20 s, 40 s ... at most 300 s
+  after the container finished (reset when it ran for 10 minutes); meanwhile its state is
+  ``waiting`` with reason ``CrashLoopBackOff``. An OOM-killed container shows
+  ``lastState.terminated.reason: OOMKilled``.
+* A pod whose containers are all done for good (``Never`` / ``OnFailure``) goes
+  ``Succeeded`` (all exited 0) or ``Failed``; its sandbox is stopped and its resources
+  freed for other pods and pending resizes.
+* A pod with ``deletionTimestamp`` gets its containers stopped (app containers first,
+  then sidecars in reverse order), its final status written, and is deleted with grace 0.
+* Resizes allocated by the agent are applied here (``resize.actuate``), after the status
+  shows the new allocation and ``PodResizeInProgress``.
+* Status: phase, conditions (PodReadyToStartContainers, Initialized, Ready,
+  ContainersReady; PodScheduled kept; PodResizePending / PodResizeInProgress), hostIP(s),
+  podIP(s), startTime, qosClass (kept), observedGeneration and per container name, image,
+  imageID, containerID, started, ready, restartCount, state, lastState,
+  ``allocatedResources`` and ``resources`` (read back through ContainerStatus). Written
+  only when it changed, with the resourceVersion it was based on (a conflict re-reads the
+  pod and tries again, as in seed 000's T=6/T=7 steps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kvert.api.errors import ApiError, Conflict, NotFound
+from kvert.api.meta import deep_copy, format_time, parse_time
+from kvert.kubelet import resize as rz
+from kvert.kubelet.checkpoint import Requirements
+from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStatus, CriError,
+                                        LinuxContainerResources, PodSandboxConfig)
+
+if TYPE_CHECKING:
+    from kvert.kubelet.agent import NodeAgent
+
+log = logging.getLogger(__name__)
+
+BACKOFF_INITIAL = 10.0
+BACKOFF_MAX = 300.0
+ERROR_RETRY = 10.0            # a failed CRI call for a container is retried after this
+RESIZE_RETRY = 10.0           # a failed / waiting resize actuation is retried after this
+EXPLAIN_ANNOTATION = "explain.kvert.io/node"
+EPSILON = 1e-3               # timers fire at (not a float's width before) their time
+SYSTEM_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
+
+
+@dataclass
+class ContainerRecord:
+    name: str
+    kind: str                          # "init" | "sidecar" | "app"
+    id: str = ""                       # the current runtime container
+    status: ContainerStatus | None = None
+    restart_count: int = 0
+    last_terminated: dict | None = None
+    backoff: float = 0.0               # current back-off duration (0: none yet)
+    backoff_updated: float = 0.0
+    init_done: bool = False            # a regular init container that exited 0
+    restart_now: bool = False          # stopped by a RestartContainer resize: restart at once
+    waiting_reason: str = ""
+    waiting_message: str = ""
+    retry_at: float = 0.0
+    lost: bool = False                 # it ran, but the runtime no longer knows it
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "restarts": self.restart_count, "lastTerminated": self.last_terminated,
+                "backoff": [self.backoff, self.backoff_updated], "initDone": self.init_done,
+                "restartNow": self.restart_now, "lost": self.lost}
+
+    def load(self, data: dict) -> None:
+        self.id = data.get("id") or ""
+        self.restart_count = int(data.get("restarts") or 0)
+        self.last_terminated = data.get("lastTerminated")
+        backoff = data.get("backoff") or [0.0, 0.0]
+        self.backoff, self.backoff_updated = float(backoff[0]), float(backoff[1])
+        self.init_done = bool(data.get("initDone"))
+        self.restart_now = bool(data.get("restartNow"))
+        self.lost = bool(data.get("lost"))
+
+
+@dataclass
+class PodState:
+    """What the node agent knows about one pod it admitted."""
+    uid: str
+    namespace: str
+    name: str
+    pod: dict
+    allocated: dict[str, Requirements]
+    actuated: dict[str, Requirements] = field(default_factory=dict)
+    sandbox_id: str = ""
+    pod_cgroup: LinuxContainerResources | None = None
+    containers: dict[str, ContainerRecord] = field(default_factory=dict)
+    pod_ip: str = ""
+    start_time: float = 0.0
+    terminal: str = ""                 # "Succeeded" / "Failed" once finished
+    deleted: bool = False              # gone from the API
+    resize: rz.ResizeState = field(default_factory=rz.ResizeState)
+    actuating: bool = False            # a resize is being applied right now
+    admission: dict | None = None      # the admission decision, for explanations
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    next_due: float | None = None
+    last_explain: str = ""             # the annotation last written
+    explain_key: str = ""              # what explain_text was computed from
+    explain_text: str = ""
+    spec_key: int = -1                 # the generation spec_allocation was computed for
+    spec_allocation: dict | None = None
+    worker: Any = None
+    worker_task: Any = None
+    failed_reason: str = ""            # e.g. a regular init container failed under Never
+
+    @property
+    def active(self) -> bool:
+        """Holds node resources (admitted, not finished, not gone)."""
+        return not self.terminal and not self.deleted
+
+    def generation(self) -> int:
+        return int((self.pod.get("metadata") or {}).get("generation") or 0)
+
+
+def _is_deleting(pod: dict) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _restart_policy(pod: dict) -> str:
+    return (pod.get("spec") or {}).get("restartPolicy") or "Always"
+
+
+def _image_id(image: str) -> str:
+    digest = hashlib.sha256(image.encode()).hexdigest()
+    return f"{image.split('@')[0]}@sha256:{digest}"
+
+
+class PodWorker:
+    def __init__(self, agent: NodeAgent, ps: PodState):
+        self.agent = agent
+        self.ps = ps
+        self.finished = False
+        self.sandbox_checked = False
+
+    # ---- the loop -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        ps, clock = self.ps, self.agent.clock
+        while not self.finished:
+            timeout = None
+            if ps.next_due is not None:
+                timeout = max(0.0, ps.next_due - clock.now())
+            if not ps.wake.is_set():
+                try:
+                    await asyncio.wait_for(ps.wake.wait(), timeout)
+                except asyncio.TimeoutError:
+                    pass
+            ps.wake.clear()
+            try:
+                await self.sync()
+            except asyncio.CancelledError:
+                raise
+            except Exception:   # a bug or an unexpected API error must not kill the worker
+                log.exception("pod %s/%s: sync failed", ps.namespace, ps.name)
+                ps.next_due = clock.now() + ERROR_RETRY
+
+    # ---- one sync ----------------------------------------------------------------------------
+
+    async def sync(self) -> None:
+        ps, agent = self.ps, self.agent
+        ps.next_due = None
+        if ps.deleted or _is_deleting(ps.pod):
+            await self.terminate()
+            return
+        if ps.terminal:
+            await self.write_status()
+            return
+        if not await self.ensure_sandbox():
+            await self.write_status()
+            return
+        await self.refresh()
+        await self.resize_step()
+        await self.containers_step()
+        await self.refresh()
+        await self.complete_resize()
+        phase = self.terminal_phase()
+        if phase:
+            await self.finish(phase)
+        await self.write_status()
+        await self.write_explain()
+        self.schedule()
+        agent.note_synced(ps)
+
+    def due(self, when: float) -> None:
+        if when > 0 and (self.ps.next_due is None or when < self.ps.next_due):
+            self.ps.next_due = when
+
+    def schedule(self) -> None:
+        ps = self.ps
+        if ps.resize.retry_at:
+            self.due(ps.resize.retry_at)
+        for rec in ps.containers.values():
+            if rec.retry_at:
+                self.due(rec.retry_at)
+
+    # ---- sandbox and runtime state ------------------------------------------------------------
+
+    def allocated_pod(self) -> dict:
+        return rz.with_allocation(self.ps.pod, self.ps.allocated)
+
+    async def ensure_sandbox(self) -> bool:
+        ps, agent = self.ps, self.agent
+        if ps.sandbox_id and not self.sandbox_checked:
+            # restored from the checkpoint: is the sandbox still there (the runtime may have
+            # restarted too, e.g. ``kvert up`` again)?
+            self.sandbox_checked = True
+            if getattr(agent.runtime, "sandbox_state", None) is not None and self.sandbox_gone(None):
+                self.sandbox_lost()
+        if ps.sandbox_id:
+            return True
+        from kvert.kubelet.cgroups import pod_cgroup, pod_cgroup_path
+        allocated = self.allocated_pod()
+        values = pod_cgroup(allocated, cpu_cfs_quota=agent.config.cpu_cfs_quota,
+                            cpu_period=agent.config.cpu_cfs_quota_period_us)
+        config = PodSandboxConfig(uid=ps.uid, namespace=ps.namespace, name=ps.name,
+                                  cgroup_parent=pod_cgroup_path(allocated, agent.config.cgroup_driver),
+                                  resources=values,
+                                  annotations=dict((ps.pod.get("metadata") or {}).get("annotations") or {}))
+        try:
+            ps.sandbox_id = await agent.runtime.run_pod_sandbox(config)
+        except CriError as e:
+            await agent.event(ps.pod, "Warning", "FailedCreatePodSandBox",
+                              f"Failed to create pod sandbox: {e}")
+            self.due(agent.clock.now() + ERROR_RETRY)
+            return False
+        ps.pod_cgroup = values
+        if not ps.pod_ip:
+            ps.pod_ip = agent.allocate_ip()
+        agent.save(ps)
+        return True
+
+    def sandbox_gone(self, error: Exception | None) -> bool:
+        """Is the pod's sandbox gone (or not ready)? Asked through the runtime's
+        ``sandbox_state`` when it has one, else guessed from the error."""
+        state_of = getattr(self.agent.runtime, "sandbox_state", None)
+        if state_of is not None:
+            try:
+                return state_of(self.ps.sandbox_id) != "ready"
+            except CriError:
+                return True
+        return error is not None and "sandbox" in str(error).lower()
+
+    def sandbox_lost(self) -> None:
+        ps = self.ps
+        log.info("pod %s/%s: sandbox %s is gone; starting over", ps.namespace, ps.name, ps.sandbox_id[:12])
+        ps.sandbox_id = ""
+        ps.pod_cgroup = None
+        ps.actuated = {}
+        for rec in ps.containers.values():
+            if rec.id:
+                rec.lost = True
+            rec.id = ""
+            rec.status = None
+        self.agent.save(ps)
+
+    async def refresh(self) -> None:
+        """Read every current container's status from the runtime."""
+        ps, runtime = self.ps, self.agent.runtime
+        for rec in ps.containers.values():
+            if not rec.id:
+                rec.status = None
+                continue
+            try:
+                rec.status = await runtime.container_status(rec.id)
+            except CriError:
+                # gone from the runtime (e.g. it restarted without its containers)
+                rec.status = None
+                rec.id = ""
+                rec.lost = True
+                ps.actuated.pop(rec.name, None)
+
+    # ---- resizes --------------------------------------------------------------------------------
+
+    def resize_pending_actuation(self) -> bool:
+        ps = self.ps
+        from kvert.kubelet.cgroups import pod_cgroup
+        target = pod_cgroup(self.allocated_pod(), cpu_cfs_quota=self.agent.config.cpu_cfs_quota,
+                            cpu_period=self.agent.config.cpu_cfs_quota_period_us)
+        if ps.pod_cgroup is not None and ps.pod_cgroup != target:
+            return True
+        for rec in ps.containers.values():
+            if rec.status is None or rec.status.state != "running":
+                continue
+            if ps.actuated.get(rec.name) != ps.allocated.get(rec.name):
+                return True
+        return False
+
+    async def resize_step(self) -> None:
+        ps, agent = self.ps, self.agent
+        if not self.resize_pending_actuation():
+            await self.complete_resize()
+            return
+        now = agent.clock.now()
+        if not ps.resize.in_progress:
+            # allocated != actuated without a decision in this life (e.g. restored): in progress
+            ps.resize.start(ps.generation(), now)
+            agent.save(ps)
+        if ps.resize.retry_at and now < ps.resize.retry_at - EPSILON:
+            return
+        # the status shows the new allocation and PodResizeInProgress before the runtime
+        # is touched (seed 000: T=4 before T=6)
+        await self.write_status()
+        running = []
+        for c, _kind in rz.allocatable_containers(ps.pod):
+            rec = ps.containers.get(c.get("name", ""))
+            if rec is None or rec.status is None or rec.status.state != "running":
+                continue
+            linux = rec.status.resources.linux if rec.status.resources else None
+            running.append(rz.RunningContainer(rec.name, rec.id, c, linux or LinuxContainerResources(),
+                                               rec.status.memory_working_set_bytes,
+                                               ps.actuated.get(rec.name)))
+
+        def set_actuated(name: str, req: Requirements | None) -> None:
+            if req is None:
+                ps.actuated.pop(name, None)
+            else:
+                ps.actuated[name] = deep_copy(req)
+            agent.checkpoint.update(ps.uid, actuated=ps.actuated or {})
+
+        def set_pod_cgroup(values: LinuxContainerResources) -> None:
+            ps.pod_cgroup = values
+            agent.save(ps)
+
+        ps.actuating = True
+        try:
+            result = await rz.actuate(
+                agent.runtime, ps.sandbox_id, ps.pod, ps.allocated, running, ps.pod_cgroup,
+                memory_capacity=agent.memory_capacity, cpu_cfs_quota=agent.config.cpu_cfs_quota,
+                cpu_period=agent.config.cpu_cfs_quota_period_us, set_actuated=set_actuated,
+                set_pod_cgroup=set_pod_cgroup)
+        finally:
+            ps.actuating = False
+        for name in result.restart:
+            rec = ps.containers.get(name)
+            if rec is not None:
+                rec.restart_now = True
+                await agent.event(ps.pod, "Normal", "Killing",
+                                  f"Container {name} resize requires restart")
+        decision = dict(ps.resize.last_decision or {})
+        decision["actuation"] = result.calls
+        if result.error:
+            message = f"error applying the resize: {result.error}"
+            changed = ps.resize.error_message != message
+            ps.resize.error_message = message
+            ps.resize.retry_at = now + RESIZE_RETRY
+            ps.resize.hold_memory = {}
+            if changed:
+                await agent.event(ps.pod, "Warning", "ResizeError", message)
+        elif result.waiting:
+            parts = [f"attempting to set container {name!r} memory limit ({target}) below current "
+                     f"usage ({usage})" for name, (target, usage) in sorted(result.waiting.items())]
+            ps.resize.error_message = "; ".join(parts)
+            ps.resize.retry_at = now + RESIZE_RETRY
+            for name in result.waiting:
+                if name not in ps.resize.hold_memory:
+                    rec = ps.containers.get(name)
+                    old = None
+                    if rec is not None and rec.status is not None and rec.status.resources.linux:
+                        old = rec.status.resources.linux.memory_limit_in_bytes
+                    actuated_before = (ps.actuated.get(name) or {}).get("limits", {}).get("memory")
+                    ps.resize.hold_memory[name] = int(old or actuated_before or 0)
+            decision["memoryDecrease"] = {n: {"target": t, "usage": u} for n, (t, u) in result.waiting.items()}
+        else:
+            ps.resize.error_message = ""
+            ps.resize.retry_at = 0.0
+            ps.resize.hold_memory = {}
+        ps.resize.last_decision = decision
+        agent.save(ps)
+        await self.refresh()
+
+    async def complete_resize(self) -> None:
+        """Clear PodResizeInProgress once everything running matches the allocation."""
+        ps, agent = self.ps, self.agent
+        if not ps.resize.in_progress or self.resize_pending_actuation():
+            return
+        if any(rec.restart_now for rec in ps.containers.values()):
+            return
+        ps.resize.finish()
+        agent.save(ps)
+        await agent.event(ps.pod, "Normal", "ResizeCompleted",
+                          "Pod resize completed: " + rz.resize_message(ps.pod, ps.allocated))
+        agent.trigger("pod_resized")
+
+    # ---- containers -----------------------------------------------------------------------------
+
+    def in_backoff(self, rec: ContainerRecord, finished_at: float, now: float) -> bool:
+        """flowcontrol.Backoff.IsInBackOffSince, keyed by the container."""
+        if rec.backoff <= 0:
+            return False
+        if finished_at - rec.backoff_updated > 2 * BACKOFF_MAX:
+            return False
+        return now - finished_at < rec.backoff - EPSILON
+
+    def next_backoff(self, rec: ContainerRecord, finished_at: float, now: float) -> None:
+        if rec.backoff <= 0 or finished_at - rec.backoff_updated > 2 * BACKOFF_MAX:
+            rec.backoff = BACKOFF_INITIAL
+        else:
+            rec.backoff = min(rec.backoff * 2, BACKOFF_MAX)
+        rec.backoff_updated = now
+
+    async def containers_step(self) -> None:
+        ps = self.ps
+        policy = _restart_policy(ps.pod)
+        spec = ps.pod.get("spec") or {}
+        for c in spec.get("initContainers") or []:
+            rec = ps.containers[c["name"]]
+            if rec.kind == "sidecar":
+                if rec.status is not None and rec.status.state == "running":
+                    continue
+                started = await self.start_or_restart(rec, c, always=True)
+                if not started and rec.restart_count == 0 and rec.status is None:
+                    return      # never started yet: the next init container waits for it
+                continue
+            if rec.init_done:
+                continue
+            st = rec.status
+            if st is None:
+                await self.start_or_restart(rec, c, always=True)
+                return
+            if st.state != "exited":
+                return
+            if st.exit_code == 0:
+                rec.init_done = True
+                self.agent.save(ps)
+                continue
+            if policy == "Never":
+                ps.failed_reason = f"init container {rec.name} failed"
+                return
+            await self.start_or_restart(rec, c, always=True)
+            return
+        for c in spec.get("containers") or []:
+            rec = ps.containers[c["name"]]
+            st = rec.status
+            if st is not None and st.state == "running":
+                continue
+            if st is not None and st.state == "exited" and not rec.restart_now:
+                if policy == "Never" or (policy == "OnFailure" and st.exit_code == 0):
+                    continue
+            await self.start_or_restart(rec, c, always=True)
+
+    async def start_or_restart(self, rec: ContainerRecord, spec: dict, *, always: bool) -> bool:
+        """Create and start the container (again, after back-off if it exited); True when it
+        was started now."""
+        ps, agent = self.ps, self.agent
+        now = agent.clock.now()
+        st = rec.status
+        if rec.retry_at and now < rec.retry_at - EPSILON:
+            return False
+        if st is not None and st.state == "created":
+            try:
+                await agent.runtime.start_container(rec.id)
+            except CriError as e:
+                rec.waiting_reason, rec.waiting_message = "RunContainerError", str(e)
+                rec.retry_at = now + ERROR_RETRY
+                return False
+            rec.retry_at = 0.0
+            rec.status = await agent.runtime.container_status(rec.id)
+            return True
+        restarting = st is not None and st.state == "exited"
+        if restarting and not rec.restart_now:
+            if self.in_backoff(rec, st.finished_at, now):
+                entering = rec.waiting_reason != "CrashLoopBackOff"
+                rec.waiting_reason = "CrashLoopBackOff"
+                rec.waiting_message = (f"back-off {rz_duration(rec.backoff)} restarting failed "
+                                       f"container={rec.name} pod={ps.name}_{ps.namespace}({ps.uid})")
+                self.due(st.finished_at + rec.backoff)
+                if rec.last_terminated != _terminated(st):
+                    rec.last_terminated = _terminated(st)
+                    agent.save(ps)
+                if entering:
+                    await agent.event(ps.pod, "Warning", "BackOff",
+                                      f"Back-off restarting failed container {rec.name} in pod "
+                                      f"{ps.name}_{ps.namespace}({ps.uid})")
+                return False
+            self.next_backoff(rec, st.finished_at, now)
+        from kvert.kubelet import usage as usage_mod
+        from kvert.kubelet.cgroups import container_resources
+        try:
+            annotations = usage_mod.container_annotations(ps.pod, spec)
+        except (usage_mod.UsageError, ValueError) as e:
+            rec.waiting_reason, rec.waiting_message = "CreateContainerConfigError", str(e)
+            rec.retry_at = now + ERROR_RETRY
+            return False
+        linux = container_resources(self.allocated_pod(), rec.name, agent.memory_capacity,
+                                    cpu_cfs_quota=agent.config.cpu_cfs_quota,
+                                    cpu_period=agent.config.cpu_cfs_quota_period_us)
+        command = tuple(str(x) for x in (spec.get("command") or []) + (spec.get("args") or []))
+        config = ContainerConfig(name=rec.name, image=spec.get("image", ""),
+                                 resources=ContainerResources(linux=linux),
+                                 annotations=annotations, command=command)
+        try:
+            new_id = await agent.runtime.create_container(ps.sandbox_id, config)
+        except CriError as e:
+            rec.waiting_reason, rec.waiting_message = "CreateContainerError", str(e)
+            rec.retry_at = now + ERROR_RETRY
+            if self.sandbox_gone(e):
+                self.sandbox_lost()
+            return False
+        old_id, old_status = rec.id, st
+        if restarting and old_status is not None:
+            rec.last_terminated = _terminated(old_status)
+            rec.restart_count += 1
+        elif rec.lost:
+            rec.last_terminated = {"exitCode": 137, "reason": "ContainerStatusUnknown",
+                                   "message": "The container could not be located when the pod was "
+                                              "restarted",
+                                   "startedAt": None, "finishedAt": None}
+            rec.restart_count += 1
+        rec.lost = False
+        rec.id = new_id
+        rec.restart_now = False
+        rec.retry_at = 0.0
+        rec.waiting_reason = rec.waiting_message = ""
+        ps.actuated[rec.name] = deep_copy(ps.allocated.get(rec.name) or {"requests": {}, "limits": {}})
+        agent.save(ps)
+        await agent.event(ps.pod, "Normal", "Pulled",
+                          f'Container image "{spec.get("image", "")}" already present on machine')
+        await agent.event(ps.pod, "Normal", "Created", f"Created container: {rec.name}")
+        try:
+            await agent.runtime.start_container(new_id)
+        except CriError as e:
+            rec.waiting_reason, rec.waiting_message = "RunContainerError", str(e)
+            rec.retry_at = now + ERROR_RETRY
+            rec.status = await _status_or_none(agent.runtime, new_id)
+            return False
+        await agent.event(ps.pod, "Normal", "Started", f"Started container {rec.name}")
+        if old_id and old_id != new_id:
+            try:
+                await agent.runtime.remove_container(old_id)
+            except CriError:
+                pass
+        rec.status = await _status_or_none(agent.runtime, new_id)
+        return True
+
+    # ---- finishing --------------------------------------------------------------------------------
+
+    def terminal_phase(self) -> str:
+        """Succeeded / Failed when no container will run again, else ''."""
+        ps = self.ps
+        if ps.failed_reason:
+            return "Failed"
+        policy = _restart_policy(ps.pod)
+        if policy == "Always":
+            return ""
+        apps = [r for r in ps.containers.values() if r.kind == "app"]
+        if not apps:
+            return ""
+        for rec in apps:
+            st = rec.status
+            if st is None or st.state != "exited" or rec.restart_now:
+                return ""
+            if policy == "OnFailure" and st.exit_code != 0:
+                return ""
+        return "Succeeded" if all(r.status.exit_code == 0 for r in apps if r.status) else "Failed"
+
+    async def stop_all(self, grace: int) -> None:
+        """App containers first, then sidecars in reverse order, then the rest."""
+        ps, agent = self.ps, self.agent
+        recs = list(ps.containers.values())
+        apps = [r for r in recs if r.kind == "app"]
+        sidecars = [r for r in recs if r.kind == "sidecar"][::-1]
+        others = [r for r in recs if r.kind == "init"]
+        for rec in apps + sidecars + others:
+            if rec.status is not None and rec.status.state in ("running", "created"):
+                await agent.event(ps.pod, "Normal", "Killing", f"Stopping container {rec.name}")
+                try:
+                    await agent.runtime.stop_container(rec.id, grace)
+                except CriError as e:
+                    log.warning("stopping %s of %s/%s: %s", rec.name, ps.namespace, ps.name, e)
+        await self.refresh()
+
+    async def finish(self, phase: str) -> None:
+        ps, agent = self.ps, self.agent
+        await self.stop_all(0)
+        if ps.sandbox_id:
+            try:
+                await agent.runtime.stop_pod_sandbox(ps.sandbox_id)
+            except CriError as e:
+                log.warning("stopping the sandbox of %s/%s: %s", ps.namespace, ps.name, e)
+        ps.terminal = phase
+        ps.resize.finish()
+        ps.resize.clear_pending()
+        agent.save(ps)
+        agent.trigger("pod_terminated")
+
+    async def terminate(self) -> None:
+        """Graceful deletion (or the pod vanished): stop, report, delete with grace 0, clean up."""
+        ps, agent = self.ps, self.agent
+        meta = ps.pod.get("metadata") or {}
+        grace = meta.get("deletionGracePeriodSeconds")
+        if grace is None:
+            grace = (ps.pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+        await self.refresh()
+        await self.stop_all(int(grace or 0))
+        if ps.sandbox_id:
+            try:
+                await agent.runtime.stop_pod_sandbox(ps.sandbox_id)
+            except CriError as e:
+                log.warning("stopping the sandbox of %s/%s: %s", ps.namespace, ps.name, e)
+        if not ps.deleted:
+            if not ps.terminal:
+                apps = [r for r in ps.containers.values() if r.kind == "app"]
+                clean = apps and all(r.status is not None and r.status.exit_code == 0 for r in apps)
+                ps.terminal = "Succeeded" if clean else "Failed"
+            ps.resize.finish()
+            ps.resize.clear_pending()
+            await self.write_status()
+            try:
+                await agent.client.delete("pods", ps.name, namespace=ps.namespace, grace_period_seconds=0,
+                                          preconditions={"uid": ps.uid})
+            except NotFound:
+                pass
+            except ApiError as e:
+                log.warning("deleting %s/%s: %s", ps.namespace, ps.name, e)
+                self.due(agent.clock.now() + ERROR_RETRY)
+                return
+        if ps.sandbox_id:
+            try:
+                await agent.runtime.remove_pod_sandbox(ps.sandbox_id)
+            except CriError as e:
+                log.warning("removing the sandbox of %s/%s: %s", ps.namespace, ps.name, e)
+        ps.deleted = True
+        self.finished = True
+        agent.forget(ps)
+
+    # ---- status ------------------------------------------------------------------------------------
+
+    def container_status(self, rec: ContainerRecord, spec: dict, now: float) -> dict:
+        ps = self.ps
+        st = rec.status
+        allocated = ps.allocated.get(rec.name) or {"requests": {}, "limits": {}}
+        out: dict[str, Any] = {"name": rec.name, "state": {}, "lastState": {},
+                               "ready": False, "restartCount": rec.restart_count,
+                               "image": spec.get("image", ""), "imageID": "", "started": False}
+        if rec.last_terminated:
+            out["lastState"] = {"terminated": dict(rec.last_terminated)}
+        if st is None:
+            reason = rec.waiting_reason or (
+                "PodInitializing" if rec.kind == "app" and not self.initialized() else "ContainerCreating")
+            out["state"] = {"waiting": {"reason": reason, **({"message": rec.waiting_message}
+                                                                  if rec.waiting_message else {})}}
+        else:
+            out["imageID"] = _image_id(spec.get("image", ""))
+            out["containerID"] = _cid(rec.id)
+            if st.state == "running":
+                out["state"] = {"running": {"startedAt": format_time(st.started_at)}}
+                out["ready"] = out["started"] = True
+            elif st.state == "exited":
+                terminated = _terminated(st)
+                if rec.waiting_reason == "CrashLoopBackOff" and self.will_restart(rec):
+                    out["state"] = {"waiting": {"reason": "CrashLoopBackOff", "message": rec.waiting_message}}
+                    out["lastState"] = {"terminated": terminated}
+                elif self.will_restart(rec) and rec.waiting_reason:
+                    out["state"] = {"waiting": {"reason": rec.waiting_reason,
+                                                **({"message": rec.waiting_message}
+                                                   if rec.waiting_message else {})}}
+                    out["lastState"] = {"terminated": terminated}
+                else:
+                    out["state"] = {"terminated": terminated}
+                    if rec.kind == "init" and st.exit_code == 0:
+                        out["ready"] = True
+            else:
+                out["state"] = {"waiting": {"reason": rec.waiting_reason or "ContainerCreating"}}
+        if allocated.get("requests"):
+            out["allocatedResources"] = rz.format_list(allocated["requests"])
+        if st is not None and st.state == "running":
+            linux = st.resources.linux if st.resources else None
+            actual = rz.actual_requirements(linux, allocated, ps.resize.hold_memory.get(rec.name))
+        else:
+            actual = allocated
+        resources = rz.format_requirements(actual)
+        if resources:
+            out["resources"] = resources
+        return out
+
+    def will_restart(self, rec: ContainerRecord) -> bool:
+        if self.ps.terminal:
+            return False
+        st = rec.status
+        if st is None or st.state != "exited":
+            return False
+        if rec.kind == "sidecar" or rec.restart_now:
+            return True
+        policy = _restart_policy(self.ps.pod)
+        if rec.kind == "init":
+            return st.exit_code != 0 and policy != "Never"
+        return policy == "Always" or (policy == "OnFailure" and st.exit_code != 0)
+
+    def initialized(self) -> bool:
+        for c in (self.ps.pod.get("spec") or {}).get("initContainers") or []:
+            rec = self.ps.containers.get(c.get("name", ""))
+            if rec is None:
+                return False
+            if rec.kind == "sidecar":
+                if not (rec.status is not None and (rec.status.state == "running" or rec.restart_count > 0
+                                                    or rec.status.state == "exited")):
+                    return False
+            elif not rec.init_done:
+                return False
+        return True
+
+    def build_status(self, pod: dict) -> dict:
+        ps, agent = self.ps, self.agent
+        now = agent.clock.now()
+        old = pod.get("status") or {}
+        status = deep_copy(old)
+        spec = pod.get("spec") or {}
+        init_specs = spec.get("initContainers") or []
+        app_specs = spec.get("containers") or []
+        init_statuses = [self.container_status(ps.containers[c["name"]], c, now) for c in init_specs
+                         if c.get("name") in ps.containers]
+        app_statuses = [self.container_status(ps.containers[c["name"]], c, now) for c in app_specs
+                        if c.get("name") in ps.containers]
+        initialized = self.initialized()
+        if ps.terminal:
+            phase = ps.terminal
+        elif ps.sandbox_id and initialized and all(
+                ps.containers[c["name"]].status is not None for c in app_specs if c.get("name") in ps.containers):
+            phase = "Running"
+        else:
+            phase = "Pending"
+        status["phase"] = phase
+        status["hostIP"] = agent.host_ip
+        status["hostIPs"] = [{"ip": agent.host_ip}]
+        if ps.pod_ip:
+            status["podIP"] = ps.pod_ip
+            status["podIPs"] = [{"ip": ps.pod_ip}]
+        if ps.start_time:
+            status["startTime"] = format_time(ps.start_time)
+        if init_statuses:
+            status["initContainerStatuses"] = init_statuses
+        status["containerStatuses"] = app_statuses
+        generation = (pod.get("metadata") or {}).get("generation")
+        if generation:
+            status["observedGeneration"] = generation
+        # conditions
+        unready = [s["name"] for s in app_statuses if not s["ready"]]
+        incomplete = [c.get("name") for c in init_specs
+                      if not (ps.containers.get(c.get("name", "")) and
+                              (ps.containers[c["name"]].init_done or ps.containers[c["name"]].kind == "sidecar"))]
+        terminal_reason = "PodCompleted" if ps.terminal else ""
+        wanted: dict[str, tuple[str, str, str]] = {
+            "PodReadyToStartContainers": ("True" if ps.sandbox_id and not ps.terminal else "False", "", ""),
+            "Initialized": ("True", terminal_reason, "") if initialized else
+            ("False", "ContainersNotInitialized", f"containers with incomplete status: [{' '.join(incomplete)}]"),
+            "Ready": ("True", "", "") if not unready and not ps.terminal else
+            ("False", terminal_reason or "ContainersNotReady",
+             "" if ps.terminal else f"containers with unready status: [{' '.join(unready)}]"),
+            "ContainersReady": ("True", "", "") if not unready and not ps.terminal else
+            ("False", terminal_reason or "ContainersNotReady",
+             "" if ps.terminal else f"containers with unready status: [{' '.join(unready)}]"),
+        }
+        old_conditions = {c.get("type"): c for c in old.get("conditions") or []}
+        conditions = []
+        for ctype in SYSTEM_CONDITIONS:
+            value, reason, message = wanted[ctype]
+            previous = old_conditions.get(ctype) or {}
+            cond: dict[str, Any] = {"type": ctype, "status": value, "lastProbeTime": None,
+                                    "lastTransitionTime": previous.get("lastTransitionTime")
+                                    if previous.get("status") == value else format_time(now)}
+            if generation:
+                cond["observedGeneration"] = generation
+            if reason:
+                cond["reason"] = reason
+            if message:
+                cond["message"] = message
+            conditions.append(cond)
+        for ctype, cond in old_conditions.items():
+            if ctype not in SYSTEM_CONDITIONS and ctype not in (rz.PENDING, rz.IN_PROGRESS):
+                conditions.append(cond)
+        conditions.extend(ps.resize.conditions())
+        status["conditions"] = conditions
+        return status
+
+    async def write_status(self) -> None:
+        ps, agent = self.ps, self.agent
+        pod = agent.latest(ps) or ps.pod
+        for _ in range(5):
+            status = self.build_status(pod)
+            if status == pod.get("status"):
+                return
+            body = dict(pod)
+            body["status"] = status
+            try:
+                updated = await agent.client.update_status("pods", body)
+            except Conflict:
+                try:
+                    pod = await agent.client.get("pods", ps.name, ps.namespace)
+                except NotFound:
+                    ps.deleted = True
+                    return
+                if (pod.get("metadata") or {}).get("uid") != ps.uid:
+                    ps.deleted = True
+                    return
+                continue
+            except NotFound:
+                ps.deleted = True
+                return
+            except ApiError as e:
+                log.warning("status of %s/%s not written: %s", ps.namespace, ps.name, e)
+                self.due(agent.clock.now() + ERROR_RETRY)
+                return
+            agent.observe(updated)
+            return
+        self.due(agent.clock.now() + 1.0)
+
+    async def write_explain(self) -> None:
+        ps, agent = self.ps, self.agent
+        text = agent.explanation(ps)
+        pod = agent.latest(ps) or ps.pod
+        current = ((pod.get("metadata") or {}).get("annotations") or {}).get(EXPLAIN_ANNOTATION)
+        if text == current:
+            ps.last_explain = text
+            return
+        if text == ps.last_explain and current is not None:
+            return
+        try:
+            updated = await agent.client.patch("pods", ps.name,
+                                               {"metadata": {"annotations": {EXPLAIN_ANNOTATION: text}}},
+                                               namespace=ps.namespace)
+        except NotFound:
+            ps.deleted = True
+            return
+        except ApiError as e:
+            log.debug("explanation of %s/%s not written: %s", ps.namespace, ps.name, e)
+            return
+        ps.last_explain = text
+        agent.observe(updated)
+
+
+def rz_duration(seconds: float) -> str:
+    """Go's duration format for back-off messages: 10s, 1m20s, 5m0s."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    return f"{seconds // 60}m{seconds % 60}s"
+
+
+def _cid(container_id: str) -> str:
+    return container_id if "://" in container_id else f"sim://{container_id}"
+
+
+def _terminated(st: ContainerStatus) -> dict:
+    reason = st.reason or ("Completed" if st.exit_code == 0 else "Error")
+    out: dict[str, Any] = {"exitCode": st.exit_code, "reason": reason,
+                           "startedAt": format_time(st.started_at) if st.started_at else None,
+                           "finishedAt": format_time(st.finished_at) if st.finished_at else None,
+                           "containerID": _cid(st.id)}
+    return out
+
+
+async def _status_or_none(runtime: Any, container_id: str) -> ContainerStatus | None:
+    try:
+        return await runtime.container_status(container_id)
+    except CriError:
+        return None
+
+
+def parse_start_time(pod: dict) -> float:
+    text = (pod.get("status") or {}).get("startTime")
+    try:
+        return parse_time(text) if text else 0.0
+    except ValueError:
+        return 0.0
+
+
+__all__ = ["BACKOFF_INITIAL", "BACKOFF_MAX", "ContainerRecord", "EXPLAIN_ANNOTATION", "PodState",
+           "PodWorker", "parse_start_time"]

@@ -1,0 +1,99 @@
+"""`kvert up --nodes N` with simulated nodes, driven by real kubectl: scheduling, node
+allocatable from kubelet-style flags, and seed 000's in-place resize walk-through."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from .conftest import Kubectl, KvertUp
+
+STRESS = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stress"},
+          "spec": {"containers": [{
+              "name": "stress", "image": "skiibum/ubuntu-stress:18.10",
+              "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"},
+                               {"resourceName": "memory", "restartPolicy": "NotRequired"}],
+              "resources": {"requests": {"cpu": "500m", "memory": "500Mi"},
+                            "limits": {"cpu": "500m", "memory": "500Mi"}}}]}}
+
+
+@pytest.fixture(scope="module")
+def nodes_cluster(tmp_path_factory, kubectl_binary):
+    up = KvertUp(tmp_path_factory.mktemp("nodes"), args=(
+        "--nodes", "3", "--node-capacity", "cpu=4,memory=32Gi,pods=110",
+        "--kube-reserved", "memory=2Gi", "--system-reserved", "memory=1Gi",
+        "--eviction-hard", "memory.available<100Mi")).start()
+    yield up, Kubectl(kubectl_binary, up.kubeconfig, tmp_path_factory.mktemp("home"))
+    up.stop()
+
+
+def wait_for(check, timeout: float = 30.0, every: float = 0.3):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(every)
+
+
+def condition(pod: dict, kind: str) -> dict | None:
+    return next((c for c in pod["status"].get("conditions", []) if c["type"] == kind), None)
+
+
+def test_nodes_register_with_seed_004_allocatable(nodes_cluster):
+    _, kubectl = nodes_cluster
+    nodes = wait_for(lambda: len(kubectl.json("get", "nodes")["items"]) == 3 and kubectl.json("get", "nodes"))
+    for node in nodes["items"]:
+        assert node["status"]["capacity"]["memory"] == "32Gi"
+        # 32Gi - kube-reserved 2Gi - system-reserved 1Gi - eviction-hard 100Mi = 29596Mi (28.9Gi)
+        assert node["status"]["allocatable"]["memory"] == "29596Mi"
+        assert [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
+
+
+def test_resize_walkthrough_650m_accepted_3950m_deferred_4650m_infeasible(nodes_cluster):
+    _, kubectl = nodes_cluster
+    kubectl("create", "-f", "-", input=json.dumps(STRESS))
+    pod = wait_for(lambda: (p := kubectl.json("get", "pod", "stress"))["status"].get("phase") == "Running" and p)
+    node = pod["spec"]["nodeName"]
+    # something else already runs on the node: 3950m then fits the node, but not now
+    other = json.loads(json.dumps(STRESS))
+    other["metadata"]["name"] = "neighbour"
+    other["spec"]["nodeName"] = node
+    other["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}, "limits": {"cpu": "100m"}}
+    kubectl("create", "-f", "-", input=json.dumps(other))
+    wait_for(lambda: kubectl.json("get", "pod", "neighbour")["status"].get("phase") == "Running")
+    status = pod["status"]["containerStatuses"][0]
+    assert status["allocatedResources"] == {"cpu": "500m", "memory": "500Mi"}
+
+    def resize(cpu: str) -> None:
+        kubectl("patch", "pod", "stress", "--subresource", "resize", "-p", json.dumps(
+            {"spec": {"containers": [{"name": "stress", "resources": {
+                "requests": {"cpu": cpu}, "limits": {"cpu": cpu}}}]}}))
+
+    resize("650m")
+
+    def applied() -> dict | None:
+        p = kubectl.json("get", "pod", "stress")
+        s = p["status"]["containerStatuses"][0]
+        done = s["allocatedResources"]["cpu"] == "650m" and s["resources"]["limits"]["cpu"] == "650m"
+        return done and not condition(p, "PodResizeInProgress") and p
+
+    pod = wait_for(applied)
+    assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+
+    resize("3950m")
+    pod = wait_for(lambda: (p := kubectl.json("get", "pod", "stress")) and
+                   (c := condition(p, "PodResizePending")) and c.get("reason") == "Deferred" and p)
+    assert pod["status"]["containerStatuses"][0]["allocatedResources"]["cpu"] == "650m"
+
+    resize("4650m")
+    pod = wait_for(lambda: (p := kubectl.json("get", "pod", "stress")) and
+                   (c := condition(p, "PodResizePending")) and c.get("reason") == "Infeasible" and p)
+    assert "4650" in condition(pod, "PodResizePending")["message"]
+    assert pod["status"]["containerStatuses"][0]["allocatedResources"]["cpu"] == "650m"
+    yaml_out = kubectl("get", "pod", "stress", "-o", "yaml").stdout
+    assert "allocatedResources" in yaml_out and "PodResizePending" in yaml_out
+

@@ -1,0 +1,291 @@
+"""Applying resizes: resizePolicy, ordering and rollback on CRI failures, the memory-decrease
+control loop, the static CPU manager rule, the order deferred resizes are retried in."""
+
+from __future__ import annotations
+
+from kvert.clock import VirtualClock
+from kvert.kubelet.agent import NodeAgent
+from kvert.kubelet.config import NodeConfig, parse_eviction_thresholds
+from kvert.kubelet.runtime.base import CriError
+from kvert.kubelet.runtime.sim import SimRuntime
+
+from tests.kubelet.test_agent_support import (GI, MI, HeldRuntime, cluster, condition, container, cstatus,
+                                              events, node_config, pod, run_pod, running, start, stop,
+                                              wait_for)
+
+
+def _resize(name: str, cpu: str | None = None, memory: str | None = None) -> dict:
+    res: dict = {}
+    if cpu:
+        res["cpu"] = cpu
+    if memory:
+        res["memory"] = memory
+    return {"spec": {"containers": [{"name": name, "resources": {"requests": res, "limits": res}}]}}
+
+
+async def _resized(client, clock, pod_name: str, container: str, part: str, resource: str, value: str):
+    async def check():
+        p = await client.get("pods", pod_name, "default")
+        cs = cstatus(p, container)
+        busy = [c for c in p["status"]["conditions"] if c["type"].startswith("PodResize")]
+        return p if cs.get("resources", {}).get(part, {}).get(resource) == value and not busy else None
+    return await wait_for(clock, check, what=f"{pod_name}/{container} {resource}={value}")
+
+
+def test_resize_policy_not_required_never_restarts_restart_container_restarts_once():
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        runtime = SimRuntime(clock)
+        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
+        task = start(agent)
+        await agent.ready.wait()
+        await run_pod(client, pod("app", container("java", "500m", "256Mi",
+                                                   policy={"cpu": "NotRequired", "memory": "RestartContainer"}),
+                                  container("proxy", "100m", "64Mi")))
+        p = await running(client, clock, "app")
+        java_id, proxy_id = cstatus(p, "java")["containerID"], cstatus(p, "proxy")["containerID"]
+
+        # memory of "java" (RestartContainer) and cpu of "proxy" (NotRequired) together
+        patch = {"spec": {"containers": [
+            {"name": "java", "resources": {"requests": {"memory": "512Mi"}, "limits": {"memory": "512Mi"}}},
+            {"name": "proxy", "resources": {"requests": {"cpu": "200m"}, "limits": {"cpu": "200m"}}}]}}
+        await client.resize("default", "app", patch, patch_type="strategic")
+        p = await _resized(client, clock, "app", "java", "limits", "memory", "512Mi")
+        p = await _resized(client, clock, "app", "proxy", "limits", "cpu", "200m")
+        java, proxy = cstatus(p, "java"), cstatus(p, "proxy")
+        assert java["restartCount"] == 1 and java["containerID"] != java_id
+        assert "running" in java["state"] and java["lastState"]["terminated"]["containerID"] == java_id
+        assert proxy["restartCount"] == 0 and proxy["containerID"] == proxy_id
+        java_id = java["containerID"]
+
+        # cpu of "java" is NotRequired: resized in place, no restart
+        await client.resize("default", "app", _resize("java", cpu="800m"), patch_type="strategic")
+        p = await _resized(client, clock, "app", "java", "limits", "cpu", "800m")
+        assert cstatus(p, "java")["restartCount"] == 1 and cstatus(p, "java")["containerID"] == java_id
+        assert cstatus(p, "proxy")["restartCount"] == 0
+        await clock.sleep(30)
+        p = await client.get("pods", "app", "default")
+        assert cstatus(p, "java")["restartCount"] == 1 and cstatus(p, "proxy")["restartCount"] == 0
+        await stop(agent, task)
+
+    clock.run(main())
+
+
+class FailingRuntime(HeldRuntime):
+    """Fails chosen UpdateContainerResources calls (1-based call numbers)."""
+
+    def __init__(self, inner, fail_calls):
+        super().__init__(inner)
+        self.fail_calls = set(fail_calls)
+        self.count = 0
+        self.log: list[tuple[str, int, int]] = []
+
+    async def update_container_resources(self, container_id, resources):
+        self.count += 1
+        self.log.append((container_id, resources.linux.cpu_quota, self.count))
+        if self.count in self.fail_calls:
+            raise CriError("injected failure")
+        await self.inner.update_container_resources(container_id, resources)
+
+
+def test_cri_failure_rolls_back_and_is_retried_later():
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        sim = SimRuntime(clock)
+        runtime = FailingRuntime(sim, fail_calls={2})
+        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
+        task = start(agent)
+        await agent.ready.wait()
+        await run_pod(client, pod("two", container("a", "500m", "128Mi"), container("b", "500m", "128Mi")))
+        p = await running(client, clock, "two")
+        a_id = cstatus(p, "a")["containerID"].split("://")[1]
+        b_id = cstatus(p, "b")["containerID"].split("://")[1]
+        patch = {"spec": {"containers": [
+            {"name": "a", "resources": {"requests": {"cpu": "700m"}, "limits": {"cpu": "700m"}}},
+            {"name": "b", "resources": {"requests": {"cpu": "600m"}, "limits": {"cpu": "600m"}}}]}}
+        await client.resize("default", "two", patch, patch_type="strategic")
+
+        async def errored():
+            p = await client.get("pods", "two", "default")
+            c = condition(p, "PodResizeInProgress")
+            return p if c and c.get("reason") == "Error" else None
+        p = await wait_for(clock, errored)
+        assert "injected failure" in condition(p, "PodResizeInProgress")["message"]
+        # a was raised, b failed, a rolled back; b never touched; the pod cgroup was raised first
+        assert [(cid, quota) for cid, quota, _ in runtime.log] == [(a_id, 70000), (b_id, 60000), (a_id, 50000)]
+        assert sim.status(a_id).resources.linux.cpu_quota == 50000
+        assert sim.status(b_id).resources.linux.cpu_quota == 50000
+        pod_quota = sim.sandbox_resources(sim.sandbox_of(a_id)).cpu_quota
+        assert pod_quota >= 2 * 50000          # the sum never exceeds the pod's limit
+        assert cstatus(p, "a")["resources"]["limits"]["cpu"] == "500m"
+        assert cstatus(p, "a")["allocatedResources"]["cpu"] == "700m"
+        # retried later: completes
+        p = await _resized(client, clock, "two", "b", "limits", "cpu", "600m")
+        assert cstatus(p, "a")["resources"]["limits"]["cpu"] == "700m"
+        assert sim.sandbox_resources(sim.sandbox_of(a_id)).cpu_quota == 130000
+        assert cstatus(p, "a")["restartCount"] == 0 and cstatus(p, "b")["restartCount"] == 0
+        assert [e for e in await events(client, "two", "ResizeError")]
+        await stop(agent, task)
+
+    clock.run(main())
+
+
+def test_update_order_decreases_before_increases_and_pod_cgroup_around_them():
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        sim = SimRuntime(clock)
+        runtime = FailingRuntime(sim, fail_calls=set())
+        calls: list[str] = []
+        original_pod = sim.update_pod_sandbox_resources
+
+        async def pod_update(sandbox_id, resources):
+            calls.append(f"pod {resources.cpu_quota}")
+            await original_pod(sandbox_id, resources)
+        runtime.update_pod_sandbox_resources = pod_update
+        original = runtime.update_container_resources
+
+        async def container_update(container_id, resources):
+            calls.append(f"container {resources.linux.cpu_quota}")
+            await original(container_id, resources)
+        runtime.update_container_resources = container_update
+        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
+        task = start(agent)
+        await agent.ready.wait()
+        await run_pod(client, pod("two", container("a", "500m", "128Mi"), container("b", "500m", "128Mi")))
+        await running(client, clock, "two")
+        # net increase: pod cgroup first; b decreases before a increases
+        patch = {"spec": {"containers": [
+            {"name": "a", "resources": {"requests": {"cpu": "900m"}, "limits": {"cpu": "900m"}}},
+            {"name": "b", "resources": {"requests": {"cpu": "300m"}, "limits": {"cpu": "300m"}}}]}}
+        await client.resize("default", "two", patch, patch_type="strategic")
+        await _resized(client, clock, "two", "a", "limits", "cpu", "900m")
+        assert calls == ["pod 120000", "container 30000", "container 90000"]
+        calls.clear()
+        # net decrease: containers first (decrease first), pod cgroup last
+        patch = {"spec": {"containers": [
+            {"name": "a", "resources": {"requests": {"cpu": "200m"}, "limits": {"cpu": "200m"}}},
+            {"name": "b", "resources": {"requests": {"cpu": "400m"}, "limits": {"cpu": "400m"}}}]}}
+        await client.resize("default", "two", patch, patch_type="strategic")
+        await _resized(client, clock, "two", "a", "limits", "cpu", "200m")
+        assert calls == ["container 20000", "container 40000", "pod 60000"]
+        await stop(agent, task)
+
+    clock.run(main())
+
+
+def test_memory_limit_decrease_waits_until_usage_fits():
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        sim = SimRuntime(clock)
+        agent = NodeAgent(client, clock, node_config(), sim, name="node-1")
+        task = start(agent)
+        await agent.ready.wait()
+        await run_pod(client, pod("mem", container("c", "500m", "256Mi")),)
+        p = await running(client, clock, "mem")
+        cid = cstatus(p)["containerID"].split("://")[1]
+        sim.set_usage(cid, memory=200 * MI)
+        await client.resize("default", "mem", _resize("c", memory="128Mi"), patch_type="strategic")
+
+        async def stuck():
+            p = await client.get("pods", "mem", "default")
+            c = condition(p, "PodResizeInProgress")
+            return p if c and c.get("reason") == "Error" else None
+        p = await wait_for(clock, stuck)
+        message = condition(p, "PodResizeInProgress")["message"]
+        assert "below current usage" in message and str(128 * MI) in message and str(200 * MI) in message
+        cs = cstatus(p)
+        assert cs["allocatedResources"]["memory"] == "128Mi"
+        assert cs["resources"]["limits"]["memory"] == "256Mi"        # not reached yet
+        applied = sim.status(cid).resources.linux.memory_limit_in_bytes
+        assert 200 * MI < applied < 256 * MI                       # lowered to just above the usage
+        await clock.sleep(60)
+        p = await client.get("pods", "mem", "default")
+        assert condition(p, "PodResizeInProgress")["reason"] == "Error"
+        assert sim.status(cid).state == "running"                  # never OOM-killed by the resize
+        # the usage goes down: the limit reaches its target, status follows
+        sim.set_usage(cid, memory=100 * MI)
+        p = await _resized(client, clock, "mem", "c", "limits", "memory", "128Mi")
+        assert sim.status(cid).resources.linux.memory_limit_in_bytes == 128 * MI
+        assert cstatus(p)["restartCount"] == 0 and cstatus(p)["containerID"].endswith(cid)
+        await stop(agent, task)
+
+    clock.run(main())
+
+
+def test_static_cpu_manager_refuses_non_integer_cpu_resize_of_guaranteed_pods():
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        config = NodeConfig(capacity={"cpu": 8000, "memory": 16 * GI}, cpu_manager_policy="static",
+                            kube_reserved={"cpu": 500},
+                            eviction_hard=parse_eviction_thresholds("memory.available<100Mi"))
+        agent = NodeAgent(client, clock, config, SimRuntime(clock), name="node-1")
+        task = start(agent)
+        await agent.ready.wait()
+        await run_pod(client, pod("pinned", container("c", "1", "256Mi")))
+        await running(client, clock, "pinned")
+        await client.resize("default", "pinned", _resize("c", cpu="1500m"), patch_type="strategic")
+
+        async def refused():
+            p = await client.get("pods", "pinned", "default")
+            c = condition(p, "PodResizePending")
+            return (p, c) if c else None
+        p, c = await wait_for(clock, refused)
+        assert c["reason"] == "Infeasible" and "static policy" in c["message"] and "1500m" in c["message"]
+        assert cstatus(p)["allocatedResources"]["cpu"] == "1"
+        assert await events(client, "pinned", "ResizeInfeasible")
+        # whole CPUs are fine
+        await client.resize("default", "pinned", _resize("c", cpu="2"), patch_type="strategic")
+        await _resized(client, clock, "pinned", "c", "limits", "cpu", "2")
+        await stop(agent, task)
+
+    clock.run(main())
+
+
+def test_deferred_resizes_are_retried_in_kubernetes_order_when_room_frees_up():
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        await client.create("scheduling.k8s.io/priorityclasses",
+                            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                             "metadata": {"name": "high"}, "value": 1000})
+        agent = NodeAgent(client, clock, node_config(cpu=4000), SimRuntime(clock), name="node-1")
+        task = start(agent)
+        await agent.ready.wait()
+        await run_pod(client, pod("filler", container("c", "2000m", "128Mi")))
+        await run_pod(client, pod("low", container("c", "500m", "128Mi")))
+        await run_pod(client, pod("high", container("c", "500m", "128Mi"), priorityClassName="high"))
+        for name in ("filler", "low", "high"):
+            await running(client, clock, name)
+        # "low" asks first (waits longest), "high" later; neither fits next to the filler
+        await client.resize("default", "low", _resize("c", cpu="2500m"), patch_type="strategic")
+        await clock.sleep(5)
+        await client.resize("default", "high", _resize("c", cpu="2500m"), patch_type="strategic")
+
+        async def both_deferred():
+            ps = [await client.get("pods", n, "default") for n in ("low", "high")]
+            return all((condition(p, "PodResizePending") or {}).get("reason") == "Deferred" for p in ps)
+        await wait_for(clock, both_deferred)
+        # the filler leaves: room for one of them; priority wins over waiting time
+        await client.delete("pods", "filler", namespace="default")
+        await _resized(client, clock, "high", "c", "limits", "cpu", "2500m")
+        low = await client.get("pods", "low", "default")
+        assert condition(low, "PodResizePending")["reason"] == "Deferred"
+        assert condition(low, "PodResizePending")["message"] == (
+            "Node didn't have enough resource: cpu, requested: 2500, used: 2500, capacity: 4000")
+        # "high" shrinks: "low" goes through
+        await client.resize("default", "high", _resize("c", cpu="1000m"), patch_type="strategic")
+        await _resized(client, clock, "low", "c", "limits", "cpu", "2500m")
+        await stop(agent, task)
+
+    clock.run(main())
