@@ -203,3 +203,16 @@ def test_subresources_a_kind_does_not_have_are_not_found(env):
     for sub in ("status", "resize"):
         with pytest.raises(NotFound):
             env.run(env.client.update("configmaps", cm, subresource=sub))
+
+
+def test_sidecars_resize_through_the_resize_subresource(env):
+    obj = pod(cpu="500m", memory="128Mi")
+    obj["spec"]["initContainers"] = [{"name": "proxy", "image": "envoy", "restartPolicy": "Always",
+                                      "resources": {"requests": {"cpu": "100m", "memory": "64Mi"},
+                                                    "limits": {"cpu": "100m", "memory": "64Mi"}}}]
+    env.run(env.client.create("pods", obj, namespace="default"))
+    resized = env.run(env.client.resize("default", "web", {"spec": {"initContainers": [{
+        "name": "proxy", "resources": {"requests": {"cpu": "200m", "memory": "64Mi"},
+                                       "limits": {"cpu": "200m", "memory": "64Mi"}}}]}}))
+    assert resized["spec"]["initContainers"][0]["resources"]["requests"]["cpu"] == "200m"
+    assert resized["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "500m"

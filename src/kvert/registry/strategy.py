@@ -56,16 +56,19 @@ def merge_status_update(new: dict, old: dict) -> dict:
 def merge_resize(new: dict, old: dict) -> dict:
     """The pod a ``/resize`` write produces: container resources and resizePolicy only."""
     merged = deep_copy(old)
-    wanted = {c.get("name"): c for c in (new.get("spec") or {}).get("containers") or []}
-    for container in merged["spec"].get("containers") or []:
-        source = wanted.get(container.get("name"))
-        if source is None:
-            continue
-        for field in ("resources", "resizePolicy"):
-            if field in source:
-                container[field] = deep_copy(source[field])
-            else:
-                container.pop(field, None)
+    # Sidecars (restartable init containers) resize like app containers; validation refuses
+    # changes to ordinary init containers.
+    for field_name in ("containers", "initContainers"):
+        wanted = {c.get("name"): c for c in (new.get("spec") or {}).get(field_name) or []}
+        for container in merged["spec"].get(field_name) or []:
+            source = wanted.get(container.get("name"))
+            if source is None:
+                continue
+            for field in ("resources", "resizePolicy"):
+                if field in source:
+                    container[field] = deep_copy(source[field])
+                else:
+                    container.pop(field, None)
     rv = (new.get("metadata") or {}).get("resourceVersion")
     merged["metadata"]["resourceVersion"] = rv or ""
     return merged
