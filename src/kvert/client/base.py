@@ -56,9 +56,9 @@ class Client(Protocol):
                     grace_period_seconds: int | None = None) -> dict: ...
 
     async def resize(self, namespace: str, pod_name: str, patch: Any,
-                     patch_type: str = "merge") -> dict:
-        """Patch ``pods/resize``; containers are matched by name, so a merge patch may list
-        only the containers it resizes."""
+                     patch_type: str = "strategic") -> dict:
+        """Patch ``pods/resize`` (a strategic merge patch by default, as kubectl sends:
+        containers merge by name and resources by key, so a patch may name only what changes)."""
 
 
 def binding_body(namespace: str, pod_name: str, node_name: str) -> dict:

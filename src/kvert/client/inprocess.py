@@ -74,6 +74,6 @@ class InProcessClient:
                                          eviction_body(namespace, pod_name, grace_period_seconds))
 
     async def resize(self, namespace: str, pod_name: str, patch: Any,
-                     patch_type: str = "merge") -> dict:
+                     patch_type: str = "strategic") -> dict:
         return await self.patch("pods", pod_name, patch, patch_type, namespace=namespace,
                                 subresource="resize")
