@@ -97,3 +97,38 @@ def test_resize_walkthrough_650m_accepted_3950m_deferred_4650m_infeasible(nodes_
     yaml_out = kubectl("get", "pod", "stress", "-o", "yaml").stdout
     assert "allocatedResources" in yaml_out and "PodResizePending" in yaml_out
 
+
+
+def test_explain_shows_qos_oom_score_adj_and_cgroups(nodes_cluster):
+    import subprocess
+    import sys
+    up, kubectl = nodes_cluster
+
+    def make(name, resources):
+        body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"containers": [{"name": "c", "image": "busybox", "resources": resources}]}}
+        kubectl("create", "-f", "-", input=json.dumps(body))
+
+    make("guaranteed", {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}})
+    make("burstable", {"requests": {"cpu": "250m", "memory": "1Gi"}})
+    make("besteffort", {})
+
+    def explained(name):
+        out = subprocess.run([sys.executable, "-m", "kvert.cli.main", "explain", "pod", name, "-o", "json",
+                              "--kubeconfig", str(up.kubeconfig)], capture_output=True, text=True)
+        doc = json.loads(out.stdout) if out.returncode == 0 else {}
+        return doc if doc.get("node", {}).get("containers") else None
+
+    g = wait_for(lambda: explained("guaranteed"))
+    b = wait_for(lambda: explained("burstable"))
+    e = wait_for(lambda: explained("besteffort"))
+    assert (g["qosClass"], b["qosClass"], e["qosClass"]) == ("Guaranteed", "Burstable", "BestEffort")
+    assert g["node"]["containers"][0]["oomScoreAdj"] == -997
+    assert e["node"]["containers"][0]["oomScoreAdj"] == 1000
+    # Burstable: 1000 - 1000 * request / capacity = 1000 - 1000 * 1Gi / 32Gi = 969 (integer division)
+    assert b["node"]["containers"][0]["oomScoreAdj"] == 1000 - (1000 * 2**30) // (32 * 2**30)
+    gc = g["node"]["containers"][0]["cgroup"]
+    # 1 cpu limit -> cpu.max "100000 100000"; 1024 shares -> cpu.weight 1 + (1022 * 9999) // 262142 = 39
+    assert gc["cpu.max"] == "100000 100000" and gc["cpu.weight"] == "39"
+    assert gc["memory.max"] == str(2**30)
+    assert e["node"]["containers"][0]["cgroup"]["cpu.weight"] == "1"     # 2 shares
