@@ -18,39 +18,40 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Start kvert's API server (HTTPS, bearer tokens) over a durable store and "
                     "write a kubeconfig for kubectl and client libraries. Stops cleanly on Ctrl-C; "
                     "a restart on the same data directory keeps every object.",
-        epilog="example: kvert up --port 6443 && kubectl --kubeconfig ~/.kvert/kubeconfig get ns",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        epilog="example: kvert up --port 6443 && kubectl --kubeconfig ~/.kvert/kubeconfig get ns")
     p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
                    help="where the store, certificates, tokens and kubeconfig live "
-                        "($KVERT_HOME overrides the default)")
+                        "(default: $KVERT_HOME, else ~/.kvert)")
     p.add_argument("--store", default="",
                    help="'sqlite:PATH', 'memory' or 'etcd://HOST:PORT' "
                         "(default: sqlite:DATA_DIR/kvert.db)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback by default)")
-    p.add_argument("--port", type=int, default=6443, help="HTTPS port (0 picks a free one)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback only)")
+    p.add_argument("--port", type=int, default=6443, help="HTTPS port, 0 picks a free one (default: 6443)")
     p.add_argument("--kubeconfig", type=Path, default=None,
                    help="where to write the kubeconfig (default: DATA_DIR/kubeconfig)")
     p.add_argument("--compaction-interval", type=float, default=300.0,
                    help="seconds between compactions of the store's history (kube-apiserver's "
-                        "--etcd-compaction-interval); watches from older versions get 410 Expired")
+                        "--etcd-compaction-interval); watches from older versions get 410 Expired (default: 300)")
     nodes = p.add_argument_group("nodes", "simulated nodes (node agents with the sim runtime); the "
                                  "kubelet-style flags apply to every node")
-    nodes.add_argument("--nodes", type=int, default=1, help="how many nodes to run")
+    nodes.add_argument("--nodes", type=int, default=1, help="how many nodes to run (default: 1)")
     nodes.add_argument("--node-capacity", default="cpu=4,memory=16Gi,pods=110",
-                       help="each node's capacity")
-    nodes.add_argument("--kube-reserved", default="", help="e.g. cpu=500m,memory=1Gi")
-    nodes.add_argument("--system-reserved", default="", help="e.g. cpu=500m,memory=1Gi")
+                       help="each node's capacity (default: cpu=4,memory=16Gi,pods=110)")
+    nodes.add_argument("--kube-reserved", default="",
+                       help="reserved for Kubernetes daemons, e.g. cpu=500m,memory=1Gi (default: none)")
+    nodes.add_argument("--system-reserved", default="",
+                       help="reserved for the OS, e.g. cpu=500m,memory=1Gi (default: none)")
     nodes.add_argument("--eviction-hard", default=None,
                        help="e.g. memory.available<100Mi (default: the kubelet's defaults)")
     nodes.add_argument("--enforce-node-allocatable", default="pods",
-                       help="pods[,kube-reserved][,system-reserved]")
+                       help="pods[,kube-reserved][,system-reserved] (default: pods)")
     nodes.add_argument("--cpu-manager-policy", default="none", choices=["none", "static"],
-                       help="the kubelet's CPU manager policy")
+                       help="the kubelet's CPU manager policy (default: none)")
     nodes.add_argument("--kubelet-config", type=Path, default=None,
                        help="a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1) instead of "
                             "the flags above (--node-capacity still applies)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
-                   help="log verbosity")
+                   help="log verbosity (default: info)")
     p.set_defaults(func=run)
 
 
