@@ -28,6 +28,10 @@ class ResourceType:
     schema: dict | None = field(default=None, compare=False, hash=False)
     # Extra printer columns of a CRD version (additionalPrinterColumns), for Table output.
     printer_columns: tuple = field(default=(), compare=False, hash=False)
+    # False for a type served by a handler outside the registry, never stored (an aggregated
+    # API such as metrics.k8s.io, kvert.apiserver.metrics): such types are not registered
+    # here; the server adds them to discovery only, which gives them no storageVersionHash.
+    stored: bool = True
 
     @property
     def key(self) -> str:

@@ -25,7 +25,8 @@ class Cluster:
     def __init__(self, *, data_dir: Path, store_url: str, host: str = "127.0.0.1", port: int = 6443,
                  kubeconfig: Path | None = None, clock: Clock | None = None,
                  compaction_interval: float = 300.0, nodes: int = 0,
-                 node_flags: dict | None = None, kubelet_config: Path | None = None):
+                 node_flags: dict | None = None, kubelet_config: Path | None = None,
+                 metrics_resolution: float = 15.0):
         self.data_dir = data_dir
         self.store_url = store_url
         self.host = host
@@ -36,6 +37,8 @@ class Cluster:
         self.nodes = nodes
         self.node_flags = node_flags or {}
         self.kubelet_config = kubelet_config
+        self.metrics_resolution = metrics_resolution
+        self.metrics = None          # the node agents' metrics, served by the API server
         self.url = ""
         self.server: ApiServer | None = None
         self.store = None
@@ -44,14 +47,17 @@ class Cluster:
     async def start(self) -> None:
         from kvert.apiserver.admission import default_chain
         from kvert.apiserver.crds import CRDController, vpa_crds
+        from kvert.apiserver.metrics import LocalNodeMetrics
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         now = datetime.datetime.fromtimestamp(self.clock.now(), tz=datetime.timezone.utc)
         pki = ensure_pki(self.data_dir / "pki", now)
         tokens = TokenAuthenticator.load_or_create(self.data_dir / "tokens.csv")
         self.store = open_store(self.store_url, clock=self.clock)
+        self.metrics = LocalNodeMetrics(self.clock, self.metrics_resolution)
         self.server = ApiServer(self.store, self.clock, authenticator=tokens,
-                                admission=default_chain(self.store, self.clock))
+                                admission=default_chain(self.store, self.clock),
+                                metrics_provider=self.metrics)
         await self.server.bootstrap()
         self.server.run_background(self.server.compact_history(self.compaction_interval))
         self.server.run_background(self.server.resync_quotas(QUOTA_RESYNC_SECONDS))
@@ -66,6 +72,7 @@ class Cluster:
         self.components = self._components()
         for component in self.components:
             self.server.run_background(component.run())
+        self.server.run_background(self.metrics.run())
 
     def _client(self, user: str) -> InProcessClient:
         return InProcessClient(self.server.registry, user=user)
@@ -93,8 +100,10 @@ class Cluster:
             config = NodeConfig.from_flags(node_name=name, **flags)
         memory = config.capacity.get("memory")
         runtime = SimRuntime(self.clock, cpu_capacity=config.capacity.get("cpu"), memory_capacity=memory)
-        return NodeAgent(self._client("system:node-agent"), self.clock, config, runtime, name=name,
-                         checkpoint_dir=self.data_dir / "nodes" / name)
+        agent = NodeAgent(self._client("system:node-agent"), self.clock, config, runtime, name=name,
+                          checkpoint_dir=self.data_dir / "nodes" / name)
+        self.metrics.register(agent)     # its metrics: node proxy paths, metrics.k8s.io
+        return agent
 
     async def stop(self) -> None:
         for component in self.components:

@@ -10,7 +10,8 @@ Two forms exist and kubectl uses both:
   everything in one APIGroupDiscoveryList. The response must carry that media type as its
   Content-Type, or clients treat the body as the legacy form.
 
-Every function takes the served types (``kvert.api.kinds.all_types()``); other registered
+Every function takes the served types (``kvert.api.kinds.all_types()``, plus the unstored
+``metrics.k8s.io`` types when the server has a metrics provider); other registered
 versions of the same resources are included (a custom resource may serve several).
 """
 
@@ -148,8 +149,9 @@ def _resource_entry(rt) -> dict:
         entry["shortNames"] = list(rt.short_names)
     if rt.categories:
         entry["categories"] = list(rt.categories)
-    stored = _storage_of(rt)
-    entry["storageVersionHash"] = storage_version_hash(stored.group, stored.version, stored.kind)
+    if rt.stored:   # types served without storage (metrics.k8s.io) have no storage version
+        stored = _storage_of(rt)
+        entry["storageVersionHash"] = storage_version_hash(stored.group, stored.version, stored.kind)
     return entry
 
 

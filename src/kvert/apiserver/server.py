@@ -18,8 +18,9 @@ from aiohttp import web
 import kvert
 from kvert.api import kinds
 from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, NotFound, Unauthorized
-from kvert.apiserver import negotiation, rest
+from kvert.apiserver import metrics, negotiation, rest
 from kvert.apiserver.auth import USER, TokenAuthenticator
+from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.requestinfo import parse
 from kvert.apiserver.watch import WatchHub
 from kvert.clock import Clock
@@ -34,20 +35,25 @@ _DISCOVERY_CONTENT = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDi
 
 class ApiServer:
     def __init__(self, store: Any, clock: Clock, *, authenticator: TokenAuthenticator | None,
-                 admission: AdmissionChain | None = None, seed: int | None = None):
+                 admission: AdmissionChain | None = None, seed: int | None = None,
+                 metrics_provider: NodeMetricsProvider | None = None):
         self.store = store
         self.clock = clock
         self.authenticator = authenticator
         self.registry = Registry(store, clock, admission, seed=seed)
         self.watches = WatchHub(self)
         self.address = ""
+        # node proxy metrics, /metrics and metrics.k8s.io (kvert.apiserver.metrics)
+        self.metrics_provider = metrics_provider
+        self.request_metrics = RequestMetrics()
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task] = []
 
     # ---- lifecycle -------------------------------------------------------------
 
     def make_app(self) -> web.Application:
-        app = web.Application(middlewares=[self._errors, self._authenticate],
+        app = web.Application(middlewares=[self.request_metrics.middleware, self._errors,
+                                           self._authenticate],
                               client_max_size=negotiation.MAX_BODY_BYTES + 1)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         return app
@@ -147,6 +153,9 @@ class ApiServer:
     # ---- routing ---------------------------------------------------------------
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        served_by_metrics = metrics.route(self, request)   # node proxy, /metrics, metrics.k8s.io
+        if served_by_metrics is not None:
+            return await served_by_metrics
         info = parse(request.path)
         if info.is_resource:
             return await rest.handle(self, request, info)
@@ -162,25 +171,27 @@ class ApiServer:
             return rest.json_response(self.version_info())
         from kvert.apiserver import discovery, openapi
         types = kinds.all_types()
+        # discovery also lists the unstored metrics.k8s.io types when node metrics are served
+        served = types + list(metrics.METRICS_TYPES) if self.metrics_provider is not None else types
         accept = negotiation.parse_accept(request.headers.get("Accept"))
         if path in ("/api", "/apis"):
             media = negotiation.wants(accept, "APIGroupDiscoveryList", "apidiscovery.k8s.io")
             if media is not None:
                 version = media.param("v") or "v2"
                 return rest.json_response(
-                    discovery.aggregated_discovery(types, legacy=path == "/api", version=version),
+                    discovery.aggregated_discovery(served, legacy=path == "/api", version=version),
                     content_type=_DISCOVERY_CONTENT.format(v=version))
             if path == "/api":
                 return rest.json_response(discovery.api_versions(request.host))
-            return rest.json_response(discovery.api_group_list(types))
+            return rest.json_response(discovery.api_group_list(served))
         parts = path.strip("/").split("/")
         document = None
         if parts[0] == "api" and len(parts) == 2:
-            document = discovery.api_resource_list(types, "", parts[1])
+            document = discovery.api_resource_list(served, "", parts[1])
         elif parts[0] == "apis" and len(parts) == 2:
-            document = discovery.api_group(types, parts[1])
+            document = discovery.api_group(served, parts[1])
         elif parts[0] == "apis" and len(parts) == 3:
-            document = discovery.api_resource_list(types, parts[1], parts[2])
+            document = discovery.api_resource_list(served, parts[1], parts[2])
         elif path == "/openapi/v2":
             return _openapi_v2(types, accept)
         elif path == "/openapi/v3":

@@ -50,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     nodes.add_argument("--kubelet-config", type=Path, default=None,
                        help="a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1) instead of "
                             "the flags above (--node-capacity still applies)")
+    nodes.add_argument("--metrics-resolution", type=float, default=15.0,
+                       help="seconds between samples of the nodes' usage for the metrics.k8s.io API "
+                            "(kubectl top; metrics-server's --metric-resolution)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log verbosity (default: info)")
     p.set_defaults(func=run)
@@ -74,7 +77,8 @@ async def _up(args: argparse.Namespace) -> int:
                                   "eviction_hard": args.eviction_hard,
                                   "enforce_node_allocatable": args.enforce_node_allocatable,
                                   "cpu_manager_policy": args.cpu_manager_policy},
-                      kubelet_config=args.kubelet_config)
+                      kubelet_config=args.kubelet_config,
+                      metrics_resolution=args.metrics_resolution)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
