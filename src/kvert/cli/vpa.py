@@ -1,0 +1,187 @@
+"""``kvert vpa recommend``: the VPA recommendation for recorded usage, offline.
+
+The samples file is treated as the history of one VPA: one recommendation per container name,
+computed by the same model the live recommender runs (``kvert.vpa``). ``--vpa`` gives the
+VerticalPodAutoscaler whose resource policy (minAllowed / maxAllowed, controlledResources,
+mode Off) and ``vpa.kvert.io/*`` annotations apply.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from kvert.vpa.aggregate import AggregateContainerState
+from kvert.vpa.estimators import get_confidence
+from kvert.vpa.recommendation import (DEFAULT_CONFIG, ContainerRecommendation, container_policy,
+                                      recommend_containers)
+from kvert.vpa.samples import COLUMNS, SampleError, Samples, read_samples
+
+EXAMPLE = """\
+example: kvert vpa recommend --samples examples/hamster-samples.csv -o json
+         kvert vpa recommend --samples examples/hamster-samples.csv --vpa examples/hamster.yaml
+
+samples file (CSV, one sample per line; cpu in cores, memory in bytes; event empty or 'oom',
+where memory then holds the container's memory request):
+
+  timestamp,pod,container,cpu,memory,event
+  2024-05-01T00:00:00Z,hamster-1,hamster,0.512,52428800,
+  1714521660,hamster-1,hamster,0.498,,
+  2024-05-01T00:02:00Z,hamster-1,hamster,,62914560,oom
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "vpa", help="Vertical Pod Autoscaler tools (offline recommendations)",
+        description="Vertical Pod Autoscaler tools. 'recommend' computes a VPA recommendation\n"
+                    "from recorded usage samples with the model the live recommender runs.",
+        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(func=lambda args: _help(p))
+    vsub = p.add_subparsers(dest="vpa_command", metavar="COMMAND")
+    r = vsub.add_parser(
+        "recommend", help="recommend container resources from a samples file",
+        description="Compute status.recommendation (target, lower and upper bounds, uncapped target\n"
+                    "per container) from usage samples, all treated as one VPA: CPU percentiles\n"
+                    "50/90/95 of the usage, memory percentiles of the daily peaks (OOMs bumped up),\n"
+                    "+15% margin, bounds widened while the history is short, at least 25m CPU /\n"
+                    "250Mi memory per pod, capped by the VPA's resource policy.",
+        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("--samples", type=Path, metavar="FILE.csv",
+                   help="usage samples: " + ",".join(COLUMNS) + " (format below)")
+    r.add_argument("--vpa", type=Path, metavar="VPA.yaml",
+                   help="a VerticalPodAutoscaler (the first in the file) whose resource policy and "
+                        "vpa.kvert.io/* annotations apply")
+    r.add_argument("-o", "--output", choices=["json", "table"], default="table",
+                   help="json: status.recommendation exactly as the VPA status holds it; "
+                        "table: one line per container and resource (default)")
+    r.add_argument("--explain", action="store_true",
+                   help="with -o table, also print how each bound was derived")
+    r.add_argument("--prometheus", metavar="URL",
+                   help="read the history from Prometheus instead (not available yet)")
+    r.set_defaults(func=run_recommend)
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 0
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def load_vpa(path: Path) -> dict:
+    """The first VerticalPodAutoscaler in a YAML file, validated. Raises ValueError."""
+    from kvert.api.validation.vpa import validate_vpa
+    try:
+        docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d]
+    except OSError as e:
+        raise ValueError(f"cannot read {path}: {e.strerror or e}") from None
+    except yaml.YAMLError as e:
+        raise ValueError(f"{path}: not YAML: {e}") from None
+    for doc in docs:
+        if isinstance(doc, dict) and doc.get("kind") == "VerticalPodAutoscaler":
+            checked = json.loads(json.dumps(doc))
+            checked.setdefault("metadata", {}).setdefault("namespace", "default")
+            causes = validate_vpa(checked)
+            if causes:
+                raise ValueError(f"{path}: invalid VerticalPodAutoscaler: " +
+                                 "; ".join(f"{c.field}: {c.message}" for c in causes))
+            return doc
+    raise ValueError(f"{path}: no VerticalPodAutoscaler in the file")
+
+
+def aggregates_from_samples(samples: Samples, vpa: dict | None = None,
+                            config=DEFAULT_CONFIG) -> dict[str, AggregateContainerState]:
+    """One aggregate per container name, fed every sample in file order."""
+    base, _ = config.for_vpa(vpa)
+    out: dict[str, AggregateContainerState] = {}
+    for name in sorted(set(samples.containers.tolist())):
+        rows = samples.select(samples.containers == name)
+        agg = AggregateContainerState(base.for_container(container_policy(vpa, name)))
+        agg.add_samples(rows.pods.tolist(), rows.timestamps, cpu=rows.cpu, memory=rows.memory, oom=rows.oom)
+        out[name] = agg
+    return out
+
+
+def run_recommend(args: argparse.Namespace) -> int:
+    if args.prometheus:
+        return _fail("--prometheus is not available yet: export the usage to a CSV file "
+                     "(see 'kvert vpa recommend --help' for the format) and pass --samples", 2)
+    if args.samples is None:
+        return _fail("--samples FILE.csv is required (see 'kvert vpa recommend --help')", 2)
+    vpa = None
+    if args.vpa is not None:
+        try:
+            vpa = load_vpa(args.vpa)
+        except ValueError as e:
+            return _fail(str(e))
+    try:
+        samples = read_samples(args.samples)
+    except SampleError as e:
+        return _fail(str(e))
+    except OSError as e:
+        return _fail(f"cannot read {args.samples}: {e.strerror or e}")
+    except UnicodeDecodeError:
+        return _fail(f"{args.samples}: not a UTF-8 text file")
+    config, problems = DEFAULT_CONFIG.for_vpa(vpa)
+    for problem in problems:
+        print(f"warning: {problem} (ignored)", file=sys.stderr)
+    aggregates = aggregates_from_samples(samples, vpa)
+    containers = recommend_containers(aggregates, vpa, explain=args.explain)
+    if not containers:
+        print("warning: no container has CPU samples (or every container's mode is Off): "
+              "no recommendation", file=sys.stderr)
+    if args.output == "json":
+        rec = {"containerRecommendations": [c.to_status() for c in containers]} if containers else {}
+        print(json.dumps(rec, indent=2))
+        return 0
+    print(_table(containers, aggregates, config, args.explain))
+    return 0
+
+
+def _table(containers: list[ContainerRecommendation], aggregates: dict[str, AggregateContainerState],
+           config, explain: bool) -> str:
+    rows = [("CONTAINER", "RESOURCE", "LOWER BOUND", "TARGET", "UPPER BOUND", "UNCAPPED TARGET")]
+    for c in containers:
+        for r in sorted(c.target):
+            rows.append((c.container_name, r, str(c.lower_bound.get(r, "")), str(c.target.get(r, "")),
+                         str(c.upper_bound.get(r, "")), str(c.uncapped_target.get(r, ""))))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
+    lines.append("")
+    for name, agg in sorted(aggregates.items()):
+        span = ((agg.last_sample_start_us or 0) - (agg.first_sample_start_us or 0)) / 1e6
+        lines.append(f"{name}: {agg.total_samples_count} CPU samples from {len(agg.pods)} pod(s) over "
+                     f"{_duration(span)}; confidence {get_confidence(agg, config.confidence_interval_cpu):.3g} "
+                     f"(days of history at one sample a minute)")
+    for c in containers:
+        if c.capping:
+            lines.append(f"{c.container_name}: " + ", ".join(c.capping))
+        if explain:
+            for bound in ("lowerBound", "target", "upperBound"):
+                lines.append(f"{c.container_name} {bound}:")
+                for step, values in c.explanation.get(bound, []):
+                    shown = ", ".join(f"{r} {_amount(r, v)}" for r, v in sorted(values.items()))
+                    lines.append(f"  {step:<58} {shown}")
+    return "\n".join(lines).rstrip()
+
+
+def _amount(resource: str, amount: int) -> str:
+    from kvert.api.quantity import to_quantity
+    return to_quantity(resource, int(amount))
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    return f"{days}d{hours}h{minutes}m" if days else f"{hours}h{minutes}m"
+

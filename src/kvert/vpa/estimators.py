@@ -1,0 +1,186 @@
+"""Resource estimators, composed as decorators (seed 003; ``logic/estimator.go`` upstream).
+
+An estimator maps an aggregate container state (usage histograms plus sample counts and times)
+to ``{"cpu": millicores, "memory": bytes}``. The recommender builds three chains from these
+pieces, innermost first::
+
+    percentile(p)  ->  margin(+15%)  ->  [confidence multiplier]  ->  minimum(25m / 250Mi shared)
+
+Amounts are integers like upstream's ``ResourceAmount``: every float result is truncated toward
+zero (``ResourceAmount(x)`` in Go), negative results become 0 and results beyond 1e14 become
+1e14 (``MaxResourceAmount``). A percentile of CPU cores becomes millicores as ``int(cores * 1000)``.
+
+Each ``estimate`` can append its intermediate result to a ``trace`` list, which is how a
+recommendation explains itself (``kvert vpa recommend -o table`` prints it).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Protocol
+
+from kvert.vpa.histogram import Histogram
+
+CPU = "cpu"
+MEMORY = "memory"
+RESOURCES = (CPU, MEMORY)
+MAX_RESOURCE_AMOUNT = 10**14   # model.MaxResourceAmount
+DAY = 86400.0
+
+Resources = dict[str, int]
+Trace = list[tuple[str, Resources]]
+
+
+class AggregateLike(Protocol):
+    """What estimators read from an aggregate (``model.AggregateContainerState``)."""
+
+    cpu: Histogram
+    memory: Histogram
+    first_sample_start_us: int | None
+    last_sample_start_us: int | None
+    total_samples_count: int
+
+
+def resource_amount(value: float) -> int:
+    """``resourceAmountFromFloat``: truncate toward zero, clamp to [0, 1e14]. NaN -> 0."""
+    if not value > 0:   # negative, zero or NaN
+        return 0
+    if value > MAX_RESOURCE_AMOUNT:
+        return MAX_RESOURCE_AMOUNT
+    return int(value)
+
+
+def scale_resource(amount: int, factor: float) -> int:
+    """``ScaleResource``: ``resource_amount(amount * factor)``."""
+    return resource_amount(float(amount) * factor)
+
+
+def cpu_amount_from_cores(cores: float) -> int:
+    """``CPUAmountFromCores``: millicores, truncated."""
+    return resource_amount(cores * 1000.0)
+
+
+def get_confidence(state: AggregateLike, interval: float = DAY) -> float:
+    """How much history backs an aggregate: ``min(lifespan / interval, samples / minutes(interval))``.
+
+    For one sample per minute over N days (interval 24h) this is N. Lifespan is the time from
+    the first to the last CPU sample; the count is of CPU samples.
+    """
+    if state.first_sample_start_us is None or state.last_sample_start_us is None:
+        lifespan = 0.0
+    else:
+        lifespan = (state.last_sample_start_us - state.first_sample_start_us) / 1e6 / interval
+    samples = state.total_samples_count / (interval / 60.0)
+    return min(lifespan, samples)
+
+
+class ResourceEstimator:
+    """``ResourceEstimator``: ``estimate(state) -> {"cpu": millicores, "memory": bytes}``."""
+
+    name = "estimator"
+
+    def estimate(self, state: AggregateLike, trace: Trace | None = None) -> Resources:
+        raise NotImplementedError
+
+    def _record(self, trace: Trace | None, label: str, result: Resources) -> Resources:
+        if trace is not None:
+            trace.append((label, dict(result)))
+        return result
+
+
+class ConstEstimator(ResourceEstimator):
+    """Always the same resources (a fake for tests)."""
+
+    def __init__(self, resources: Mapping[str, int]) -> None:
+        self.resources = dict(resources)
+
+    def estimate(self, state, trace=None):
+        return self._record(trace, "constant", dict(self.resources))
+
+
+class PercentileEstimator(ResourceEstimator):
+    """A percentile of the CPU usage distribution and of the memory peaks distribution."""
+
+    def __init__(self, cpu_percentile: float, memory_percentile: float) -> None:
+        self.cpu_percentile = cpu_percentile
+        self.memory_percentile = memory_percentile
+
+    def estimate(self, state, trace=None):
+        result = {CPU: cpu_amount_from_cores(state.cpu.percentile(self.cpu_percentile)),
+                  MEMORY: resource_amount(state.memory.percentile(self.memory_percentile))}
+        label = f"percentile cpu p{_pct(self.cpu_percentile)} / memory peaks p{_pct(self.memory_percentile)}"
+        return self._record(trace, label, result)
+
+
+class MarginEstimator(ResourceEstimator):
+    """``WithMargin``: each amount plus ``int(amount * fraction)`` (the safety margin)."""
+
+    def __init__(self, margin_fraction: float, base: ResourceEstimator) -> None:
+        self.margin_fraction = margin_fraction
+        self.base = base
+
+    def estimate(self, state, trace=None):
+        original = self.base.estimate(state, trace)
+        result = {r: a + scale_resource(a, self.margin_fraction) for r, a in original.items()}
+        return self._record(trace, f"margin +{_pct(self.margin_fraction)}%", result)
+
+
+class ConfidenceMultiplier(ResourceEstimator):
+    """``WithConfidenceMultiplier``: each amount times ``(1 + multiplier / confidence) ** exponent``.
+
+    With little history the factor is far from 1: the upper bound (1, +1) is doubled after a
+    day and tripled after 12 hours (infinite with no history, capped at 1e14); the lower bound
+    (0.001, -2) is 0 with no history and close to the base amount within an hour. CPU and memory
+    may measure confidence over different intervals (``--confidence-interval-cpu/-memory``).
+    """
+
+    def __init__(self, multiplier: float, exponent: float, base: ResourceEstimator,
+                 cpu_interval: float = DAY, memory_interval: float = DAY) -> None:
+        self.multiplier = multiplier
+        self.exponent = exponent
+        self.base = base
+        self.intervals = {CPU: cpu_interval, MEMORY: memory_interval}
+
+    def factor(self, state: AggregateLike, resource: str) -> float:
+        confidence = get_confidence(state, self.intervals.get(resource, DAY))
+        if confidence == 0:
+            ratio = math.inf
+        else:
+            ratio = 1.0 + self.multiplier / confidence
+        try:
+            return math.pow(ratio, self.exponent)
+        except OverflowError:
+            return math.inf
+
+    def estimate(self, state, trace=None):
+        original = self.base.estimate(state, trace)
+        result = {}
+        for r, a in original.items():
+            f = self.factor(state, r)
+            # 0 * inf is NaN in Go too; its int64 conversion is garbage that the minimum replaces.
+            result[r] = 0 if (a == 0 and math.isinf(f)) else scale_resource(a, f)
+        label = (f"confidence x(1 + {self.multiplier:g}/confidence)^{self.exponent:g} "
+                 f"(confidence {get_confidence(state, self.intervals[CPU]):.4g})")
+        return self._record(trace, label, result)
+
+
+class MinResourcesEstimator(ResourceEstimator):
+    """``WithMinResources``: each amount raised to at least the given minimum."""
+
+    def __init__(self, min_resources: Mapping[str, int], base: ResourceEstimator) -> None:
+        self.min_resources = dict(min_resources)
+        self.base = base
+
+    def estimate(self, state, trace=None):
+        original = self.base.estimate(state, trace)
+        result = {r: max(a, self.min_resources.get(r, 0)) for r, a in original.items()}
+        label = "minimum " + ", ".join(f"{r} {_show(r, self.min_resources.get(r, 0))}" for r in original)
+        return self._record(trace, label, result)
+
+
+def _show(resource: str, amount: int) -> str:
+    return f"{amount}m" if resource == CPU else f"{amount} bytes"
+
+
+def _pct(fraction: float) -> str:
+    return f"{fraction * 100:g}"

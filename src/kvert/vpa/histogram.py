@@ -1,0 +1,434 @@
+"""Exponential and decaying histograms: the recommender's memory of usage (numpy arrays).
+
+The semantics are those of the VPA recommender (``pkg/recommender/util/histogram.go``,
+``histogram_options.go`` and ``decaying_histogram.go`` in kubernetes/autoscaler):
+
+* **Buckets** grow exponentially: bucket ``n >= 1`` starts at
+  ``first * (ratio**n - 1) / (ratio - 1)``; bucket 0 covers ``[0, first)``; the last bucket
+  starts at or above ``max_value`` and has no upper end. A value falls into
+  ``floor(log(value * (ratio - 1) / first + 1) / log(ratio))``, clamped to the last bucket.
+  CPU uses first = 0.01 core, max = 1000 cores; memory first = 1e7 bytes, max = 1e12 bytes;
+  both ratio 1.05 (5% growth) and epsilon 0.0001 (= 0.001 * minSampleWeight 0.1): 176 buckets.
+* **Percentile(p)** walks the buckets from the first to the last non-empty one, summing
+  weights, and stops at the first bucket where the running sum reaches ``p * totalWeight``;
+  it returns that bucket's *end* (the start of the next bucket), or the start of the last
+  bucket. An empty histogram (first non-empty bucket weighs less than epsilon) gives 0.
+* ``totalWeight`` is kept separately from the buckets, as upstream does (it is what a
+  percentile threshold is computed from and what a checkpoint stores).
+* **Decay**: a sample's weight is multiplied by ``2 ** ((t - reference) / halfLife)``, so a
+  sample loses half its importance per half-life relative to newer ones. The reference time is
+  a multiple of the half-life (Go's ``Time.Round``, counted from Go's zero time) and is moved
+  forward -- rescaling every weight by a power of two -- when a sample would be more than
+  100 half-lives past it, so the factors never overflow.
+* **Checkpoints** (``HistogramCheckpoint``): bucket weights as integers scaled so that the
+  largest is 10000 (``MaxCheckpointWeight``), zero buckets dropped, plus the exact
+  ``totalWeight`` and ``referenceTimestamp``. Loading spreads ``totalWeight`` over the stored
+  buckets in proportion to their integers.
+
+kvert's additions: everything takes arrays (``add`` files a million samples with one
+``bincount``), and ``to_checkpoint`` can be asked to keep chosen percentiles exact through
+the integer rounding (see ``Histogram.to_checkpoint``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from kvert.vpa.samples import format_time_us, parse_time_us
+
+MAX_CHECKPOINT_WEIGHT = 10000   # util.MaxCheckpointWeight
+MAX_DECAY_EXPONENT = 100        # util.maxDecayExponent
+# Go's zero time (January 1, year 1, UTC) in Unix seconds: Time.Round counts from there.
+GO_ZERO_TIME = -62135596800
+_UINT32_MAX = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class ExponentialOptions:
+    """``NewExponentialHistogramOptions(maxValue, firstBucketSize, ratio, epsilon)``."""
+
+    max_value: float
+    first_bucket_size: float
+    ratio: float
+    epsilon: float
+    num_buckets: int = field(init=False)
+    starts: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.max_value <= 0 or self.first_bucket_size <= 0 or self.epsilon <= 0 or self.ratio <= 1:
+            raise ValueError("maxValue, firstBucketSize and epsilon must be > 0.0, ratio must be > 1.0")
+        n = int(math.ceil(_log(self.ratio, self.max_value * (self.ratio - 1) / self.first_bucket_size + 1))) + 1
+        object.__setattr__(self, "num_buckets", n)
+        starts = np.array([self._start(i) for i in range(n)], dtype=np.float64)
+        starts.setflags(write=False)
+        object.__setattr__(self, "starts", starts)
+
+    def _start(self, bucket: int) -> float:
+        if bucket == 0:
+            return 0.0
+        return self.first_bucket_size * (math.pow(self.ratio, bucket) - 1) / (self.ratio - 1)
+
+    def bucket_start(self, bucket: int) -> float:
+        if not 0 <= bucket < self.num_buckets:
+            raise IndexError(f"index {bucket} out of range [0..{self.num_buckets - 1}]")
+        return float(self.starts[bucket])
+
+    def find_bucket(self, value: float) -> int:
+        if value < self.first_bucket_size:
+            return 0
+        bucket = int(_log(self.ratio, value * (self.ratio - 1) / self.first_bucket_size + 1))
+        return min(bucket, self.num_buckets - 1)
+
+    def find_buckets(self, values: np.ndarray) -> np.ndarray:
+        """``find_bucket`` for an array of values (NaN or negative values land in bucket 0).
+
+        numpy's log may differ from the C library's in the last bit, so values whose bucket
+        index comes out within 1e-9 of a whole number are recomputed exactly as ``find_bucket``
+        computes them, keeping bucket boundaries where upstream has them."""
+        v = np.asarray(values, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            raw = np.log(v * (self.ratio - 1) / self.first_bucket_size + 1) / math.log(self.ratio)
+        raw = np.where(v < self.first_bucket_size, 0.0, raw)
+        raw = np.nan_to_num(raw, nan=0.0, posinf=self.num_buckets - 1)
+        out = np.minimum(raw.astype(np.int64), self.num_buckets - 1)
+        near = np.flatnonzero((np.abs(raw - np.round(raw)) < 1e-9) & (v >= self.first_bucket_size))
+        if near.size:
+            distinct, inverse = np.unique(v[near], return_inverse=True)
+            out[near] = np.array([self.find_bucket(float(x)) for x in distinct], dtype=np.int64)[inverse]
+        return out
+
+
+def _log(base: float, x: float) -> float:
+    return math.log(x) / math.log(base)
+
+
+class CheckpointError(ValueError):
+    """A histogram checkpoint that cannot be loaded (the message says why)."""
+
+
+class Histogram:
+    """``util.histogram``: bucket weights in a float64 array, plus totalWeight and the first and
+    last non-empty bucket indices (maintained the way upstream maintains them)."""
+
+    def __init__(self, options: ExponentialOptions) -> None:
+        self.options = options
+        self.weights = np.zeros(options.num_buckets, dtype=np.float64)
+        self.total_weight = 0.0
+        self.min_bucket = options.num_buckets - 1
+        self.max_bucket = 0
+
+    # -- adding and removing -------------------------------------------------------------------
+
+    def add(self, values: np.ndarray | Sequence[float] | float,
+            weights: np.ndarray | Sequence[float] | float = 1.0) -> None:
+        """Add samples (values with weights, broadcast). Weights must be non-negative."""
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        if values.size == 0:
+            return
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), values.shape)
+        if np.any(w < 0):
+            raise ValueError("sample weight must be non-negative")
+        self._add_buckets(self.options.find_buckets(values), w)
+
+    def _add_buckets(self, buckets: np.ndarray, w: np.ndarray) -> None:
+        n = self.options.num_buckets
+        if buckets.size == 1:
+            b = int(buckets[0])
+            self.weights[b] += float(w[0])
+            self.total_weight += float(w[0])
+            touched = np.array([b])
+        else:
+            sums = np.bincount(buckets, weights=w, minlength=n)
+            self.weights += sums
+            self.total_weight += float(w.sum())
+            touched = np.flatnonzero(sums)
+        # Like AddSample: a bucket extends [min, max] only once it weighs at least epsilon.
+        touched = touched[self.weights[touched] >= self.options.epsilon]
+        if touched.size:
+            self.min_bucket = min(self.min_bucket, int(touched[0]))
+            self.max_bucket = max(self.max_bucket, int(touched[-1]))
+
+    def subtract(self, values: np.ndarray | Sequence[float] | float,
+                 weights: np.ndarray | Sequence[float] | float = 1.0) -> None:
+        """Remove samples added before. A bucket or the total falling below epsilon becomes 0
+        (``safeSubtract``); then the first/last non-empty buckets are recomputed."""
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        if values.size == 0:
+            return
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), values.shape)
+        if np.any(w < 0):
+            raise ValueError("sample weight must be non-negative")
+        eps = self.options.epsilon
+        sums = np.bincount(self.options.find_buckets(values), weights=w, minlength=self.options.num_buckets)
+        touched = np.flatnonzero(sums)
+        left = self.weights[touched] - sums[touched]
+        self.weights[touched] = np.where(left < eps, 0.0, left)
+        total = self.total_weight - float(w.sum())
+        self.total_weight = 0.0 if total < eps else total
+        self._update_min_max()
+
+    def scale(self, factor: float) -> None:
+        """Multiply every weight by ``factor`` (>= 0); percentiles do not change."""
+        if factor < 0:
+            raise ValueError("scale factor must be non-negative")
+        if self.min_bucket <= self.max_bucket:
+            self.weights[self.min_bucket:self.max_bucket + 1] *= factor
+        self.total_weight *= factor
+        self._update_min_max()
+
+    def merge(self, other: Histogram) -> None:
+        if other.options != self.options:
+            raise ValueError("can't merge histograms with different options")
+        if other.min_bucket <= other.max_bucket:
+            self.weights[other.min_bucket:other.max_bucket + 1] += other.weights[other.min_bucket:other.max_bucket + 1]
+        self.total_weight += other.total_weight
+        self.min_bucket = min(self.min_bucket, other.min_bucket)
+        self.max_bucket = max(self.max_bucket, other.max_bucket)
+
+    def _update_min_max(self) -> None:
+        eps = self.options.epsilon
+        heavy = np.flatnonzero(self.weights >= eps)
+        last = self.options.num_buckets - 1
+        # updateMinAndMaxBucket only moves the indices inwards from where they are.
+        lo = heavy[heavy >= self.min_bucket]
+        self.min_bucket = int(lo[0]) if lo.size else last
+        hi = heavy[heavy <= self.max_bucket]
+        self.max_bucket = int(hi[-1]) if hi.size else 0
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def is_empty(self) -> bool:
+        return bool(self.weights[self.min_bucket] < self.options.epsilon)
+
+    def percentile_bucket(self, percentile: float) -> int | None:
+        """The bucket ``percentile`` stops in, or None when the histogram is empty."""
+        return self.percentile_buckets([percentile])[0]
+
+    def percentile_buckets(self, percentiles: Iterable[float]) -> list[int | None]:
+        ps = list(percentiles)
+        if self.is_empty():
+            return [None] * len(ps)
+        lo, hi = self.min_bucket, self.max_bucket
+        running = np.cumsum(self.weights[lo:hi])  # the partial sums upstream's loop computes, in order
+        out: list[int | None] = []
+        for p in ps:
+            i = int(np.searchsorted(running, p * self.total_weight, side="left"))
+            out.append(lo + i if i < running.size else hi)
+        return out
+
+    def percentile(self, percentile: float) -> float:
+        """``Percentile(p)``: the end of the bucket the running weight reaches ``p * total`` in."""
+        return self._bucket_value(self.percentile_bucket(percentile))
+
+    def percentiles(self, percentiles: Iterable[float]) -> list[float]:
+        return [self._bucket_value(b) for b in self.percentile_buckets(percentiles)]
+
+    def _bucket_value(self, bucket: int | None) -> float:
+        if bucket is None:
+            return 0.0
+        if bucket < self.options.num_buckets - 1:
+            return float(self.options.starts[bucket + 1])
+        return float(self.options.starts[bucket])
+
+    def copy(self) -> Histogram:
+        h = object.__new__(type(self))
+        h.__dict__.update(self.__dict__)
+        h.weights = self.weights.copy()
+        return h
+
+    def equals(self, other: Histogram) -> bool:
+        if type(other) is not type(self) or other.options != self.options:
+            return False
+        if (self.min_bucket, self.max_bucket) != (other.min_bucket, other.max_bucket):
+            return False
+        lo, hi = self.min_bucket, self.max_bucket + 1
+        return bool(np.all(np.abs(self.weights[lo:hi] - other.weights[lo:hi]) <= 1e-15))
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(buckets={self.options.num_buckets}, min={self.min_bucket}, "
+                f"max={self.max_bucket}, total={self.total_weight:.6g})")
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def to_checkpoint(self, keep_exact: Sequence[float] = ()) -> dict:
+        """``SaveToChekpoint``: ``{"bucketWeights": {"index": int}, "totalWeight": float}``.
+
+        Weights are scaled so that the heaviest bucket is 10000 and rounded half up, as upstream.
+        ``keep_exact`` names percentiles that must land in the same bucket after a reload: if
+        the rounding would move one of them (rare: a running sum sitting within 1/20000 of a
+        threshold), the scale is raised tenfold until it no longer does (up to 2^32 - 1, the
+        field's range). Loaders, upstream's included, normalise by the sum, so any scale reads
+        back the same way.
+        """
+        lo, hi = self.min_bucket, self.max_bucket
+        if lo > hi:
+            return {"bucketWeights": {}, "totalWeight": self.total_weight}
+        part = self.weights[lo:hi + 1]
+        heaviest = float(part.max())
+        if heaviest <= 0:
+            return {"bucketWeights": {}, "totalWeight": self.total_weight}
+        wanted = self.percentile_buckets(keep_exact) if keep_exact else []
+        scale = MAX_CHECKPOINT_WEIGHT
+        while True:
+            ints = np.floor(part * (scale / heaviest) + 0.5)
+            ints = np.minimum(ints, _UINT32_MAX).astype(np.int64)
+            if not keep_exact or scale * 10 > _UINT32_MAX:
+                break
+            if _reloaded(self.options, lo, ints, self.total_weight).percentile_buckets(keep_exact) == wanted:
+                break
+            scale *= 10
+        nz = np.flatnonzero(ints)
+        return {"bucketWeights": {str(lo + int(i)): int(ints[i]) for i in nz},
+                "totalWeight": self.total_weight}
+
+    def load_checkpoint(self, checkpoint: dict) -> None:
+        """``LoadFromCheckpoint``: add the checkpoint's samples to this histogram."""
+        if checkpoint is None:
+            raise CheckpointError("Cannot load from empty checkpoint")
+        total = checkpoint.get("totalWeight") or 0.0
+        if not isinstance(total, (int, float)) or isinstance(total, bool) or not math.isfinite(total):
+            raise CheckpointError(f"totalWeight must be a number, not {total!r}")
+        if total < 0:
+            raise CheckpointError(f"Cannot load checkpoint with negative weight {total}")
+        buckets: list[int] = []
+        ints: list[int] = []
+        for key, weight in (checkpoint.get("bucketWeights") or {}).items():
+            try:
+                bucket = int(key)
+            except (TypeError, ValueError):
+                raise CheckpointError(f"bucket index {key!r} is not an integer") from None
+            if bucket >= self.options.num_buckets:
+                raise CheckpointError(f"Checkpoint has bucket {bucket} that is exceeding histogram "
+                                      f"buckets {self.options.num_buckets}")
+            if bucket < 0:
+                raise CheckpointError(f"Checkpoint has a negative bucket {bucket}")
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0 \
+                    or weight != int(weight):
+                raise CheckpointError(f"bucket {bucket} weight must be a non-negative integer, not {weight!r}")
+            buckets.append(bucket)
+            ints.append(int(weight))
+        s = sum(ints)
+        if s == 0:
+            return
+        ratio = float(total) / float(s)
+        idx = np.array(buckets, dtype=np.int64)
+        np.add.at(self.weights, idx, np.array(ints, dtype=np.float64) * ratio)
+        self.min_bucket = min(self.min_bucket, int(idx.min()))
+        self.max_bucket = max(self.max_bucket, int(idx.max()))
+        self.total_weight += float(total)
+
+
+def _reloaded(options: ExponentialOptions, lo: int, ints: np.ndarray, total: float) -> Histogram:
+    """What ``load_checkpoint`` would rebuild from these integers (to check a scale)."""
+    h = Histogram(options)
+    s = int(ints.sum())
+    if s == 0:
+        return h
+    nz = np.flatnonzero(ints)
+    h.weights[lo + nz] = ints[nz].astype(np.float64) * (total / float(s))
+    h.min_bucket, h.max_bucket = lo + int(nz[0]), lo + int(nz[-1])
+    h.total_weight = total
+    return h
+
+
+def round_to_half_life(t: float, half_life: float) -> float:
+    """Go's ``Time.Round(halfLife)``: the nearest multiple of the half-life counted from Go's zero
+    time, halfway values rounding up. (For a whole number of hours that is a multiple from the
+    Unix epoch too, since Go's zero time is a whole number of days before it.)"""
+    q = math.floor((t - GO_ZERO_TIME) / half_life + 0.5)
+    return GO_ZERO_TIME + q * half_life
+
+
+class DecayingHistogram(Histogram):
+    """``util.decayingHistogram``: newer samples weigh more, by ``2 ** (age / halfLife)``.
+
+    ``reference`` (Unix seconds, None until the first sample) is the time whose samples get
+    factor 1. Times are seconds (floats).
+    """
+
+    def __init__(self, options: ExponentialOptions, half_life: float) -> None:
+        if half_life <= 0:
+            raise ValueError("half-life must be positive")
+        super().__init__(options)
+        self.half_life = float(half_life)
+        self.reference: float | None = None
+
+    def add(self, values, weights=1.0, times=None) -> None:  # type: ignore[override]
+        """Add samples measured at ``times`` (seconds; arrays broadcast together)."""
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        if values.size == 0:
+            return
+        if times is None:
+            raise TypeError("a decaying histogram needs the samples' times")
+        times = np.broadcast_to(np.asarray(times, dtype=np.float64), values.shape)
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), values.shape)
+        if np.any(w < 0):
+            raise ValueError("sample weight must be non-negative")
+        factors = self.decay_factors(times)
+        self._add_buckets(self.options.find_buckets(values), w * factors)
+
+    def subtract(self, values, weights=1.0, times=None) -> None:  # type: ignore[override]
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        if values.size == 0:
+            return
+        if times is None:
+            raise TypeError("a decaying histogram needs the samples' times")
+        times = np.broadcast_to(np.asarray(times, dtype=np.float64), values.shape)
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), values.shape)
+        super().subtract(values, w * self.decay_factors(times))
+
+    def decay_factors(self, times: np.ndarray) -> np.ndarray:
+        """``decayFactor`` for each time, moving the reference forward first if a time is more
+        than 100 half-lives past it (upstream moves it to the first such sample's time; a batch
+        moves it to its latest time -- the same weights up to a common power of two)."""
+        times = np.asarray(times, dtype=np.float64)
+        if self.reference is None:
+            # Upstream starts from Go's zero time, so its first sample always moves the reference.
+            self.reference = round_to_half_life(float(times.flat[0]), self.half_life)
+        latest = float(times.max())
+        if latest > self.reference + self.half_life * MAX_DECAY_EXPONENT:
+            self.shift_reference(latest)
+        return np.exp2((times - self.reference) / self.half_life)
+
+    def shift_reference(self, new_reference: float) -> None:
+        """Move the reference to ``round(new_reference)``, rescaling all weights by 2^exponent."""
+        new_reference = round_to_half_life(new_reference, self.half_life)
+        if self.reference is not None:
+            exponent = math.floor((self.reference - new_reference) / self.half_life + 0.5)
+            self.scale(math.ldexp(1.0, exponent))
+        self.reference = new_reference
+
+    def merge(self, other: Histogram) -> None:  # type: ignore[override]
+        if not isinstance(other, DecayingHistogram) or other.half_life != self.half_life:
+            raise ValueError("can't merge decaying histograms with different half life periods")
+        other = other.copy()  # type: ignore[assignment]
+        if self.reference is None:
+            self.reference = other.reference
+        elif other.reference is not None:
+            if self.reference < other.reference:
+                self.shift_reference(other.reference)
+            elif other.reference < self.reference:
+                other.shift_reference(self.reference)
+        super().merge(other)
+
+    def equals(self, other: Histogram) -> bool:
+        return (isinstance(other, DecayingHistogram) and other.half_life == self.half_life
+                and other.reference == self.reference and super().equals(other))
+
+    def to_checkpoint(self, keep_exact: Sequence[float] = ()) -> dict:
+        cp = super().to_checkpoint(keep_exact)
+        ref = None if self.reference is None else format_time_us(round(self.reference * 1e6))
+        return {"referenceTimestamp": ref, **cp}
+
+    def load_checkpoint(self, checkpoint: dict) -> None:
+        super().load_checkpoint(checkpoint)
+        ref = checkpoint.get("referenceTimestamp")
+        if ref is not None:
+            try:
+                self.reference = parse_time_us(ref) / 1e6
+            except ValueError as e:
+                raise CheckpointError(f"referenceTimestamp: {e}") from None

@@ -1,0 +1,631 @@
+"""From aggregated usage to a VPA's ``status.recommendation`` (seed 002's recommendation model,
+seed 003's estimators; ``logic/recommender.go``, ``routines/`` and ``utils/vpa/capping.go`` upstream).
+
+For each container of a VPA with CPU samples and ``mode`` not ``Off``:
+
+===========  =======================  ======================================================
+bound        percentile (cpu, memory)  then
+===========  =======================  ======================================================
+lowerBound   p50, p50                  +15% margin, x(1 + 0.001/confidence)^-2, minimum
+target       p90, p90                  +15% margin, minimum
+upperBound   p95, p95                  +15% margin, x(1 + 1/confidence)^+1, minimum
+===========  =======================  ======================================================
+
+CPU percentiles are of the CPU usage samples (weighted by the container's CPU request, at least
+0.1 core); memory percentiles are of the per-container daily peaks (one per 24h window, OOMs
+included as bumped-up peaks) over the last 8 days; both decay with a 24h half-life. The
+confidence is the history length in days (see ``estimators.get_confidence``). The minimum is
+the pod's 25m CPU / 250Mi memory shared equally among the recommended containers. Then, as
+upstream: amounts are rounded up to ``round-cpu-millicores`` / ``round-memory-bytes`` (1 by
+default), ``uncappedTarget`` keeps the target, the optional integer-CPU post-processor rounds
+CPU up to whole cores, and every bound is capped to the container policy's ``minAllowed`` /
+``maxAllowed`` (a missing or zero bound does not cap; the global max allowed applies where the
+policy has none). ``controlledResources`` limits which resources appear.
+
+Configuration: ``RecommenderConfig`` holds every constant with upstream's default. A VPA can
+override any of them with an annotation ``vpa.kvert.io/<name>``, where ``<name>`` is upstream's
+recommender flag (``ANNOTATIONS`` lists them all):
+
+====================================================  =============================  =========
+annotation (``vpa.kvert.io/`` + ...)                  field                          default
+====================================================  =============================  =========
+recommendation-margin-fraction                        safety_margin_fraction         0.15
+pod-recommendation-min-cpu-millicores                 pod_min_cpu_millicores         25
+pod-recommendation-min-memory-mb                      pod_min_memory_mb              250
+target-cpu-percentile                                 target_cpu_percentile          0.9
+recommendation-lower-bound-cpu-percentile             lower_bound_cpu_percentile     0.5
+recommendation-upper-bound-cpu-percentile             upper_bound_cpu_percentile     0.95
+confidence-interval-cpu                               confidence_interval_cpu        24h
+target-memory-percentile                              target_memory_percentile       0.9
+recommendation-lower-bound-memory-percentile          lower_bound_memory_percentile  0.5
+recommendation-upper-bound-memory-percentile          upper_bound_memory_percentile  0.95
+confidence-interval-memory                            confidence_interval_memory     24h
+round-cpu-millicores                                  round_cpu_millicores           1
+round-memory-bytes                                    round_memory_bytes             1
+cpu-integer-post-processor-enabled                    cpu_integer_post_processor...  false
+container-recommendation-max-allowed-cpu              max_allowed_cpu                none
+container-recommendation-max-allowed-memory           max_allowed_memory             none
+memory-aggregation-interval                           memory_aggregation_interval    24h
+memory-aggregation-interval-count                     memory_aggregation_interval... 8
+memory-histogram-decay-half-life                      memory_histogram_decay_half... 24h
+cpu-histogram-decay-half-life                         cpu_histogram_decay_half_life  24h
+oom-bump-up-ratio                                     oom_bump_up_ratio              1.2
+oom-min-bump-up-bytes                                 oom_min_bump_up_bytes          104857600
+====================================================  =============================  =========
+
+and kvert's names for upstream's compiled-in constants: ``upper-bound-confidence-multiplier``
+(1), ``upper-bound-confidence-exponent`` (1), ``lower-bound-confidence-multiplier`` (0.001),
+``lower-bound-confidence-exponent`` (-2), ``min-sample-weight`` (0.1), ``histogram-epsilon``
+(0.0001), ``histogram-bucket-size-growth`` (0.05), ``cpu-histogram-first-bucket-size`` (0.01
+cores), ``cpu-histogram-max-value`` (1000 cores), ``memory-histogram-first-bucket-size`` (1e7
+bytes), ``memory-histogram-max-value`` (1e12 bytes). Durations take Go's form (``36h``,
+``90m``, ``1h30m``) or seconds; booleans ``true``/``false``; max allowed values are quantities
+(``2``, ``4Gi``). Aggregation and histogram settings take effect when a container's history
+starts (they shape what is stored). A container policy's ``targetCPUPercentile``,
+``targetMemoryPercentile``, ``oomBumpUpRatio``, ``oomMinBumpUp``,
+``memoryAggregationIntervalCount`` and ``memoryAggregationIntervalSeconds`` override the VPA's
+values for that container. A bad annotation is reported (``RecommenderConfig.for_vpa`` returns
+the problems) and ignored.
+
+Rounding: like upstream, every intermediate float is truncated to whole millicores / bytes, and
+quantities print as upstream prints ``NewScaledQuantity``: ``688m``, ``262144k``, ``319572800``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
+from typing import Any, Mapping
+
+from kvert.api.quantity import DECIMAL_SI, Quantity, QuantityError
+from kvert.vpa.estimators import (CPU, MEMORY, RESOURCES, ConfidenceMultiplier, MarginEstimator,
+                                  MinResourcesEstimator, PercentileEstimator, ResourceEstimator,
+                                  Trace, resource_amount, scale_resource)
+from kvert.vpa.histogram import ExponentialOptions
+
+ANNOTATION_PREFIX = "vpa.kvert.io/"
+DEFAULT_CONTAINER_POLICY = "*"
+DAY = 86400.0
+
+
+def _opt(default: Any, name: str, kind: str, source: str) -> Any:
+    return field(default=default, metadata={"annotation": ANNOTATION_PREFIX + name, "kind": kind,
+                                            "source": source})
+
+
+@dataclass(frozen=True)
+class RecommenderConfig:
+    """Every constant of the recommendation model, with upstream's defaults (``source`` in each
+    field's metadata says where the value comes from). Durations are seconds."""
+
+    # -- recommendation (recommender flags, config/config.go; logic/recommender.go) -------------
+    safety_margin_fraction: float = _opt(0.15, "recommendation-margin-fraction", "float", "flag")
+    pod_min_cpu_millicores: float = _opt(25.0, "pod-recommendation-min-cpu-millicores", "float", "flag")
+    pod_min_memory_mb: float = _opt(250.0, "pod-recommendation-min-memory-mb", "float", "flag")
+    target_cpu_percentile: float = _opt(0.9, "target-cpu-percentile", "percentile", "flag")
+    lower_bound_cpu_percentile: float = _opt(0.5, "recommendation-lower-bound-cpu-percentile", "percentile", "flag")
+    upper_bound_cpu_percentile: float = _opt(0.95, "recommendation-upper-bound-cpu-percentile", "percentile", "flag")
+    confidence_interval_cpu: float = _opt(DAY, "confidence-interval-cpu", "duration", "flag")
+    target_memory_percentile: float = _opt(0.9, "target-memory-percentile", "percentile", "flag")
+    lower_bound_memory_percentile: float = _opt(0.5, "recommendation-lower-bound-memory-percentile", "percentile", "flag")
+    upper_bound_memory_percentile: float = _opt(0.95, "recommendation-upper-bound-memory-percentile", "percentile", "flag")
+    confidence_interval_memory: float = _opt(DAY, "confidence-interval-memory", "duration", "flag")
+    upper_bound_confidence_multiplier: float = _opt(1.0, "upper-bound-confidence-multiplier", "float", "logic/recommender.go")
+    upper_bound_confidence_exponent: float = _opt(1.0, "upper-bound-confidence-exponent", "float", "logic/recommender.go")
+    lower_bound_confidence_multiplier: float = _opt(0.001, "lower-bound-confidence-multiplier", "float", "logic/recommender.go")
+    lower_bound_confidence_exponent: float = _opt(-2.0, "lower-bound-confidence-exponent", "float", "logic/recommender.go")
+    round_cpu_millicores: int = _opt(1, "round-cpu-millicores", "positive-int", "flag")
+    round_memory_bytes: int = _opt(1, "round-memory-bytes", "positive-int", "flag")
+    cpu_integer_post_processor_enabled: bool = _opt(False, "cpu-integer-post-processor-enabled", "bool", "flag")
+    max_allowed_cpu: int | None = _opt(None, "container-recommendation-max-allowed-cpu", "cpu", "flag")
+    max_allowed_memory: int | None = _opt(None, "container-recommendation-max-allowed-memory", "memory", "flag")
+    # -- aggregation (flags; model/aggregations_config.go) --------------------------------------
+    memory_aggregation_interval: float = _opt(DAY, "memory-aggregation-interval", "duration", "flag")
+    memory_aggregation_interval_count: int = _opt(8, "memory-aggregation-interval-count", "positive-int", "flag")
+    memory_histogram_decay_half_life: float = _opt(DAY, "memory-histogram-decay-half-life", "duration", "flag")
+    cpu_histogram_decay_half_life: float = _opt(DAY, "cpu-histogram-decay-half-life", "duration", "flag")
+    oom_bump_up_ratio: float = _opt(1.2, "oom-bump-up-ratio", "ratio", "flag")
+    oom_min_bump_up_bytes: float = _opt(100.0 * 1024 * 1024, "oom-min-bump-up-bytes", "float", "flag")
+    min_sample_weight: float = _opt(0.1, "min-sample-weight", "positive", "model/aggregations_config.go")
+    histogram_epsilon: float = _opt(0.001 * 0.1, "histogram-epsilon", "positive", "model/aggregations_config.go")
+    histogram_bucket_size_growth: float = _opt(0.05, "histogram-bucket-size-growth", "positive", "model/aggregations_config.go")
+    cpu_histogram_first_bucket_size: float = _opt(0.01, "cpu-histogram-first-bucket-size", "positive", "model/aggregations_config.go")
+    cpu_histogram_max_value: float = _opt(1000.0, "cpu-histogram-max-value", "positive", "model/aggregations_config.go")
+    memory_histogram_first_bucket_size: float = _opt(1e7, "memory-histogram-first-bucket-size", "positive", "model/aggregations_config.go")
+    memory_histogram_max_value: float = _opt(1e12, "memory-histogram-max-value", "positive", "model/aggregations_config.go")
+
+    # -- derived ------------------------------------------------------------------------------
+
+    def cpu_histogram_options(self) -> ExponentialOptions:
+        return _options(self.cpu_histogram_max_value, self.cpu_histogram_first_bucket_size,
+                        1.0 + self.histogram_bucket_size_growth, self.histogram_epsilon)
+
+    def memory_histogram_options(self) -> ExponentialOptions:
+        return _options(self.memory_histogram_max_value, self.memory_histogram_first_bucket_size,
+                        1.0 + self.histogram_bucket_size_growth, self.histogram_epsilon)
+
+    @property
+    def memory_aggregation_window(self) -> float:
+        """How long memory peaks (and an idle aggregate) are kept: interval x count (8 days)."""
+        return self.memory_aggregation_interval * self.memory_aggregation_interval_count
+
+    def percentiles(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(cpu, memory) percentiles the recommendation reads: lower, target, upper."""
+        return ((self.lower_bound_cpu_percentile, self.target_cpu_percentile, self.upper_bound_cpu_percentile),
+                (self.lower_bound_memory_percentile, self.target_memory_percentile,
+                 self.upper_bound_memory_percentile))
+
+    # -- per VPA / per container --------------------------------------------------------------
+
+    def with_annotations(self, annotations: Mapping[str, str] | None) -> tuple[RecommenderConfig, list[str]]:
+        """This config with the ``vpa.kvert.io/*`` annotations applied, and the problems found
+        (each names the annotation; a bad value is ignored)."""
+        changes: dict[str, Any] = {}
+        problems: list[str] = []
+        for key, raw in (annotations or {}).items():
+            if not key.startswith(ANNOTATION_PREFIX):
+                continue
+            name = ANNOTATIONS.get(key)
+            if name is None:
+                known = ", ".join(sorted(a[len(ANNOTATION_PREFIX):] for a in ANNOTATIONS))
+                problems.append(f"{key}: unknown setting; known: {known}")
+                continue
+            try:
+                changes[name] = _parse_value(_FIELDS[name].metadata["kind"], raw)
+            except ValueError as e:
+                problems.append(f"{key}: {e}")
+        config = replace(self, **changes) if changes else self
+        problem = _order_problem(config)
+        if problem:
+            problems.append(f"{ANNOTATION_PREFIX}*-percentile: {problem}; the percentile annotations are ignored")
+            changes = {k: v for k, v in changes.items() if not k.endswith("_percentile")}
+            config = replace(self, **changes)
+        return config, problems
+
+    def for_vpa(self, vpa: Mapping | None) -> tuple[RecommenderConfig, list[str]]:
+        """The config a VPA object asks for through its annotations (and the problems)."""
+        annotations = ((vpa or {}).get("metadata") or {}).get("annotations") or {}
+        return self.with_annotations(annotations)
+
+    def for_container(self, policy: Mapping | None) -> RecommenderConfig:
+        """This config with a container policy's own overrides (today's VPA API fields)."""
+        if not policy:
+            return self
+        changes: dict[str, Any] = {}
+        for api_field, name, kind in _POLICY_OVERRIDES:
+            if policy.get(api_field) is None:
+                continue
+            try:
+                value = _parse_value(kind, policy[api_field])
+            except ValueError:
+                continue  # validation rejects these on write; never fail a recommendation on one
+            changes[name] = value
+        if not changes:
+            return self
+        candidate = replace(self, **changes)
+        if _order_problem(candidate):
+            return self
+        return candidate
+
+
+@lru_cache(maxsize=64)
+def _options(max_value: float, first: float, ratio: float, epsilon: float) -> ExponentialOptions:
+    return ExponentialOptions(max_value, first, ratio, epsilon)
+
+
+_FIELDS = {f.name: f for f in fields(RecommenderConfig)}
+ANNOTATIONS: dict[str, str] = {f.metadata["annotation"]: f.name for f in fields(RecommenderConfig)}
+DEFAULT_CONFIG = RecommenderConfig()
+
+_POLICY_OVERRIDES = (
+    ("targetCPUPercentile", "target_cpu_percentile", "percentile"),
+    ("targetMemoryPercentile", "target_memory_percentile", "percentile"),
+    ("oomBumpUpRatio", "oom_bump_up_ratio", "ratio"),
+    ("oomMinBumpUp", "oom_min_bump_up_bytes", "memory"),
+    ("memoryAggregationIntervalCount", "memory_aggregation_interval_count", "positive-int"),
+    ("memoryAggregationIntervalSeconds", "memory_aggregation_interval", "duration"),
+)
+
+_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: Any) -> float:
+    """Seconds from a Go duration (``24h``, ``1h30m``, ``90s``) or a number of seconds."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        s = str(text).strip()
+        try:
+            value = float(s)
+        except ValueError:
+            pos, value = 0, 0.0
+            for m in _GO_DURATION.finditer(s):
+                if m.start() != pos:
+                    break
+                value += float(m.group(1)) * _UNITS[m.group(2)]
+                pos = m.end()
+            if pos != len(s) or not s:
+                raise ValueError(f"'{text}' is not a duration (e.g. 24h, 90m, 1h30m or seconds)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"'{text}' must be a positive duration")
+    return value
+
+
+def _parse_value(kind: str, raw: Any) -> Any:
+    text = str(raw).strip()
+    if kind == "bool":
+        if text.lower() in ("true", "1", "yes"):
+            return True
+        if text.lower() in ("false", "0", "no"):
+            return False
+        raise ValueError(f"'{raw}' is not true or false")
+    if kind == "duration":
+        return parse_duration(raw)
+    if kind in ("cpu", "memory"):
+        try:
+            q = Quantity.parse(raw)
+        except QuantityError as e:
+            raise ValueError(str(e)) from None
+        if q.sign() < 0:
+            raise ValueError(f"'{raw}' must not be negative")
+        return q.milli_value() if kind == "cpu" else q.value()
+    if kind in ("positive-int",):
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"'{raw}' is not a whole number") from None
+        if value < 1:
+            raise ValueError(f"'{raw}' must be at least 1")
+        return value
+    try:
+        value = float(Quantity.parse(raw).amount) if kind in ("percentile", "ratio") else float(text)
+    except (ValueError, QuantityError):
+        raise ValueError(f"'{raw}' is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"'{raw}' is not a finite number")
+    if kind == "percentile" and not 0 < value <= 1:
+        raise ValueError(f"'{raw}' must be in (0, 1]")
+    if kind == "ratio" and value < 1:
+        raise ValueError(f"'{raw}' must be at least 1")
+    if kind == "positive" and value <= 0:
+        raise ValueError(f"'{raw}' must be positive")
+    return value
+
+
+def _order_problem(c: RecommenderConfig) -> str | None:
+    for res, (lo, target, hi) in zip(RESOURCES, c.percentiles()):
+        if not lo <= target <= hi:
+            return (f"{res} percentiles must satisfy lower bound <= target <= upper bound "
+                    f"(got {lo:g} <= {target:g} <= {hi:g})")
+    return None
+
+
+# -- estimators ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Estimators:
+    """The three estimator chains of ``CreatePodResourceRecommender`` (without the minimum,
+    which depends on how many containers share the pod minimum)."""
+
+    target: ResourceEstimator
+    lower_bound: ResourceEstimator
+    upper_bound: ResourceEstimator
+
+
+def create_estimators(config: RecommenderConfig = DEFAULT_CONFIG) -> Estimators:
+    c = config
+    target: ResourceEstimator = PercentileEstimator(c.target_cpu_percentile, c.target_memory_percentile)
+    lower: ResourceEstimator = PercentileEstimator(c.lower_bound_cpu_percentile, c.lower_bound_memory_percentile)
+    upper: ResourceEstimator = PercentileEstimator(c.upper_bound_cpu_percentile, c.upper_bound_memory_percentile)
+    target = MarginEstimator(c.safety_margin_fraction, target)
+    lower = MarginEstimator(c.safety_margin_fraction, lower)
+    upper = MarginEstimator(c.safety_margin_fraction, upper)
+    upper = ConfidenceMultiplier(c.upper_bound_confidence_multiplier, c.upper_bound_confidence_exponent, upper,
+                                 c.confidence_interval_cpu, c.confidence_interval_memory)
+    lower = ConfidenceMultiplier(c.lower_bound_confidence_multiplier, c.lower_bound_confidence_exponent, lower,
+                                 c.confidence_interval_cpu, c.confidence_interval_memory)
+    return Estimators(target, lower, upper)
+
+
+def pod_minimum(config: RecommenderConfig, containers: int) -> dict[str, int]:
+    """The pod minimum (25m, 250Mi) split equally among ``containers`` (truncated, as upstream)."""
+    fraction = 1.0 / containers
+    return {CPU: scale_resource(resource_amount(config.pod_min_cpu_millicores * 0.001 * 1000.0), fraction),
+            MEMORY: scale_resource(resource_amount(config.pod_min_memory_mb * 1024 * 1024), fraction)}
+
+
+# -- policies ------------------------------------------------------------------------------------
+
+def container_policy(vpa: Mapping | None, container_name: str) -> dict | None:
+    """``GetContainerResourcePolicy``: the policy naming the container, else the ``*`` one."""
+    policies = ((((vpa or {}).get("spec") or {}).get("resourcePolicy") or {}).get("containerPolicies")) or []
+    default = None
+    for policy in policies:
+        if not isinstance(policy, Mapping):
+            continue
+        if policy.get("containerName") == container_name:
+            return dict(policy)
+        if policy.get("containerName") == DEFAULT_CONTAINER_POLICY:
+            default = dict(policy)
+    return default
+
+
+def controlled_resources(policy: Mapping | None) -> tuple[str, ...]:
+    """``controlledResources`` of a container policy (default cpu and memory)."""
+    if policy and policy.get("controlledResources") is not None:
+        return tuple(r for r in policy["controlledResources"] if r in RESOURCES)
+    return RESOURCES
+
+
+def scaling_disabled(policy: Mapping | None) -> bool:
+    return bool(policy) and policy.get("mode") == "Off"
+
+
+# -- the recommendation --------------------------------------------------------------------------
+
+BOUNDS = ("target", "lowerBound", "upperBound", "uncappedTarget")   # the API's field order
+
+
+@dataclass
+class ContainerRecommendation:
+    """One ``containerRecommendations`` entry: quantities per bound (``Quantity`` keeps the
+    spelling a capping policy used, e.g. ``500Mi``), and how they were derived."""
+
+    container_name: str
+    target: dict[str, Quantity]
+    lower_bound: dict[str, Quantity]
+    upper_bound: dict[str, Quantity]
+    uncapped_target: dict[str, Quantity]
+    capping: list[str] = field(default_factory=list)        # e.g. "memory capped to maxAllowed"
+    explanation: dict[str, list] = field(default_factory=dict)  # bound -> [(step, {res: amount})]
+
+    def bound(self, name: str) -> dict[str, Quantity]:
+        return {"target": self.target, "lowerBound": self.lower_bound, "upperBound": self.upper_bound,
+                "uncappedTarget": self.uncapped_target}[name]
+
+    def amounts(self, name: str = "target") -> dict[str, int]:
+        """A bound as integers: cpu in millicores, memory in bytes (rounded up)."""
+        return {r: (q.milli_value() if r == CPU else q.value()) for r, q in self.bound(name).items()}
+
+    def to_status(self) -> dict:
+        out: dict[str, Any] = {"containerName": self.container_name}
+        for name in BOUNDS:
+            out[name] = {r: str(q) for r, q in sorted(self.bound(name).items())}
+        return out
+
+
+def recommend_containers(aggregates: Mapping[str, Any], vpa: Mapping | None = None,
+                         config: RecommenderConfig | None = None, *,
+                         explain: bool = False) -> list[ContainerRecommendation]:
+    """The recommendation for a VPA's containers, sorted by container name.
+
+    ``aggregates`` maps container names to their aggregate states (``aggregate.AggregateStore
+    .for_vpa``); ``vpa`` (a VerticalPodAutoscaler object, optional) gives annotations and the
+    resource policy; ``config`` the recommender-wide defaults.
+    """
+    base, _ = (config or DEFAULT_CONFIG).for_vpa(vpa)
+    chosen: dict[str, tuple[Any, dict | None]] = {}
+    for name, state in aggregates.items():
+        policy = container_policy(vpa, name)
+        if scaling_disabled(policy) or state.total_samples_count <= 0:
+            continue
+        chosen[name] = (state, policy)
+    if not chosen:
+        return []
+    minimum = pod_minimum(base, len(chosen))
+    annotations = ((vpa or {}).get("metadata") or {}).get("annotations") or {}
+    results = []
+    for name in sorted(chosen):
+        state, policy = chosen[name]
+        cfg = base.for_container(policy)
+        est = create_estimators(cfg)
+        traces: dict[str, Trace] = {}
+        amounts: dict[str, dict[str, int]] = {}
+        for bound, estimator in (("target", est.target), ("lowerBound", est.lower_bound),
+                                 ("upperBound", est.upper_bound)):
+            trace: Trace | None = [] if explain else None
+            amounts[bound] = MinResourcesEstimator(minimum, estimator).estimate(state, trace)
+            if trace is not None:
+                traces[bound] = trace
+        controlled = controlled_resources(policy)
+        quantities = {b: {r: _quantity(r, _round_up(cfg, r, a[r])) for r in RESOURCES if r in controlled}
+                      for b, a in amounts.items()}
+        uncapped = dict(quantities["target"])
+        if cfg.cpu_integer_post_processor_enabled and \
+                annotations.get(f"vpa-post-processor.kubernetes.io/{name}_integerCPU") == "true":
+            for b in ("target", "lowerBound", "upperBound"):
+                if CPU in quantities[b]:
+                    quantities[b][CPU] = _round_up_to_cores(quantities[b][CPU])
+        capping: list[str] = []
+        for b in ("target", "lowerBound", "upperBound"):
+            quantities[b], notes = apply_policy(quantities[b], policy, cfg)
+            if b == "target":
+                capping = notes
+        results.append(ContainerRecommendation(name, quantities["target"], quantities["lowerBound"],
+                                               quantities["upperBound"], uncapped, capping,
+                                               {b: [(step, dict(v)) for step, v in t] for b, t in traces.items()}))
+    return results
+
+
+def recommend(aggregates: Mapping[str, Any], vpa: Mapping | None = None,
+              config: RecommenderConfig | None = None) -> dict:
+    """``status.recommendation`` for a VPA, exactly as the VPA status holds it::
+
+        {"containerRecommendations": [{"containerName": "hamster",
+            "target": {"cpu": "587m", "memory": "262144k"}, "lowerBound": {...},
+            "upperBound": {...}, "uncappedTarget": {...}}]}
+
+    (``{}`` when no container has samples, as Go's ``omitempty`` prints it.)
+    """
+    containers = recommend_containers(aggregates, vpa, config)
+    if not containers:
+        return {}
+    return {"containerRecommendations": [c.to_status() for c in containers]}
+
+
+def _quantity(resource: str, amount: int) -> Quantity:
+    # QuantityFromCPUAmount / QuantityFromMemoryAmount: NewScaledQuantity(amount, -3 | 0), DecimalSI.
+    return Quantity.from_milli(amount, DECIMAL_SI) if resource == CPU else Quantity.from_int(amount, DECIMAL_SI)
+
+
+def _round_up(cfg: RecommenderConfig, resource: str, amount: int) -> int:
+    """``RoundUpToScale`` with ``round-cpu-millicores`` / ``round-memory-bytes`` (0 stays 0)."""
+    step = cfg.round_cpu_millicores if resource == CPU else cfg.round_memory_bytes
+    if step <= 1 or amount == 0:
+        return amount
+    return -(-amount // step) * step
+
+
+def _round_up_to_cores(q: Quantity) -> Quantity:
+    cores = -(-q.nanos // 10**9)
+    return Quantity(cores * 10**9, q.format)
+
+
+def apply_policy(resources: Mapping[str, Quantity], policy: Mapping | None,
+                 config: RecommenderConfig = DEFAULT_CONFIG) -> tuple[dict[str, Quantity], list[str]]:
+    """``ApplyVPAPolicy`` for one bound: raise to ``minAllowed``, lower to ``maxAllowed`` (the
+    global max allowed where the policy has none); zero or missing bounds do not cap. Returns
+    the capped resources and notes like ``"cpu capped to maxAllowed"``."""
+    min_allowed = _resource_quantities((policy or {}).get("minAllowed"))
+    max_allowed = _resource_quantities((policy or {}).get("maxAllowed"))
+    if config.max_allowed_cpu is not None and CPU not in max_allowed:
+        max_allowed[CPU] = Quantity.from_milli(config.max_allowed_cpu)
+    if config.max_allowed_memory is not None and MEMORY not in max_allowed:
+        max_allowed[MEMORY] = Quantity.from_int(config.max_allowed_memory)
+    out: dict[str, Quantity] = {}
+    notes: list[str] = []
+    for r, q in resources.items():
+        lo = min_allowed.get(r)
+        if lo is not None and not lo.is_zero() and q < lo:
+            q = lo
+            notes.append(f"{r} capped to minAllowed")
+        hi = max_allowed.get(r)
+        if hi is not None and not hi.is_zero() and q > hi:
+            q = hi
+            notes.append(f"{r} capped to maxAllowed")
+        out[r] = q
+    return out, notes
+
+
+def _resource_quantities(rl: Any) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
+    for name, value in (rl or {}).items() if isinstance(rl, Mapping) else ():
+        try:
+            out[name] = Quantity.parse(value)
+        except QuantityError:
+            continue
+    return out
+
+
+def parse_recommendation(recommendation: Mapping | None) -> dict[str, ContainerRecommendation]:
+    """Read a VPA's ``status.recommendation`` back (for the updater and admission): container
+    name -> ContainerRecommendation (missing bounds are empty)."""
+    out: dict[str, ContainerRecommendation] = {}
+    for item in (recommendation or {}).get("containerRecommendations") or []:
+        name = item.get("containerName")
+        if not name:
+            continue
+        bounds = {b: _resource_quantities(item.get(b)) for b in BOUNDS}
+        out[name] = ContainerRecommendation(name, bounds["target"], bounds["lowerBound"], bounds["upperBound"],
+                                            bounds["uncappedTarget"])
+    return out
+
+
+# -- LimitRange capping (admission / updater side) -----------------------------------------------
+
+def cap_to_container_limit_range(resources: Mapping[str, Quantity], container: Mapping,
+                                 limit_range_item: Mapping | None) -> tuple[dict[str, Quantity], list[str]]:
+    """``applyContainerLimitRange``: keep a container's requests such that its limits -- which
+    scale with the requests, keeping the container's limit/request ratio (its own limit, else
+    the LimitRange's default) -- stay within the ``Container`` LimitRange item's ``max``, and
+    requests and limits at or above its ``min``. Returns the capped resources and notes."""
+    if not limit_range_item:
+        return dict(resources), []
+    requests = _resource_quantities(((container.get("resources") or {}).get("requests")))
+    limits = _resource_quantities(((container.get("resources") or {}).get("limits")))
+    default = _resource_quantities(limit_range_item.get("default"))
+    lr_min = _resource_quantities(limit_range_item.get("min"))
+    lr_max = _resource_quantities(limit_range_item.get("max"))
+    out: dict[str, Quantity] = {}
+    notes: list[str] = []
+    for r, q in resources.items():
+        hi = boundary_request(r, requests, limits, lr_max, default) if limit_range_item.get("max") else None
+        lo = boundary_request(r, requests, limits, lr_min, default) if limit_range_item.get("min") else None
+        if r in lr_min and (lo is None or lr_min[r] > lo):
+            lo = lr_min[r]   # the request itself must be at least min too
+        if lo is not None and not lo.is_zero() and q < lo:
+            q = lo
+            notes.append(f"{r} capped to fit Min in container LimitRange")
+        if hi is not None and not hi.is_zero() and q > hi:
+            q = hi
+            notes.append(f"{r} capped to fit Max in container LimitRange")
+        out[r] = q
+    return out, notes
+
+
+def _original_limit(resource: str, limits: Mapping[str, Quantity],
+                    default_limits: Mapping[str, Quantity]) -> Quantity | None:
+    """``getOriginalLimit``: the container's limit, else the LimitRange default; 0 is no limit."""
+    limit = limits.get(resource, default_limits.get(resource))
+    return None if limit is None or limit.is_zero() else limit
+
+
+def boundary_request(resource: str, requests: Mapping[str, Quantity], limits: Mapping[str, Quantity],
+                     boundary_limits: Mapping[str, Quantity], default_limits: Mapping[str, Quantity]) -> Quantity:
+    """``GetBoundaryRequest``: the request whose proportional limit is the boundary limit (zero:
+    no boundary)."""
+    limit = _original_limit(resource, limits, default_limits)
+    if limit is None:
+        return Quantity(0)
+    boundary = boundary_limits.get(resource, Quantity(0))
+    request = requests.get(resource)
+    if request is None or request.is_zero():
+        return boundary
+    return _scale(resource, request, limit, boundary)
+
+
+def _scale(resource: str, scaled: Quantity, base: Quantity, result: Quantity) -> Quantity:
+    """``scaleQuantityProportionallyCPU/Mem``: floor(scaled * result / base), in millicores for
+    cpu and whole units otherwise."""
+    if resource == CPU:
+        if base.is_zero():
+            return scaled
+        return Quantity.from_milli(scaled.milli_value() * result.milli_value() // base.milli_value(), scaled.format)
+    return Quantity.from_int(scaled.value() * result.value() // base.value(), scaled.format)
+
+
+def proportional_limits(limits: Mapping[str, Any] | None, requests: Mapping[str, Any] | None,
+                        recommendation: Mapping[str, Quantity],
+                        default_limits: Mapping[str, Any] | None = None) -> tuple[dict[str, Quantity], list[str]]:
+    """``GetProportionalLimit``: new limits keeping each limit's ratio to its request when the
+    request becomes the recommendation (for admission and in-place updates). Limits to leave
+    unchanged are absent from the result."""
+    lim, req = _resource_quantities(limits), _resource_quantities(requests)
+    dflt = _resource_quantities(default_limits)
+    out: dict[str, Quantity] = {}
+    notes: list[str] = []
+    for r in (CPU, MEMORY):
+        limit = _original_limit(r, lim, dflt)
+        if limit is None:
+            continue
+        rec = recommendation.get(r)
+        if rec is None or rec.is_zero():
+            notes.append(f"{r}: limit NOT set since recommendedRequest is nil or 0")
+            continue
+        original = req.get(r)
+        if original is None:
+            out[r] = rec
+        elif original.is_zero():
+            if rec > limit:
+                out[r] = rec
+                notes.append(f"{r}: limit raised to recommendedRequest since originalRequest is 0")
+            else:
+                notes.append(f"{r}: limit left unchanged since originalRequest is 0")
+        elif original.milli_value() == limit.milli_value():
+            out[r] = rec
+        else:
+            out[r] = _scale(r, limit, original, rec)
+    return out, notes
