@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 from kvert.clock import VirtualClock
-from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.config import NodeConfig, parse_eviction_thresholds
 from kvert.kubelet.runtime.sim import SimRuntime
 
-from tests.kubelet.test_agent_support import (GI, MI, cluster, container, cstatus, events, node_config, pod,
-                                              run_pod, running, start, stop, wait_for)
+from tests.kubelet.test_agent_support import (GI, MI, cluster, container, cstatus, events, in_phase, node_config,
+                                              pod, run_pod, running, start_agent, stop, wait_for)
 
 
 def test_registers_the_seed_004_node_with_its_allocatable_and_a_lease():
@@ -21,9 +20,7 @@ def test_registers_the_seed_004_node_with_its_allocatable_and_a_lease():
         config = NodeConfig(capacity={"cpu": 8000, "memory": 32 * GI},
                             kube_reserved={"memory": 2 * GI}, system_reserved={"memory": GI},
                             eviction_hard=parse_eviction_thresholds("memory.available<100Mi"))
-        agent = NodeAgent(client, clock, config, SimRuntime(clock), name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, config=config)
         node = await client.get("nodes", "node-1")
         status = node["status"]
         assert status["capacity"]["memory"] == "32Gi"
@@ -58,9 +55,7 @@ def test_pod_runs_with_status_conditions_and_resources():
     async def main():
         client = await cluster(clock)
         runtime = SimRuntime(clock)
-        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime)
         await run_pod(client, pod("web", container("c", "500m", "500Mi")))
         p = await running(client, clock, "web")
         await clock.sleep(2)
@@ -94,17 +89,11 @@ def test_admission_rejects_with_out_of_cpu():
 
     async def main():
         client = await cluster(clock)
-        agent = NodeAgent(client, clock, node_config(cpu=4000), SimRuntime(clock), name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, config=node_config(cpu=4000))
         await run_pod(client, pod("big", container("c", "3600m", "128Mi")))
         await running(client, clock, "big")
         await run_pod(client, pod("extra", container("c", "500m", "128Mi")))
-
-        async def failed():
-            p = await client.get("pods", "extra", "default")
-            return p if p["status"].get("phase") == "Failed" else None
-        p = await wait_for(clock, failed)
+        p = await in_phase(client, clock, "extra", "Failed")
         assert p["status"]["reason"] == "OutOfcpu"
         assert p["status"]["message"] == ("Pod was rejected: Node didn't have enough resource: cpu, "
                                           "requested: 500, used: 3600, capacity: 4000")
@@ -121,9 +110,7 @@ def test_graceful_deletion_stops_containers_and_deletes_the_pod():
     async def main():
         client = await cluster(clock)
         runtime = SimRuntime(clock)
-        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime)
         await run_pod(client, pod("web", container("c", "500m", "128Mi")))
         p = await running(client, clock, "web")
         cid = cstatus(p)["containerID"].split("://")[1]

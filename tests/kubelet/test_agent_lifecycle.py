@@ -3,15 +3,12 @@ containers and sidecars, metrics."""
 
 from __future__ import annotations
 
-import asyncio
-
 from kvert.clock import VirtualClock
 from kvert.api.meta import parse_time
-from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.runtime.sim import SimRuntime
 
-from tests.kubelet.test_agent_support import (cluster, container, cstatus, events, node_config, pod, run_pod,
-                                              running, start, stop, wait_for)
+from tests.kubelet.test_agent_support import (cluster, container, cstatus, events, in_phase, kill, node_config,
+                                              pod, run_pod, running, start_agent, stop, wait_for)
 
 
 class Recording(SimRuntime):
@@ -32,9 +29,7 @@ def test_oom_killed_container_restarts_with_back_off_10_20_40():
     async def main():
         client = await cluster(clock)
         runtime = Recording(clock)
-        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime)
         # uses 100Mi with a 64Mi limit: OOM-killed at the first tick after every start
         await run_pod(client, pod("leaky", container("c", "100m", "64Mi"),
                                   usage={"c": {"cpu": "10m", "memory": "100Mi"}}))
@@ -69,9 +64,7 @@ def test_restart_policy_never_and_on_failure_finish_the_pod():
 
     async def main():
         client = await cluster(clock)
-        agent = NodeAgent(client, clock, node_config(cpu=2000), SimRuntime(clock), name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, config=node_config(cpu=2000))
         await run_pod(client, pod("job", container("c", "1", "64Mi"), restart_policy="Never",
                                   usage={"c": {"cpu": "100m", "memory": "16Mi", "exitAfter": "30s"}}))
         await run_pod(client, pod("bad", container("c", "500m", "64Mi"), restart_policy="Never",
@@ -80,14 +73,10 @@ def test_restart_policy_never_and_on_failure_finish_the_pod():
         await run_pod(client, pod("retry", container("c", "100m", "64Mi"), restart_policy="OnFailure",
                                   usage={"c": {"cpu": "10m", "memory": "16Mi", "exitAfter": "5s",
                                                "exitCode": 1}}))
-
-        async def phase(name, want):
-            p = await client.get("pods", name, "default")
-            return p if p["status"].get("phase") == want else None
-        job = await wait_for(clock, lambda: phase("job", "Succeeded"))
+        job = await in_phase(client, clock, "job", "Succeeded")
         assert cstatus(job)["state"]["terminated"]["reason"] == "Completed"
         assert {c["type"]: c.get("reason") for c in job["status"]["conditions"]}["Ready"] == "PodCompleted"
-        bad = await wait_for(clock, lambda: phase("bad", "Failed"))
+        bad = await in_phase(client, clock, "bad", "Failed")
         assert cstatus(bad)["state"]["terminated"]["exitCode"] == 3
         assert cstatus(bad)["restartCount"] == 0
 
@@ -110,9 +99,7 @@ def test_init_containers_then_sidecar_then_app():
     async def main():
         client = await cluster(clock)
         runtime = Recording(clock)
-        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime)
         sidecar = container("log", "50m", "32Mi")
         sidecar["restartPolicy"] = "Always"
         body = pod("web", container("app", "200m", "64Mi"),
@@ -137,9 +124,7 @@ def test_metrics_for_the_node_containers():
 
     async def main():
         client = await cluster(clock)
-        agent = NodeAgent(client, clock, node_config(), SimRuntime(clock), name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock)
         await run_pod(client, pod("web", container("c", "500m", "128Mi"),
                                   usage={"c": {"cpu": "200m", "memory": "50Mi"}}))
         await running(client, clock, "web")
@@ -163,16 +148,10 @@ def test_stop_and_cancel_are_clean():
 
     async def main():
         client = await cluster(clock)
-        agent = NodeAgent(client, clock, node_config(), SimRuntime(clock), name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock)
         await run_pod(client, pod("web"))
         await running(client, clock, "web")
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
+        await kill(task)
         assert all(t.done() for t in agent._tasks) or agent._tasks == []
         node = await client.get("nodes", "node-1")
         assert parse_time(node["status"]["conditions"][0]["lastHeartbeatTime"]) <= clock.now()

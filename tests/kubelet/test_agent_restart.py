@@ -4,16 +4,14 @@ values, restarts no container and finishes the resize."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 from kvert.clock import VirtualClock
-from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.checkpoint import FILENAME
 from kvert.kubelet.runtime.sim import SimRuntime
 
-from tests.kubelet.test_agent_support import (HeldRuntime, cluster, condition, container, cstatus, node_config,
-                                              pod, run_pod, running, start, wait_for)
+from tests.kubelet.test_agent_support import (HeldRuntime, cluster, condition, container, cstatus, in_phase, kill,
+                                              node_config, pod, run_pod, running, start_agent, stop, wait_for)
 
 
 def test_agent_killed_during_a_resize_restarts_without_restarting_containers(tmp_path):
@@ -24,9 +22,7 @@ def test_agent_killed_during_a_resize_restarts_without_restarting_containers(tmp
         sim = SimRuntime(clock)
         runtime = HeldRuntime(sim)
         config = node_config(cpu=4000)
-        agent = NodeAgent(client, clock, config, runtime, name="node-1", checkpoint_dir=tmp_path)
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime, config=config, checkpoint_dir=tmp_path)
         await run_pod(client, pod("web", container("c", "500m", "256Mi"), container("side", "100m", "64Mi")))
         await run_pod(client, pod("other", container("c", "1", "128Mi")))
         p = await running(client, clock, "web")
@@ -42,11 +38,7 @@ def test_agent_killed_during_a_resize_restarts_without_restarting_containers(tmp
         saved = json.loads((tmp_path / FILENAME).read_text())
         assert saved["pods"][uid]["allocated"]["c"]["requests"]["cpu"] == 1500
         assert saved["pods"][uid]["actuated"]["c"]["requests"]["cpu"] == 500
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            pass
+        await kill(task)
         assert sim.status(ids["c"].split("://")[1]).resources.linux.cpu_quota == 50000
         started = len(sim.list_sandboxes())
 
@@ -57,9 +49,7 @@ def test_agent_killed_during_a_resize_restarts_without_restarting_containers(tmp
         await clock.sleep(30)
 
         runtime.release()
-        agent2 = NodeAgent(client, clock, config, runtime, name="node-1", checkpoint_dir=tmp_path)
-        task2 = start(agent2)
-        await agent2.ready.wait()
+        agent2, task2 = await start_agent(client, clock, runtime, config=config, checkpoint_dir=tmp_path)
 
         async def done():
             p = await client.get("pods", "web", "default")
@@ -77,8 +67,7 @@ def test_agent_killed_during_a_resize_restarts_without_restarting_containers(tmp
             p = await client.get("pods", "other", "default")
             return cstatus(p).get("resources", {}).get("limits", {}).get("cpu") == "2"
         await wait_for(clock, other_done)
-        agent2.stop()
-        await task2
+        await stop(agent2, task2)
 
     clock.run(main())
 
@@ -90,9 +79,7 @@ def test_restart_keeps_allocations_of_deferred_resizes_and_counts_them(tmp_path)
         client = await cluster(clock)
         sim = SimRuntime(clock)
         config = node_config(cpu=2000)
-        agent = NodeAgent(client, clock, config, sim, name="node-1", checkpoint_dir=tmp_path)
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, sim, config=config, checkpoint_dir=tmp_path)
         await run_pod(client, pod("a", container("c", "1", "128Mi")))
         await running(client, clock, "a")
         await client.resize("default", "a", {"spec": {"containers": [
@@ -100,25 +87,17 @@ def test_restart_keeps_allocations_of_deferred_resizes_and_counts_them(tmp_path)
             patch_type="strategic")
         await wait_for(clock, lambda: agent.pods and next(iter(agent.pods.values())).allocated["c"]
                        ["requests"]["cpu"] == 1500)
-        agent.stop()
-        await task
+        await stop(agent, task)
         # while the agent is down, a pod that would fit next to the *spec* but not the
         # allocation must not be admitted ahead of the re-admitted pod
         await run_pod(client, pod("b", container("c", "1", "128Mi")))
-        agent2 = NodeAgent(client, clock, config, sim, name="node-1", checkpoint_dir=tmp_path)
-        task2 = start(agent2)
-        await agent2.ready.wait()
-
-        async def rejected():
-            p = await client.get("pods", "b", "default")
-            return p if p["status"].get("phase") == "Failed" else None
-        p = await wait_for(clock, rejected)
+        agent2, task2 = await start_agent(client, clock, sim, config=config, checkpoint_dir=tmp_path)
+        p = await in_phase(client, clock, "b", "Failed")
         assert p["status"]["reason"] == "OutOfcpu"
         assert "used: 1500" in p["status"]["message"]
         a = await client.get("pods", "a", "default")
         assert cstatus(a)["restartCount"] == 0
-        agent2.stop()
-        await task2
+        await stop(agent2, task2)
 
     clock.run(main())
 
@@ -130,9 +109,7 @@ def test_restart_with_a_new_runtime_recreates_the_pod_at_its_allocation(tmp_path
     async def main():
         client = await cluster(clock)
         config = node_config(cpu=4000)
-        agent = NodeAgent(client, clock, config, SimRuntime(clock), name="node-1", checkpoint_dir=tmp_path)
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, config=config, checkpoint_dir=tmp_path)
         await run_pod(client, pod("web", container("c", "500m", "256Mi")))
         await running(client, clock, "web")
         await client.resize("default", "web", {"spec": {"containers": [
@@ -143,12 +120,9 @@ def test_restart_with_a_new_runtime_recreates_the_pod_at_its_allocation(tmp_path
             p = await client.get("pods", "web", "default")
             return cstatus(p)["resources"]["limits"]["cpu"] == "700m"
         await wait_for(clock, resized)
-        agent.stop()
-        await task
+        await stop(agent, task)
         fresh = SimRuntime(clock, name="sim2")
-        agent2 = NodeAgent(client, clock, config, fresh, name="node-1", checkpoint_dir=tmp_path)
-        task2 = start(agent2)
-        await agent2.ready.wait()
+        agent2, task2 = await start_agent(client, clock, fresh, config=config, checkpoint_dir=tmp_path)
 
         async def back():
             p = await client.get("pods", "web", "default")
@@ -161,7 +135,6 @@ def test_restart_with_a_new_runtime_recreates_the_pod_at_its_allocation(tmp_path
         assert len(fresh.list_sandboxes()) == 1
         linux = fresh.status(cs["containerID"].split("://")[1]).resources.linux
         assert linux.cpu_quota == 70000
-        agent2.stop()
-        await task2
+        await stop(agent2, task2)
 
     clock.run(main())

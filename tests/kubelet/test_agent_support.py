@@ -110,16 +110,40 @@ def start(agent: NodeAgent) -> asyncio.Task:
     return asyncio.ensure_future(agent.run())
 
 
+async def start_agent(client, clock, runtime=None, *, config: NodeConfig | None = None,
+                      **kw: Any) -> tuple[NodeAgent, asyncio.Task]:
+    """Start the node agent of "node-1" (``node_config()`` and a SimRuntime unless given) and
+    wait until it has registered its node. End it with ``stop`` or ``kill``."""
+    agent = NodeAgent(client, clock, node_config() if config is None else config,
+                      SimRuntime(clock) if runtime is None else runtime, name="node-1", **kw)
+    task = start(agent)
+    await agent.ready.wait()
+    return agent, task
+
+
 async def stop(agent: NodeAgent, task: asyncio.Task) -> None:
     agent.stop()
     await task
 
 
-async def running(client, clock, name: str, namespace: str = "default") -> dict:
+async def kill(task: asyncio.Task) -> None:
+    """End the agent's task the way a crash would: no graceful stop."""
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+
+
+async def in_phase(client, clock, name: str, phase: str, namespace: str = "default") -> dict:
     async def check():
         p = await client.get("pods", name, namespace)
-        return p if (p.get("status") or {}).get("phase") == "Running" else None
-    return await wait_for(clock, check, what=f"{name} Running")
+        return p if (p.get("status") or {}).get("phase") == phase else None
+    return await wait_for(clock, check, what=f"{name} {phase}")
+
+
+async def running(client, clock, name: str, namespace: str = "default") -> dict:
+    return await in_phase(client, clock, name, "Running", namespace)
 
 
 class HeldRuntime:

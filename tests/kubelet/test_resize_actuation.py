@@ -4,13 +4,12 @@ control loop, the static CPU manager rule, the order deferred resizes are retrie
 from __future__ import annotations
 
 from kvert.clock import VirtualClock
-from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.config import NodeConfig, parse_eviction_thresholds
 from kvert.kubelet.runtime.base import CriError
 from kvert.kubelet.runtime.sim import SimRuntime
 
 from tests.kubelet.test_agent_support import (GI, MI, HeldRuntime, cluster, condition, container, cstatus,
-                                              events, node_config, pod, run_pod, running, start, stop,
+                                              events, node_config, pod, run_pod, running, start_agent, stop,
                                               wait_for)
 
 
@@ -32,15 +31,22 @@ async def _resized(client, clock, pod_name: str, container: str, part: str, reso
     return await wait_for(clock, check, what=f"{pod_name}/{container} {resource}={value}")
 
 
+async def _resize_error(client, clock, pod_name: str) -> dict:
+    """Wait until the pod's resize is in progress with reason Error; the pod."""
+    async def check():
+        p = await client.get("pods", pod_name, "default")
+        c = condition(p, "PodResizeInProgress")
+        return p if c and c.get("reason") == "Error" else None
+    return await wait_for(clock, check, what=f"{pod_name} resize Error")
+
+
 def test_resize_policy_not_required_never_restarts_restart_container_restarts_once():
     clock = VirtualClock()
 
     async def main():
         client = await cluster(clock)
         runtime = SimRuntime(clock)
-        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime)
         await run_pod(client, pod("app", container("java", "500m", "256Mi",
                                                    policy={"cpu": "NotRequired", "memory": "RestartContainer"}),
                                   container("proxy", "100m", "64Mi")))
@@ -97,9 +103,7 @@ def test_cri_failure_rolls_back_and_is_retried_later():
         client = await cluster(clock)
         sim = SimRuntime(clock)
         runtime = FailingRuntime(sim, fail_calls={2})
-        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime)
         await run_pod(client, pod("two", container("a", "500m", "128Mi"), container("b", "500m", "128Mi")))
         p = await running(client, clock, "two")
         a_id = cstatus(p, "a")["containerID"].split("://")[1]
@@ -108,12 +112,7 @@ def test_cri_failure_rolls_back_and_is_retried_later():
             {"name": "a", "resources": {"requests": {"cpu": "700m"}, "limits": {"cpu": "700m"}}},
             {"name": "b", "resources": {"requests": {"cpu": "600m"}, "limits": {"cpu": "600m"}}}]}}
         await client.resize("default", "two", patch, patch_type="strategic")
-
-        async def errored():
-            p = await client.get("pods", "two", "default")
-            c = condition(p, "PodResizeInProgress")
-            return p if c and c.get("reason") == "Error" else None
-        p = await wait_for(clock, errored)
+        p = await _resize_error(client, clock, "two")
         assert "injected failure" in condition(p, "PodResizeInProgress")["message"]
         # a was raised, b failed, a rolled back; b never touched; the pod cgroup was raised first
         assert [(cid, quota) for cid, quota, _ in runtime.log] == [(a_id, 70000), (b_id, 60000), (a_id, 50000)]
@@ -154,9 +153,7 @@ def test_update_order_decreases_before_increases_and_pod_cgroup_around_them():
             calls.append(f"container {resources.linux.cpu_quota}")
             await original(container_id, resources)
         runtime.update_container_resources = container_update
-        agent = NodeAgent(client, clock, node_config(), runtime, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime)
         await run_pod(client, pod("two", container("a", "500m", "128Mi"), container("b", "500m", "128Mi")))
         await running(client, clock, "two")
         # net increase: pod cgroup first; b decreases before a increases
@@ -185,20 +182,13 @@ def test_memory_limit_decrease_waits_until_usage_fits():
     async def main():
         client = await cluster(clock)
         sim = SimRuntime(clock)
-        agent = NodeAgent(client, clock, node_config(), sim, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, sim)
         await run_pod(client, pod("mem", container("c", "500m", "256Mi")),)
         p = await running(client, clock, "mem")
         cid = cstatus(p)["containerID"].split("://")[1]
         sim.set_usage(cid, memory=200 * MI)
         await client.resize("default", "mem", _resize("c", memory="128Mi"), patch_type="strategic")
-
-        async def stuck():
-            p = await client.get("pods", "mem", "default")
-            c = condition(p, "PodResizeInProgress")
-            return p if c and c.get("reason") == "Error" else None
-        p = await wait_for(clock, stuck)
+        p = await _resize_error(client, clock, "mem")
         message = condition(p, "PodResizeInProgress")["message"]
         assert "below current usage" in message and str(128 * MI) in message and str(200 * MI) in message
         cs = cstatus(p)
@@ -228,9 +218,7 @@ def test_static_cpu_manager_refuses_non_integer_cpu_resize_of_guaranteed_pods():
         config = NodeConfig(capacity={"cpu": 8000, "memory": 16 * GI}, cpu_manager_policy="static",
                             kube_reserved={"cpu": 500},
                             eviction_hard=parse_eviction_thresholds("memory.available<100Mi"))
-        agent = NodeAgent(client, clock, config, SimRuntime(clock), name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, config=config)
         await run_pod(client, pod("pinned", container("c", "1", "256Mi")))
         await running(client, clock, "pinned")
         await client.resize("default", "pinned", _resize("c", cpu="1500m"), patch_type="strategic")
@@ -259,9 +247,7 @@ def test_deferred_resizes_are_retried_in_kubernetes_order_when_room_frees_up():
         await client.create("scheduling.k8s.io/priorityclasses",
                             {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                              "metadata": {"name": "high"}, "value": 1000})
-        agent = NodeAgent(client, clock, node_config(cpu=4000), SimRuntime(clock), name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, config=node_config(cpu=4000))
         await run_pod(client, pod("filler", container("c", "2000m", "128Mi")))
         await run_pod(client, pod("low", container("c", "500m", "128Mi")))
         await run_pod(client, pod("high", container("c", "500m", "128Mi"), priorityClassName="high"))

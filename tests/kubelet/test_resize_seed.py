@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 from kvert.clock import VirtualClock
-from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.runtime.sim import SimRuntime
 
 from tests.kubelet.test_agent_support import (HeldRuntime, cluster, condition, container, cstatus, events,
-                                              node_config, pod, run_pod, running, start, stop, wait_for)
+                                              node_config, pod, run_pod, running, start_agent, stop,
+                                              wait_for)
 
 
 def _cpu_requests(cpu: str) -> dict:
@@ -23,9 +23,7 @@ def test_seed_timeline_t0_to_t12():
     async def main():
         client = await cluster(clock)
         runtime = HeldRuntime(SimRuntime(clock))
-        agent = NodeAgent(client, clock, node_config(cpu=4000), runtime, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime, config=node_config(cpu=4000))
         # another pod holds 2.2 CPUs of the node's 4, so 1.5 and 1.6 fit, 2 does not (yet)
         await run_pod(client, pod("other", container("c", "2200m", "128Mi", limits=False)))
         await running(client, clock, "other")
@@ -126,9 +124,7 @@ def test_kubectl_walkthrough_650m_3950m_4650m_on_a_4_cpu_node():
     async def main():
         client = await cluster(clock)
         runtime = SimRuntime(clock)
-        agent = NodeAgent(client, clock, node_config(cpu=4000), runtime, name="node-1")
-        task = start(agent)
-        await agent.ready.wait()
+        agent, task = await start_agent(client, clock, runtime, config=node_config(cpu=4000))
         # the node's other pods (kube-system daemons in the seed's cluster) hold 350m
         await run_pod(client, pod("coredns", container("coredns", "100m", "70Mi", limits=False),
                                   namespace="kube-system"))

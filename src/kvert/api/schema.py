@@ -560,24 +560,9 @@ def _prune(x: Any, s: dict | None, path: str, removed: list[str], *,
     if isinstance(x, dict):
         if s is None:
             for k in list(x):
-                del x[k]
-                removed.append(child(path, k))
+                _remove_field(x, k, path, removed)
             return
-        props = _props(s)
-        additional = s.get("additionalProperties")
-        embedded = resource_root or s.get("x-kubernetes-embedded-resource") is True
-        for k in list(x):
-            if embedded and k in _META_FIELDS:
-                continue
-            sub = props.get(k)
-            if isinstance(sub, dict):
-                _prune(x[k], sub, child(path, k), removed)
-            elif additional is not None and k not in props:
-                _prune(x[k], additional if isinstance(additional, dict) else None,
-                       child(path, k), removed)
-            else:
-                del x[k]
-                removed.append(child(path, k))
+        _prune_fields(x, s, path, removed, resource_root=resource_root, keep_unknown=False)
     elif isinstance(x, list):
         items = _sub(s, "items")
         for i, item in enumerate(x):
@@ -586,25 +571,42 @@ def _prune(x: Any, s: dict | None, path: str, removed: list[str], *,
 
 def _skip_prune(x: Any, s: dict | None, path: str, removed: list[str], *,
                 resource_root: bool = False) -> None:
+    """Kubernetes' ``skipPrune``: the fields of a preserving node are kept, the fields its
+    schema specifies are still pruned. List items are walked the same way, as Kubernetes
+    does, even when ``items`` does not preserve unknown fields itself."""
     if s is None:
         return
     if isinstance(x, dict):
-        props = _props(s)
-        additional = s.get("additionalProperties")
-        embedded = resource_root or s.get("x-kubernetes-embedded-resource") is True
-        for k in list(x):
-            if embedded and k in _META_FIELDS:
-                continue
-            sub = props.get(k)
-            if isinstance(sub, dict):
-                _prune(x[k], sub, child(path, k), removed)
-            elif additional is not None and k not in props:
-                _prune(x[k], additional if isinstance(additional, dict) else None,
-                       child(path, k), removed)
+        _prune_fields(x, s, path, removed, resource_root=resource_root, keep_unknown=True)
     elif isinstance(x, list):
         items = _sub(s, "items")
         for i, item in enumerate(x):
             _skip_prune(item, items, index(path, i), removed)
+
+
+def _prune_fields(x: dict, s: dict, path: str, removed: list[str], *, resource_root: bool,
+                  keep_unknown: bool) -> None:
+    """Prune each field of the object ``x`` by its schema in ``s``. A field ``s`` does not
+    specify is dropped unless ``keep_unknown``; the meta fields of a resource always stay."""
+    props = _props(s)
+    additional = s.get("additionalProperties")
+    embedded = resource_root or s.get("x-kubernetes-embedded-resource") is True
+    for k in list(x):
+        if embedded and k in _META_FIELDS:
+            continue
+        sub = props.get(k)
+        if isinstance(sub, dict):
+            _prune(x[k], sub, child(path, k), removed)
+        elif additional is not None and k not in props:
+            _prune(x[k], additional if isinstance(additional, dict) else None,
+                   child(path, k), removed)
+        elif not keep_unknown:
+            _remove_field(x, k, path, removed)
+
+
+def _remove_field(x: dict, k: str, path: str, removed: list[str]) -> None:
+    del x[k]
+    removed.append(child(path, k))
 
 
 # ---- defaulting ------------------------------------------------------------------------------

@@ -136,6 +136,12 @@ def _require(spec: Mapping[str, Any], key: str, path: str) -> Any:
     return spec[key]
 
 
+def _anchor(value: Any, path: str) -> str:
+    if value not in ANCHORS:
+        raise UsageError(f"{path}: expected 'clock' or 'start', got {value!r}")
+    return value
+
+
 # -- profiles ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -154,6 +160,12 @@ class Profile:
         raise NotImplementedError
 
 
+def _column(profiles: Sequence[Any], name: str) -> np.ndarray:
+    """The parameter ``name`` of every profile as a column, shape ``(k, 1)``: it broadcasts
+    against the times, shape ``(k, T)``."""
+    return np.array([getattr(p, name) for p in profiles], dtype=float)[:, None]
+
+
 @dataclass(frozen=True)
 class Constant(Profile):
     value: float = 0.0
@@ -161,8 +173,7 @@ class Constant(Profile):
 
     @classmethod
     def _eval(cls, profiles, t):
-        v = np.array([p.value for p in profiles], dtype=float)[:, None]
-        return np.broadcast_to(v, t.shape).copy()
+        return np.broadcast_to(_column(profiles, "value"), t.shape).copy()
 
 
 @dataclass(frozen=True)
@@ -175,10 +186,8 @@ class Diurnal(Profile):
 
     @classmethod
     def _eval(cls, profiles, t):
-        lo = np.array([p.min for p in profiles])[:, None]
-        hi = np.array([p.max for p in profiles])[:, None]
-        period = np.array([p.period for p in profiles])[:, None]
-        phase = np.array([p.phase for p in profiles])[:, None]
+        lo, hi = _column(profiles, "min"), _column(profiles, "max")
+        period, phase = _column(profiles, "period"), _column(profiles, "phase")
         angle = 2 * np.pi * np.mod(t + phase, period) / period
         return lo + (hi - lo) * (1 - np.cos(angle)) / 2
 
@@ -194,11 +203,9 @@ class Spikes(Profile):
 
     @classmethod
     def _eval(cls, profiles, t):
-        base = np.array([p.base for p in profiles])[:, None]
-        peak = np.array([p.peak for p in profiles])[:, None]
-        every = np.array([p.every for p in profiles])[:, None]
-        duration = np.array([p.duration for p in profiles])[:, None]
-        offset = np.array([p.offset for p in profiles])[:, None]
+        base, peak = _column(profiles, "base"), _column(profiles, "peak")
+        every, duration = _column(profiles, "every"), _column(profiles, "duration")
+        offset = _column(profiles, "offset")
         x = t - offset
         spiking = (x >= 0) & (np.mod(x, every) < duration)
         return np.where(spiking, peak, base)
@@ -214,8 +221,7 @@ class Linear(Profile):
 
     @classmethod
     def _eval(cls, profiles, t):
-        start = np.array([p.start for p in profiles])[:, None]
-        rate = np.array([p.rate for p in profiles])[:, None]
+        start, rate = _column(profiles, "start"), _column(profiles, "rate")
         cap = np.array([math.inf if p.max is None else p.max for p in profiles])[:, None]
         return np.minimum(start + rate * np.maximum(t, 0.0), cap)
 
@@ -289,17 +295,17 @@ def parse_profile(resource: str, spec: object, path: str = "", seed: int = 0) ->
             raise UsageError(f"{path}.seed: expected an integer between 0 and 2^64-1")
         common["seed"] = spec["seed"]
     if "anchor" in spec:
-        if spec["anchor"] not in ANCHORS:
-            raise UsageError(f"{path}.anchor: expected 'clock' or 'start', got {spec['anchor']!r}")
-        common["anchor"] = spec["anchor"]
+        common["anchor"] = _anchor(spec["anchor"], f"{path}.anchor")
+
+    def value(key: str, default: object) -> object:
+        """``spec[key]``, or ``default`` when it is absent; without a default it is required."""
+        return spec.get(key, default) if default is not None else _require(spec, key, path)
 
     def amount(key: str, default: object = None) -> float:
-        value = spec.get(key, default) if default is not None else _require(spec, key, path)
-        return _amount(resource, value, f"{path}.{key}")
+        return _amount(resource, value(key, default), f"{path}.{key}")
 
     def duration(key: str, default: object = None) -> float:
-        value = spec.get(key, default) if default is not None else _require(spec, key, path)
-        return _duration(value, f"{path}.{key}")
+        return _duration(value(key, default), f"{path}.{key}")
 
     if kind == "constant":
         return Constant(value=amount("value"), **common)
@@ -352,9 +358,7 @@ def _parse_replay(spec: object, path: str) -> Replay:
     period = _duration(spec["period"], f"{path}.period") if "period" in spec else times[-1] - times[0]
     if loop and period <= 0:
         raise UsageError(f"{path}.period: a looping replay needs a positive period")
-    anchor = spec.get("anchor", "start")
-    if anchor not in ANCHORS:
-        raise UsageError(f"{path}.anchor: expected 'clock' or 'start', got {anchor!r}")
+    anchor = _anchor(spec.get("anchor", "start"), f"{path}.anchor")
     return Replay(tuple(times), tuple(cpu), tuple(memory), interpolation, loop, period, anchor)
 
 
@@ -365,11 +369,7 @@ def _seed_for(name: str, resource: str) -> int:
 def parse_container_usage(spec: object, name: str = "", path: str = "") -> ContainerUsage:
     """One container's entry of the annotation (JSON text or the parsed object)."""
     path = path or (name or "usage")
-    if isinstance(spec, str):
-        try:
-            spec = json.loads(spec)
-        except ValueError as err:
-            raise UsageError(f"{path}: not valid JSON: {err}") from None
+    spec = _decoded(spec, path)
     if not isinstance(spec, Mapping):
         raise UsageError(f"{path}: expected an object with cpu/memory or replay")
     _check_keys(spec, {"cpu", "memory", "replay", "exitAfter", "exitCode"}, path)
@@ -406,14 +406,20 @@ def parse_usage_annotation(value: object, path: str = f"metadata.annotations[{US
 def _raw_annotation(value: object, path: str) -> Mapping[str, Any]:
     if value is None or value == "":
         return {}
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as err:
-            raise UsageError(f"{path}: not valid JSON: {err}") from None
+    value = _decoded(value, path)
     if not isinstance(value, Mapping):
         raise UsageError(f"{path}: expected a JSON object keyed by container name")
     return value
+
+
+def _decoded(value: object, path: str) -> object:
+    """JSON text decoded; anything else is already decoded."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError as err:
+        raise UsageError(f"{path}: not valid JSON: {err}") from None
 
 
 def _all_containers(obj: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], bool]]:
@@ -522,11 +528,12 @@ class UsageBatch:
             profiles = [getattr(self.usages[i], resource) for i in idx]
             starts = np.array([p.anchor == "start" for p in profiles])
             noisy = [j for j, p in enumerate(profiles) if p.noise > 0]
+            noisy_profiles = [profiles[j] for j in noisy]
             noise = {
                 "idx": np.array(noisy, dtype=int),
-                "amount": np.array([profiles[j].noise for j in noisy])[:, None],
-                "interval": np.array([profiles[j].noise_interval for j in noisy])[:, None],
-                "seed": np.array([profiles[j].seed for j in noisy], dtype=np.uint64)[:, None],
+                "amount": _column(noisy_profiles, "noise"),
+                "interval": _column(noisy_profiles, "noise_interval"),
+                "seed": np.array([p.seed for p in noisy_profiles], dtype=np.uint64)[:, None],
             }
             groups.append((kind, np.array(idx, dtype=int), profiles, starts, noise))
         return groups

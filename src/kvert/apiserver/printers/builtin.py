@@ -57,6 +57,12 @@ def age_col() -> dict[str, Any]:
     return col("Age", "string", CREATED_DOC)
 
 
+def template_container_cols() -> list[dict[str, Any]]:
+    """The wide columns of the kinds with a pod template: its containers' names and images."""
+    return [col("Containers", "string", CONTAINERS_DOC, priority=1),
+            col("Images", "string", IMAGES_DOC, priority=1)]
+
+
 # -- field access -------------------------------------------------------------------------------
 
 def _m(v: Any) -> dict:
@@ -201,7 +207,8 @@ def _finished_at(status: dict) -> int | None:
 
 
 def _condition_true(conditions: Any, type_: str) -> bool:
-    """The first condition of ``type_`` has status True (isPodInitializedConditionTrue)."""
+    """The first condition of ``type_`` has status True (isPodInitializedConditionTrue,
+    hasJobCondition)."""
     for c in _l(conditions):
         if _m(c).get("type") == type_:
             return _m(c).get("status") == "True"
@@ -627,20 +634,27 @@ DEPLOYMENT_COLUMNS = [
     col("Available", "string", "Total number of available pods (ready for at least "
         "minReadySeconds) targeted by this deployment."),
     age_col(),
-    col("Containers", "string", CONTAINERS_DOC, priority=1),
-    col("Images", "string", IMAGES_DOC, priority=1),
+    *template_container_cols(),
     col("Selector", "string", "Label selector for pods. Existing ReplicaSets whose pods are selected "
         "by this will be the ones affected by this deployment.", priority=1),
 ]
 
 
-def _template_containers(obj: dict) -> Any:
-    return _m(_m(_m(obj.get("spec")).get("template")).get("spec")).get("containers")
+def _template_container_cells(obj: dict) -> tuple[str, str]:
+    """The cells under ``template_container_cols``: the pod template's container names and
+    images."""
+    return layout_container_cells(
+        _m(_m(_m(obj.get("spec")).get("template")).get("spec")).get("containers"))
 
 
 def _replicas(spec: dict) -> int:
     """spec.replicas, which defaulting sets to 1 when unset."""
     return _i(spec.get("replicas"), 1)
+
+
+def _ready_of_replicas(spec: dict, status: dict) -> str:
+    """The Ready cell of deployments and statefulsets: ``ready/desired``."""
+    return f"{_i(status.get('readyReplicas'))}/{_replicas(spec)}"
 
 
 def deployment_row(d: dict, now: int) -> Row:
@@ -649,8 +663,8 @@ def deployment_row(d: dict, now: int) -> Row:
         selector = _selector_string(spec.get("selector"))
     except SelectorError:
         selector = "<invalid>"
-    names, images = layout_container_cells(_template_containers(d))
-    return [_name(d), f"{_i(status.get('readyReplicas'))}/{_replicas(spec)}",
+    names, images = _template_container_cells(d)
+    return [_name(d), _ready_of_replicas(spec, status),
             _i(status.get("updatedReplicas")), _i(status.get("availableReplicas")), _age(d, now),
             names, images, selector], None
 
@@ -666,15 +680,14 @@ REPLICASET_COLUMNS = [
     col("Ready", "integer", "The number of non-terminating pods targeted by this ReplicaSet with a "
         "Ready Condition."),
     age_col(),
-    col("Containers", "string", CONTAINERS_DOC, priority=1),
-    col("Images", "string", IMAGES_DOC, priority=1),
+    *template_container_cols(),
     col("Selector", "string", SELECTOR_DOC, priority=1),
 ]
 
 
 def replicaset_row(rs: dict, now: int) -> Row:
     spec, status = _m(rs.get("spec")), _m(rs.get("status"))
-    names, images = layout_container_cells(_template_containers(rs))
+    names, images = _template_container_cells(rs)
     return [_name(rs), _replicas(spec), _i(status.get("replicas")),
             _i(status.get("readyReplicas")), _age(rs, now), names, images,
             format_label_selector(spec.get("selector"))], None
@@ -684,15 +697,14 @@ STATEFULSET_COLUMNS = [
     name_col(),
     col("Ready", "string", "Number of the pod with ready state"),
     age_col(),
-    col("Containers", "string", CONTAINERS_DOC, priority=1),
-    col("Images", "string", IMAGES_DOC, priority=1),
+    *template_container_cols(),
 ]
 
 
 def statefulset_row(ss: dict, now: int) -> Row:
     spec, status = _m(ss.get("spec")), _m(ss.get("status"))
-    names, images = layout_container_cells(_template_containers(ss))
-    return [_name(ss), f"{_i(status.get('readyReplicas'))}/{_replicas(spec)}", _age(ss, now),
+    names, images = _template_container_cells(ss)
+    return [_name(ss), _ready_of_replicas(spec, status), _age(ss, now),
             names, images], None
 
 
@@ -713,8 +725,7 @@ DAEMONSET_COLUMNS = [
         "that node. More info: "
         "https://kubernetes.io/docs/concepts/configuration/assign-pod-node/"),
     age_col(),
-    col("Containers", "string", CONTAINERS_DOC, priority=1),
-    col("Images", "string", IMAGES_DOC, priority=1),
+    *template_container_cols(),
     col("Selector", "string", "A label query over pods that are managed by the daemon set. Must "
         "match in order to be controlled. It must match the pod template's labels. More info: "
         "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
@@ -725,7 +736,7 @@ DAEMONSET_COLUMNS = [
 def daemonset_row(ds: dict, now: int) -> Row:
     spec, status = _m(ds.get("spec")), _m(ds.get("status"))
     node_selector = _m(_m(spec.get("template")).get("spec")).get("nodeSelector")
-    names, images = layout_container_cells(_template_containers(ds))
+    names, images = _template_container_cells(ds)
     return [_name(ds), _i(status.get("desiredNumberScheduled")),
             _i(status.get("currentNumberScheduled")), _i(status.get("numberReady")),
             _i(status.get("updatedNumberScheduled")), _i(status.get("numberAvailable")),
@@ -741,20 +752,12 @@ JOB_COLUMNS = [
         "down of elastic indexed jobs."),
     col("Duration", "string", "Time required to complete the job."),
     age_col(),
-    col("Containers", "string", CONTAINERS_DOC, priority=1),
-    col("Images", "string", IMAGES_DOC, priority=1),
+    *template_container_cols(),
     col("Selector", "string", "A label query over pods that should match the pod count. Normally, "
         "the system sets this field for you. More info: "
         "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
         priority=1),
 ]
-
-
-def _job_condition(conditions: Any, type_: str) -> bool:
-    for c in _l(conditions):
-        if _m(c).get("type") == type_:
-            return _m(c).get("status") == "True"
-    return False
 
 
 def job_row(job: dict, now: int) -> Row:
@@ -770,19 +773,19 @@ def job_row(job: dict, now: int) -> Row:
     if start is not None:
         duration = human_duration((done if done is not None else now) - start)
     conditions = status.get("conditions")
-    if _job_condition(conditions, "Complete"):
+    if _condition_true(conditions, "Complete"):
         state = "Complete"
-    elif _job_condition(conditions, "Failed"):
+    elif _condition_true(conditions, "Failed"):
         state = "Failed"
     elif _deleting(job):
         state = "Terminating"
-    elif _job_condition(conditions, "Suspended"):
+    elif _condition_true(conditions, "Suspended"):
         state = "Suspended"
-    elif _job_condition(conditions, "FailureTarget"):
+    elif _condition_true(conditions, "FailureTarget"):
         state = "FailureTarget"
     else:
         state = "Running"
-    names, images = layout_container_cells(_template_containers(job))
+    names, images = _template_container_cells(job)
     return [_name(job), state, completions, duration, _age(job, now), names, images,
             format_label_selector(spec.get("selector"))], None
 

@@ -80,14 +80,17 @@ def _truncated_seconds(d: int) -> int:
     return q if d >= 0 else -q
 
 
+def _negative(seconds: int) -> str:
+    """Both durations' text for a negative one: less than two seconds in the future is
+    clock skew, printed as now ("0s"); further ahead is "<invalid>"."""
+    return "0s" if seconds >= -1 else "<invalid>"
+
+
 def human_duration(d: int) -> str:
     """``duration.HumanDuration`` of ``d`` nanoseconds: ~2-3 significant figures."""
     seconds = _truncated_seconds(d)
-    # Up to two seconds in the future is clock skew: "now".
-    if seconds < -1:
-        return "<invalid>"
     if seconds < 0:
-        return "0s"
+        return _negative(seconds)
     if seconds < 60 * 2:
         return f"{seconds}s"
     minutes = d // MINUTE
@@ -117,10 +120,8 @@ def human_duration(d: int) -> str:
 def short_human_duration(d: int) -> str:
     """``duration.ShortHumanDuration`` of ``d`` nanoseconds: one unit only."""
     seconds = _truncated_seconds(d)
-    if seconds < -1:
-        return "<invalid>"
     if seconds < 0:
-        return "0s"
+        return _negative(seconds)
     if seconds < 60:
         return f"{seconds}s"
     minutes = d // MINUTE

@@ -15,6 +15,7 @@ scalars, compact JSON for maps and lists).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -155,23 +156,14 @@ class _Parser:
     def _bracket(self):
         s = self.s
         start = self.pos + 1
-        depth, quote, i = 0, "", start
-        while i < len(s):
-            c = s[i]
-            if quote:
-                if c == "\\":
-                    i += 1
-                elif c == quote:
-                    quote = ""
-            elif c in "'\"":
-                quote = c
-            elif c == "(":
+        depth = 0
+        for i, c in _outside_quotes(s, start):
+            if c == "(":
                 depth += 1
             elif c == ")":
                 depth -= 1
             elif c == "]" and depth == 0:
                 break
-            i += 1
         else:
             raise JSONPathError(f"unterminated array in {s!r}")
         body = s[start:i].strip()
@@ -188,28 +180,32 @@ class _Parser:
         return _Index(tuple(_parse_selection(part.strip()) for part in _split_top(body, ",")))
 
 
-def _split_top(text: str, sep: str) -> list[str]:
-    parts, quote, cur = [], "", []
-    i = 0
+def _outside_quotes(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """Each (index, character) of ``text`` from ``start`` that is not part of a quoted string:
+    the quotes, what they enclose and backslash escapes inside them are passed over."""
+    quote, i = "", start
     while i < len(text):
         c = text[i]
         if quote:
-            if c == "\\" and i + 1 < len(text):
-                cur.append(c)
+            if c == "\\":
                 i += 1
-                c = text[i]
             elif c == quote:
                 quote = ""
         elif c in "'\"":
             quote = c
-        elif c == sep:
-            parts.append("".join(cur))
-            cur = []
-            i += 1
-            continue
-        cur.append(c)
+        else:
+            yield i, c
         i += 1
-    parts.append("".join(cur))
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at each ``sep`` that is not inside quotes."""
+    parts, begin = [], 0
+    for i, c in _outside_quotes(text):
+        if c == sep:
+            parts.append(text[begin:i])
+            begin = i + 1
+    parts.append(text[begin:])
     return parts
 
 
@@ -247,22 +243,11 @@ def _parse_selection(text: str) -> tuple[int | None, int | None, int | None, boo
 
 
 def _parse_filter(expr: str) -> _Filter:
-    quote, i = "", 0
-    while i < len(expr):
-        c = expr[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        else:
-            for op in _COMPARISONS:
-                if expr.startswith(op, i):
-                    left, right = expr[:i].strip(), expr[i + len(op):].strip()
-                    return _Filter(_operand(left), op, _operand(right))
-        i += 1
+    for i, _ in _outside_quotes(expr):
+        for op in _COMPARISONS:
+            if expr.startswith(op, i):
+                left, right = expr[:i].strip(), expr[i + len(op):].strip()
+                return _Filter(_operand(left), op, _operand(right))
     return _Filter(_operand(expr), "exists", None)
 
 
@@ -322,13 +307,20 @@ def _descend(values: list[Any]) -> list[Any]:
     return out
 
 
-def _select(values: list[Any], step: _Index) -> list[Any]:
-    out: list[Any] = []
+def _arrays(values: list[Any], action: str = "") -> Iterator[list]:
+    """The lists an index or a filter applies to: a null (a missing key) is skipped, any
+    other non-list is an error, worded as client-go's (``action`` ends its message)."""
     for v in values:
         if v is None:
             continue
         if not isinstance(v, list):
-            raise JSONPathError(f"{_go_type(v)} is not array or slice")
+            raise JSONPathError(f"{_go_type(v)} is not array or slice{action}")
+        yield v
+
+
+def _select(values: list[Any], step: _Index) -> list[Any]:
+    out: list[Any] = []
+    for v in _arrays(values):
         n = len(v)
         for start, end, stride, single in step.selections:
             lo = 0 if start is None else start
@@ -354,29 +346,26 @@ def _select(values: list[Any], step: _Index) -> list[Any]:
 
 def _filter(values: list[Any], step: _Filter) -> list[Any]:
     out: list[Any] = []
-    for v in values:
-        if v is None:
-            continue
-        if not isinstance(v, list):
-            raise JSONPathError(f"{_go_type(v)} is not array or slice and cannot be filtered")
-        for element in v:
-            lefts = _operand_values(step.left, element)
-            if step.op == "exists":
-                if lefts:
-                    out.append(element)
-                continue
-            if not lefts:
-                continue
-            if len(lefts) > 1:
-                raise JSONPathError("can only compare one element at a time")
-            rights = _operand_values(step.right, element)
-            if not rights:
-                continue
-            if len(rights) > 1:
-                raise JSONPathError("can only compare one element at a time")
-            if _compare(lefts[0], step.op, rights[0]):
-                out.append(element)
+    for v in _arrays(values, " and cannot be filtered"):
+        out.extend(element for element in v if _matches(step, element))
     return out
+
+
+def _matches(step: _Filter, element: Any) -> bool:
+    """Whether ``element`` passes the filter; an operand that selects nothing fails it."""
+    lefts = _operand_values(step.left, element)
+    if step.op == "exists":
+        return bool(lefts)
+    if not _at_most_one(lefts):
+        return False
+    rights = _at_most_one(_operand_values(step.right, element))
+    return bool(rights) and _compare(lefts[0], step.op, rights[0])
+
+
+def _at_most_one(values: list[Any]) -> list[Any]:
+    if len(values) > 1:
+        raise JSONPathError("can only compare one element at a time")
+    return values
 
 
 def _operand_values(operand: Operand | None, element: Any) -> list[Any]:
@@ -511,10 +500,6 @@ def print_value(v: Any) -> str | None:
         return None
     if isinstance(v, str):
         return v
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
     if isinstance(v, float):
         return go_format_float(v)
-    return go_json(v)
+    return go_json(v)  # booleans and integers print as in JSON
