@@ -17,6 +17,8 @@ from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import negotiation
 from kvert.apiserver.auth import USER
+from kvert.apiserver.openapi import unknown_fields
+from kvert.apiserver.tables import to_table
 from kvert.apiserver.requestinfo import RequestInfo
 from kvert.registry import patch as patches
 from kvert.registry.apply import manager_from_user_agent
@@ -91,7 +93,6 @@ async def _list(server, request, rt, info):
     listing["apiVersion"], listing["kind"] = rt.api_version, f"{rt.kind}List"
     accept = negotiation.parse_accept(request.headers.get("Accept"))
     if negotiation.wants(accept, "Table", "meta.k8s.io"):
-        from kvert.apiserver.tables import to_table
         meta = listing["metadata"]
         return json_response(to_table(rt, listing["items"], now=server.clock.now(),
                                       include_object=q.get("includeObject", "Metadata"),
@@ -108,7 +109,6 @@ async def _list(server, request, rt, info):
 def _render_object(server, request, rt, obj, status: int = 200) -> web.Response:
     accept = negotiation.parse_accept(request.headers.get("Accept"))
     if negotiation.wants(accept, "Table", "meta.k8s.io"):
-        from kvert.apiserver.tables import to_table
         return json_response(to_table(rt, [obj], now=server.clock.now(),
                                       include_object=request.query.get("includeObject", "Metadata"),
                                       resource_version=obj["metadata"].get("resourceVersion", "")),
@@ -156,7 +156,6 @@ def _check_fields(request: web.Request, rt: ResourceType, obj: Any) -> None:
                          '"Ignore", "Strict", "Warn"')
     if mode == "Ignore" or not isinstance(obj, dict):
         return
-    from kvert.apiserver.openapi import unknown_fields
     body = {k: v for k, v in obj.items() if not k.startswith("$")}
     body.setdefault("apiVersion", rt.api_version)
     body.setdefault("kind", rt.kind)

@@ -18,7 +18,8 @@ from aiohttp import web
 import kvert
 from kvert.api import kinds
 from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, NotFound, Unauthorized
-from kvert.apiserver import metrics, negotiation, rest
+from kvert.apiserver import discovery, metrics, negotiation, openapi, rest
+from kvert.apiserver.admission import bootstrap, recalculate_quota_usage
 from kvert.apiserver.auth import USER, TokenAuthenticator
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.requestinfo import parse
@@ -104,7 +105,6 @@ class ApiServer:
     async def resync_quotas(self, interval: float) -> None:
         """The ResourceQuota controller's periodic sync: usage released by pods that shrank
         or went away is recomputed from the live pods."""
-        from kvert.apiserver.admission import recalculate_quota_usage
         while True:
             await self.clock.sleep(interval)
             try:
@@ -114,7 +114,6 @@ class ApiServer:
 
     async def bootstrap(self) -> None:
         """Objects every cluster has: the system namespaces and priority classes."""
-        from kvert.apiserver.admission import bootstrap
         await bootstrap(self.registry)
 
     # ---- middleware ------------------------------------------------------------
@@ -169,7 +168,6 @@ class ApiServer:
             return web.Response(text="ok", content_type="text/plain")
         if path == "/version":
             return rest.json_response(self.version_info())
-        from kvert.apiserver import discovery, openapi
         types = kinds.all_types()
         # discovery also lists the unstored metrics.k8s.io types when node metrics are served
         served = types + list(metrics.METRICS_TYPES) if self.metrics_provider is not None else types
@@ -212,7 +210,6 @@ class ApiServer:
 
 
 def _openapi_v2(types, accept) -> web.Response:
-    from kvert.apiserver import openapi
     # kubectl asks for protobuf only; Go's parser refuses the "@" form as a Content-Type.
     if any(m.type == openapi.V2_PROTOBUF_ACCEPT for m in accept) and not any(
             m.type in ("application/json", "*/*") for m in accept):
@@ -223,7 +220,6 @@ def _openapi_v2(types, accept) -> web.Response:
 
 
 def _openapi_v3(types, path: str, wanted_hash: str) -> web.Response:
-    from kvert.apiserver import openapi
     found = openapi.openapi_v3_json(types, path)
     if found is None:
         raise NotFound(path, "", "the server could not find the requested resource")

@@ -19,6 +19,7 @@ from kvert.api.errors import ApiError, BadRequest
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import negotiation
 from kvert.apiserver.requestinfo import RequestInfo
+from kvert.apiserver.tables import to_table
 
 if TYPE_CHECKING:
     from kvert.apiserver.server import ApiServer
@@ -102,7 +103,6 @@ class WatchHub:
             idle_since = clock.now()
             obj = event.object
             if as_table and event.type != "ERROR":
-                from kvert.apiserver.tables import to_table
                 items = [] if event.type == "BOOKMARK" else [obj]
                 obj = to_table(rt, items, now=clock.now(), include_object=include_object,
                                resource_version=obj.get("metadata", {}).get("resourceVersion", ""),
