@@ -17,6 +17,7 @@ import yaml
 
 from kvert.vpa.aggregate import AggregateContainerState
 from kvert.vpa.estimators import get_confidence
+from kvert.cli import vpa_admission
 from kvert.vpa.recommendation import (DEFAULT_CONFIG, ContainerRecommendation, container_policy,
                                       recommend_containers)
 from kvert.vpa.samples import COLUMNS, SampleError, Samples, read_samples
@@ -37,7 +38,7 @@ where memory then holds the container's memory request):
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "vpa", help="Vertical Pod Autoscaler tools (offline recommendations)",
+        "vpa", help="Vertical Pod Autoscaler tools: offline recommendations, the admission controller",
         description="Vertical Pod Autoscaler tools. 'recommend' computes a VPA recommendation\n"
                     "from recorded usage samples with the model the live recommender runs.",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -64,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--prometheus", metavar="URL",
                    help="read the history from Prometheus instead (not available yet)")
     r.set_defaults(func=run_recommend)
+    vpa_admission.register_subcommand(vsub)
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
