@@ -216,3 +216,22 @@ def test_sidecars_resize_through_the_resize_subresource(env):
                                        "limits": {"cpu": "200m", "memory": "64Mi"}}}]}}))
     assert resized["spec"]["initContainers"][0]["resources"]["requests"]["cpu"] == "200m"
     assert resized["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "500m"
+
+
+def test_mutations_that_replace_metadata_are_kept_with_generate_name(env):
+    class ReplaceMetadata:
+        name = "ReplaceMetadata"
+
+        async def admit(self, attrs):
+            if attrs.object is not None and attrs.operation == "CREATE":
+                patched = dict(attrs.object, metadata={**attrs.object["metadata"], "labels": {"m": "1"}})
+                attrs.object.clear()
+                attrs.object.update(patched)
+
+    env.admission.plugins.append(ReplaceMetadata())
+    obj = pod()
+    del obj["metadata"]["name"]
+    obj["metadata"]["generateName"] = "web-"
+    created = env.run(env.client.create("pods", obj, namespace="default"))
+    assert created["metadata"]["name"].startswith("web-")
+    assert created["metadata"]["labels"] == {"m": "1"}

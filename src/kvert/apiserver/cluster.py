@@ -43,6 +43,7 @@ class Cluster:
         self.server: ApiServer | None = None
         self.store = None
         self.components: list = []   # each with run() and stop(), started after the API
+        self.vpa_webhook = None
 
     async def start(self) -> None:
         from kvert.apiserver.admission import default_chain
@@ -72,6 +73,17 @@ class Cluster:
         self.components = self._components()
         for component in self.components:
             self.server.run_background(component.run())
+        await self._start_vpa_admission(pki)
+
+    async def _start_vpa_admission(self, pki) -> None:
+        """The VPA admission controller as on a real cluster: an HTTPS webhook the API server
+        calls, registered through a MutatingWebhookConfiguration."""
+        from kvert.vpa.webhook import VpaWebhookServer, register_webhook, webhook_configuration
+        client = self._client("system:vpa-admission-controller")
+        self.vpa_webhook = VpaWebhookServer(client, self.clock, ssl_context=pki.server_context(),
+                                            informers=True)
+        await self.vpa_webhook.run()
+        await register_webhook(client, webhook_configuration(self.vpa_webhook.url, pki.ca_pem()))
         self.server.run_background(self.metrics.run())
 
     def _client(self, user: str) -> InProcessClient:
@@ -108,6 +120,8 @@ class Cluster:
     async def stop(self) -> None:
         for component in self.components:
             component.stop()
+        if self.vpa_webhook is not None:
+            await self.vpa_webhook.stop()
         if self.server is not None:
             await self.server.stop()
         if self.store is not None:

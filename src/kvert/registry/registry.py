@@ -78,6 +78,9 @@ class Registry:
         attrs = Attributes(CREATE, resource, namespace_of(obj), name_of(obj), obj,
                            dry_run=dry_run, user=user)
         await self.admission.admit(attrs)
+        # Mutating plugins may have replaced any part of the object (a webhook's JSON patch).
+        obj = attrs.object
+        meta = obj.setdefault("metadata", {})
         # As kube-apiserver's BeforeCreate: after mutation, so status (a pod's QoS class)
         # describes the object as admitted.
         if not meta.get("name") and meta.get("generateName"):
@@ -129,6 +132,7 @@ class Registry:
         attrs = Attributes(UPDATE, resource, namespace_of(new), name_of(new), new, old,
                            subresource=subresource, dry_run=dry_run, user=user)
         await self.admission.admit(attrs)
+        new = attrs.object
         if field_manager:
             new = update_managed_fields(old, new, field_manager, now=format_time(self.clock.now()),
                                         subresource=subresource)

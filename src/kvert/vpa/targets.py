@@ -1,0 +1,168 @@
+"""Which pods a VerticalPodAutoscaler controls (``target/fetcher.go`` and the updater's
+replica counting upstream).
+
+``spec.targetRef`` (``{apiVersion, kind, name}``) names a workload in the VPA's namespace:
+Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ReplicationController, or any object
+kvert serves whose ``spec.selector`` is a label selector (a CronJob's is the one of its job
+template's labels). ``resolve_target`` reads it and answers the selector, the workload object
+and, when the target cannot be used, the problem (the recommender's ``ConfigUnsupported``
+condition message, upstream's wording):
+
+* the object cannot be read, or has no selector: ``Cannot read targetRef. Reason: ...``;
+* the object has a controlling owner (a ReplicaSet of a Deployment): ``The targetRef
+  controller has a parent but it should point to a topmost well-known or scalable
+  controller``.
+
+``controlled_pods`` lists the pods the selector matches; ``live_pods`` drops the ones being
+deleted or finished; ``configured_replicas`` is the workload's configured size (the
+updater's ``configured``: ``spec.replicas``, a DaemonSet's desired number scheduled; None
+when the workload does not say, e.g. a Job -- use the live pod count then).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from kvert.api import kinds
+from kvert.api.errors import ApiError
+from kvert.api.selectors import LabelSelector, SelectorError
+
+_WELL_KNOWN = {
+    "Deployment": "apps/deployments", "ReplicaSet": "apps/replicasets",
+    "StatefulSet": "apps/statefulsets", "DaemonSet": "apps/daemonsets",
+    "Job": "batch/jobs", "CronJob": "batch/cronjobs",
+    "ReplicationController": "replicationcontrollers",
+}
+
+PARENT_MESSAGE = ("The targetRef controller has a parent but it should point to a topmost "
+                  "well-known or scalable controller")
+
+
+@dataclass
+class Target:
+    """A resolved ``targetRef``: ``selector`` is ``LabelSelector.nothing()`` when unusable."""
+
+    selector: LabelSelector
+    workload: dict | None = None
+    problem: str | None = None
+    resource: str | None = None
+    pods: list[dict] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+def target_resource(target_ref: Mapping[str, Any]) -> str:
+    """The resource key (``apps/deployments``) a targetRef names."""
+    kind = target_ref.get("kind") or ""
+    api_version = target_ref.get("apiVersion") or ""
+    try:
+        return kinds.by_gvk(api_version, kind).key
+    except KeyError:
+        pass
+    if kind in _WELL_KNOWN:
+        return _WELL_KNOWN[kind]
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    plural = kind.lower() + ("es" if kind.lower().endswith("s") else "s")
+    return f"{group}/{plural}" if group else plural
+
+
+def workload_selector(workload: Mapping[str, Any]) -> LabelSelector:
+    """The label selector of a workload object (raises SelectorError when it has none)."""
+    spec = workload.get("spec") or {}
+    if workload.get("kind") == "CronJob":
+        labels = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {})
+                  .get("metadata") or {}).get("labels")
+        if not labels:
+            raise SelectorError("the CronJob's job template has no labels")
+        return LabelSelector.from_dict({"matchLabels": labels})
+    sel = spec.get("selector")
+    if sel is None:
+        raise SelectorError(f"{workload.get('kind', 'the target')} has no spec.selector")
+    if isinstance(sel, Mapping) and sel and "matchLabels" not in sel and "matchExpressions" not in sel:
+        sel = {"matchLabels": dict(sel)}          # ReplicationController: a plain map
+    selector = LabelSelector.from_dict(sel)
+    return selector
+
+
+async def resolve_target(client: Any, vpa: Mapping[str, Any]) -> Target:
+    """Read the VPA's ``spec.targetRef`` and answer its selector (``Target``)."""
+    meta = vpa.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    ref = (vpa.get("spec") or {}).get("targetRef")
+    if not isinstance(ref, Mapping) or not ref.get("name") or not ref.get("kind"):
+        return Target(LabelSelector.nothing(), problem="Cannot read targetRef")
+    resource = target_resource(ref)
+    try:
+        workload = await client.get(resource, ref["name"], namespace)
+    except (ApiError, KeyError, ValueError) as e:
+        return Target(LabelSelector.nothing(), resource=resource,
+                      problem=f"Cannot read targetRef. Reason: {_reason(e)}")
+    try:
+        selector = workload_selector(workload)
+    except SelectorError as e:
+        return Target(LabelSelector.nothing(), workload, f"Cannot read targetRef. Reason: {e}", resource)
+    owners = (workload.get("metadata") or {}).get("ownerReferences") or []
+    if any(o.get("controller") for o in owners):
+        return Target(LabelSelector.nothing(), workload, PARENT_MESSAGE, resource)
+    return Target(selector, workload, None, resource)
+
+
+def _reason(e: Exception) -> str:
+    message = getattr(e, "message", None) or str(e)
+    return str(message)
+
+
+def is_live(pod: Mapping[str, Any]) -> bool:
+    """Not being deleted and not finished."""
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def select_pods(pods: list[dict], namespace: str, selector: LabelSelector) -> list[dict]:
+    return sorted((p for p in pods if (p.get("metadata") or {}).get("namespace", "default") == namespace
+                   and selector.matches((p.get("metadata") or {}).get("labels") or {})),
+                  key=lambda p: p["metadata"]["name"])
+
+
+async def controlled_pods(client: Any, vpa: Mapping[str, Any], target: Target | None = None, *,
+                          pods: list[dict] | None = None) -> list[dict]:
+    """The pods of the VPA's namespace its target's selector matches (``pods``: an already
+    listed set to pick from instead of listing)."""
+    target = target or await resolve_target(client, vpa)
+    if not target.ok:
+        return []
+    namespace = (vpa.get("metadata") or {}).get("namespace") or "default"
+    if pods is None:
+        pods = (await client.list("pods", namespace=namespace))["items"]
+    return select_pods(pods, namespace, target.selector)
+
+
+def live_pods(pods: list[dict]) -> list[dict]:
+    return [p for p in pods if is_live(p)]
+
+
+def configured_replicas(workload: Mapping[str, Any] | None) -> int | None:
+    """The workload's configured number of pods (None: unknown -- count the live pods)."""
+    if not workload:
+        return None
+    kind = workload.get("kind")
+    if kind in ("Job", "CronJob"):
+        return None
+    if kind == "DaemonSet":
+        n = (workload.get("status") or {}).get("desiredNumberScheduled")
+        return int(n) if isinstance(n, int) else None
+    replicas = (workload.get("spec") or {}).get("replicas")
+    if replicas is None:
+        return 1 if "template" in (workload.get("spec") or {}) else None
+    try:
+        return int(replicas)
+    except (TypeError, ValueError):
+        return None
+
+
+__all__ = ["PARENT_MESSAGE", "Target", "configured_replicas", "controlled_pods", "is_live", "live_pods",
+           "resolve_target", "select_pods", "target_resource", "workload_selector"]

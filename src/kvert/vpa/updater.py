@@ -1,0 +1,429 @@
+"""The VPA updater (seed 002's Updater, seed 003's eviction tolerance; ``updater/`` upstream).
+
+``Updater(client, clock, interval=60, eviction_tolerance=0.5, min_replicas=2,
+in_place_timeout=3600, deferred_timeout=300)``; ``await u.run()`` until ``u.stop()``;
+``run_once()`` is one pass. Per VPA whose ``updatePolicy.updateMode`` is ``Recreate``,
+``Auto``, ``InPlaceOrRecreate`` or ``InPlace`` (``Off`` and ``Initial`` never touch running
+pods) and that has a recommendation:
+
+* the live pods its ``targetRef`` selects; with fewer than ``updatePolicy.minReplicas``
+  (default ``min_replicas``, 2) nothing is done ("Too few replicas");
+* a pod is a candidate (``UpdatePriorityCalculator.AddPod``) when a controlled resource's
+  request is outside [lowerBound, upperBound] (a missing request counts as outside), or it
+  has lived 12h and its requests differ from the target by at least 10% (the sum over
+  resources of |request - target| / request), or a container OOMed less than 10 minutes
+  after it started (and something would change). Containers with policy ``mode: Off`` and
+  resources outside ``controlledResources`` are ignored; the target is capped to the
+  policy's minAllowed/maxAllowed. Candidates go scale-ups first, then by the largest
+  relative change;
+* the disruption budget (``podsEvictionRestriction``): ``configured`` is the workload's
+  replicas, ``tolerance = int(configured * eviction_tolerance)``; a pod may be disrupted while
+  ``running - (evicted + resized in place) this pass > configured - tolerance``, or, when the
+  tolerance is 0, as the single disruption of a pass when every configured pod runs. Pending
+  pods may always be evicted;
+* ``Recreate`` evicts (``client.evict``: PodDisruptionBudgets apply; a 429 means "not now");
+* ``InPlaceOrRecreate`` -- and ``Auto``, which kvert treats as InPlaceOrRecreate -- resizes
+  through ``client.resize``: requests to the target, limits scaled to keep the limit/request
+  ratio (``controlledValues: RequestsAndLimits``, the default) or left alone
+  (``RequestsOnly``; the target is then capped to the limit). A resize the node reports
+  ``Infeasible``, or ``Deferred`` for more than ``deferred_timeout``, or in progress for more
+  than ``in_place_timeout``, or one the API server refuses, falls back to eviction;
+* ``InPlace`` resizes the same way and never evicts.
+
+Events (upstream's reasons): on the pod ``EvictedByVPA`` / ``InPlaceResizedByVPA``; on the VPA
+``EvictedPod`` / ``InPlaceResizedPod``; a fallback adds ``InPlaceResizeFallbackToEviction``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from kvert.api.errors import ApiError, NotFound, TooManyRequests
+from kvert.api.meta import parse_time
+from kvert.api.quantity import Quantity, QuantityError
+from kvert.client.events import EventRecorder
+from kvert.vpa.recommendation import (apply_policy, container_policy, controlled_resources,
+                                      parse_recommendation, proportional_limits, scaling_disabled)
+from kvert.vpa.targets import configured_replicas, is_live, resolve_target, select_pods
+
+log = logging.getLogger(__name__)
+
+VPAS = "autoscaling.k8s.io/verticalpodautoscalers"
+EVICTING_MODES = ("Recreate",)
+IN_PLACE_MODES = ("InPlaceOrRecreate", "Auto", "InPlace")
+POD_LIFETIME_UPDATE_THRESHOLD = 12 * 3600.0
+EVICT_AFTER_OOM_THRESHOLD = 600.0
+MIN_CHANGE_PRIORITY = 0.1
+
+
+def update_mode(vpa: Mapping) -> str:
+    return (((vpa.get("spec") or {}).get("updatePolicy") or {}).get("updateMode")) or "Auto"
+
+
+def _q(value: Any) -> Quantity | None:
+    try:
+        return Quantity.parse(value)
+    except (QuantityError, TypeError, ValueError):
+        return None
+
+
+def _rl(rl: Any) -> dict[str, Quantity]:
+    out = {}
+    for k, v in (rl or {}).items():
+        q = _q(v)
+        if q is not None:
+            out[k] = q
+    return out
+
+
+@dataclass
+class Priority:
+    outside_range: bool = False
+    scale_up: bool = False
+    resource_diff: float = 0.0
+
+    def key(self) -> tuple:
+        return (self.scale_up, self.resource_diff)
+
+
+@dataclass
+class GroupStats:
+    """``singleGroupStats``: one workload's pods in one pass."""
+
+    configured: int
+    tolerance: int
+    running: int
+    pending: int
+    evicted: int = 0
+    in_place: int = 0
+
+    def disruptable(self) -> bool:
+        should_be_alive = self.configured - self.tolerance
+        alive = self.running - (self.evicted + self.in_place)
+        return alive > should_be_alive or (self.configured == self.running and self.tolerance == 0
+                                           and self.evicted == 0 and self.in_place == 0)
+
+
+@dataclass
+class PassResult:
+    evicted: list[str] = field(default_factory=list)
+    resized: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)      # VPA -> why nothing was done
+
+
+def resize_condition(pod: Mapping) -> dict | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") in ("PodResizePending", "PodResizeInProgress"):
+            return c
+    return None
+
+
+class Updater:
+    def __init__(self, client: Any, clock: Any, *, interval: float = 60.0, eviction_tolerance: float = 0.5,
+                 min_replicas: int = 2, in_place_timeout: float = 3600.0, deferred_timeout: float = 300.0,
+                 pod_lifetime_threshold: float = POD_LIFETIME_UPDATE_THRESHOLD,
+                 evict_after_oom_threshold: float = EVICT_AFTER_OOM_THRESHOLD,
+                 min_change_priority: float = MIN_CHANGE_PRIORITY,
+                 recorder: EventRecorder | None = None) -> None:
+        self.client = client
+        self.clock = clock
+        self.interval = float(interval)
+        self.eviction_tolerance = float(eviction_tolerance)
+        self.min_replicas = int(min_replicas)
+        self.in_place_timeout = float(in_place_timeout)
+        self.deferred_timeout = float(deferred_timeout)
+        self.pod_lifetime_threshold = float(pod_lifetime_threshold)
+        self.evict_after_oom_threshold = float(evict_after_oom_threshold)
+        self.min_change_priority = float(min_change_priority)
+        self.recorder = recorder or EventRecorder(client, clock, "vpa-updater")
+        self.in_place_attempts: dict[str, float] = {}     # pod uid -> time of the last resize
+        self._stopped = False
+        self._wake = asyncio.Event()
+
+    # -- running -----------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        while not self._stopped:
+            try:
+                await self.run_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001
+                log.exception("updater loop failed")
+            if self._stopped:
+                break
+            sleeper = asyncio.ensure_future(self.clock.sleep(self.interval))
+            waker = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for t in (sleeper, waker):
+                    if not t.done():
+                        t.cancel()
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._wake.set()
+
+    # -- one pass ----------------------------------------------------------------------------------
+
+    async def run_once(self) -> PassResult:
+        result = PassResult()
+        vpas = (await self.client.list(VPAS))["items"]
+        pods = [p for p in (await self.client.list("pods"))["items"] if is_live(p)]
+        live_uids = {p["metadata"].get("uid") for p in pods}
+        for uid in [u for u in self.in_place_attempts if u not in live_uids]:
+            del self.in_place_attempts[uid]
+        taken: set[tuple[str, str]] = set()
+        for vpa in sorted(vpas, key=lambda v: (v["metadata"].get("creationTimestamp") or "",
+                                               v["metadata"].get("namespace", ""), v["metadata"]["name"])):
+            name = f"{vpa['metadata'].get('namespace', 'default')}/{vpa['metadata']['name']}"
+            mode = update_mode(vpa)
+            if mode not in EVICTING_MODES + IN_PLACE_MODES:
+                result.skipped[name] = f"updateMode {mode}"
+                continue
+            recommendation = parse_recommendation((vpa.get("status") or {}).get("recommendation"))
+            target = await resolve_target(self.client, vpa)
+            if not target.ok:
+                result.skipped[name] = target.problem or "bad targetRef"
+                continue
+            ns = vpa["metadata"].get("namespace") or "default"
+            mine = [p for p in select_pods(pods, ns, target.selector)
+                    if (ns, p["metadata"]["name"]) not in taken]
+            taken.update((ns, p["metadata"]["name"]) for p in mine)
+            if not recommendation:
+                result.skipped[name] = "no recommendation"
+                continue
+            await self._update_vpa(vpa, mode, recommendation, target.workload, mine, result)
+        return result
+
+    async def _update_vpa(self, vpa: dict, mode: str, recommendation: Mapping, workload: dict | None,
+                          pods: list[dict], result: PassResult) -> None:
+        name = f"{vpa['metadata'].get('namespace', 'default')}/{vpa['metadata']['name']}"
+        policy = (vpa.get("spec") or {}).get("updatePolicy") or {}
+        required = policy.get("minReplicas")
+        required = self.min_replicas if required is None else int(required)
+        if len(pods) < required:
+            result.skipped[name] = f"too few replicas: {len(pods)} < {required}"
+            return
+        configured = configured_replicas(workload)
+        if configured is None:
+            configured = len(pods)
+        pending = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Pending")
+        stats = GroupStats(configured, int(configured * self.eviction_tolerance), len(pods) - pending, pending)
+        now = self.clock.now()
+        to_evict: list[dict] = []
+        in_place = mode in IN_PLACE_MODES
+        if in_place:
+            # pods with a resize under way: wait, or fall back to eviction
+            for pod in pods:
+                cond = resize_condition(pod)
+                if cond is None:
+                    self.in_place_attempts.pop(pod["metadata"].get("uid"), None)
+                    continue
+                started = self.in_place_attempts.setdefault(pod["metadata"].get("uid"), now)
+                if mode == "InPlace":
+                    continue
+                why = self._fallback_reason(cond, now - started)
+                if why:
+                    to_evict.append(pod)
+                    await self._event(pod, vpa, "InPlaceResizeFallbackToEviction",
+                                      f"In-place resize {why}; falling back to eviction.",
+                                      f"In-place resize of Pod {pod['metadata']['name']} {why}; falling back to eviction.")
+            # troubled resizes go first: they may use this pass's disruption
+            await self._evict_all(vpa, to_evict, stats, result)
+            to_evict = []
+        candidates = self._ordered_candidates(vpa, recommendation, pods, now)
+        for pod, priority in candidates:
+            if in_place and resize_condition(pod) is not None:
+                continue
+            if not in_place:
+                to_evict.append(pod)
+                continue
+            if (pod.get("status") or {}).get("phase") == "Pending" or not stats.disruptable():
+                continue
+            patch = self._resize_patch(vpa, recommendation, pod)
+            if patch is None:
+                continue
+            try:
+                await self.client.resize(pod["metadata"]["namespace"], pod["metadata"]["name"], patch)
+            except NotFound:
+                continue
+            except ApiError as e:
+                log.info("in-place resize of %s refused: %s", pod["metadata"]["name"], e)
+                if mode != "InPlace" and not isinstance(e, TooManyRequests):
+                    to_evict.append(pod)
+                continue
+            stats.in_place += 1
+            self.in_place_attempts[pod["metadata"].get("uid")] = now
+            result.resized.append(pod["metadata"]["name"])
+            await self._event(pod, vpa, "InPlaceResizedByVPA", "Pod was resized in place by VPA Updater.",
+                              f"VPA Updater resized Pod {pod['metadata']['name']} in place.",
+                              vpa_reason="InPlaceResizedPod")
+        if mode != "InPlace":
+            await self._evict_all(vpa, to_evict, stats, result)
+
+    async def _evict_all(self, vpa: dict, pods: list[dict], stats: GroupStats, result: PassResult) -> None:
+        for pod in pods:
+            if not self._can_evict(pod, stats):
+                continue
+            try:
+                await self.client.evict(pod["metadata"]["namespace"], pod["metadata"]["name"])
+            except NotFound:
+                continue
+            except TooManyRequests as e:
+                log.info("eviction of %s not allowed now: %s", pod["metadata"]["name"], e)
+                continue
+            except ApiError as e:
+                log.warning("eviction of %s failed: %s", pod["metadata"]["name"], e)
+                continue
+            stats.evicted += 1
+            self.in_place_attempts.pop(pod["metadata"].get("uid"), None)
+            result.evicted.append(pod["metadata"]["name"])
+            await self._event(pod, vpa, "EvictedByVPA",
+                              "Pod was evicted by VPA Updater to apply resource recommendation.",
+                              f"VPA Updater evicted Pod {pod['metadata']['name']} to apply resource recommendation.",
+                              vpa_reason="EvictedPod")
+
+    def _fallback_reason(self, cond: Mapping, waited: float) -> str | None:
+        if cond.get("type") == "PodResizePending":
+            reason = cond.get("reason")
+            if reason == "Deferred":
+                return f"deferred for more than {self.deferred_timeout:g}s" if waited > self.deferred_timeout else None
+            return "infeasible" if reason == "Infeasible" else f"pending ({reason or 'unknown'})"
+        if waited > self.in_place_timeout:
+            return f"in progress for more than {self.in_place_timeout:g}s"
+        return None
+
+    @staticmethod
+    def _can_evict(pod: Mapping, stats: GroupStats) -> bool:
+        if (pod.get("status") or {}).get("phase") == "Pending":
+            return True
+        return stats.disruptable()
+
+    # -- priorities --------------------------------------------------------------------------------
+
+    def _targets(self, vpa: Mapping, recommendation: Mapping, container: Mapping) -> dict[str, dict[str, Quantity]] | None:
+        """target/lowerBound/upperBound of a container, policy applied (None: not managed)."""
+        name = container.get("name", "")
+        rec = recommendation.get(name)
+        policy = container_policy(vpa, name)
+        if rec is None or scaling_disabled(policy):
+            return None
+        controlled = controlled_resources(policy)
+        out = {}
+        for bound in ("target", "lowerBound", "upperBound"):
+            values = {r: q for r, q in rec.bound(bound).items() if r in controlled}
+            out[bound], _ = apply_policy(values, policy)
+        if (policy or {}).get("controlledValues") == "RequestsOnly":
+            limits = _rl((container.get("resources") or {}).get("limits"))
+            for r, q in list(out["target"].items()):
+                if r in limits and not limits[r].is_zero() and q > limits[r]:
+                    out["target"][r] = limits[r]
+        return out
+
+    def priority(self, vpa: Mapping, recommendation: Mapping, pod: Mapping) -> Priority:
+        """``GetUpdatePriority``."""
+        p = Priority()
+        total_request: dict[str, int] = {}
+        total_recommended: dict[str, int] = {}
+        for c in (pod.get("spec") or {}).get("containers") or []:
+            bounds = self._targets(vpa, recommendation, c)
+            if bounds is None:
+                continue
+            res = c.get("resources") or {}
+            requests = _rl(res.get("limits"))
+            requests.update(_rl(res.get("requests")))
+            for r, target in bounds["target"].items():
+                total_recommended[r] = total_recommended.get(r, 0) + target.milli_value()
+                lo, hi = bounds["lowerBound"].get(r), bounds["upperBound"].get(r)
+                request = requests.get(r)
+                if request is None:
+                    p.scale_up = p.outside_range = True
+                    continue
+                total_request[r] = total_request.get(r, 0) + request.milli_value()
+                if target.milli_value() > request.milli_value():
+                    p.scale_up = True
+                if (lo is not None and request < lo) or (hi is not None and request > hi):
+                    p.outside_range = True
+        for r, recommended in total_recommended.items():
+            request = max(float(total_request.get(r, 0)), 1.0)
+            p.resource_diff += abs(request - recommended) / request
+        return p
+
+    def _quick_oom(self, vpa: Mapping, pod: Mapping) -> bool:
+        for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+            if scaling_disabled(container_policy(vpa, cs.get("name", ""))):
+                continue
+            term = (cs.get("lastState") or {}).get("terminated") or {}
+            if term.get("reason") != "OOMKilled" or not term.get("finishedAt") or not term.get("startedAt"):
+                continue
+            try:
+                if parse_time(term["finishedAt"]) - parse_time(term["startedAt"]) < self.evict_after_oom_threshold:
+                    return True
+            except ValueError:
+                continue
+        return False
+
+    def _ordered_candidates(self, vpa: Mapping, recommendation: Mapping, pods: list[dict],
+                            now: float) -> list[tuple[dict, Priority]]:
+        out = []
+        for pod in pods:
+            p = self.priority(vpa, recommendation, pod)
+            quick_oom = self._quick_oom(vpa, pod)
+            if not p.outside_range and not quick_oom:
+                start = (pod.get("status") or {}).get("startTime")
+                if not start:
+                    continue
+                try:
+                    if now < parse_time(start) + self.pod_lifetime_threshold:
+                        continue
+                except ValueError:
+                    continue
+                if p.resource_diff < self.min_change_priority:
+                    continue
+            if quick_oom and p.resource_diff == 0:
+                continue
+            out.append((pod, p))
+        out.sort(key=lambda item: item[1].key(), reverse=True)
+        return out
+
+    # -- in place ----------------------------------------------------------------------------------
+
+    def _resize_patch(self, vpa: Mapping, recommendation: Mapping, pod: Mapping) -> dict | None:
+        containers = []
+        for c in (pod.get("spec") or {}).get("containers") or []:
+            bounds = self._targets(vpa, recommendation, c)
+            if not bounds or not bounds["target"]:
+                continue
+            target = bounds["target"]
+            res = c.get("resources") or {}
+            requests = {r: str(q) for r, q in target.items()}
+            entry: dict[str, Any] = {"name": c["name"], "resources": {"requests": requests}}
+            policy = container_policy(vpa, c["name"]) or {}
+            if policy.get("controlledValues", "RequestsAndLimits") == "RequestsAndLimits" and res.get("limits"):
+                limits, _ = proportional_limits(res.get("limits"), res.get("requests"), target)
+                if limits:
+                    entry["resources"]["limits"] = {r: str(q) for r, q in limits.items()}
+            current = _rl(res.get("requests"))
+            if all(r in current and current[r] == q for r, q in target.items()) and "limits" not in entry["resources"]:
+                continue
+            containers.append(entry)
+        if not containers:
+            return None
+        return {"spec": {"containers": containers}}
+
+    async def _event(self, pod: dict, vpa: dict, reason: str, pod_message: str, vpa_message: str,
+                     vpa_reason: str | None = None) -> None:
+        pod_ref = copy.copy(pod)
+        pod_ref.setdefault("kind", "Pod")
+        pod_ref.setdefault("apiVersion", "v1")
+        await self.recorder.record(pod_ref, "Normal", reason, pod_message)
+        await self.recorder.record(vpa, "Normal", vpa_reason or reason, vpa_message)
+
+
+__all__ = ["GroupStats", "PassResult", "Priority", "Updater", "update_mode", "resize_condition"]
