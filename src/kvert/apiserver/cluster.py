@@ -26,7 +26,8 @@ class Cluster:
                  kubeconfig: Path | None = None, clock: Clock | None = None,
                  compaction_interval: float = 300.0, nodes: int = 0,
                  node_flags: dict | None = None, kubelet_config: Path | None = None,
-                 metrics_resolution: float = 15.0):
+                 metrics_resolution: float = 15.0,
+                 vpa_intervals: tuple[float, float] = (60.0, 60.0)):
         self.data_dir = data_dir
         self.store_url = store_url
         self.host = host
@@ -38,6 +39,7 @@ class Cluster:
         self.node_flags = node_flags or {}
         self.kubelet_config = kubelet_config
         self.metrics_resolution = metrics_resolution
+        self.vpa_intervals = vpa_intervals   # (recommender, updater) seconds
         self.metrics = None          # the node agents' metrics, served by the API server
         self.url = ""
         self.server: ApiServer | None = None
@@ -97,7 +99,19 @@ class Cluster:
             Scheduler(self._client("system:kube-scheduler"), self.clock),
         ]
         components += [self._node_agent(f"node-{i}") for i in range(1, self.nodes + 1)]
+        components += self._vpa()
         return components
+
+    def _vpa(self) -> list:
+        """The VPA recommender (fed by the nodes' metrics) and updater."""
+        from kvert.vpa.metrics_source import LocalMetricsSource
+        from kvert.vpa.recommender import Recommender
+        from kvert.vpa.updater import Updater
+        return [
+            Recommender(self._client("system:vpa-recommender"), self.clock,
+                        LocalMetricsSource(self.metrics), interval=self.vpa_intervals[0]),
+            Updater(self._client("system:vpa-updater"), self.clock, interval=self.vpa_intervals[1]),
+        ]
 
     def _node_agent(self, name: str):
         """A simulated node: the kubelet-style flags (or a KubeletConfiguration file) shape it."""

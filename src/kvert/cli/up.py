@@ -53,6 +53,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     nodes.add_argument("--metrics-resolution", type=float, default=15.0,
                        help="seconds between samples of the nodes' usage for the metrics.k8s.io API "
                             "(kubectl top; metrics-server's --metric-resolution)")
+    vpa = p.add_argument_group("vpa", "the Vertical Pod Autoscaler (recommender, updater, admission webhook)")
+    vpa.add_argument("--vpa-recommender-interval", type=float, default=60.0,
+                     help="seconds between recommender passes (default: 60, the VPA's)")
+    vpa.add_argument("--vpa-updater-interval", type=float, default=60.0,
+                     help="seconds between updater passes (default: 60, the VPA's)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log verbosity (default: info)")
     p.set_defaults(func=run)
@@ -78,6 +83,7 @@ async def _up(args: argparse.Namespace) -> int:
                                   "enforce_node_allocatable": args.enforce_node_allocatable,
                                   "cpu_manager_policy": args.cpu_manager_policy},
                       kubelet_config=args.kubelet_config,
+                      vpa_intervals=(args.vpa_recommender_interval, args.vpa_updater_interval),
                       metrics_resolution=args.metrics_resolution)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
