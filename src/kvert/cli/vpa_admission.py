@@ -66,9 +66,10 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
     from kvert.vpa.webhook import VpaWebhookServer, register_webhook, webhook_configuration
 
     names = tuple(dict.fromkeys((args.host, "localhost", "127.0.0.1", "::1")))
-    pki = ensure_pki(Path(args.cert_dir), datetime.datetime.now(datetime.timezone.utc), names)
-    client = HttpClient.from_kubeconfig(args.kubeconfig, args.context, field_manager="vpa-admission-controller")
     clock = WallClock()
+    now = datetime.datetime.fromtimestamp(clock.now(), datetime.timezone.utc)
+    pki = ensure_pki(Path(args.cert_dir), now, names)
+    client = HttpClient.from_kubeconfig(args.kubeconfig, args.context, field_manager="vpa-admission-controller")
     server = VpaWebhookServer(client, clock, host=args.host, port=args.port,
                               ssl_context=pki.server_context(), informers=True)
     stop = stop or asyncio.Event()

@@ -1,0 +1,381 @@
+"""The simulation engine: the real components, in one process, in virtual time.
+
+For every policy of a scenario ``simulate`` builds a fresh in-process cluster over the
+memory store -- registry (same seed), controller manager, scheduler (same seed), one
+``NodeAgent`` per node over a ``SimRuntime`` with the scenario's tick, and, for VPA
+policies, the VPA recommender, updater and admission plugin -- creates the workloads (and
+their VPAs), and runs it for ``duration`` of virtual time in a ``VirtualClock`` loop, so
+only the work done costs wall time. Every ``sampleInterval`` it samples, per workload:
+
+* requests of the running pods (the applied ``status.containerStatuses[].resources`` where
+  the node agent reported them, else the spec), cpu in millicores, memory in bytes;
+* use: memory working set, and cpu averaged over the interval (from the runtime's
+  cumulative cpu counters), straight from the node agents' runtimes;
+* pods running and pending; and the Ready nodes.
+
+Counters come from exact sources: OOM kills from the runtimes' ``on_oom`` listeners,
+container restarts from ``restartCount`` (max per pod, summed), CPU throttled time from the
+runtimes' throttled nanoseconds, evictions from pod deletions seen by an informer (in a
+simulation nothing else deletes a workload's pods), in-place resizes from the node agents'
+``ResizeCompleted`` events, pending pod-seconds from the time between a pod's creation and
+its first Running status.
+
+The same scenario and seed give identical samples and counters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kvert.api.quantity import to_int
+from kvert.sim.scenario import WORKLOAD_LABEL, Policy, Scenario
+
+log = logging.getLogger(__name__)
+
+SERIES = ("cpu_request", "cpu_use", "memory_request", "memory_use", "pods_running", "pods_pending")
+COUNTERS = ("oom_kills", "restarts", "throttled_seconds", "evictions", "resizes", "pods_created")
+
+Progress = Callable[[str, float], None]
+
+
+class SimulationError(RuntimeError):
+    pass
+
+
+@dataclass
+class PolicyRun:
+    """What one policy's run recorded."""
+    policy: str
+    update_mode: str | None
+    times: np.ndarray                                   # seconds since the start, one per sample
+    interval: float
+    workloads: dict[str, dict[str, np.ndarray]]         # workload -> series name -> values
+    counters: dict[str, dict[str, float]]               # workload -> counter -> value
+    pending_seconds: dict[str, float]                   # workload -> pending pod-seconds
+    nodes_ready: np.ndarray                             # per sample
+    skipped: str = ""                                   # why the policy could not run
+    vpa_recommendations: dict[str, Any] = field(default_factory=dict)
+
+
+# -- helpers -------------------------------------------------------------------------------------------
+
+def _requests(pod: dict) -> dict[str, tuple[int, int]]:
+    """container -> (cpu millicores, memory bytes) requested, as applied where known."""
+    out: dict[str, tuple[int, int]] = {}
+    applied = {cs.get("name"): (cs.get("resources") or {}).get("requests")
+               for cs in (pod.get("status") or {}).get("containerStatuses") or []}
+    for c in pod["spec"].get("containers") or []:
+        req = applied.get(c["name"]) or (c.get("resources") or {}).get("requests") or {}
+        cpu = to_int("cpu", req["cpu"]) if "cpu" in req else 0
+        mem = to_int("memory", req["memory"]) if "memory" in req else 0
+        out[c["name"]] = (cpu, mem)
+    return out
+
+
+def _workload_of(pod: dict) -> str | None:
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(WORKLOAD_LABEL)
+
+
+def _is_running(pod: dict) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running"
+
+
+# -- one policy ---------------------------------------------------------------------------------------
+
+class _Tracker:
+    """Pod lifecycle bookkeeping from an informer: pending time, restarts, evictions."""
+
+    def __init__(self, clock: Any, workloads: list[str]):
+        self.clock = clock
+        self.created: dict[str, tuple[str, float]] = {}       # uid -> (workload, created at)
+        self.pending: dict[str, float] = {w: 0.0 for w in workloads}
+        self.running: set[str] = set()
+        self.restarts: dict[str, int] = {}                     # uid -> max total restartCount
+        self.workload_of_uid: dict[str, str] = {}
+        self.workload_of_pod: dict[tuple[str, str], str] = {}
+        self.evictions: dict[str, int] = {w: 0 for w in workloads}
+        self.pods_created: dict[str, int] = {w: 0 for w in workloads}
+        self.stopped = False
+
+    def _see(self, pod: dict) -> None:
+        w = _workload_of(pod)
+        if w is None or w not in self.pending:
+            return
+        meta = pod["metadata"]
+        uid = meta["uid"]
+        if uid not in self.created:
+            self.created[uid] = (w, self.clock.now())
+            self.workload_of_uid[uid] = w
+            self.workload_of_pod[(meta.get("namespace", "default"), meta["name"])] = w
+            self.pods_created[w] += 1
+        if uid not in self.running and _is_running(pod):
+            self.running.add(uid)
+            self.pending[w] += self.clock.now() - self.created[uid][1]
+        total = sum(int(cs.get("restartCount") or 0)
+                    for cs in (pod.get("status") or {}).get("containerStatuses") or [])
+        if total > self.restarts.get(uid, 0):
+            self.restarts[uid] = total
+
+    def on_add(self, pod: dict) -> None:
+        if not self.stopped:
+            self._see(pod)
+
+    def on_update(self, old: dict, new: dict) -> None:
+        if not self.stopped:
+            self._see(new)
+
+    def on_delete(self, pod: dict) -> None:
+        if self.stopped:
+            return
+        self._see(pod)
+        uid = pod["metadata"]["uid"]
+        w = self.workload_of_uid.get(uid)
+        if w is None:
+            return
+        self.evictions[w] += 1
+        if uid not in self.running:            # never ran: pending until deleted
+            self.running.add(uid)
+            self.pending[w] += self.clock.now() - self.created[uid][1]
+
+    def finish(self) -> None:
+        self.stopped = True
+        now = self.clock.now()
+        for uid, (w, t) in self.created.items():
+            if uid not in self.running:
+                self.pending[w] += now - t
+
+
+def _vpa_parts() -> dict[str, Any]:
+    """The VPA components, imported when a policy needs them."""
+    try:
+        from kvert.vpa.admission import VpaAdmissionPlugin
+        from kvert.vpa.metrics_source import NodeAgentsMetricsSource
+        from kvert.vpa.recommender import Recommender
+        from kvert.vpa.updater import Updater
+    except ImportError as e:
+        raise SimulationError(f"the VPA components are not available ({e})") from None
+    return {"Recommender": Recommender, "NodeAgentsMetricsSource": NodeAgentsMetricsSource,
+            "Updater": Updater, "VpaAdmissionPlugin": VpaAdmissionPlugin}
+
+
+def _make(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """Instantiate with only the keyword arguments the constructor accepts."""
+    import inspect
+    params = inspect.signature(cls).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        kwargs = {k: v for k, v in kwargs.items() if k in params}
+    return cls(*args, **kwargs)
+
+
+async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progress | None) -> PolicyRun:
+    from kvert.apiserver.admission import bootstrap, default_chain
+    from kvert.client import Informer, InProcessClient
+    from kvert.controllers import ControllerManager
+    from kvert.kubelet.agent import NodeAgent
+    from kvert.kubelet.config import NodeConfig
+    from kvert.kubelet.runtime.sim import SimRuntime
+    from kvert.registry import Registry
+    from kvert.scheduler import Scheduler
+    from kvert.store import open_store
+
+    vpa = _vpa_parts() if policy.vpa is not None else None
+    store = open_store("memory", clock=clock)
+    registry = Registry(store, clock, default_chain(store, clock), seed=scn.seed)
+    await bootstrap(registry)
+    admin = InProcessClient(registry)
+
+    def client(user: str) -> InProcessClient:
+        return InProcessClient(registry, user=user)
+
+    tasks: list[asyncio.Task] = []
+    components: list[Any] = []
+
+    def start(component: Any) -> Any:
+        components.append(component)
+        tasks.append(asyncio.ensure_future(component.run()))
+        return component
+
+    if vpa is not None:
+        from kvert.apiserver.crds import CRDController, vpa_crds
+        crds = start(CRDController(client("system:apiserver"), clock))
+        defs = vpa_crds()
+        await crds.install(defs)
+        for crd in defs:
+            await crds.wait_established(crd["metadata"]["name"])
+
+    start(ControllerManager(client("system:kube-controller-manager"), clock))
+    start(Scheduler(client("system:kube-scheduler"), clock, seed=scn.seed))
+    agents: list[NodeAgent] = []
+    runtimes: dict[str, SimRuntime] = {}
+    ooms: list[tuple[str, str, float]] = []            # (namespace, pod, time)
+    for i in range(1, scn.nodes.count + 1):
+        name = f"node-{i}"
+        config = NodeConfig.from_flags(node_name=name, **scn.nodes.flags())
+        runtime = SimRuntime(clock, tick=scn.tick, cpu_capacity=config.capacity.get("cpu"),
+                             memory_capacity=config.capacity.get("memory"), name=name)
+
+        def on_oom(kill: Any, runtime: SimRuntime = runtime) -> None:
+            try:
+                sandbox = runtime.sandbox_config(kill.sandbox_id)
+                ooms.append((sandbox.namespace, sandbox.name, kill.time))
+            except Exception:  # pragma: no cover - the sandbox is there at the kill
+                ooms.append(("", "", kill.time))
+        runtime.on_oom.append(on_oom)
+        runtimes[name] = runtime
+        agent = NodeAgent(client("system:node-agent"), clock, config, runtime, name=name,
+                          heartbeat_seconds=max(10.0, min(60.0, scn.sample_interval)), lease_seconds=240,
+                          pleg_seconds=max(1.0, scn.tick))
+        agents.append(start(agent))
+    for agent in agents:
+        await agent.ready.wait()
+
+    if vpa is not None:
+        from kvert.sim.scenario import _recommender_config
+        rec_cfg = dict(policy.vpa.get("recommender") or {})
+        upd_cfg = dict(policy.vpa.get("updater") or {})
+        source = vpa["NodeAgentsMetricsSource"](agents)
+        start(_make(vpa["Recommender"], client("system:vpa-recommender"), clock, source,
+                    interval=rec_cfg.get("interval", 60.0), config=_recommender_config(rec_cfg, "recommender")))
+        upd_cfg.setdefault("interval", 60.0)
+        start(_make(vpa["Updater"], client("system:vpa-updater"), clock, **upd_cfg))
+        plugin = _make(vpa["VpaAdmissionPlugin"], client("system:vpa-admission"), clock)
+        registry.admission.plugins.append(plugin)
+
+    names = [w.name for w in scn.workloads]
+    tracker = _Tracker(clock, names)
+    informer = Informer(admin, "pods", clock=clock)
+    informer.add_handlers(tracker.on_add, tracker.on_update, tracker.on_delete)
+    informer_task = asyncio.ensure_future(informer.run())
+    await informer.wait_synced()
+
+    for w in scn.workloads:
+        await admin.create("apps/deployments", w.deployment, namespace=w.namespace)
+        if policy.vpa is not None:
+            await admin.create("autoscaling.k8s.io/verticalpodautoscalers", scn.vpa_object(w, policy),
+                               namespace=w.namespace)
+
+    n = int(scn.duration // scn.sample_interval)
+    interval = scn.sample_interval
+    series = {w: {s: np.zeros(n) for s in SERIES} for w in names}
+    nodes_ready = np.zeros(n)
+    last_cpu: dict[str, int] = {}                      # container id -> cumulative core-ns
+    throttled: dict[str, tuple[str, int]] = {}         # container id -> (workload, throttled ns)
+    agent_by_node = {a.name: a for a in agents}
+    t0 = clock.now()
+    for k in range(n):
+        target = t0 + (k + 1) * interval
+        await clock.sleep(max(0.0, target - clock.now()))
+        pods = (await admin.list("pods"))["items"]
+        for pod in pods:
+            w = _workload_of(pod)
+            if w not in series:
+                continue
+            s = series[w]
+            if not _is_running(pod):
+                if (pod.get("status") or {}).get("phase", "Pending") == "Pending":
+                    s["pods_pending"][k] += 1
+                continue
+            s["pods_running"][k] += 1
+            for cpu, mem in _requests(pod).values():
+                s["cpu_request"][k] += cpu
+                s["memory_request"][k] += mem
+            agent = agent_by_node.get(pod["spec"].get("nodeName", ""))
+            ps = agent.pods.get(pod["metadata"]["uid"]) if agent is not None else None
+            if ps is None:
+                continue
+            for rec in ps.containers.values():
+                if not rec.id or rec.kind == "init":
+                    continue
+                try:
+                    st = agent.runtime.status(rec.id)
+                except Exception:
+                    continue
+                prev = last_cpu.get(rec.id, 0)
+                last_cpu[rec.id] = st.cpu_usage_core_nanoseconds
+                s["cpu_use"][k] += (st.cpu_usage_core_nanoseconds - prev) / 1e6 / interval  # millicores
+                if st.state == "running":
+                    s["memory_use"][k] += st.memory_working_set_bytes
+                throttled[rec.id] = (w, st.cpu_throttled_nanoseconds)
+        for node in (await admin.list("nodes"))["items"]:
+            conds = {c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
+            if conds.get("Ready") == "True":
+                nodes_ready[k] += 1
+        if progress is not None:
+            progress(policy.name, (k + 1) / n)
+
+    tracker.finish()
+    recommendations: dict[str, Any] = {}
+    if policy.vpa is not None:
+        for w in scn.workloads:
+            try:
+                obj = await admin.get("autoscaling.k8s.io/verticalpodautoscalers", w.name, w.namespace)
+                recommendations[w.name] = (obj.get("status") or {}).get("recommendation")
+            except Exception:
+                recommendations[w.name] = None
+    resizes = {w: 0 for w in names}
+    for ev in (await admin.list("events"))["items"]:
+        if ev.get("reason") != "ResizeCompleted":
+            continue
+        inv = ev.get("involvedObject") or {}
+        w = tracker.workload_of_pod.get((inv.get("namespace", "default"), inv.get("name", "")))
+        if w is not None:
+            resizes[w] += int(ev.get("count") or 1)
+
+    informer.stop()
+    for component in components:
+        stop = getattr(component, "stop", None)
+        if stop is not None:
+            stop()
+    informer_task.cancel()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(informer_task, *tasks, return_exceptions=True)
+    store.close()
+
+    counters: dict[str, dict[str, float]] = {}
+    for w in names:
+        kills = sum(1 for ns, pod, _ in ooms if tracker.workload_of_pod.get((ns, pod)) == w)
+        counters[w] = {
+            "oom_kills": kills,
+            "restarts": sum(v for uid, v in tracker.restarts.items() if tracker.workload_of_uid.get(uid) == w),
+            "throttled_seconds": sum(ns for ww, ns in throttled.values() if ww == w) / 1e9,
+            "evictions": tracker.evictions[w],
+            "resizes": resizes[w],
+            "pods_created": tracker.pods_created[w],
+        }
+    return PolicyRun(policy=policy.name, update_mode=policy.update_mode,
+                     times=np.arange(1, n + 1) * interval, interval=interval, workloads=series,
+                     counters=counters, pending_seconds=dict(tracker.pending), nodes_ready=nodes_ready,
+                     vpa_recommendations=recommendations)
+
+
+def run_policy(scn: Scenario, policy: Policy, progress: Progress | None = None) -> PolicyRun:
+    """Run one policy in its own virtual clock and event loop."""
+    from kvert.clock import VirtualClock
+    clock = VirtualClock()
+    return clock.run(_run_policy(scn, policy, clock, progress))
+
+
+def simulate(scn: Scenario, progress: Progress | None = None, *, policies: list[str] | None = None,
+             skip_unavailable: bool = True) -> list[PolicyRun]:
+    """Run every policy (or those named) on the identical workload; a VPA policy whose
+    components are missing is recorded as skipped (or raises without ``skip_unavailable``)."""
+    runs = []
+    for policy in scn.policies:
+        if policies is not None and policy.name not in policies:
+            continue
+        try:
+            runs.append(run_policy(scn, policy, progress))
+        except SimulationError as e:
+            if not skip_unavailable:
+                raise
+            log.warning("policy %s skipped: %s", policy.name, e)
+            runs.append(PolicyRun(policy.name, policy.update_mode, np.zeros(0), scn.sample_interval, {}, {}, {},
+                                  np.zeros(0), skipped=str(e)))
+    return runs

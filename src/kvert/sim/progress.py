@@ -1,0 +1,39 @@
+"""A one-line progress bar on stderr; silent when the stream is not a terminal."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+
+class ProgressBar:
+    def __init__(self, policies: list[str], stream: TextIO | None = None, width: int = 30,
+                 enabled: bool | None = None):
+        self.policies = list(policies)
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) if enabled is None else enabled
+        self._last = ""
+
+    def __call__(self, policy: str, fraction: float) -> None:
+        self.update(policy, fraction)
+
+    def update(self, policy: str, fraction: float) -> None:
+        if not self.enabled:
+            return
+        index = self.policies.index(policy) if policy in self.policies else 0
+        total = len(self.policies) or 1
+        overall = (index + min(max(fraction, 0.0), 1.0)) / total
+        filled = int(round(overall * self.width))
+        line = (f"\r[{'#' * filled}{'.' * (self.width - filled)}] {overall * 100:5.1f}%  "
+                f"policy {index + 1}/{total} {policy} {fraction * 100:3.0f}%")
+        if line != self._last:
+            self.stream.write(line.ljust(len(self._last)))
+            self.stream.flush()
+            self._last = line
+
+    def close(self) -> None:
+        if self.enabled and self._last:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._last = ""

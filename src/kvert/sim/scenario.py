@@ -1,0 +1,447 @@
+"""Scenario files: the cluster, the workloads and the policies a simulation compares.
+
+A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
+
+    name: hamster                 # optional, for the report
+    duration: 2d                  # virtual time per policy: Go duration, seconds, or "Nd"
+    seed: 3                       # same seed -> identical results
+    tick: 30s                     # the simulated runtime's tick (coarser = faster)
+    sampleInterval: 60s           # how often requests and use are sampled
+    nodes:
+      count: 3
+      capacity: {cpu: "4", memory: 8Gi}            # or "cpu=4,memory=8Gi"
+      kubeReserved: {cpu: 100m, memory: 256Mi}     # optional, mapping or flag syntax
+      systemReserved: "cpu=100m,memory=256Mi"      # optional
+      evictionHard: "memory.available<100Mi"       # optional
+    workloads:
+      - name: hamster             # short form: a Deployment is built from it
+        namespace: default        # optional
+        replicas: 2
+        containers:
+          - name: hamster
+            requests: {cpu: 100m, memory: 50Mi}
+            limits: {memory: 500Mi}                # optional
+            usage: {cpu: {profile: diurnal, min: 400m, max: 600m}, memory: 250Mi}
+      - deployment: {apiVersion: apps/v1, kind: Deployment, ...}   # or a full manifest;
+                                  # its template may carry the kvert.io/usage annotation
+    vpa:                          # optional: the VPA spec template applied per workload
+      resourcePolicy: {containerPolicies: [{containerName: "*", minAllowed: {cpu: 50m}}]}
+    policies:
+      - name: none
+        vpa: none
+      - name: recreate
+        vpa: {updateMode: Recreate, recommender: {interval: 1m}, updater: {interval: 1m}}
+      - name: in-place
+        vpa: {updateMode: InPlaceOrRecreate}
+
+Every error is a ``ScenarioError`` whose message starts with the path of the offending
+field (``workloads[0].containers[1].requests.cpu: ...``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kvert.api.quantity import QuantityError, to_int
+from kvert.kubelet.config import ConfigError, parse_duration
+from kvert.kubelet.usage import USAGE_ANNOTATION, UsageError, parse_container_usage
+
+WORKLOAD_LABEL = "kvert.io/workload"
+UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto")
+_DAYS = re.compile(r"^\s*(\d+(?:\.\d+)?)d\s*$")
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class ScenarioError(ValueError):
+    """A scenario kvert cannot run; the message names the field."""
+
+
+@dataclass
+class NodeSpec:
+    count: int
+    capacity: dict[str, int]
+    kube_reserved: str = ""
+    system_reserved: str = ""
+    eviction_hard: str | None = None
+
+    def flags(self) -> dict[str, Any]:
+        flags: dict[str, Any] = {"capacity": dict(self.capacity), "kube_reserved": self.kube_reserved,
+                                 "system_reserved": self.system_reserved}
+        if self.eviction_hard is not None:
+            flags["eviction_hard"] = self.eviction_hard
+        return flags
+
+
+@dataclass
+class Workload:
+    name: str
+    namespace: str
+    deployment: dict                  # the Deployment manifest (labels and annotation filled in)
+    containers: list[str]
+
+    @property
+    def replicas(self) -> int:
+        return int(self.deployment["spec"].get("replicas", 1))
+
+
+@dataclass
+class Policy:
+    name: str
+    vpa: dict | None                  # None: no VPA; else {updateMode, recommender, updater, spec}
+
+    @property
+    def update_mode(self) -> str | None:
+        return None if self.vpa is None else self.vpa["updateMode"]
+
+
+@dataclass
+class Scenario:
+    name: str
+    duration: float
+    seed: int
+    tick: float
+    sample_interval: float
+    nodes: NodeSpec
+    workloads: list[Workload]
+    policies: list[Policy]
+    vpa_template: dict = field(default_factory=dict)
+    source: dict = field(default_factory=dict)
+
+    def vpa_object(self, workload: Workload, policy: Policy) -> dict:
+        """The VerticalPodAutoscaler of ``workload`` under ``policy`` (which has a VPA)."""
+        assert policy.vpa is not None
+        spec = copy.deepcopy(self.vpa_template)
+        spec.update(copy.deepcopy(policy.vpa.get("spec") or {}))
+        spec["targetRef"] = {"apiVersion": "apps/v1", "kind": "Deployment", "name": workload.name}
+        update = dict(spec.get("updatePolicy") or {})
+        update["updateMode"] = policy.vpa["updateMode"]
+        spec["updatePolicy"] = update
+        return {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler",
+                "metadata": {"name": workload.name, "namespace": workload.namespace}, "spec": spec}
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+
+def duration(value: object, path: str) -> float:
+    if isinstance(value, str):
+        m = _DAYS.match(value)
+        if m:
+            return float(m.group(1)) * 86400.0
+    try:
+        seconds = parse_duration(value, path)
+    except ConfigError:
+        raise ScenarioError(f"{path}: invalid duration {value!r} (e.g. \"90s\", \"1h30m\", \"2d\")") from None
+    if seconds <= 0:
+        raise ScenarioError(f"{path}: must be positive")
+    return seconds
+
+
+def _mapping(value: object, path: str) -> dict:
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{path}: expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _keys(doc: dict, allowed: set[str], path: str) -> None:
+    unknown = sorted(set(doc) - allowed)
+    if unknown:
+        where = f"{path}: " if path else ""
+        raise ScenarioError(f"{where}unknown field {unknown[0]!r} (expected one of {', '.join(sorted(allowed))})")
+
+
+def _require(doc: dict, key: str, path: str) -> Any:
+    if key not in doc or doc[key] is None:
+        raise ScenarioError(f"{path + '.' if path else ''}{key}: required")
+    return doc[key]
+
+
+def _resources(value: object, path: str) -> dict[str, str]:
+    """A ResourceList, as a mapping or ``"cpu=4,memory=8Gi"``; validated, returned as strings."""
+    if isinstance(value, str):
+        items: dict[str, Any] = {}
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            if "=" not in part:
+                raise ScenarioError(f"{path}: expected name=quantity pairs, got {part!r}")
+            k, v = part.split("=", 1)
+            items[k.strip()] = v.strip()
+        value = items
+    doc = _mapping(value, path)
+    out = {}
+    for k, v in doc.items():
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise ScenarioError(f"{path}.{k}: expected a quantity, got {v!r}")
+        try:
+            amount = to_int(str(k), str(v))
+        except (QuantityError, ValueError) as e:
+            raise ScenarioError(f"{path}.{k}: invalid quantity {v!r} ({e})") from None
+        if amount < 0:
+            raise ScenarioError(f"{path}.{k}: must not be negative")
+        out[str(k)] = str(v)
+    return out
+
+
+def _flag(value: object, path: str) -> str:
+    if value is None or value == "":
+        return ""
+    return ",".join(f"{k}={v}" for k, v in _resources(value, path).items())
+
+
+def _name(value: object, path: str) -> str:
+    if not isinstance(value, str) or not _NAME.match(value) or len(value) > 63:
+        raise ScenarioError(f"{path}: invalid name {value!r} (lowercase letters, digits and '-')")
+    return value
+
+
+# -- sections --------------------------------------------------------------------------------------
+
+def _nodes(doc: object, path: str = "nodes") -> NodeSpec:
+    doc = _mapping(doc, path)
+    _keys(doc, {"count", "capacity", "kubeReserved", "systemReserved", "evictionHard"}, path)
+    count = doc.get("count", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ScenarioError(f"{path}.count: expected a positive integer, got {count!r}")
+    capacity = _resources(_require(doc, "capacity", path), f"{path}.capacity")
+    for r in ("cpu", "memory"):
+        if r not in capacity:
+            raise ScenarioError(f"{path}.capacity.{r}: required")
+    cap = {k: to_int(k, v) for k, v in capacity.items()}
+    cap.setdefault("pods", 110)
+    cap.setdefault("ephemeral-storage", 100 * 2**30)
+    eviction = doc.get("evictionHard")
+    if eviction is not None and not isinstance(eviction, str):
+        raise ScenarioError(f"{path}.evictionHard: expected a string like \"memory.available<100Mi\"")
+    spec = NodeSpec(count=count, capacity=cap, kube_reserved=_flag(doc.get("kubeReserved"), f"{path}.kubeReserved"),
+                    system_reserved=_flag(doc.get("systemReserved"), f"{path}.systemReserved"),
+                    eviction_hard=eviction)
+    try:
+        from kvert.kubelet.config import NodeConfig
+        NodeConfig.from_flags(node_name="check", **spec.flags())
+    except (ConfigError, ValueError) as e:
+        raise ScenarioError(f"{path}: {e}") from None
+    return spec
+
+
+def _container(doc: object, path: str) -> tuple[dict, Any]:
+    doc = _mapping(doc, path)
+    _keys(doc, {"name", "image", "requests", "limits", "usage", "resizePolicy"}, path)
+    name = _name(_require(doc, "name", path), f"{path}.name")
+    c: dict[str, Any] = {"name": name, "image": doc.get("image", "registry.k8s.io/pause"), "resources": {}}
+    for part in ("requests", "limits"):
+        if doc.get(part) is not None:
+            c["resources"][part] = _resources(doc[part], f"{path}.{part}")
+    if "resizePolicy" in doc:
+        c["resizePolicy"] = doc["resizePolicy"]
+    return c, doc.get("usage")
+
+
+def _usage_check(usage: object, name: str, path: str) -> None:
+    try:
+        parse_container_usage(usage, name, path)
+    except UsageError as e:
+        raise ScenarioError(str(e)) from None
+
+
+def _workload(doc: object, path: str) -> Workload:
+    doc = _mapping(doc, path)
+    if "deployment" in doc:
+        _keys(doc, {"deployment"}, path)
+        dep = copy.deepcopy(_mapping(doc["deployment"], f"{path}.deployment"))
+        if dep.get("kind", "Deployment") != "Deployment":
+            raise ScenarioError(f"{path}.deployment.kind: only Deployment is supported, got {dep.get('kind')!r}")
+        meta = _mapping(_require(dep, "metadata", f"{path}.deployment"), f"{path}.deployment.metadata")
+        name = _name(_require(meta, "name", f"{path}.deployment.metadata"), f"{path}.deployment.metadata.name")
+        spec = _mapping(_require(dep, "spec", f"{path}.deployment"), f"{path}.deployment.spec")
+        template = _mapping(_require(spec, "template", f"{path}.deployment.spec"), f"{path}.deployment.spec.template")
+        pod_spec = _mapping(_require(template, "spec", f"{path}.deployment.spec.template"),
+                            f"{path}.deployment.spec.template.spec")
+        containers = _require(pod_spec, "containers", f"{path}.deployment.spec.template.spec")
+        if not isinstance(containers, list) or not containers:
+            raise ScenarioError(f"{path}.deployment.spec.template.spec.containers: expected a non-empty list")
+        names = [str(_mapping(c, f"{path}.deployment.spec.template.spec.containers[{i}]").get("name"))
+                 for i, c in enumerate(containers)]
+        annotations = (template.get("metadata") or {}).get("annotations") or {}
+        if USAGE_ANNOTATION in annotations:
+            raw = annotations[USAGE_ANNOTATION]
+            apath = f"{path}.deployment.spec.template.metadata.annotations[{USAGE_ANNOTATION}]"
+            try:
+                value = json.loads(raw) if isinstance(raw, str) else raw
+            except json.JSONDecodeError as e:
+                raise ScenarioError(f"{apath}: invalid JSON ({e})") from None
+            for cname, entry in _mapping(value, apath).items():
+                _usage_check(entry, cname, f"{apath}.{cname}")
+            if not isinstance(raw, str):
+                annotations[USAGE_ANNOTATION] = json.dumps(raw, sort_keys=True)
+        namespace = meta.get("namespace") or "default"
+        meta["namespace"] = namespace
+        dep.setdefault("apiVersion", "apps/v1")
+        dep.setdefault("kind", "Deployment")
+        tmeta = template.setdefault("metadata", {})
+        tmeta.setdefault("labels", {})[WORKLOAD_LABEL] = name
+        if annotations:
+            tmeta["annotations"] = annotations
+        spec.setdefault("selector", {"matchLabels": dict(tmeta["labels"])})
+        return Workload(name, namespace, dep, names)
+
+    _keys(doc, {"name", "namespace", "replicas", "containers"}, path)
+    name = _name(_require(doc, "name", path), f"{path}.name")
+    namespace = _name(doc.get("namespace", "default"), f"{path}.namespace")
+    replicas = doc.get("replicas", 1)
+    if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
+        raise ScenarioError(f"{path}.replicas: expected a non-negative integer, got {replicas!r}")
+    containers = _require(doc, "containers", path)
+    if not isinstance(containers, list) or not containers:
+        raise ScenarioError(f"{path}.containers: expected a non-empty list")
+    built, usage = [], {}
+    for i, cdoc in enumerate(containers):
+        c, u = _container(cdoc, f"{path}.containers[{i}]")
+        if c["name"] in usage or any(b["name"] == c["name"] for b in built):
+            raise ScenarioError(f"{path}.containers[{i}].name: duplicate container name {c['name']!r}")
+        if u is not None:
+            _usage_check(u, c["name"], f"{path}.containers[{i}].usage")
+            usage[c["name"]] = u
+        built.append(c)
+    labels = {"app": name, WORKLOAD_LABEL: name}
+    tmeta: dict[str, Any] = {"labels": labels}
+    if usage:
+        tmeta["annotations"] = {USAGE_ANNOTATION: json.dumps(usage, sort_keys=True)}
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
+           "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)},
+                    "template": {"metadata": tmeta, "spec": {"containers": built}}}}
+    return Workload(name, namespace, dep, [c["name"] for c in built])
+
+
+def _policy(doc: object, path: str) -> Policy:
+    doc = _mapping(doc, path)
+    _keys(doc, {"name", "vpa"}, path)
+    name = _require(doc, "name", path)
+    if not isinstance(name, str) or not name:
+        raise ScenarioError(f"{path}.name: expected a non-empty string")
+    vpa = doc.get("vpa", "none")
+    if vpa is None or vpa == "none" or vpa is False:
+        return Policy(name, None)
+    vpa = _mapping(vpa, f"{path}.vpa")
+    _keys(vpa, {"updateMode", "recommender", "updater", "spec"}, f"{path}.vpa")
+    mode = vpa.get("updateMode", "InPlaceOrRecreate")
+    if mode not in UPDATE_MODES:
+        raise ScenarioError(f"{path}.vpa.updateMode: expected one of {', '.join(UPDATE_MODES)}, got {mode!r}")
+    out: dict[str, Any] = {"updateMode": mode, "spec": dict(vpa.get("spec") or {})}
+    for part in ("recommender", "updater"):
+        sub = {_snake(k): v for k, v in _mapping(vpa.get(part) or {}, f"{path}.vpa.{part}").items()}
+        if "interval" in sub:
+            sub["interval"] = duration(sub["interval"], f"{path}.vpa.{part}.interval")
+        out[part] = sub
+    _recommender_config(out["recommender"], f"{path}.vpa.recommender")       # validate now
+    _updater_options(out["updater"], f"{path}.vpa.updater")
+    return Policy(name, out)
+
+
+def _snake(key: str) -> str:
+    """``targetCpuPercentile`` / ``target-cpu-percentile`` -> ``target_cpu_percentile``."""
+    key = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", str(key)).replace("-", "_")
+    return key.lower()
+
+
+def _recommender_config(options: dict, path: str) -> Any:
+    """The RecommenderConfig for a policy's ``recommender`` options (besides ``interval``):
+    any RecommenderConfig field, in snake_case, camelCase or as the upstream flag name;
+    durations may be written as durations."""
+    import dataclasses
+    from kvert.vpa.recommendation import RecommenderConfig
+    fields = {f.name: f for f in dataclasses.fields(RecommenderConfig)}
+    values: dict[str, Any] = {}
+    for key, value in options.items():
+        if key in ("interval", "checkpoint_interval"):
+            continue
+        if key not in fields:
+            raise ScenarioError(f"{path}.{key}: unknown recommender setting (expected interval or one of "
+                                f"{', '.join(sorted(fields))})")
+        kind = (fields[key].metadata or {}).get("kind")
+        if isinstance(value, str) and (kind == "duration" or "interval" in key or "half_life" in key):
+            value = duration(value, f"{path}.{key}")
+        elif kind in ("cpu", "memory") and isinstance(value, str):
+            try:
+                value = to_int(kind, value)
+            except (QuantityError, ValueError) as e:
+                raise ScenarioError(f"{path}.{key}: invalid quantity {value!r} ({e})") from None
+        values[key] = options[key] = value
+    try:
+        config = RecommenderConfig(**values)
+        validate = getattr(config, "validate", None)
+        if callable(validate):
+            validate()
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(f"{path}: {e}") from None
+    return config
+
+
+UPDATER_OPTIONS = {"interval", "eviction_tolerance", "min_replicas", "in_place_timeout", "deferred_timeout",
+                   "pod_lifetime_threshold", "evict_after_oom_threshold", "min_change_priority"}
+
+
+def _updater_options(options: dict, path: str) -> dict:
+    for key, value in list(options.items()):
+        if key not in UPDATER_OPTIONS:
+            raise ScenarioError(f"{path}.{key}: unknown updater setting (expected one of "
+                                f"{', '.join(sorted(UPDATER_OPTIONS))})")
+        if isinstance(value, str) and key.endswith(("timeout", "threshold")) and key != "evict_after_oom_threshold":
+            options[key] = duration(value, f"{path}.{key}")
+    return options
+
+
+def parse_scenario(doc: object, *, name: str = "") -> Scenario:
+    doc = _mapping(doc, "scenario")
+    _keys(doc, {"name", "description", "duration", "seed", "tick", "sampleInterval", "nodes", "workloads",
+                "vpa", "policies"}, "")
+    dur = duration(_require(doc, "duration", ""), "duration")
+    seed = doc.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ScenarioError(f"seed: expected an integer, got {seed!r}")
+    tick = duration(doc.get("tick", "30s"), "tick")
+    sample = duration(doc.get("sampleInterval", "60s"), "sampleInterval")
+    if sample < tick:
+        raise ScenarioError(f"sampleInterval: must be at least the tick ({tick:g}s)")
+    if dur < sample:
+        raise ScenarioError(f"duration: must be at least the sampleInterval ({sample:g}s)")
+    nodes = _nodes(_require(doc, "nodes", ""))
+    workloads_doc = _require(doc, "workloads", "")
+    if not isinstance(workloads_doc, list) or not workloads_doc:
+        raise ScenarioError("workloads: expected a non-empty list")
+    workloads = [_workload(w, f"workloads[{i}]") for i, w in enumerate(workloads_doc)]
+    seen: set[tuple[str, str]] = set()
+    for i, w in enumerate(workloads):
+        if (w.namespace, w.name) in seen:
+            raise ScenarioError(f"workloads[{i}].name: duplicate workload {w.name!r}")
+        seen.add((w.namespace, w.name))
+    template = _mapping(doc.get("vpa") or {}, "vpa")
+    policies_doc = doc.get("policies") or [{"name": "none", "vpa": "none"}]
+    if not isinstance(policies_doc, list):
+        raise ScenarioError("policies: expected a list")
+    policies = [_policy(p, f"policies[{i}]") for i, p in enumerate(policies_doc)]
+    names = [p.name for p in policies]
+    for i, n in enumerate(names):
+        if names.index(n) != i:
+            raise ScenarioError(f"policies[{i}].name: duplicate policy name {n!r}")
+    return Scenario(name=str(doc.get("name") or name or "scenario"), duration=dur, seed=seed, tick=tick,
+                    sample_interval=sample, nodes=nodes, workloads=workloads, policies=policies,
+                    vpa_template=dict(template), source=doc)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ScenarioError(f"{path}: {e.strerror or e}") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ScenarioError(f"{path}: invalid YAML: {e}") from None
+    return parse_scenario(doc, name=path.stem)
