@@ -28,16 +28,6 @@ def test_version(capsys):
     assert capsys.readouterr().out.startswith(f"kvert {kvert.__version__} ")
 
 
-@pytest.mark.parametrize("store", ["memory", "sqlite"])
-def test_demo_runs_the_foundation_end_to_end(store, capsys):
-    assert main(["demo", "--store", store]) == 0
-    out = capsys.readouterr().out
-    assert "resized hamster-1 through pods/resize to cpu 650m" in out
-    assert "422 Invalid" in out
-    assert "429 TooManyRequests" in out
-    assert "ADDED hamster-1" in out and "DELETED hamster-2" in out
-
-
 def test_console_script_is_installed():
     result = subprocess.run([sys.executable, "-m", "kvert.cli.main", "version"],
                             capture_output=True, text=True, check=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import total_ordering
+from functools import lru_cache, total_ordering
 
 DECIMAL_SI = "DecimalSI"
 BINARY_SI = "BinarySI"
@@ -122,7 +122,7 @@ class Quantity:
             text = repr(text)  # shortest round-trip text, which is what a JSON/YAML number says
         elif not isinstance(text, str):
             raise QuantityError(text, ERR_FORMAT_WRONG)
-        return _parse(text)
+        return _parse_cached(text)
 
     @classmethod
     def from_int(cls, n: int, fmt: str = DECIMAL_SI) -> Quantity:
@@ -330,6 +330,13 @@ def _fast_path(num: str, denom: str, base: int, exponent: int) -> tuple[bool, bo
 def is_milli_resource(resource_name: str) -> bool:
     """Whether a resource's integer form is millicores (cpu, and quota's requests.cpu/limits.cpu)."""
     return resource_name in MILLI_RESOURCES
+
+
+@lru_cache(maxsize=8192)
+def _parse_cached(text: str) -> "Quantity":
+    # Objects repeat the same few quantities endlessly ("100m", "128Mi"); Quantity is
+    # immutable, so a parsed one can be shared. Errors are not cached (lru_cache skips them).
+    return _parse(text)
 
 
 def to_int(resource_name: str, value: object) -> int:

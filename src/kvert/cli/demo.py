@@ -1,124 +1,120 @@
-"""``kvert demo``: the main job, run end to end.
-
-Until the cluster components land, the demo walks the foundation in virtual time: a
-versioned store, the registry's write path, an informer following a watch, a pod
-resize through ``pods/resize`` and an eviction refused by a PodDisruptionBudget.
-"""
+"""``kvert demo``: the main job. Seed 003's hamster for three simulated days under three
+policies (no VPA, VPA Recreate, VPA InPlaceOrRecreate), on identical workload, with the
+real components in virtual time: what happened when, and what each policy cost."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import sys
 import tempfile
 from pathlib import Path
 
-import kvert
-from kvert.api import pods
-from kvert.api.errors import ApiError
-from kvert.client import InProcessClient, Informer
-from kvert.clock import VirtualClock
-from kvert.registry import Registry
-from kvert.store import open_store
+import numpy as np
+
+from kvert.api.quantity import to_quantity
+
+SCENARIO = Path(__file__).resolve().parents[1] / "sim" / "demo.yaml"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "demo", help="run the demonstration",
-        description="Run kvert's demonstration: objects written through the API path into a "
-                    "store, followed by an informer, a pod resized in place through pods/resize, "
-                    "and an eviction refused by a PodDisruptionBudget (HTTP 429), all in "
-                    "virtual time.",
-        epilog="example: kvert demo --store memory")
-    p.add_argument("--store", default="sqlite",
-                   help="'sqlite' (a temporary file, the default), 'memory', or 'sqlite:PATH'")
+        "demo", help="run the demonstration: the hamster under no VPA, Recreate and in-place",
+        description="Simulate seed 003's hamster (2 replicas requesting 100m / 50Mi, using about "
+                    "500m / 250Mi) for three days under three policies -- no VPA, VPA Recreate "
+                    "and VPA InPlaceOrRecreate -- with kvert's scheduler, node agents, "
+                    "controllers and VPA in virtual time; print the timeline and the comparison, "
+                    "and write the HTML report.",
+        epilog="example: kvert demo --days 3 -o /tmp/kvert-demo")
+    p.add_argument("--days", type=float, default=3.0, help="simulated days per policy (default: 3)")
+    p.add_argument("-o", "--output", type=Path, default=None,
+                   help="directory for report.json and report.html (default: a temporary one)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:{Path(tmp) / 'kvert.db'}" if args.store == "sqlite" else args.store
-        clock = VirtualClock()
-        return clock.run(_demo(url, clock))
+    from kvert.clock import WallClock
+    from kvert.sim.engine import simulate
+    from kvert.sim.progress import ProgressBar
+    from kvert.sim.report import report_json, write_report
+    from kvert.sim.scenario import load_scenario
+
+    scn = load_scenario(SCENARIO)
+    scn.duration = args.days * 86400
+    names = [p.name for p in scn.policies]
+    print("kvert demo: seed 003's hamster, 2 replicas requesting 100m / 50Mi while using about "
+          "500m / 250Mi", flush=True)
+    print(f"{len(names)} policies x {args.days:g} simulated days, {scn.nodes.count} nodes, seed {scn.seed}",
+          flush=True)
+    wall = WallClock()
+    started = wall.now()
+    bar = ProgressBar(names)
+    runs = simulate(scn, bar, skip_unavailable=False)
+    bar.close()
+    elapsed = wall.now() - started
+    for r in runs:
+        _timeline(r)
+    doc = report_json(scn, runs, wall_seconds=elapsed)
+    _comparison(doc)
+    out = args.output or Path(tempfile.mkdtemp(prefix="kvert-demo-"))
+    for path in write_report(doc, out):
+        print(f"wrote {path}")
+    simulated = scn.duration * len(runs)
+    print(f"{simulated / 86400:g} simulated days in {elapsed:.1f} s "
+          f"({simulated / max(elapsed, 1e-9):,.0f} simulated seconds per second)")
+    return 0
 
 
-def _say(text: str) -> None:
-    print(text, flush=True)
+def _when(seconds: float) -> str:
+    d, rest = divmod(int(seconds), 86400)
+    h, rest = divmod(rest, 3600)
+    return f"day {d + 1} {h:02d}:{rest // 60:02d}"
 
 
-def _pod(name: str, cpu: str, memory: str) -> dict:
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "labels": {"app": "hamster"}},
-        "spec": {"containers": [{
-            "name": "hamster", "image": "registry.k8s.io/ubuntu-slim:0.14",
-            "resources": {"requests": {"cpu": cpu, "memory": memory},
-                          "limits": {"cpu": cpu, "memory": memory}},
-            "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"},
-                             {"resourceName": "memory", "restartPolicy": "NotRequired"}],
-        }]},
-    }
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.0f}Mi"
 
 
-async def _demo(url: str, clock: VirtualClock) -> int:
-    _say(f"kvert {kvert.__version__} demo: the foundation, in virtual time (store {url})")
-    store = open_store(url, clock=clock)
-    client = InProcessClient(Registry(store, clock, seed=1))
-    seen: list[str] = []
-    informer = Informer(client, "pods", clock=clock)
-    informer.add_handlers(on_add=lambda o: seen.append(f"ADDED {o['metadata']['name']}"),
-                          on_update=lambda old, new: seen.append(
-                              f"MODIFIED {new['metadata']['name']} rv={new['metadata']['resourceVersion']}"),
-                          on_delete=lambda o: seen.append(f"DELETED {o['metadata']['name']}"))
-    task = asyncio.ensure_future(informer.run())
-    await informer.wait_synced()
-    try:
-        await client.create("namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                           "metadata": {"name": "default"}})
-        pod = await client.create("pods", _pod("hamster-1", "100m", "50Mi"), namespace="default")
-        await client.create("pods", _pod("hamster-2", "100m", "50Mi"), namespace="default")
-        _say(f"created pods hamster-1 and hamster-2: qosClass={pod['status']['qosClass']}, "
-             f"pod requests={pods.pod_requests(pod)} (cpu in millicores, memory in bytes)")
-        await client.bind("default", "hamster-1", "node-1")
-        resized = await client.resize("default", "hamster-1", {"spec": {"containers": [{
-            "name": "hamster", "resources": {"requests": {"cpu": "650m", "memory": "50Mi"},
-                                             "limits": {"cpu": "650m", "memory": "50Mi"}}}]}})
-        cpu = resized["spec"]["containers"][0]["resources"]["requests"]["cpu"]
-        _say(f"resized hamster-1 through pods/resize to cpu {cpu}; generation "
-             f"{resized['metadata']['generation']}, still {resized['status']['qosClass']}")
-        try:
-            await client.resize("default", "hamster-1", {"spec": {"containers": [{
-                "name": "hamster", "resources": {"requests": {"cpu": "500m"},
-                                                 "limits": {"cpu": "650m", "memory": "50Mi"}}}]}})
-        except ApiError as e:
-            _say(f"a resize that would change the QoS class is refused: {e.code} {e.reason}: {e}")
-        await client.create("policy/poddisruptionbudgets", {
-            "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": "hamster"},
-            "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "hamster"}}}},
-            namespace="default")
-        pdb = await client.get("policy/poddisruptionbudgets", "hamster", "default")
-        pdb["status"] = {"observedGeneration": pdb["metadata"]["generation"],
-                         "disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 2,
-                         "expectedPods": 2}
-        await client.update_status("policy/poddisruptionbudgets", pdb)
-        running = await client.get("pods", "hamster-1", "default")
-        running["status"]["phase"] = "Running"
-        running["status"]["conditions"].append({"type": "Ready", "status": "True"})
-        await client.update_status("pods", running)
-        try:
-            await client.evict("default", "hamster-1")
-        except ApiError as e:
-            _say(f"eviction of hamster-1 refused by its PodDisruptionBudget: {e.code} {e.reason}: {e}")
-        await clock.sleep(30)
-        await client.delete("pods", "hamster-2", namespace="default")
-        await asyncio.sleep(0)
-        await clock.sleep(1)
-        _say("the informer saw, in order:")
-        for line in seen:
-            _say(f"  {line}")
-        _say(f"virtual time elapsed: {clock.elapsed:.0f}s; store revision {store.current_revision()}")
-        return 0
-    finally:
-        informer.stop()
-        task.cancel()
-        store.close()
+def _timeline(run) -> None:
+    """The workload's requests per pod when first seen and at each change, from the samples."""
+    print(f"\n== {run.policy} ==")
+    for workload, s in run.workloads.items():
+        cpu, mem, running = s["cpu_request"], s["memory_request"], s["pods_running"]
+        previous = None
+        for k, t in enumerate(run.times):
+            if running[k] <= 0:
+                continue
+            now = (int(round(cpu[k] / running[k])), int(round(mem[k] / running[k])))
+            if previous is None:
+                print(f"  {_when(t)}  {workload}: {running[k]:g} pods, requests per pod "
+                      f"{to_quantity('cpu', now[0])} / {_mib(now[1])}")
+            elif now != previous:
+                print(f"  {_when(t)}  {workload}: requests per pod -> {to_quantity('cpu', now[0])} / "
+                      f"{_mib(now[1])}")
+            previous = now
+    counters = {k: sum(c.get(k, 0) for c in run.counters.values())
+                for k in ("evictions", "resizes", "restarts", "oom_kills")}
+    print(f"  evictions {counters['evictions']:g}, in-place resizes {counters['resizes']:g}, "
+          f"container restarts {counters['restarts']:g}, OOM kills {counters['oom_kills']:g}")
+
+
+def _comparison(doc: dict) -> None:
+    keys = (("cpu_slack_core_hours", "cpu slack (core-h)"),
+            ("cpu_overprovisioned_core_hours", "  over-provisioned"),
+            ("cpu_underprovisioned_core_hours", "  under-provisioned"),
+            ("memory_slack_gib_hours", "memory slack (GiB-h)"),
+            ("memory_overprovisioned_gib_hours", "  over-provisioned"),
+            ("memory_underprovisioned_gib_hours", "  under-provisioned"),
+            ("oom_kills", "OOM kills"), ("cpu_throttled_seconds", "throttled (s)"),
+            ("evictions", "evictions"), ("in_place_resizes", "in-place resizes"),
+            ("container_restarts", "restarts"), ("pending_pod_seconds", "pending pod-s"))
+    print("\ncomparison (slack = requests minus use, integrated; negative = under-provisioned)")
+    policies = [p for p in doc["policies"] if not p.get("skipped")]
+    print(f"  {'':<22}" + "".join(f"{p['name']:>14}" for p in policies))
+    for key, label in keys:
+        row = [p["metrics"]["totals"].get(key, 0) for p in policies]
+        print(f"  {label:<22}" + "".join(f"{v:>14.4g}" for v in row))
+    print()
+
+
+if __name__ == "__main__":
+    sys.exit(run(argparse.Namespace(days=3.0, output=None)))

@@ -229,7 +229,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         runtime.on_oom.append(on_oom)
         runtimes[name] = runtime
         agent = NodeAgent(client("system:node-agent"), clock, config, runtime, name=name,
-                          heartbeat_seconds=max(10.0, min(60.0, scn.sample_interval)), lease_seconds=240,
+                          heartbeat_seconds=max(10.0, min(300.0, scn.sample_interval)), lease_seconds=1200,
                           pleg_seconds=max(1.0, scn.tick))
         agents.append(start(agent))
     for agent in agents:
