@@ -830,32 +830,7 @@ core.SecurityContext
  9 procMount *str o
  11 seccompProfile *core.SeccompProfile o
  12 appArmorProfile *core.AppArmorProfile o
-core.EphemeralContainerCommon
- 1 name str
- 2 image str o
- 3 command []str o
- 4 args []str o
- 5 workingDir str o
- 6 ports []core.ContainerPort o
- 19 envFrom []core.EnvFromSource o
- 7 env []core.EnvVar o
- 8 resources core.ResourceRequirements o
- 23 resizePolicy []core.ContainerResizePolicy o
- 24 restartPolicy *str o
- 25 restartPolicyRules []core.ContainerRestartRule o
- 9 volumeMounts []core.VolumeMount o
- 21 volumeDevices []core.VolumeDevice o
- 10 livenessProbe *core.Probe o
- 11 readinessProbe *core.Probe o
- 22 startupProbe *core.Probe o
- 12 lifecycle *core.Lifecycle o
- 13 terminationMessagePath str o
- 20 terminationMessagePolicy str o
- 14 imagePullPolicy str o
- 15 securityContext *core.SecurityContext o
- 16 stdin bool o
- 17 stdinOnce bool o
- 18 tty bool o
+core.EphemeralContainerCommon = core.Container
 core.SELinuxOptions
  1 user str o
  2 role str o
@@ -1436,14 +1411,22 @@ def _parse_field(line: str) -> Field:
 
 def _parse(text: str) -> dict[str, Message]:
     raw: dict[str, list[Field]] = {}
+    aliases: dict[str, str] = {}
     current: list[Field] | None = None
     for line in text.splitlines():
         if not line.strip():
             continue
         if line.startswith(" "):
             current.append(_parse_field(line))
+        elif "=" in line:
+            # "A = B": Go declares A as a field-for-field copy of B (EphemeralContainerCommon).
+            alias, original = (part.strip() for part in line.split("="))
+            aliases[alias] = original
+            current = None
         else:
             current = raw.setdefault(line.strip(), [])
+    for alias, original in aliases.items():
+        raw[alias] = list(raw[original])
     return {name: Message(name, tuple(fields), {f.num: f for f in fields},
                           tuple(sorted(fields, key=lambda f: f.num)))
             for name, fields in raw.items()}
