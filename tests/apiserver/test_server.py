@@ -223,3 +223,17 @@ def test_subresources_binding_eviction_resize_scale(tmp_path):
     assert scale[1]["status"]["selector"] == "app=d"
     assert scaled[1]["spec"]["replicas"] == 5
     assert evict[0] == 200 and evict[1]["status"] == "Success"
+
+
+def test_yaml_bodies_must_be_json_shaped(tmp_path):
+    async def scenario(api, server, store):
+        before = store.current_revision()
+        answers = [await api.call("POST", "/api/v1/namespaces/default/pods", raw=body,
+                                  content_type="application/yaml")
+                   for body in (b"?", b"{1: 2}", b"kind: Pod\nwhen: 2026-01-01\n")]
+        return answers, before, store.current_revision()
+
+    answers, before, after = run(tmp_path, scenario)
+    assert [code for code, _ in answers] == [400, 400, 400]
+    assert all(body["kind"] == "Status" for _, body in answers)
+    assert before == after

@@ -84,6 +84,7 @@ def decode_body(raw: bytes, content_type: str | None, *, yaml_ok: bool = True):
             raise BadRequest("the request body is nested too deeply") from None
         except yaml.YAMLError as e:
             raise BadRequest(f"the request body is not valid YAML: {e}") from None
+        _require_json_shape(value)
     else:
         raise UnsupportedMediaType(f"the body of the request was in an unknown format - accepted "
                                    f"media types include: application/json, application/yaml "
@@ -91,6 +92,26 @@ def decode_body(raw: bytes, content_type: str | None, *, yaml_ok: bool = True):
     if _depth(value) > MAX_DEPTH:
         raise BadRequest(f"the request body is nested more than {MAX_DEPTH} levels deep")
     return value
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _require_json_shape(value) -> None:
+    """YAML can say more than JSON (non-string keys, dates, sets); objects must be JSON."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise BadRequest(f"the request body has a non-string object key: {key!r}")
+                stack.append(child)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif not isinstance(item, _JSON_SCALARS):
+            raise BadRequest(f"the request body has a value JSON cannot hold: {item!r} "
+                             f"({type(item).__name__})")
 
 
 def _depth(value) -> int:
