@@ -80,7 +80,7 @@ def test_usage_errors(tmp_path, capsys):
     code, _, err = run(["vpa", "recommend", "--samples", str(tmp_path / "missing.csv")], capsys)
     assert code == 1 and "cannot read" in err
     code, _, err = run(["vpa", "recommend", "--samples", str(SAMPLES), "--prometheus", "http://prom:9090"], capsys)
-    assert code == 2 and "not available yet" in err
+    assert code == 2 and "not both" in err
     code, _, err = run(["vpa", "recommend"], capsys)
     assert code == 2 and "--samples" in err
     bad = tmp_path / "vpa.yaml"

@@ -336,10 +336,12 @@ def validate_against_schema(obj: Any, schema: dict, path: str = "") -> list[Caus
     return errs
 
 
+_JUNCTORS = ("anyOf", "oneOf", "allOf", "not")
+
+
 def _validate(value: Any, s: Any, path: str, errs: Causes) -> None:
     if not isinstance(s, dict):
         return
-    name = _name(path)
     int_or_string = s.get("x-kubernetes-int-or-string") is True
     declared = s.get("type")
     types = ["integer", "string"] if int_or_string else ([declared] if isinstance(declared, str)
@@ -347,16 +349,17 @@ def _validate(value: Any, s: Any, path: str, errs: Causes) -> None:
 
     if value is None:
         if types and not s.get("nullable"):
-            errs.append(_type_invalid(path, "null", f'{name} {_IN} must be of type '
+            errs.append(_type_invalid(path, "null", f'{_name(path)} {_IN} must be of type '
                                                     f'{",".join(types)}: "null"'))
         return
     if types and not any(_is_type(value, t) for t in types):
         actual = json_type(value)
-        errs.append(_type_invalid(path, actual, f'{name} {_IN} must be of type {",".join(types)}: '
+        errs.append(_type_invalid(path, actual, f'{_name(path)} {_IN} must be of type {",".join(types)}: '
                                                 f'"{actual}"'))
         return
 
-    _validate_junctors(value, s, path, errs)
+    if any(j in s for j in _JUNCTORS):
+        _validate_junctors(value, s, path, errs)
 
     if isinstance(value, str):
         _validate_string(value, s, path, errs)
@@ -426,20 +429,19 @@ def _validate_number(value: int | float, s: dict, path: str, errs: Causes) -> No
 
 
 def _validate_array(value: list, s: dict, path: str, errs: Causes) -> None:
-    name = _name(path)
     items = _sub(s, "items")
     if items is not None:
         for i, item in enumerate(value):
             _validate(item, items, index(path, i), errs)
     min_items = s.get("minItems")
     if isinstance(min_items, int) and len(value) < min_items:
-        errs.append(_invalid(path, len(value), f"{name} {_IN} should have at least {min_items} items"))
+        errs.append(_invalid(path, len(value), f"{_name(path)} {_IN} should have at least {min_items} items"))
     max_items = s.get("maxItems")
     if isinstance(max_items, int) and len(value) > max_items:
         errs.append(Cause(path, f"Too many: {len(value)}: must have at most {max_items} items",
                           "FieldValueTooMany"))
     if s.get("uniqueItems") is True and len({_canonical(v) for v in value}) < len(value):
-        errs.append(_invalid(path, "", f"{name} {_IN} shouldn't contain duplicates"))
+        errs.append(_invalid(path, "", f"{_name(path)} {_IN} shouldn't contain duplicates"))
     _validate_list_type(value, s, path, errs)
 
 
@@ -473,7 +475,6 @@ def _duplicate(path: str, value: Any) -> Cause:
 
 
 def _validate_object(value: dict, s: dict, path: str, errs: Causes) -> None:
-    name = _name(path)
     required = s.get("required")
     if isinstance(required, list):
         for field in required:
@@ -488,14 +489,14 @@ def _validate_object(value: dict, s: dict, path: str, errs: Causes) -> None:
         elif isinstance(additional, dict):
             _validate(v, additional, child(path, k), errs)
         elif additional is False:
-            errs.append(_invalid(path, k, f"{name}.{k} {_IN} is a forbidden property"))
+            errs.append(_invalid(path, k, f"{_name(path)}.{k} {_IN} is a forbidden property"))
     max_props = s.get("maxProperties")
     if isinstance(max_props, int) and len(value) > max_props:
         errs.append(Cause(path, f"Too many: {len(value)}: must have at most {max_props} items",
                           "FieldValueTooMany"))
     min_props = s.get("minProperties")
     if isinstance(min_props, int) and len(value) < min_props:
-        errs.append(_invalid(path, len(value), f"{name} {_IN} should have at least {min_props} "
+        errs.append(_invalid(path, len(value), f"{_name(path)} {_IN} should have at least {min_props} "
                                                f"properties"))
     if s.get("x-kubernetes-embedded-resource") is True:
         for field in ("apiVersion", "kind"):
@@ -507,6 +508,8 @@ def _validate_junctors(value: Any, s: dict, path: str, errs: Causes) -> None:
     """``allOf``, ``anyOf``, ``oneOf`` and ``not`` (value validations)."""
     q = json.dumps(_name(path))
     any_of = [x for x in s.get("anyOf") or [] if isinstance(x, dict)]
+    if any_of == _INT_OR_STRING_ANY_OF and s.get("x-kubernetes-int-or-string") is True:
+        any_of = []                       # the type check already required integer or string
     if any_of:
         results = [validate_against_schema(value, x, path) for x in any_of]
         if not any(not r for r in results):
@@ -687,6 +690,27 @@ def prepare_custom_object(obj: dict, schema: dict | None) -> list[Cause]:
     prune(obj, schema)
     apply_schema_defaults(obj, schema)
     return validate_against_schema(obj, schema)
+
+
+def prepare_custom_status(obj: dict, schema: dict | None) -> list[Cause]:
+    """``prepare_custom_object`` for a write to ``/status``: only ``status`` is new (the rest
+    is the stored object, already pruned, defaulted and valid -- and Kubernetes' validation
+    ratcheting accepts unchanged fields anyway), so only it is pruned, defaulted and checked,
+    which keeps frequent status writes (the VPA recommender's) cheap."""
+    if not isinstance(schema, dict) or not isinstance(obj, dict):
+        return []
+    sub = _props(schema).get("status")
+    if not isinstance(sub, dict) or schema.get("x-kubernetes-preserve-unknown-fields") is True:
+        return prepare_custom_object(obj, schema)
+    view = {"status": obj["status"]} if "status" in obj else {}
+    reduced = {"type": "object", "properties": {"status": sub}}
+    prune(view, reduced)
+    apply_schema_defaults(view, reduced)
+    if "status" in view:
+        obj["status"] = view["status"]
+    else:
+        obj.pop("status", None)
+    return validate_against_schema(view, reduced)
 
 
 # ---- is a schema structural? ------------------------------------------------------------------
@@ -1148,4 +1172,5 @@ def _check_defaults(s: dict, path: str, errs: Causes, *, root: bool = False,
 
 
 __all__ = ["validate_against_schema", "prune", "apply_schema_defaults", "prepare_custom_object",
+           "prepare_custom_status",
            "validate_structural", "format_ok", "json_type", "compile_pattern", "TYPES"]

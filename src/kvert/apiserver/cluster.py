@@ -27,7 +27,8 @@ class Cluster:
                  compaction_interval: float = 300.0, nodes: int = 0,
                  node_flags: dict | None = None, kubelet_config: Path | None = None,
                  metrics_resolution: float = 15.0,
-                 vpa_intervals: tuple[float, float] = (60.0, 60.0)):
+                 vpa_intervals: tuple[float, float] = (60.0, 60.0), vpa: bool = True,
+                 vpa_history=None):
         self.data_dir = data_dir
         self.store_url = store_url
         self.host = host
@@ -40,6 +41,8 @@ class Cluster:
         self.kubelet_config = kubelet_config
         self.metrics_resolution = metrics_resolution
         self.vpa_intervals = vpa_intervals   # (recommender, updater) seconds
+        self.vpa = vpa                       # False: no recommender, updater, webhook (--no-vpa)
+        self.vpa_history = vpa_history       # the recommender's history provider (kvert.vpa.history)
         self.metrics = None          # the node agents' metrics, served by the API server
         self.url = ""
         self.server: ApiServer | None = None
@@ -75,7 +78,9 @@ class Cluster:
         self.components = self._components()
         for component in self.components:
             self.server.run_background(component.run())
-        await self._start_vpa_admission(pki)
+        if self.vpa:
+            await self._start_vpa_admission(pki)
+        self.server.run_background(self.metrics.run())
 
     async def _start_vpa_admission(self, pki) -> None:
         """The VPA admission controller as on a real cluster: an HTTPS webhook the API server
@@ -86,7 +91,6 @@ class Cluster:
                                             informers=True)
         await self.vpa_webhook.run()
         await register_webhook(client, webhook_configuration(self.vpa_webhook.url, pki.ca_pem()))
-        self.server.run_background(self.metrics.run())
 
     def _client(self, user: str) -> InProcessClient:
         return InProcessClient(self.server.registry, user=user)
@@ -99,17 +103,22 @@ class Cluster:
             Scheduler(self._client("system:kube-scheduler"), self.clock),
         ]
         components += [self._node_agent(f"node-{i}") for i in range(1, self.nodes + 1)]
-        components += self._vpa()
+        components += self._vpa() if self.vpa else []
         return components
 
     def _vpa(self) -> list:
         """The VPA recommender (fed by the nodes' metrics) and updater."""
         from kvert.vpa.metrics_source import LocalMetricsSource
+        from kvert.vpa.query import QueryService
         from kvert.vpa.recommender import Recommender
         from kvert.vpa.updater import Updater
+        recommender = Recommender(self._client("system:vpa-recommender"), self.clock,
+                                  LocalMetricsSource(self.metrics), interval=self.vpa_intervals[0],
+                                  history=self.vpa_history)
+        # the API server answers RecommendationQuery from this recommender's aggregates
+        self.server.recommendation_query = QueryService(recommender)
         return [
-            Recommender(self._client("system:vpa-recommender"), self.clock,
-                        LocalMetricsSource(self.metrics), interval=self.vpa_intervals[0]),
+            recommender,
             Updater(self._client("system:vpa-updater"), self.clock, interval=self.vpa_intervals[1]),
         ]
 

@@ -18,7 +18,7 @@ from aiohttp import web
 import kvert
 from kvert.api import kinds
 from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, NotFound, Unauthorized
-from kvert.apiserver import discovery, metrics, negotiation, openapi, rest
+from kvert.apiserver import discovery, metrics, negotiation, openapi, recommendation_query, rest
 from kvert.apiserver.admission import bootstrap, recalculate_quota_usage
 from kvert.apiserver.auth import USER, TokenAuthenticator
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
@@ -47,6 +47,9 @@ class ApiServer:
         # node proxy metrics, /metrics and metrics.k8s.io (kvert.apiserver.metrics)
         self.metrics_provider = metrics_provider
         self.request_metrics = RequestMetrics()
+        # autoscaling.kvert.io RecommendationQuery: a kvert.vpa.query.QueryService, or None
+        # (then the group is not served; kvert.apiserver.recommendation_query)
+        self.recommendation_query: Any = None
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task] = []
 
@@ -155,6 +158,9 @@ class ApiServer:
         served_by_metrics = metrics.route(self, request)   # node proxy, /metrics, metrics.k8s.io
         if served_by_metrics is not None:
             return await served_by_metrics
+        query = recommendation_query.route(self, request)   # autoscaling.kvert.io, never stored
+        if query is not None:
+            return await query
         info = parse(request.path)
         if info.is_resource:
             return await rest.handle(self, request, info)
@@ -171,6 +177,7 @@ class ApiServer:
         types = kinds.all_types()
         # discovery also lists the unstored metrics.k8s.io types when node metrics are served
         served = types + list(metrics.METRICS_TYPES) if self.metrics_provider is not None else types
+        served = served + recommendation_query.served_types(self)
         accept = negotiation.parse_accept(request.headers.get("Accept"))
         if path in ("/api", "/apis"):
             media = negotiation.wants(accept, "APIGroupDiscoveryList", "apidiscovery.k8s.io")

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import signal
+import sys
 from pathlib import Path
 
 DEFAULT_DATA_DIR = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
@@ -15,10 +16,15 @@ DEFAULT_DATA_DIR = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "up", help="start a local Kubernetes-compatible cluster",
-        description="Start kvert's API server (HTTPS, bearer tokens) over a durable store and "
-                    "write a kubeconfig for kubectl and client libraries. Stops cleanly on Ctrl-C; "
+        description="Start kvert's API server (HTTPS, bearer tokens) over a durable store and\n"
+                    "write a kubeconfig for kubectl and client libraries. Stops cleanly on Ctrl-C;\n"
                     "a restart on the same data directory keeps every object.",
-        epilog="example: kvert up --port 6443 && kubectl --kubeconfig ~/.kvert/kubeconfig get ns")
+        epilog="example: kvert up --port 6443 && kubectl --kubeconfig ~/.kvert/kubeconfig get ns\n"
+               "         kvert up --nodes 2 --vpa-history-prometheus http://127.0.0.1:9090 "
+               "--vpa-history-length 2d\n"
+               "         kvert up --vpa-history-file usage.csv   # timestamp,pod,container,cpu,memory,"
+               "event[,namespace]",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
                    help="where the store, certificates, tokens and kubeconfig live "
                         "(default: $KVERT_HOME, else ~/.kvert)")
@@ -58,6 +64,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="seconds between recommender passes (default: 60, the VPA's)")
     vpa.add_argument("--vpa-updater-interval", type=float, default=60.0,
                      help="seconds between updater passes (default: 60, the VPA's)")
+    vpa.add_argument("--no-vpa", dest="vpa", action="store_false",
+                     help="run no VPA component (e.g. to run 'kvert vpa recommender' against the "
+                          "cluster instead); the VPA CRDs are still installed")
+    history = vpa.add_mutually_exclusive_group()
+    history.add_argument("--vpa-history-prometheus", metavar="URL", default=None,
+                         help="at start, the recommender loads the usage history of VPAs without "
+                              "checkpoints from this Prometheus server (range queries of the cAdvisor "
+                              "metrics the nodes export; upstream's --storage=prometheus)")
+    history.add_argument("--vpa-history-file", metavar="FILE.csv", type=Path, default=None,
+                         help="at start, the recommender loads the usage history of VPAs without "
+                              "checkpoints from this trace file (the 'kvert vpa recommend --samples' "
+                              "format, with an optional namespace column)")
+    vpa.add_argument("--vpa-history-length", metavar="DURATION", default="8d",
+                     help="how much history to load, a Prometheus duration (default: 8d, upstream's "
+                          "--history-length)")
+    vpa.add_argument("--vpa-history-resolution", metavar="DURATION", default="1h",
+                     help="with --vpa-history-prometheus: the step between samples and the CPU rate "
+                          "window (default: 1h, upstream's --history-resolution)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log verbosity (default: info)")
     p.set_defaults(func=run)
@@ -66,6 +90,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     return asyncio.run(_up(args))
+
+
+def _vpa_history(args: argparse.Namespace):
+    """The recommender's history provider from the --vpa-history-* flags (None without one).
+    Raises SystemExit(2) with a message for a bad flag."""
+    from kvert.vpa.history import FileHistory, HistoryError, PrometheusHistory
+    url, path = getattr(args, "vpa_history_prometheus", None), getattr(args, "vpa_history_file", None)
+    flag = "--vpa-history-prometheus" if url else "--vpa-history-file"
+    try:
+        if url:
+            return PrometheusHistory(url, history_length=args.vpa_history_length,
+                                     resolution=args.vpa_history_resolution)
+        if path is not None:
+            if not path.is_file():
+                raise HistoryError(f"{path}: no such file")
+            return FileHistory(path, history_length=args.vpa_history_length)
+    except ValueError as e:               # HistoryError or a bad duration
+        print(f"error: {flag} (with --vpa-history-length/--vpa-history-resolution): {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return None
 
 
 async def _up(args: argparse.Namespace) -> int:
@@ -84,6 +128,8 @@ async def _up(args: argparse.Namespace) -> int:
                                   "cpu_manager_policy": args.cpu_manager_policy},
                       kubelet_config=args.kubelet_config,
                       vpa_intervals=(args.vpa_recommender_interval, args.vpa_updater_interval),
+                      vpa=getattr(args, "vpa", True),
+                      vpa_history=_vpa_history(args),
                       metrics_resolution=args.metrics_resolution)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,6 +1,9 @@
 """``kvert vpa recommend``: the VPA recommendation for recorded usage, offline.
 
-The samples file is treated as the history of one VPA: one recommendation per container name,
+The usage comes from a samples file (``--samples``) or from a Prometheus server's range
+queries of the cAdvisor metrics (``--prometheus``, ``kvert.vpa.history.PrometheusHistory``;
+``--pod-prefix`` or ``--vpa``'s targetRef with the pod-name rule of ``kvert.vpa.history``
+picks the pods, within ``--namespace``). The samples are treated as the history of one VPA: one recommendation per container name,
 computed by the same model the live recommender runs (``kvert.vpa``). ``--vpa`` gives the
 VerticalPodAutoscaler whose resource policy (minAllowed / maxAllowed, controlledResources,
 mode Off) and ``vpa.kvert.io/*`` annotations apply.
@@ -17,7 +20,7 @@ import yaml
 
 from kvert.vpa.aggregate import AggregateContainerState
 from kvert.vpa.estimators import get_confidence
-from kvert.cli import vpa_admission
+from kvert.cli import vpa_admission, vpa_components
 from kvert.vpa.recommendation import (DEFAULT_CONFIG, ContainerRecommendation, container_policy,
                                       recommend_containers)
 from kvert.vpa.samples import COLUMNS, SampleError, Samples, read_samples
@@ -25,6 +28,9 @@ from kvert.vpa.samples import COLUMNS, SampleError, Samples, read_samples
 EXAMPLE = """\
 example: kvert vpa recommend --samples examples/hamster-samples.csv -o json
          kvert vpa recommend --samples examples/hamster-samples.csv --vpa examples/hamster.yaml
+         kvert vpa recommend --prometheus http://127.0.0.1:9090 --vpa examples/hamster.yaml
+         kvert vpa recommend --prometheus http://127.0.0.1:9090 --namespace default \\
+             --pod-prefix hamster- --history-length 2d --history-resolution 5m -o json
 
 samples file (CSV, one sample per line; cpu in cores, memory in bytes; event empty or 'oom',
 where memory then holds the container's memory request):
@@ -33,6 +39,9 @@ where memory then holds the container's memory request):
   2024-05-01T00:00:00Z,hamster-1,hamster,0.512,52428800,
   1714521660,hamster-1,hamster,0.498,,
   2024-05-01T00:02:00Z,hamster-1,hamster,,62914560,oom
+
+An optional 'namespace' column may be added (kvert up --vpa-history-file uses it; here every
+sample counts for one VPA). --prometheus reads the same samples from a Prometheus server.
 """
 
 
@@ -45,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda args: _help(p))
     vsub = p.add_subparsers(dest="vpa_command", metavar="COMMAND")
     r = vsub.add_parser(
-        "recommend", help="recommend container resources from a samples file",
+        "recommend", help="recommend container resources from a samples file or Prometheus",
         description="Compute status.recommendation (target, lower and upper bounds, uncapped target\n"
                     "per container) from usage samples, all treated as one VPA: CPU percentiles\n"
                     "50/90/95 of the usage, memory percentiles of the daily peaks (OOMs bumped up),\n"
@@ -63,9 +72,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--explain", action="store_true",
                    help="with -o table, also print how each bound was derived")
     r.add_argument("--prometheus", metavar="URL",
-                   help="read the history from Prometheus instead (not available yet)")
+                   help="read the history from this Prometheus server instead of a file: range "
+                        "queries of container_cpu_usage_seconds_total (rate), "
+                        "container_memory_working_set_bytes and container_oom_events_total as "
+                        "kvert's node agents export them; needs --pod-prefix or --vpa")
+    r.add_argument("--namespace", metavar="NS", default=None,
+                   help="with --prometheus: the pods' namespace (default: the --vpa's, else 'default')")
+    r.add_argument("--pod-prefix", metavar="NAME", default=None,
+                   help="with --prometheus: the pods whose names start with NAME (default: the pods "
+                        "--vpa's targetRef names: Deployment D -> D-<hash>-<suffix>, StatefulSet S -> "
+                        "S-<ordinal>, others R -> R-<suffix>)")
+    r.add_argument("--history-length", metavar="DURATION", default="8d",
+                   help="with --prometheus: how far back to query, a Prometheus duration "
+                        "(default: 8d, upstream's --history-length)")
+    r.add_argument("--history-resolution", metavar="DURATION", default="1h",
+                   help="with --prometheus: the step between samples and the CPU rate window "
+                        "(default: 1h, upstream's --history-resolution)")
+    r.add_argument("--prometheus-job", metavar="JOB", default="",
+                   help="with --prometheus: only series of this scrape job (default: any job)")
     r.set_defaults(func=run_recommend)
     vpa_admission.register_subcommand(vsub)
+    vpa_components.register(vsub)   # recommender, updater: against any API server
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
@@ -113,25 +140,35 @@ def aggregates_from_samples(samples: Samples, vpa: dict | None = None,
 
 
 def run_recommend(args: argparse.Namespace) -> int:
-    if args.prometheus:
-        return _fail("--prometheus is not available yet: export the usage to a CSV file "
-                     "(see 'kvert vpa recommend --help' for the format) and pass --samples", 2)
-    if args.samples is None:
-        return _fail("--samples FILE.csv is required (see 'kvert vpa recommend --help')", 2)
+    if args.prometheus and args.samples is not None:
+        return _fail("give --samples FILE.csv or --prometheus URL, not both", 2)
+    if args.samples is None and not args.prometheus:
+        return _fail("--samples FILE.csv (or --prometheus URL) is required (see 'kvert vpa recommend --help')", 2)
+    if args.prometheus and args.pod_prefix is None and args.vpa is None:
+        return _fail("--prometheus needs --pod-prefix NAME or --vpa VPA.yaml to pick the pods", 2)
     vpa = None
     if args.vpa is not None:
         try:
             vpa = load_vpa(args.vpa)
         except ValueError as e:
             return _fail(str(e))
-    try:
-        samples = read_samples(args.samples)
-    except SampleError as e:
-        return _fail(str(e))
-    except OSError as e:
-        return _fail(f"cannot read {args.samples}: {e.strerror or e}")
-    except UnicodeDecodeError:
-        return _fail(f"{args.samples}: not a UTF-8 text file")
+    if args.prometheus:
+        from kvert.vpa.history import HistoryError
+        try:
+            samples = _prometheus_samples(args, vpa)
+        except HistoryError as e:
+            return _fail(str(e))
+        except ValueError as e:
+            return _fail(str(e), 2)
+    else:
+        try:
+            samples = read_samples(args.samples)
+        except SampleError as e:
+            return _fail(str(e))
+        except OSError as e:
+            return _fail(f"cannot read {args.samples}: {e.strerror or e}")
+        except UnicodeDecodeError:
+            return _fail(f"{args.samples}: not a UTF-8 text file")
     config, problems = DEFAULT_CONFIG.for_vpa(vpa)
     for problem in problems:
         print(f"warning: {problem} (ignored)", file=sys.stderr)
@@ -146,6 +183,41 @@ def run_recommend(args: argparse.Namespace) -> int:
         return 0
     print(_table(containers, aggregates, config, args.explain))
     return 0
+
+
+def _prometheus_samples(args: argparse.Namespace, vpa: dict | None) -> Samples:
+    """The selected pods' samples from Prometheus, as one table (``kvert.vpa.history``).
+    Raises HistoryError (Prometheus) or ValueError (a bad option)."""
+    import asyncio
+
+    from kvert.clock import WallClock
+    from kvert.vpa.history import PrometheusHistory, concat_samples, name_pattern, parse_duration, regex_escape
+
+    namespace = args.namespace or ((vpa or {}).get("metadata") or {}).get("namespace") or "default"
+    if args.pod_prefix is not None:
+        prefix = args.pod_prefix
+        pattern, what = regex_escape(prefix) + ".*", f"pods named {prefix}*"
+        picks = (lambda pod: pod.startswith(prefix))
+    else:
+        ref = (vpa.get("spec") or {}).get("targetRef") or {}
+        kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
+        pattern, what = name_pattern(kind, name), f"the pods of {kind} {name}"
+        import re
+        picks = (lambda pod: re.fullmatch(pattern, pod) is not None)
+    for option in ("history_length", "history_resolution"):
+        try:
+            parse_duration(getattr(args, option))
+        except ValueError as e:
+            raise ValueError(f"--{option.replace('_', '-')}: {e}") from None
+    provider = PrometheusHistory(args.prometheus, history_length=args.history_length,
+                                 resolution=args.history_resolution, job=args.prometheus_job,
+                                 namespace=namespace, pod_regex=pattern)
+    history = asyncio.run(provider.fetch(WallClock().now()))
+    parts = [s for (ns, pod, _), s in sorted(history.items()) if ns == namespace and picks(pod)]
+    if not parts:
+        print(f"warning: {provider.source} has no usage of {what} in namespace {namespace} "
+              f"in the last {args.history_length}", file=sys.stderr)
+    return concat_samples(parts)
 
 
 def _table(containers: list[ContainerRecommendation], aggregates: dict[str, AggregateContainerState],

@@ -11,7 +11,7 @@ import random
 from typing import Any
 
 from kvert.api import defaults, validation
-from kvert.api.schema import prepare_custom_object
+from kvert.api.schema import prepare_custom_object, prepare_custom_status
 from kvert.api.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound,
                               invalid, required, status_success)
 from kvert.api.kinds import ResourceType, by_key
@@ -139,9 +139,9 @@ class Registry:
             attrs.object = new
         if not subresource:
             causes = validation.validate_update(new, old)
-        if subresource in ("", "status"):
-            # A custom resource is pruned, defaulted and checked against its schema as a
-            # whole, on /status too.
+        if subresource == "status":
+            causes = prepare_custom_status(new, rt.schema) + causes
+        elif not subresource:
             causes = prepare_custom_object(new, rt.schema) + causes
         _raise_invalid(rt, new, causes)
         await self.admission.validate(attrs)

@@ -240,10 +240,14 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         rec_cfg = dict(policy.vpa.get("recommender") or {})
         upd_cfg = dict(policy.vpa.get("updater") or {})
         source = vpa["NodeAgentsMetricsSource"](agents)
+        from kvert.client.cache import InformerCache
+        informers = InformerCache(client("system:vpa"), clock)
+        components.append(informers)
         start(_make(vpa["Recommender"], client("system:vpa-recommender"), clock, source,
-                    interval=rec_cfg.get("interval", 60.0), config=_recommender_config(rec_cfg, "recommender")))
+                    interval=rec_cfg.get("interval", 60.0), config=_recommender_config(rec_cfg, "recommender"),
+                    informers=informers))
         upd_cfg.setdefault("interval", 60.0)
-        start(_make(vpa["Updater"], client("system:vpa-updater"), clock, **upd_cfg))
+        start(_make(vpa["Updater"], client("system:vpa-updater"), clock, informers=informers, **upd_cfg))
         plugin = _make(vpa["VpaAdmissionPlugin"], client("system:vpa-admission"), clock)
         registry.admission.plugins.append(plugin)
 
@@ -271,8 +275,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     for k in range(n):
         target = t0 + (k + 1) * interval
         await clock.sleep(max(0.0, target - clock.now()))
-        pods = (await admin.list("pods"))["items"]
-        for pod in pods:
+        for pod in informer.list():
             w = _workload_of(pod)
             if w not in series:
                 continue

@@ -53,11 +53,11 @@ class HttpMetricsSource:
         self.path = path
 
     async def pod_metrics(self) -> list[dict]:
-        call = getattr(self.client, "get_path", None) or getattr(self.client, "_call")
-        if call is getattr(self.client, "_call", None):
-            body = await call("GET", self.path)
-        else:
-            body = await call(self.path)
+        get_path = getattr(self.client, "get_path", None)
+        if get_path is not None:
+            body = await get_path(self.path)
+        else:   # kvert.client.http.HttpClient
+            body = await self.client._call("GET", self.path)
         return list((body or {}).get("items") or [])
 
 

@@ -35,8 +35,17 @@ the status flips):
 * ``LowConfidence`` (kvert: upstream defines but never sets it): True, reason
   ``LowConfidence``, while some recommended container has less than the confidence interval
   (24h) of history -- its upper bound is then very wide; False once all have enough;
-* ``FetchingHistory``: upstream's deprecated Prometheus history loading; kvert loads history
-  only from checkpoints, synchronously at start, so it never sets it.
+* ``FetchingHistory`` (upstream's type): True while ``load_history`` reads the history provider
+  for the VPA (message ``Loading usage history from SOURCE``), then False with what was loaded
+  (``Loaded N samples of P pods from SOURCE``) or why nothing was; a True left by a
+  recommender that stopped while loading is turned False by the next loop.
+
+History: with ``history=`` (a ``kvert.vpa.history`` provider: Prometheus range queries or a
+trace file) ``run()`` calls ``load_history`` once, after ``restore_checkpoints`` and before the
+first loop: every VPA that got no checkpoint (checkpoints win, as upstream) gets the samples of
+its pods, live ones by selector and gone ones by name (``history.match_history``), so its
+first loop already has a recommendation. History CPU samples carry no request: they weigh the
+minimum sample weight, as upstream's history samples do.
 
 VPAs whose ``spec.recommenders`` names other recommenders only are left to them.
 """
@@ -59,7 +68,7 @@ from kvert.vpa.checkpoint import CheckpointError, checkpoint_for, restore_into
 from kvert.vpa.estimators import get_confidence
 from kvert.vpa.metrics_source import MetricsSource
 from kvert.vpa.recommendation import RecommenderConfig, container_policy, recommend, scaling_disabled
-from kvert.vpa.targets import Target, is_live, resolve_target, select_pods
+from kvert.vpa.targets import PodIndex, Target, is_live, resolve_target, select_pods
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +102,11 @@ def _requests(container: Mapping) -> dict[str, Quantity]:
 class Recommender:
     def __init__(self, client: Any, clock: Any, metrics: MetricsSource, *, interval: float = 60.0,
                  config: RecommenderConfig | None = None, checkpoint_interval: float = 600.0,
-                 name: str = "default") -> None:
+                 name: str = "default", history: Any = None, informers: Any = None) -> None:
         self.client = client
+        # reads of VPAs, pods and targets: shared informer caches when given (kvert up, the
+        # simulator), else the client itself
+        self.reader = informers or client
         self.clock = clock
         self.metrics = metrics
         self.interval = float(interval)
@@ -103,6 +115,10 @@ class Recommender:
         self.name = name
         self.store = AggregateStore(self.config)
         self.restored = False
+        self.history = history                      # a kvert.vpa.history provider, or None
+        self.history_loaded = False
+        self.history_stats: dict[str, int] = {}
+        self._fetching_history: set[tuple[str, str]] = set()
         self.last_checkpoint: float | None = None
         self.loops = 0
         self._restored_last_us: dict[tuple[str, str, str], int] = {}
@@ -116,6 +132,8 @@ class Recommender:
     async def run(self) -> None:
         if not self.restored:
             await self.restore_checkpoints()
+        if self.history is not None and not self.history_loaded:
+            await self.load_history()
         while not self._stopped:
             try:
                 await self.run_once()
@@ -204,6 +222,117 @@ class Recommender:
         self.last_checkpoint = now
         return written
 
+    # -- history -----------------------------------------------------------------------------------
+
+    async def load_history(self) -> int:
+        """File the history provider's samples into every VPA of this recommender that got no
+        checkpoint (once; see the module docstring). Returns the number of samples filed."""
+        from kvert.vpa.history import concat_samples, match_history
+        self.history_loaded = True
+        if self.history is None:
+            return 0
+        source = str(getattr(self.history, "source", type(self.history).__name__))
+        try:
+            vpa_list = [v for v in (await self.client.list(VPAS))["items"] if self._mine(v)]
+            pods = [p for p in (await self.client.list("pods"))["items"] if is_live(p)]
+        except ApiError as e:
+            log.warning("usage history not loaded: cannot list VPAs and pods: %s", e)
+            return 0
+        vpa_list.sort(key=lambda v: ((v["metadata"].get("creationTimestamp") or ""), _key(v)))
+        restored = {(k[0], k[1]) for k in self.store}
+        todo = {_key(v): v for v in vpa_list if _key(v) not in restored}
+        self.history_stats = {"vpas": len(todo), "checkpointed_vpas": len(vpa_list) - len(todo), "samples": 0,
+                              "pods": 0, "dropped_pods": 0, "dropped_samples": 0}
+        if not todo:
+            return 0
+        now = self.clock.now()
+        self._fetching_history = set(todo)
+        await self._history_condition({k: f"Loading usage history from {source}" for k in todo}, True, now)
+        try:
+            history = await self.history.fetch(now)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # noqa: BLE001 - HistoryError, or a broken provider: start without history
+            log.warning("usage history not loaded: %s", e)
+            self._fetching_history = set()
+            await self._history_condition({k: f"Usage history not loaded: {e}" for k in todo}, False, self.clock.now())
+            return 0
+        targets = {_key(v): await resolve_target(self.client, v) for v in vpa_list}
+        assigned, dropped = match_history({(k[0], k[1]) for k in history}, vpa_list, targets, pods)
+        live = {_key(p): p for p in pods}
+        groups: dict[tuple[str, str, str], list] = {}
+        for (ns, pod_name, container), samples in history.items():
+            vkey = assigned.get((ns, pod_name))
+            if vkey is None:
+                self.history_stats["dropped_samples"] += len(samples)
+                continue
+            if vkey not in todo:
+                continue                               # its VPA has checkpoints
+            pod = live.get((ns, pod_name))
+            if pod is not None and samples.oom.any():  # an OOM bumps from the memory request
+                spec = next((c for c in (pod.get("spec") or {}).get("containers") or []
+                             if c.get("name") == container), None)
+                request = _requests(spec).get("memory") if spec is not None else None
+                if request is not None:
+                    samples.memory = np.where(samples.oom, float(request.value()), samples.memory)
+            groups.setdefault((vkey[0], vkey[1], container), []).append(samples)
+        filed: dict[tuple[str, str], int] = {}
+        pods_of: dict[tuple[str, str], set[str]] = {}
+        for (ns, vpa_name, container), parts in sorted(groups.items()):
+            vpa = todo[(ns, vpa_name)]
+            if scaling_disabled(container_policy(vpa, container)):
+                continue
+            batch = concat_samples(parts)
+            names, codes = np.unique(batch.pods.astype(str), return_inverse=True)
+            agg = self.store.get_for_vpa(vpa, container, now)
+            agg.add_samples(codes, batch.timestamps, cpu=batch.cpu, memory=batch.memory, oom=batch.oom,
+                            pod_names=names.tolist())
+            filed[(ns, vpa_name)] = filed.get((ns, vpa_name), 0) + len(batch)
+            pods_of.setdefault((ns, vpa_name), set()).update(names.tolist())
+            for pod_name in names.tolist():
+                if (ns, pod_name) not in live:
+                    agg.forget_pod(pod_name)           # gone: its samples stay, its state goes
+        self.history_stats.update(samples=sum(filed.values()), pods=sum(len(p) for p in pods_of.values()),
+                                  dropped_pods=len(dropped))
+        if dropped:
+            log.info("usage history of %d pod(s) (%d samples) matches no VPA and was dropped: %s",
+                     len(dropped), self.history_stats["dropped_samples"],
+                     ", ".join(f"{ns}/{p}" for ns, p in dropped[:10]) + (" ..." if len(dropped) > 10 else ""))
+        self._fetching_history = set()
+        await self._history_condition(
+            {k: f"Loaded {filed.get(k, 0)} samples of {len(pods_of.get(k, ()))} pods from {source}" for k in todo},
+            False, self.clock.now())
+        log.info("usage history from %s: %d samples of %d pods filed into %d VPA(s)", source,
+                 self.history_stats["samples"], self.history_stats["pods"], len(filed))
+        return self.history_stats["samples"]
+
+    async def _history_condition(self, messages: Mapping[tuple[str, str], str], fetching: bool, now: float) -> None:
+        """Set each VPA's ``FetchingHistory`` condition (read, modify, write its status)."""
+        value = "True" if fetching else "False"
+        for (ns, name), message in messages.items():
+            for _ in range(3):
+                try:
+                    vpa = await self.client.get(VPAS, name, ns)
+                    status = dict(vpa.get("status") or {})
+                    conditions = [dict(c) for c in status.get("conditions") or []]
+                    previous = next((c for c in conditions if c.get("type") == "FetchingHistory"), None)
+                    cond = {"type": "FetchingHistory", "status": value, "message": message,
+                            "lastTransitionTime": format_time(now)}
+                    if previous is not None and previous.get("status") == value and previous.get("lastTransitionTime"):
+                        cond["lastTransitionTime"] = previous["lastTransitionTime"]
+                    conditions = [c for c in conditions if c.get("type") != "FetchingHistory"] + [cond]
+                    status["conditions"] = sorted(conditions, key=lambda c: c.get("type") or "")
+                    vpa["status"] = status
+                    await self.client.update_status(VPAS, vpa)
+                    break
+                except Conflict:
+                    continue
+                except NotFound:
+                    break
+                except ApiError as e:
+                    log.warning("FetchingHistory of VPA %s/%s not written: %s", ns, name, e)
+                    break
+
     # -- one loop ----------------------------------------------------------------------------------
 
     def _mine(self, vpa: Mapping) -> bool:
@@ -214,18 +343,19 @@ class Recommender:
         """One loop; returns the status written (or kept) per VPA."""
         now = self.clock.now()
         self.loops += 1
-        vpa_list = [v for v in (await self.client.list(VPAS))["items"] if self._mine(v)]
+        vpa_list = [v for v in (await self.reader.list(VPAS))["items"] if self._mine(v)]
         vpas = {_key(v): v for v in vpa_list}
-        pods = [p for p in (await self.client.list("pods"))["items"] if is_live(p)]
+        pods = [p for p in (await self.reader.list("pods"))["items"] if is_live(p)]
+        index = PodIndex(pods)
         # 1. targets and pods
         targets: dict[tuple[str, str], Target] = {}
         owner: dict[tuple[str, str], tuple[str, str]] = {}
         matched: dict[tuple[str, str], list[dict]] = {}
         for key in sorted(vpas, key=lambda k: ((vpas[k]["metadata"].get("creationTimestamp") or ""), k)):
-            target = await resolve_target(self.client, vpas[key])
+            target = await resolve_target(self.reader, vpas[key])
             targets[key] = target
             chosen = []
-            for pod in select_pods(pods, key[0], target.selector) if target.ok else []:
+            for pod in index.select(key[0], target.selector) if target.ok else []:
                 pk = _key(pod)
                 if pk not in owner:
                     owner[pk] = key
@@ -369,6 +499,9 @@ class Recommender:
         else:
             set_("ConfigUnsupported", True, "", target.problem or "")
         conditions.pop("ConfigDeprecated", None)
+        fetching = conditions.get("FetchingHistory")
+        if fetching is not None and fetching.get("status") == "True" and (ns, name) not in self._fetching_history:
+            set_("FetchingHistory", False, "", "Usage history loading did not finish")
         reason = message = ""
         if pods_matched:
             conditions.pop("NoPodsMatched", None)

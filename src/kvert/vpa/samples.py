@@ -7,7 +7,11 @@ The format, one sample per line::
     1714521660,hamster-1,hamster,0.498,,
     2024-05-01T00:02:00Z,hamster-1,hamster,,62914560,oom
 
-* the header names the six columns (any order, each once; nothing else);
+* the header names the six columns (any order, each once), optionally with a seventh,
+  ``namespace`` (the pod's namespace; a file without it, or an empty cell, means
+  ``default``). Only the namespace-aware readers (``kvert.vpa.history.FileHistory``, the
+  live recommender's trace history) use it; ``kvert vpa recommend --samples`` treats every
+  sample as one VPA's;
 * ``timestamp``: RFC 3339 with a zone (``Z`` or ``+02:00``; fractions down to microseconds)
   or Unix seconds (``1714521600``, ``1714521600.25``);
 * ``pod``, ``container``: names, not empty;
@@ -39,6 +43,8 @@ from typing import IO, Iterable
 import numpy as np
 
 COLUMNS = ("timestamp", "pod", "container", "cpu", "memory", "event")
+OPTIONAL_COLUMNS = ("namespace",)
+DEFAULT_NAMESPACE = "default"
 EVENTS = ("", "oom")
 
 _RFC3339 = re.compile(
@@ -86,7 +92,8 @@ def seconds_to_us(seconds: np.ndarray | float) -> np.ndarray:
 @dataclass
 class Samples:
     """Columns of samples, in file order. ``cpu``/``memory`` are NaN where empty; for an OOM
-    event ``memory`` is the container's memory request."""
+    event ``memory`` is the container's memory request. ``namespaces`` (object, str) is None
+    when the source had no namespace column (every sample then is in ``default``)."""
 
     timestamps: np.ndarray   # float64, Unix seconds
     pods: np.ndarray         # object (str)
@@ -94,13 +101,23 @@ class Samples:
     cpu: np.ndarray          # float64 cores
     memory: np.ndarray       # float64 bytes
     oom: np.ndarray          # bool
+    namespaces: np.ndarray | None = None   # object (str), or None: all "default"
 
     def __len__(self) -> int:
         return int(self.timestamps.size)
 
     def select(self, mask: np.ndarray) -> Samples:
         return Samples(self.timestamps[mask], self.pods[mask], self.containers[mask],
-                       self.cpu[mask], self.memory[mask], self.oom[mask])
+                       self.cpu[mask], self.memory[mask], self.oom[mask],
+                       None if self.namespaces is None else self.namespaces[mask])
+
+    def namespace_column(self) -> np.ndarray:
+        """The namespace of every sample (``default`` where the source had none)."""
+        if self.namespaces is not None:
+            return self.namespaces
+        out = np.empty(len(self), dtype=object)
+        out[:] = DEFAULT_NAMESPACE
+        return out
 
     @classmethod
     def empty(cls) -> Samples:
@@ -137,6 +154,8 @@ def parse_samples(lines: IO[str] | Iterable[str] | str, source: str = "<samples>
     cpu: list[float] = []
     mem: list[float] = []
     oom: list[bool] = []
+    namespaces: list[str] = []
+    ns_index: int | None = None
     time_cache: dict[str, float] = {}
     nan = math.nan
     for row in reader:
@@ -147,6 +166,7 @@ def parse_samples(lines: IO[str] | Iterable[str] | str, source: str = "<samples>
             header, header_line = [f.strip().lower() for f in row], line
             _check_header(header, source, line)
             order = [header.index(c) for c in COLUMNS]
+            ns_index = header.index("namespace") if "namespace" in header else None
             continue
         if len(row) != len(header):
             raise SampleError(source, line, None,
@@ -179,12 +199,14 @@ def parse_samples(lines: IO[str] | Iterable[str] | str, source: str = "<samples>
         cpu.append(c)
         mem.append(m)
         oom.append(event == "oom")
+        if ns_index is not None:
+            namespaces.append(row[ns_index].strip() or DEFAULT_NAMESPACE)
     if header is None:
         raise SampleError(source, max(header_line, 1), None,
                           f"no header; the first line must be {','.join(COLUMNS)}")
     return Samples(np.array(ts, dtype=np.float64), _strings(pods), _strings(containers),
                    np.array(cpu, dtype=np.float64), np.array(mem, dtype=np.float64),
-                   np.array(oom, dtype=bool))
+                   np.array(oom, dtype=bool), _strings(namespaces) if ns_index is not None else None)
 
 
 def _content(lines: Iterable[str]) -> Iterable[str]:
@@ -200,13 +222,14 @@ def _strings(values: list[str]) -> np.ndarray:
 
 
 def _check_header(header: list[str], source: str, line: int) -> None:
-    unknown = [h for h in header if h not in COLUMNS]
+    unknown = [h for h in header if h not in COLUMNS and h not in OPTIONAL_COLUMNS]
     if unknown:
         raise SampleError(source, line, unknown[0],
-                          f"unknown column in the header; the columns are {','.join(COLUMNS)}")
-    for c in COLUMNS:
+                          f"unknown column in the header; the columns are {','.join(COLUMNS)} "
+                          f"and optionally {','.join(OPTIONAL_COLUMNS)}")
+    for c in COLUMNS + OPTIONAL_COLUMNS:
         n = header.count(c)
-        if n == 0:
+        if n == 0 and c in COLUMNS:
             raise SampleError(source, line, c, f"missing from the header; the columns are {','.join(COLUMNS)}")
         if n > 1:
             raise SampleError(source, line, c, "appears twice in the header")

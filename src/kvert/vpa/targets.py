@@ -122,10 +122,33 @@ def is_live(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
-def select_pods(pods: list[dict], namespace: str, selector: LabelSelector) -> list[dict]:
-    return sorted((p for p in pods if (p.get("metadata") or {}).get("namespace", "default") == namespace
-                   and selector.matches((p.get("metadata") or {}).get("labels") or {})),
-                  key=lambda p: p["metadata"]["name"])
+class PodIndex:
+    """Pods grouped by namespace and label set, so matching every VPA's selector costs one
+    test per distinct label set (the replicas of a workload share theirs), not per pod."""
+
+    def __init__(self, pods: list[dict]) -> None:
+        self._groups: dict[str, dict[tuple, list[dict]]] = {}
+        for p in pods:
+            meta = p.get("metadata") or {}
+            labels = meta.get("labels") or {}
+            by_labels = self._groups.setdefault(meta.get("namespace", "default"), {})
+            by_labels.setdefault(tuple(sorted(labels.items())), []).append(p)
+
+    def select(self, namespace: str, selector: LabelSelector) -> list[dict]:
+        """The namespace's pods the selector matches, by name."""
+        out: list[dict] = []
+        for labels, pods in (self._groups.get(namespace) or {}).items():
+            if selector.matches(dict(labels)):
+                out.extend(pods)
+        out.sort(key=lambda p: p["metadata"]["name"])
+        return out
+
+
+def select_pods(pods: list[dict] | PodIndex, namespace: str, selector: LabelSelector) -> list[dict]:
+    """The pods (a list, or a ``PodIndex`` to match many selectors against) of ``namespace``
+    that ``selector`` matches, by name."""
+    index = pods if isinstance(pods, PodIndex) else PodIndex(pods)
+    return index.select(namespace, selector)
 
 
 async def controlled_pods(client: Any, vpa: Mapping[str, Any], target: Target | None = None, *,
@@ -164,5 +187,5 @@ def configured_replicas(workload: Mapping[str, Any] | None) -> int | None:
         return None
 
 
-__all__ = ["PARENT_MESSAGE", "Target", "configured_replicas", "controlled_pods", "is_live", "live_pods",
+__all__ = ["PARENT_MESSAGE", "PodIndex", "Target", "configured_replicas", "controlled_pods", "is_live", "live_pods",
            "resolve_target", "select_pods", "target_resource", "workload_selector"]

@@ -48,7 +48,7 @@ from kvert.api.quantity import Quantity, QuantityError
 from kvert.client.events import EventRecorder
 from kvert.vpa.recommendation import (apply_policy, container_policy, controlled_resources,
                                       parse_recommendation, proportional_limits, scaling_disabled)
-from kvert.vpa.targets import configured_replicas, is_live, resolve_target, select_pods
+from kvert.vpa.targets import PodIndex, configured_replicas, is_live, resolve_target
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +128,9 @@ class Updater:
                  pod_lifetime_threshold: float = POD_LIFETIME_UPDATE_THRESHOLD,
                  evict_after_oom_threshold: float = EVICT_AFTER_OOM_THRESHOLD,
                  min_change_priority: float = MIN_CHANGE_PRIORITY,
-                 recorder: EventRecorder | None = None) -> None:
+                 recorder: EventRecorder | None = None, informers: Any = None) -> None:
         self.client = client
+        self.reader = informers or client       # shared informer caches when given
         self.clock = clock
         self.interval = float(interval)
         self.eviction_tolerance = float(eviction_tolerance)
@@ -173,8 +174,9 @@ class Updater:
 
     async def run_once(self) -> PassResult:
         result = PassResult()
-        vpas = (await self.client.list(VPAS))["items"]
-        pods = [p for p in (await self.client.list("pods"))["items"] if is_live(p)]
+        vpas = (await self.reader.list(VPAS))["items"]
+        pods = [p for p in (await self.reader.list("pods"))["items"] if is_live(p)]
+        index = PodIndex(pods)
         live_uids = {p["metadata"].get("uid") for p in pods}
         for uid in [u for u in self.in_place_attempts if u not in live_uids]:
             del self.in_place_attempts[uid]
@@ -187,12 +189,12 @@ class Updater:
                 result.skipped[name] = f"updateMode {mode}"
                 continue
             recommendation = parse_recommendation((vpa.get("status") or {}).get("recommendation"))
-            target = await resolve_target(self.client, vpa)
+            target = await resolve_target(self.reader, vpa)
             if not target.ok:
                 result.skipped[name] = target.problem or "bad targetRef"
                 continue
             ns = vpa["metadata"].get("namespace") or "default"
-            mine = [p for p in select_pods(pods, ns, target.selector)
+            mine = [p for p in index.select(ns, target.selector)
                     if (ns, p["metadata"]["name"]) not in taken]
             taken.update((ns, p["metadata"]["name"]) for p in mine)
             if not recommendation:

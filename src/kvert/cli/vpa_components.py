@@ -1,0 +1,411 @@
+"""``kvert vpa recommender`` and ``kvert vpa updater``: the VPA's live components against any
+Kubernetes API server (kvert's, or a real cluster with metrics-server and the VPA CRDs).
+
+Both read ``--kubeconfig`` (default ``$KUBECONFIG``, else ``~/.kube/config``, as kubectl) and
+run until SIGINT/SIGTERM.
+
+* **recommender**: every ``--recommender-interval`` it lists VPAs and pods, samples usage
+  from ``/apis/metrics.k8s.io/v1beta1/pods`` (:class:`~kvert.vpa.metrics_source.HttpMetricsSource`),
+  writes ``status.recommendation`` and conditions, and every ``--checkpoints-gc-interval``
+  writes VerticalPodAutoscalerCheckpoints (and deletes orphaned ones). Every constant of the
+  model is a flag with upstream's name (``--target-cpu-percentile``,
+  ``--recommendation-margin-fraction``, ``--pod-recommendation-min-cpu-millicores``, ...;
+  generated from :class:`~kvert.vpa.recommendation.RecommenderConfig`, whose
+  ``vpa.kvert.io/*`` annotations still override them per VPA). With ``--listen HOST:PORT`` it
+  also serves seed 002's Recommender API, ``autoscaling.kvert.io/v1`` RecommendationQuery, over
+  HTTPS (``POST /apis/autoscaling.kvert.io/v1/namespaces/NS/recommendationqueries``), with
+  ``--tls-cert-file``/``--tls-private-key-file`` or a CA and certificate it makes in
+  ``--cert-dir``.
+* **updater**: every ``--updater-interval`` it applies recommendations to running pods (in
+  place through ``pods/resize``, or by eviction), with upstream's ``--eviction-tolerance``,
+  ``--min-replicas``, ``--in-recommendation-bounds-eviction-lifetime-threshold``,
+  ``--evict-after-oom-threshold`` and ``--pod-update-threshold``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import logging
+import os
+import signal
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+RECOMMENDER_EXAMPLE = """\
+examples:
+  # against kvert's own cluster, with the built-in VPA turned off
+  kvert up --no-vpa &
+  kvert vpa recommender --kubeconfig ~/.kvert/kubeconfig --recommender-interval 10s
+
+  # against any cluster (metrics-server and the VPA CRDs installed), with a wider safety margin,
+  # and the RecommendationQuery API on https://127.0.0.1:8942
+  kvert vpa recommender --recommendation-margin-fraction 0.25 --listen 127.0.0.1:8942
+  curl --cacert ~/.kvert/vpa-recommender/ca.crt -H 'Content-Type: application/json' \\
+    -d @query.json https://127.0.0.1:8942/apis/autoscaling.kvert.io/v1/namespaces/default/recommendationqueries
+
+durations take Go's form (1m0s, 90s, 24h) or a number of seconds; quantities Kubernetes' (2, 4Gi).
+"""
+
+UPDATER_EXAMPLE = """\
+examples:
+  kvert vpa updater --kubeconfig ~/.kvert/kubeconfig --updater-interval 30s
+  kvert vpa updater --eviction-tolerance 0.25 --min-replicas 1
+
+durations take Go's form (1m0s, 90s, 12h) or a number of seconds.
+"""
+
+# upstream's descriptions of the recommender flags (docs/flags.md), by flag name
+_FLAG_HELP = {
+    "recommendation-margin-fraction": "fraction of usage added as the safety margin to the recommended request",
+    "pod-recommendation-min-cpu-millicores": "minimum CPU recommendation for a pod, in millicores",
+    "pod-recommendation-min-memory-mb": "minimum memory recommendation for a pod, in MiB",
+    "target-cpu-percentile": "CPU usage percentile the CPU target is based on",
+    "recommendation-lower-bound-cpu-percentile": "CPU usage percentile of the CPU lower bound",
+    "recommendation-upper-bound-cpu-percentile": "CPU usage percentile of the CPU upper bound",
+    "confidence-interval-cpu": "history length for a full confidence of the CPU bounds",
+    "target-memory-percentile": "memory peak percentile the memory target is based on",
+    "recommendation-lower-bound-memory-percentile": "memory peak percentile of the memory lower bound",
+    "recommendation-upper-bound-memory-percentile": "memory peak percentile of the memory upper bound",
+    "confidence-interval-memory": "history length for a full confidence of the memory bounds",
+    "round-cpu-millicores": "round CPU recommendations up to a multiple of this many millicores",
+    "round-memory-bytes": "round memory recommendations up to a multiple of this many bytes",
+    "cpu-integer-post-processor-enabled": "round CPU up to whole cores for containers a VPA opts in "
+                                          "(vpa-post-processor.kubernetes.io/NAME_integerCPU=true)",
+    "container-recommendation-max-allowed-cpu": "most CPU recommended for a container (a VPA's "
+                                                "maxAllowed takes precedence)",
+    "container-recommendation-max-allowed-memory": "most memory recommended for a container (a VPA's "
+                                                   "maxAllowed takes precedence)",
+    "memory-aggregation-interval": "length of one memory peak interval",
+    "memory-aggregation-interval-count": "how many memory peak intervals make up the history",
+    "memory-histogram-decay-half-life": "time for a memory sample to lose half its weight",
+    "cpu-histogram-decay-half-life": "time for a CPU sample to lose half its weight",
+    "oom-bump-up-ratio": "memory bump-up ratio after an OOM kill",
+    "oom-min-bump-up-bytes": "least memory bump-up after an OOM kill, in bytes",
+}
+_METAVAR = {"duration": "DURATION", "percentile": "P", "positive-int": "N", "bool": "BOOL",
+            "cpu": "QUANTITY", "memory": "QUANTITY", "float": "X", "ratio": "X", "positive": "X"}
+
+
+def default_kubeconfig() -> Path:
+    """kubectl's choice: the first file of ``$KUBECONFIG``, else ``~/.kube/config``."""
+    env = os.environ.get("KUBECONFIG", "")
+    for part in env.split(os.pathsep):
+        if part:
+            return Path(part).expanduser()
+    return Path.home() / ".kube" / "config"
+
+
+def _default_cert_dir() -> Path:
+    home = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
+    return home / "vpa-recommender"
+
+
+def _duration(text: str) -> float:
+    from kvert.vpa.recommendation import parse_duration
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"'{text}' must be between 0 and 1")
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' must not be negative")
+    return value
+
+
+def _show_default(kind: str, value: Any) -> str:
+    if value is None:
+        return "none"
+    if kind == "duration":
+        from kvert.vpa.recommender import _duration as show
+        return show(value)
+    if kind == "bool":
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def config_flags() -> list[tuple[str, str, str, Any]]:
+    """(flag name, RecommenderConfig field, kind, default) of every recommender flag."""
+    from kvert.vpa.recommendation import ANNOTATION_PREFIX, RecommenderConfig
+    out = []
+    for f in fields(RecommenderConfig):
+        if f.metadata.get("source") == "flag":
+            out.append((f.metadata["annotation"][len(ANNOTATION_PREFIX):], f.name, f.metadata["kind"], f.default))
+    return out
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kubeconfig", type=Path, default=None,
+                   help="kubeconfig of the API server (default: $KUBECONFIG, else ~/.kube/config)")
+    p.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+
+def register(vpa_subparsers: argparse._SubParsersAction) -> None:
+    """Add ``recommender`` and ``updater`` under ``kvert vpa``."""
+    r = vpa_subparsers.add_parser(
+        "recommender", help="run the VPA recommender against any API server",
+        description="Run the VPA recommender against any Kubernetes API server: sample pod usage from\n"
+                    "metrics.k8s.io, write each VPA's status.recommendation and conditions, keep\n"
+                    "history in VerticalPodAutoscalerCheckpoints. With --listen, also answer\n"
+                    "RecommendationQuery (autoscaling.kvert.io/v1) over HTTPS. Runs until Ctrl-C.",
+        epilog=RECOMMENDER_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common(r)
+    r.add_argument("--recommender-interval", "--interval", dest="interval", type=_duration, default=60.0,
+                   metavar="DURATION", help="how often metrics are fetched and recommendations written "
+                                            "(default: 1m)")
+    r.add_argument("--checkpoints-gc-interval", type=_duration, default=600.0, metavar="DURATION",
+                   help="how often checkpoints are written and orphaned ones deleted (default: 10m)")
+    r.add_argument("--recommender-name", default="default",
+                   help="serve the VPAs whose spec.recommenders name this recommender, and those "
+                        "naming none (default: default)")
+    model = r.add_argument_group("recommendation model", "upstream's recommender flags; a VPA's "
+                                 "vpa.kvert.io/FLAG annotations override them for that VPA")
+    for flag, name, kind, default in config_flags():
+        boolean = {"nargs": "?", "const": "true"} if kind == "bool" else {}   # --flag alone: true
+        model.add_argument(f"--{flag}", dest=f"cfg_{name}", default=None, metavar=_METAVAR.get(kind, "X"),
+                           **boolean,
+                           help=f"{_FLAG_HELP.get(flag, name.replace('_', ' '))} "
+                                f"(default: {_show_default(kind, default)})")
+    query = r.add_argument_group("RecommendationQuery API", "seed 002's Recommender API over HTTPS")
+    query.add_argument("--listen", metavar="HOST:PORT", default=None,
+                       help="serve RecommendationQuery on this address (port 0: any free port); "
+                            "not served without it")
+    query.add_argument("--tls-cert-file", type=Path, default=None, help="serving certificate (PEM)")
+    query.add_argument("--tls-private-key-file", "--tls-private-key", dest="tls_private_key_file", type=Path,
+                       default=None, help="its private key (PEM)")
+    query.add_argument("--cert-dir", type=Path, default=None,
+                       help="without --tls-cert-file: where a CA (ca.crt) and a certificate signed by "
+                            "it are made or reused (default: $KVERT_HOME/vpa-recommender, else "
+                            "~/.kvert/vpa-recommender)")
+    r.set_defaults(func=run_recommender)
+
+    u = vpa_subparsers.add_parser(
+        "updater", help="run the VPA updater against any API server",
+        description="Run the VPA updater against any Kubernetes API server: pods whose requests are\n"
+                    "outside their VPA's bounds are resized in place (pods/resize) or evicted\n"
+                    "(pods/eviction, PodDisruptionBudgets apply), per the VPA's updateMode.\n"
+                    "Runs until Ctrl-C.",
+        epilog=UPDATER_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common(u)
+    u.add_argument("--updater-interval", "--interval", dest="interval", type=_duration, default=60.0,
+                   metavar="DURATION", help="how often the updater runs (default: 1m)")
+    u.add_argument("--eviction-tolerance", type=_fraction, default=0.5, metavar="FRACTION",
+                   help="fraction of a workload's replicas that may be disrupted at once (default: 0.5)")
+    u.add_argument("--min-replicas", type=_nonnegative_int, default=2, metavar="N",
+                   help="least live replicas for an update; a VPA's updatePolicy.minReplicas "
+                        "overrides it (default: 2)")
+    u.add_argument("--in-recommendation-bounds-eviction-lifetime-threshold", type=_duration, default=12 * 3600.0,
+                   metavar="DURATION", help="pods that lived this long are updated even within the bounds "
+                                            "when off target by --pod-update-threshold (default: 12h)")
+    u.add_argument("--evict-after-oom-threshold", type=_duration, default=600.0, metavar="DURATION",
+                   help="update a pod that was OOM-killed within this time of starting (default: 10m)")
+    u.add_argument("--pod-update-threshold", type=float, default=0.1, metavar="X",
+                   help="ignore updates whose priority (relative change) is lower (default: 0.1)")
+    u.add_argument("--in-place-timeout", type=_duration, default=3600.0, metavar="DURATION",
+                   help="evict when an in-place resize is in progress longer (default: 1h)")
+    u.add_argument("--deferred-timeout", type=_duration, default=300.0, metavar="DURATION",
+                   help="evict when an in-place resize stays Deferred longer (default: 5m)")
+    u.set_defaults(func=run_updater)
+
+
+# -- shared -----------------------------------------------------------------------------------------
+
+def _kubeconfig(args: argparse.Namespace) -> Path:
+    path = (args.kubeconfig or default_kubeconfig()).expanduser()
+    if not path.is_file():
+        raise ValueError(f"kubeconfig {path} not found (pass --kubeconfig or set KUBECONFIG)")
+    return path
+
+
+def _client(args: argparse.Namespace, manager: str):
+    from kvert.client.http import HttpClient
+    path = _kubeconfig(args)
+    try:
+        return HttpClient.from_kubeconfig(path, args.context, field_manager=manager)
+    except StopIteration:
+        raise ValueError(f"{path}: no context {args.context or '(current-context)'}") from None
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{path}: not a usable kubeconfig ({e})") from None
+
+
+def _main(args: argparse.Namespace, coro_fn) -> int:
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return asyncio.run(coro_fn(args))
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def _stop_on_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass
+
+
+async def _run_until(component: Any, stop: asyncio.Event) -> None:
+    """Run ``component.run()`` until ``stop`` is set (or it ends), then stop it."""
+    task = asyncio.ensure_future(component.run())
+    waiter = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        component.stop()
+        waiter.cancel()
+        if not task.done():
+            try:
+                await asyncio.wait_for(task, 10)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                task.cancel()
+    if task.done() and not task.cancelled() and task.exception() is not None:
+        raise task.exception()
+
+
+# -- recommender ------------------------------------------------------------------------------------
+
+def recommender_config(args: argparse.Namespace):
+    """The RecommenderConfig the flags ask for (raises ValueError naming the bad flag)."""
+    from kvert.vpa.recommendation import ANNOTATION_PREFIX, DEFAULT_CONFIG
+    given = {f"{ANNOTATION_PREFIX}{flag}": getattr(args, f"cfg_{name}")
+             for flag, name, _, _ in config_flags() if getattr(args, f"cfg_{name}", None) is not None}
+    config, problems = DEFAULT_CONFIG.with_annotations(given)
+    if problems:
+        raise ValueError("; ".join("--" + p[len(ANNOTATION_PREFIX):] for p in problems))
+    return config
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        raise ValueError(f"--listen {text!r}: expected HOST:PORT")
+    host = host.strip("[]") or "0.0.0.0"
+    try:
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"--listen {text!r}: the port is not a number") from None
+    if not 0 <= number <= 65535:
+        raise ValueError(f"--listen {text!r}: the port must be 0..65535")
+    return host, number
+
+
+def _ssl_context(args: argparse.Namespace, host: str, clock: Any):
+    import ssl
+    if args.tls_cert_file or args.tls_private_key_file:
+        if not (args.tls_cert_file and args.tls_private_key_file):
+            raise ValueError("--tls-cert-file and --tls-private-key-file go together")
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        try:
+            ctx.load_cert_chain(str(args.tls_cert_file), str(args.tls_private_key_file))
+        except ssl.SSLError as e:
+            raise ValueError(f"cannot load {args.tls_cert_file} / {args.tls_private_key_file}: {e}") from None
+        return ctx, None
+    from kvert.apiserver.certs import ensure_pki
+    now = datetime.datetime.fromtimestamp(clock.now(), datetime.timezone.utc)
+    names = tuple(dict.fromkeys(n for n in (host, "localhost", "127.0.0.1", "::1") if n not in ("0.0.0.0", "::")))
+    pki = ensure_pki((args.cert_dir or _default_cert_dir()).expanduser(), now, names)
+    return pki.server_context(), pki.ca_cert
+
+
+async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | None = None,
+                            stop: asyncio.Event | None = None) -> int:
+    from kvert.apiserver.recommendation_query import QueryServer
+    from kvert.clock import WallClock
+    from kvert.vpa.metrics_source import HttpMetricsSource
+    from kvert.vpa.query import QueryService
+    from kvert.vpa.recommender import Recommender
+
+    config = recommender_config(args)
+    listen = parse_listen(args.listen) if args.listen else None
+    clock = WallClock()
+    client = _client(args, "vpa-recommender")
+    recommender = Recommender(client, clock, HttpMetricsSource(client), interval=args.interval, config=config,
+                              checkpoint_interval=args.checkpoints_gc_interval, name=args.recommender_name)
+    server = None
+    stop = stop or asyncio.Event()
+    _stop_on_signals(stop)
+    try:
+        if listen is not None:
+            ctx, ca = _ssl_context(args, listen[0], clock)
+            server = QueryServer(QueryService(recommender), host=listen[0], port=listen[1], ssl_context=ctx)
+            url = await server.start()
+            print(f"RecommendationQuery API serving {url}/apis/autoscaling.kvert.io/v1"
+                  + (f" (CA: {ca})" if ca else ""), flush=True)
+        print(f"vpa recommender running against {client.server} every {_show_default('duration', args.interval)}",
+              flush=True)
+        if ready is not None:
+            ready.set()
+        await _run_until(recommender, stop)
+    finally:
+        if server is not None:
+            await server.stop()
+        await client.close()
+    print("vpa recommender stopped", flush=True)
+    return 0
+
+
+def run_recommender(args: argparse.Namespace) -> int:
+    return _main(args, serve_recommender)
+
+
+# -- updater ----------------------------------------------------------------------------------------
+
+async def serve_updater(args: argparse.Namespace, ready: asyncio.Event | None = None,
+                        stop: asyncio.Event | None = None) -> int:
+    from kvert.clock import WallClock
+    from kvert.vpa.updater import Updater
+
+    clock = WallClock()
+    client = _client(args, "vpa-updater")
+    updater = Updater(client, clock, interval=args.interval, eviction_tolerance=args.eviction_tolerance,
+                      min_replicas=args.min_replicas, in_place_timeout=args.in_place_timeout,
+                      deferred_timeout=args.deferred_timeout,
+                      pod_lifetime_threshold=args.in_recommendation_bounds_eviction_lifetime_threshold,
+                      evict_after_oom_threshold=args.evict_after_oom_threshold,
+                      min_change_priority=args.pod_update_threshold)
+    stop = stop or asyncio.Event()
+    _stop_on_signals(stop)
+    try:
+        print(f"vpa updater running against {client.server} every {_show_default('duration', args.interval)}",
+              flush=True)
+        if ready is not None:
+            ready.set()
+        await _run_until(updater, stop)
+    finally:
+        await client.close()
+    print("vpa updater stopped", flush=True)
+    return 0
+
+
+def run_updater(args: argparse.Namespace) -> int:
+    return _main(args, serve_updater)
+
+
+__all__ = ["config_flags", "default_kubeconfig", "parse_listen", "recommender_config", "register",
+           "run_recommender", "run_updater", "serve_recommender", "serve_updater"]

@@ -1,0 +1,533 @@
+"""Usage history for the recommender's start (seed 002's "History Storage").
+
+A recommender that starts without checkpoints for a VPA can bootstrap that VPA's history
+from a provider instead of starting from nothing (upstream: ``--storage=prometheus``;
+checkpoints win, as upstream's ``checkpoint`` storage is the default). A provider answers
+``await provider.fetch(now)`` with the samples of every container it knows::
+
+    {(namespace, pod, container): Samples, ...}
+
+one ``kvert.vpa.samples.Samples`` per container, in time order (CPU in cores and memory in
+bytes, NaN where a row has only the other; ``oom`` rows: the container was OOM-killed then,
+``memory`` holds the memory to bump from). Two providers:
+
+``PrometheusHistory(url, history_length=8d, resolution=1h, job="", namespace=None, pod_regex=None)``
+    Prometheus' HTTP API, ``GET URL/api/v1/query_range`` from ``now - history_length`` to
+    ``now`` every ``resolution`` (upstream's ``--history-length=8d`` and
+    ``--history-resolution=1h``; ranges over 10,000 steps are split, Prometheus refuses more
+    than 11,000 points per series). The cAdvisor metrics kvert's node agents export (the
+    labels ``namespace``, ``pod``, ``container``; ``SEL`` is ``container!="",container!="POD",
+    pod!=""`` plus ``job``/``namespace``/``pod=~`` when given):
+
+    * CPU: ``sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{SEL}[R])
+      and ignoring(cpu) (container_memory_working_set_bytes{SEL} > 0))`` with ``R`` the
+      resolution (upstream's rate window) -- the ``and`` keeps running containers only: kvert
+      exports exited containers too (cAdvisor drops them), whose flat counters would read as
+      zero usage;
+    * memory: ``max by (namespace, pod, container) (container_memory_working_set_bytes{SEL} > 0)``;
+    * OOM kills: the increases of ``container_oom_events_total{SEL}``, per series (one per
+      container instance): each rise between two steps is that many OOMs at the later step
+      (a reset counts its new value); a series that first appears after the range's first
+      step with a value above 0 counts that value. The OOM's ``memory`` is the container's
+      last working set at or before it (0 when none was seen: the aggregate then bumps from
+      the window's peak); the recommender replaces it with the container's memory request
+      when the pod is live and has one, as it does for OOMs it sees in pod statuses.
+
+    ``job`` defaults to none (upstream's ``--prometheus-cadvisor-job-name`` defaults to
+    ``kubernetes-cadvisor``; kvert's scrape jobs have whatever name the user gives them and
+    only the cAdvisor paths export these metrics). Errors (unreachable, HTTP errors,
+    ``status: error``, a result that is not a matrix, JSON that is not Prometheus') raise
+    ``HistoryError`` naming the URL and the query.
+
+``FileHistory(path, history_length=None)``
+    The samples CSV format of ``kvert.vpa.samples`` (``timestamp,pod,container,cpu,memory,
+    event`` and an optional ``namespace`` column, ``default`` when absent), samples kept in file
+    order per container. With ``history_length`` samples older than ``now - history_length``
+    are left out. Errors raise ``HistoryError`` naming the file and the line.
+
+Which VPA a pod's history goes to (``match_history``), within the pod's namespace:
+
+1. a *live* pod (it exists and is neither finished nor being deleted) goes to the VPA the
+   recommender would give it: the oldest VPA (creation time, then name) whose target's
+   selector matches its labels (``targets.select_pods``); a live pod no VPA selects is
+   dropped (its labels say it is not any VPA's);
+2. a *gone* pod goes to the VPA whose ``targetRef`` would have named it: a Deployment ``D``
+   owns ``D-<hash>-<suffix>``, a StatefulSet ``S`` owns ``S-<ordinal>``, a CronJob ``C`` owns
+   ``C-<scheduled minute>-<suffix>``, a ReplicaSet, DaemonSet, Job or ReplicationController
+   (or any other kind) ``R`` owns ``R-<suffix>`` (``<hash>`` and ``<suffix>`` are lower-case
+   letters and digits, the suffix 5 of them, an ordinal digits). When several targets fit,
+   the longest target name wins, then the oldest VPA. Targets that cannot be read still
+   count (the name is in the VPA);
+3. anything else is dropped, counted and logged.
+
+Durations (``history_length``, ``resolution``) are Prometheus durations (``8d``, ``1h30m``,
+``90s``, ``1w``) or seconds (``parse_duration``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import urllib.parse
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from kvert.vpa.samples import SampleError, Samples, parse_samples
+
+log = logging.getLogger(__name__)
+
+HistoryKey = tuple[str, str, str]       # (namespace, pod, container)
+History = dict[HistoryKey, Samples]
+
+DEFAULT_HISTORY_LENGTH = 8 * 86400.0     # upstream --history-length=8d
+DEFAULT_RESOLUTION = 3600.0              # upstream --history-resolution=1h
+DEFAULT_TIMEOUT = 300.0                  # upstream --prometheus-query-timeout=5m
+MAX_STEPS_PER_QUERY = 10_000             # Prometheus refuses over 11,000 points per series
+QUERY_RANGE_PATH = "/api/v1/query_range"
+
+
+class HistoryError(ValueError):
+    """History that cannot be read: the message names the URL or the file (and the line)."""
+
+
+class HistoryProvider(Protocol):
+    source: str
+
+    async def fetch(self, now: float) -> History: ...
+
+
+# -- durations -------------------------------------------------------------------------------------
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0, "y": 365 * 86400.0}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds from a Prometheus duration (``8d``, ``1h30m``, ``500ms``) or a number of seconds.
+    Raises ValueError."""
+    if isinstance(text, bool):
+        raise ValueError(f"{text!r} is not a duration")
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        s = str(text).strip()
+        try:
+            value = float(s)
+        except ValueError:
+            pos, value = 0, 0.0
+            while pos < len(s):
+                m = _DURATION.match(s, pos)
+                if not m:
+                    raise ValueError(f"{text!r} is not a duration (e.g. 8d, 1h, 90s)") from None
+                value += float(m.group(1)) * _UNITS[m.group(2)]
+                pos = m.end()
+            if pos == 0:
+                raise ValueError(f"{text!r} is not a duration (e.g. 8d, 1h, 90s)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{text!r} is not a positive duration")
+    return value
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as a PromQL range duration (``3600`` -> ``1h``, ``90`` -> ``1m30s``)."""
+    ms = int(round(seconds * 1000))
+    if ms <= 0:
+        raise ValueError(f"{seconds!r} is not a positive duration")
+    out = []
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)):
+        n, ms = divmod(ms, size)
+        if n:
+            out.append(f"{n}{unit}")
+    return "".join(out)
+
+
+# -- building Samples ------------------------------------------------------------------------------
+
+def _objects(value: str, n: int) -> np.ndarray:
+    out = np.empty(n, dtype=object)
+    out[:] = value
+    return out
+
+
+def container_samples(namespace: str, pod: str, container: str, *, cpu: tuple[np.ndarray, np.ndarray] | None = None,
+                      memory: tuple[np.ndarray, np.ndarray] | None = None,
+                      oom: tuple[np.ndarray, np.ndarray] | None = None) -> Samples:
+    """One container's ``Samples`` in time order from (times, values) pairs: CPU and memory at
+    the same time share a row; OOM rows (values: the memory to bump from) follow the usage
+    row of their time."""
+    empty = (np.zeros(0), np.zeros(0))
+    ct, cv = cpu if cpu is not None else empty
+    mt, mv = memory if memory is not None else empty
+    ot, ov = oom if oom is not None else empty
+    ct, cv, mt, mv, ot, ov = (np.asarray(a, dtype=np.float64) for a in (ct, cv, mt, mv, ot, ov))
+    times = np.union1d(ct, mt)
+    c = np.full(times.size, np.nan)
+    m = np.full(times.size, np.nan)
+    c[np.searchsorted(times, ct)] = cv
+    m[np.searchsorted(times, mt)] = mv
+    all_t = np.concatenate([times, ot])
+    order = np.argsort(all_t, kind="stable")          # usage rows first at equal times
+    n = all_t.size
+    return Samples(all_t[order], _objects(pod, n), _objects(container, n),
+                   np.concatenate([c, np.full(ot.size, np.nan)])[order],
+                   np.concatenate([m, ov])[order],
+                   np.concatenate([np.zeros(times.size, dtype=bool), np.ones(ot.size, dtype=bool)])[order],
+                   _objects(namespace, n))
+
+
+def split_samples(samples: Samples) -> History:
+    """Group a ``Samples`` table by (namespace, pod, container), keeping each group's order."""
+    n = len(samples)
+    if n == 0:
+        return {}
+    ns = samples.namespace_column()
+    keys = ns + "\x1f" + samples.pods + "\x1f" + samples.containers
+    unique, inverse = np.unique(keys, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(unique.size + 1))
+    out: History = {}
+    for k, key in enumerate(unique.tolist()):
+        rows = order[bounds[k]:bounds[k + 1]]
+        part = samples.select(rows)
+        if part.namespaces is None:
+            part.namespaces = ns[rows]
+        a, b, c = key.split("\x1f")
+        out[(a, b, c)] = part
+    return out
+
+
+def concat_samples(parts: Sequence[Samples]) -> Samples:
+    """One table from several, sorted by time (stable: each part's own order kept)."""
+    if not parts:
+        return Samples.empty()
+    t = np.concatenate([p.timestamps for p in parts])
+    order = np.argsort(t, kind="stable")
+    cat = (lambda attr: np.concatenate([getattr(p, attr) for p in parts])[order])
+    return Samples(t[order], cat("pods"), cat("containers"), cat("cpu"), cat("memory"), cat("oom"),
+                   np.concatenate([p.namespace_column() for p in parts])[order])
+
+
+# -- the trace file --------------------------------------------------------------------------------
+
+class FileHistory:
+    """Usage history from a samples CSV file (see the module docstring)."""
+
+    def __init__(self, path: str | Path, history_length: float | str | None = None) -> None:
+        self.path = Path(path)
+        self.history_length = None if history_length is None else parse_duration(history_length)
+        self.source = str(self.path)
+
+    def read(self) -> Samples:
+        try:
+            with self.path.open(newline="", encoding="utf-8") as f:
+                return parse_samples(f, str(self.path))
+        except SampleError as e:
+            raise HistoryError(str(e)) from e
+        except UnicodeDecodeError:
+            raise HistoryError(f"{self.path}: not a UTF-8 text file") from None
+        except OSError as e:
+            raise HistoryError(f"{self.path}: cannot read: {e.strerror or e}") from None
+
+    async def fetch(self, now: float) -> History:
+        samples = self.read()
+        if self.history_length is not None and len(samples):
+            samples = samples.select(samples.timestamps >= now - self.history_length)
+        return split_samples(samples)
+
+
+# -- Prometheus -------------------------------------------------------------------------------------
+
+def promql_string(value: str) -> str:
+    """A PromQL double-quoted string literal."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def regex_escape(text: str) -> str:
+    """``text`` as a literal in a Prometheus (RE2) regular expression."""
+    return "".join(ch if ch.isalnum() or ch in "-_" else "\\" + ch for ch in text)
+
+
+class PrometheusHistory:
+    """Usage history from a Prometheus server's range queries (see the module docstring)."""
+
+    def __init__(self, url: str, *, history_length: float | str = DEFAULT_HISTORY_LENGTH,
+                 resolution: float | str = DEFAULT_RESOLUTION, job: str = "", namespace: str | None = None,
+                 pod_regex: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 headers: Mapping[str, str] | None = None, ssl: Any = None) -> None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise HistoryError(f"{url}: not an http(s) URL of a Prometheus server (e.g. http://127.0.0.1:9090)")
+        self.url = url.rstrip("/")
+        self.source = self.url
+        self.history_length = parse_duration(history_length)
+        self.resolution = parse_duration(resolution)
+        self.job = job
+        self.namespace = namespace
+        self.pod_regex = pod_regex
+        self.timeout = float(timeout)
+        self.headers = dict(headers or {})
+        self.ssl = ssl
+
+    # queries
+
+    def selector(self) -> str:
+        parts = []
+        if self.job:
+            parts.append(f"job={promql_string(self.job)}")
+        if self.namespace:
+            parts.append(f"namespace={promql_string(self.namespace)}")
+        parts.append('container!=""')
+        parts.append('container!="POD"')
+        parts.append(f"pod=~{promql_string(self.pod_regex)}" if self.pod_regex else 'pod!=""')
+        return ",".join(parts)
+
+    def queries(self) -> dict[str, str]:
+        sel = self.selector()
+        window = format_duration(self.resolution)
+        return {
+            "cpu": (f"sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{{{sel}}}[{window}]) "
+                    f"and ignoring(cpu) (container_memory_working_set_bytes{{{sel}}} > 0))"),
+            "memory": f"max by (namespace, pod, container) (container_memory_working_set_bytes{{{sel}}} > 0)",
+            "oom": f"container_oom_events_total{{{sel}}}",
+        }
+
+    def ranges(self, now: float) -> list[tuple[float, float]]:
+        """(start, end) pieces of the history, each at most ``MAX_STEPS_PER_QUERY`` steps."""
+        step = self.resolution
+        end = float(now)
+        start = end - self.history_length
+        out = []
+        span = step * (MAX_STEPS_PER_QUERY - 1)
+        t = start
+        while t <= end:
+            piece_end = min(end, t + span)
+            out.append((t, piece_end))
+            t = piece_end + step
+        return out
+
+    # HTTP
+
+    async def query_range(self, session: Any, query: str, start: float, end: float) -> list[dict]:
+        """One ``/api/v1/query_range``: the ``data.result`` matrix. Raises HistoryError."""
+        import aiohttp
+
+        params = {"query": query, "start": _num(start), "end": _num(end), "step": _num(self.resolution)}
+        url = self.url + QUERY_RANGE_PATH
+        where = f"{url} (query {query})"
+        try:
+            async with session.get(url, params=params, ssl=self.ssl) as r:
+                text = await r.text()
+                status, ctype = r.status, r.headers.get("Content-Type", "")
+        except aiohttp.ClientError as e:
+            raise HistoryError(f"{url}: cannot reach Prometheus: {e}") from None
+        except TimeoutError:
+            raise HistoryError(f"{where}: no answer within {self.timeout:g}s") from None
+        try:
+            body = json.loads(text)
+        except ValueError:
+            raise HistoryError(f"{where}: not a Prometheus API response (HTTP {status}, "
+                               f"{ctype or 'no content type'}): {text[:200]!r}") from None
+        if not isinstance(body, dict) or "status" not in body:
+            raise HistoryError(f"{where}: not a Prometheus API response (HTTP {status}): {text[:200]!r}")
+        if body["status"] != "success":
+            raise HistoryError(f"{where}: HTTP {status}: {body.get('errorType', 'error')}: "
+                               f"{body.get('error', 'no error message')}")
+        data = body.get("data")
+        if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(data.get("result"), list):
+            kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
+            raise HistoryError(f"{where}: expected a matrix result, got {kind!r}")
+        for w in body.get("warnings") or []:
+            log.warning("%s: %s", where, w)
+        return data["result"]
+
+    async def fetch(self, now: float) -> History:
+        import aiohttp
+
+        queries = self.queries()
+        series: dict[str, list[dict]] = {name: [] for name in queries}
+        timeout = aiohttp.ClientTimeout(total=self.timeout)
+        async with aiohttp.ClientSession(timeout=timeout, headers=self.headers) as session:
+            for start, end in self.ranges(now):
+                for name, query in queries.items():
+                    series[name].extend(await self.query_range(session, query, start, end))
+        series = {name: _merge_pieces(items) for name, items in series.items()}
+        first_step = float(now) - self.history_length
+        return self.parse(series, first_step)
+
+    # parsing
+
+    def parse(self, series: Mapping[str, list[dict]], first_step: float) -> History:
+        """History from the ``result`` matrices of the three queries (``cpu``, ``memory``,
+        ``oom``; see the module docstring). Raises HistoryError on a malformed series."""
+        url = self.url + QUERY_RANGE_PATH
+        cpu = _by_container(series.get("cpu") or [], url, "cpu")
+        memory = _by_container(series.get("memory") or [], url, "memory")
+        ooms: dict[HistoryKey, list[tuple[np.ndarray, np.ndarray]]] = {}
+        for key, t, v in _series(series.get("oom") or [], url, "oom"):
+            ooms.setdefault(key, []).append(_oom_increases(t, v, first_step, self.resolution))
+        out: History = {}
+        for key in sorted(set(cpu) | set(memory) | set(ooms)):
+            oom = None
+            if key in ooms:
+                ot = np.concatenate([t for t, _ in ooms[key]])
+                counts = np.concatenate([c for _, c in ooms[key]]).astype(np.int64)
+                ot = np.repeat(ot, counts)
+                ov = np.zeros(ot.size)
+                if key in memory and ot.size:
+                    mt, mv = memory[key]
+                    i = np.searchsorted(mt, ot, side="right") - 1
+                    ov = np.where(i >= 0, mv[np.clip(i, 0, None)], 0.0) if mt.size else ov
+                if ot.size:
+                    oom = (ot, ov)
+            samples = container_samples(*key, cpu=cpu.get(key), memory=memory.get(key), oom=oom)
+            if len(samples):
+                out[key] = samples
+        return out
+
+
+def _merge_pieces(items: list) -> list:
+    """One series per label set: the pieces of a range split in several queries joined."""
+    merged: dict[tuple, dict] = {}
+    for item in items:
+        if not isinstance(item, Mapping) or not isinstance(item.get("metric"), Mapping):
+            return items            # malformed: ``parse`` names it
+        key = tuple(sorted((str(k), str(v)) for k, v in item["metric"].items()))
+        if key in merged:
+            merged[key] = {"metric": item["metric"], "values": list(merged[key]["values"]) + list(item.get("values") or [])}
+        else:
+            merged[key] = item
+    return list(merged.values())
+
+
+def _num(value: float) -> str:
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def _series(result: list, url: str, what: str) -> Iterable[tuple[HistoryKey, np.ndarray, np.ndarray]]:
+    for item in result:
+        if not isinstance(item, Mapping) or not isinstance(item.get("metric"), Mapping) \
+                or not isinstance(item.get("values"), list):
+            raise HistoryError(f"{url}: {what} series is not {{metric, values}}: {str(item)[:200]}")
+        labels = item["metric"]
+        try:
+            key = (str(labels["namespace"]), str(labels["pod"]), str(labels["container"]))
+        except KeyError as e:
+            raise HistoryError(f"{url}: {what} series without a {e.args[0]} label: {dict(labels)}") from None
+        try:
+            pairs = np.asarray(item["values"], dtype=object)
+            if pairs.size == 0:
+                pairs = pairs.reshape(0, 2)
+            if pairs.ndim != 2 or pairs.shape[1] != 2:
+                raise ValueError
+            t = pairs[:, 0].astype(np.float64)
+            v = pairs[:, 1].astype(np.float64)     # values are strings: "0.25", "NaN", "+Inf"
+        except (TypeError, ValueError):
+            raise HistoryError(f"{url}: {what} series {dict(labels)} has a value that is not "
+                               "[unix seconds, \"number\"]") from None
+        yield key, t, v
+
+
+def _by_container(result: list, url: str, what: str) -> dict[HistoryKey, tuple[np.ndarray, np.ndarray]]:
+    """Series of one query by container (several series of one container are merged by time)."""
+    out: dict[HistoryKey, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for key, t, v in _series(result, url, what):
+        ok = np.isfinite(v) & (v >= 0)
+        out.setdefault(key, []).append((t[ok], v[ok]))
+    merged = {}
+    for key, parts in out.items():
+        t = np.concatenate([p[0] for p in parts])
+        v = np.concatenate([p[1] for p in parts])
+        order = np.argsort(t, kind="stable")
+        merged[key] = (t[order], v[order])
+    return merged
+
+
+def _oom_increases(t: np.ndarray, v: np.ndarray, first_step: float, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """(times, counts) of a cumulative OOM counter's increases (see the module docstring)."""
+    ok = np.isfinite(v)
+    t, v = t[ok], v[ok]
+    if t.size == 0:
+        return np.zeros(0), np.zeros(0)
+    rise = np.empty(t.size)
+    rise[1:] = np.where(v[1:] >= v[:-1], v[1:] - v[:-1], v[1:])   # a reset counts its new value
+    rise[0] = v[0] if t[0] > first_step + step / 2 else 0.0       # appeared within the range
+    counts = np.round(np.clip(rise, 0, None))
+    keep = counts > 0
+    return t[keep], counts[keep]
+
+
+# -- which VPA a pod's history goes to ---------------------------------------------------------------
+
+_PIECE = r"[a-z0-9]+"
+_SUFFIX = r"[a-z0-9]{5}"
+
+
+def name_pattern(kind: str, name: str) -> str:
+    """The regular expression (Python and RE2) of the pod names a workload's controller gives."""
+    base = regex_escape(name)
+    if kind == "Deployment":
+        return f"{base}-{_PIECE}-{_SUFFIX}"
+    if kind == "StatefulSet":
+        return f"{base}-[0-9]+"
+    if kind == "CronJob":
+        return f"{base}-[0-9]+-{_SUFFIX}"
+    return f"{base}-{_SUFFIX}"
+
+
+def owns_by_name(kind: str, name: str, pod: str) -> bool:
+    return bool(name) and re.fullmatch(name_pattern(kind, name), pod) is not None
+
+
+def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targets: Mapping[tuple[str, str], Any],
+                  live_pods: Sequence[Mapping]) -> tuple[dict[tuple[str, str], tuple[str, str]], list[tuple[str, str]]]:
+    """Give each (namespace, pod) of a history to a VPA (the rules in the module docstring).
+
+    ``vpas``: the VPA objects, oldest first; ``targets``: (namespace, VPA name) -> the resolved
+    ``targets.Target``; ``live_pods``: the live pod objects. Returns ({(ns, pod): (ns, VPA)},
+    [(ns, pod) dropped])."""
+    from kvert.vpa.targets import select_pods
+
+    def key_of(obj: Mapping) -> tuple[str, str]:
+        meta = obj.get("metadata") or {}
+        return meta.get("namespace") or "default", meta.get("name", "")
+
+    live = {key_of(p) for p in live_pods}
+    owner: dict[tuple[str, str], tuple[str, str]] = {}
+    for vpa in vpas:
+        vkey = key_of(vpa)
+        target = targets.get(vkey)
+        if target is None or not target.ok:
+            continue
+        for pod in select_pods(list(live_pods), vkey[0], target.selector):
+            owner.setdefault(key_of(pod), vkey)
+    refs: dict[str, list[tuple[int, int, tuple[str, str], str, str]]] = {}
+    for rank, vpa in enumerate(vpas):
+        vkey = key_of(vpa)
+        ref = (vpa.get("spec") or {}).get("targetRef") or {}
+        if isinstance(ref, Mapping) and ref.get("name"):
+            refs.setdefault(vkey[0], []).append((-len(str(ref["name"])), rank, vkey, str(ref.get("kind") or ""),
+                                                 str(ref["name"])))
+    for candidates in refs.values():
+        candidates.sort()
+    assigned: dict[tuple[str, str], tuple[str, str]] = {}
+    dropped: list[tuple[str, str]] = []
+    for pk in sorted(set(pods)):
+        if pk in live:
+            vkey = owner.get(pk)
+        else:
+            vkey = next((c[2] for c in refs.get(pk[0], []) if owns_by_name(c[3], c[4], pk[1])), None)
+        if vkey is None:
+            dropped.append(pk)
+        else:
+            assigned[pk] = vkey
+    return assigned, dropped
+
+
+__all__ = ["DEFAULT_HISTORY_LENGTH", "DEFAULT_RESOLUTION", "FileHistory", "History", "HistoryError", "HistoryKey",
+           "HistoryProvider", "PrometheusHistory", "concat_samples", "container_samples", "format_duration",
+           "match_history", "name_pattern", "owns_by_name", "parse_duration", "promql_string", "regex_escape",
+           "split_samples"]
