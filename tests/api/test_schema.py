@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kvert.api.schema import (apply_schema_defaults, prepare_custom_object, prune,
-                              validate_against_schema, validate_structural)
+from kvert.api.schema import (apply_schema_defaults, prepare_custom_object, prepare_custom_status,
+                              prune, validate_against_schema, validate_structural)
 from kvert.api.validation.common import child, index
 
 CRON_PATTERN = r"^(\d+|\*)(/\d+)?(\s+(\d+|\*)(/\d+)?){4}$"
@@ -293,6 +293,71 @@ def test_prepare_custom_object_prunes_defaults_then_validates():
     bad = crontab(replicas=20)
     assert [c.field for c in prepare_custom_object(bad, schema)] == ["spec.replicas"]
     assert prepare_custom_object(crontab(), None) == []
+
+
+# ---- writes to /status -----------------------------------------------------------------------
+
+WITH_STATUS = copy.deepcopy(CRONTAB)
+WITH_STATUS["properties"]["status"] = {"type": "object", "properties": {
+    "phase": {"type": "string", "enum": ["Pending", "Running"], "default": "Pending"},
+    "replicas": {"type": "integer", "minimum": 0},
+    "conditions": {"type": "array", "items": {"type": "object", "required": ["type"], "properties": {
+        "type": {"type": "string"}, "status": {"type": "string", "default": "Unknown"}}}},
+}}
+
+
+def test_status_write_prunes_unknown_status_fields_and_applies_status_defaults():
+    obj = crontab()
+    obj["status"] = {"replicas": 2, "junk": True, "conditions": [{"type": "Ready", "extra": 1}]}
+    assert prepare_custom_status(obj, WITH_STATUS) == []
+    assert obj["status"] == {"replicas": 2, "phase": "Pending",
+                             "conditions": [{"type": "Ready", "status": "Unknown"}]}
+    assert obj["spec"] == crontab()["spec"]
+
+
+def test_status_write_without_status_stays_without_one():
+    obj = crontab()
+    assert prepare_custom_status(obj, WITH_STATUS) == []
+    assert "status" not in obj
+
+
+def test_invalid_status_is_reported_under_status():
+    obj = crontab()
+    obj["status"] = {"phase": "Lost", "replicas": -1, "conditions": [{"status": "True"}]}
+    causes = prepare_custom_status(obj, WITH_STATUS)
+    assert sorted(c.field for c in causes) == ["status.conditions[0].type", "status.phase",
+                                               "status.replicas"]
+    # the same causes, at the same paths, as a whole-object validation gives for status
+    whole = copy.deepcopy(obj)
+    assert messages(causes) == [m for m in messages(prepare_custom_object(whole, WITH_STATUS))
+                                if m[0].startswith("status.")]
+
+
+def test_status_write_leaves_the_rest_of_the_object_alone():
+    """Validation ratcheting: a /status write does not re-check the stored spec, so an object
+    whose spec a later, stricter schema refuses can still have its status written -- and
+    nothing outside status is pruned or defaulted either."""
+    schema = copy.deepcopy(WITH_STATUS)
+    schema["properties"]["spec"]["properties"]["image"]["default"] = "busybox"
+    obj = crontab(replicas=99, cronSpec="not a cron line", stray="kept")   # invalid, unknown
+    del obj["spec"]["image"]
+    spec = copy.deepcopy(obj["spec"])
+    obj["status"] = {"replicas": 1}
+    assert prepare_custom_status(obj, schema) == []
+    assert obj["spec"] == spec
+    assert obj["status"] == {"replicas": 1, "phase": "Pending"}
+    # the whole object, checked as a create checks it, is refused
+    assert {c.field for c in prepare_custom_object(copy.deepcopy(obj), schema)} == {
+        "spec.replicas", "spec.cronSpec"}
+
+
+def test_status_write_without_a_status_schema_checks_the_whole_object():
+    obj = crontab(replicas=0, stray=1)
+    obj["status"] = {"x": 1}
+    causes = prepare_custom_status(obj, CRONTAB)      # CRONTAB describes no status
+    assert [c.field for c in causes] == ["spec.replicas"]
+    assert "status" not in obj and "stray" not in obj["spec"]
+    assert prepare_custom_status(crontab(), None) == []
 
 
 # ---- structural schemas ----------------------------------------------------------------------

@@ -803,9 +803,11 @@ def test_vpa_from_its_crd_columns():
 
 def test_builtin_vpa_type_uses_the_crd_columns():
     vpa = rt("autoscaling.k8s.io/verticalpodautoscalers")
-    assert [c["name"] for c in column_definitions(vpa)] == [
-        "Name", "Mode", "CPU", "Mem", "Provided", "Age"]
-    assert crd_cells(HAMSTER_VPA, vpa) == ["hamster-vpa", "Auto", "587m", "262144k", "True", "8d"]
+    # the same columns whether or not the CRD has been installed (kubectl shows priority 0)
+    assert [(c["name"], c["priority"]) for c in column_definitions(vpa)] == [
+        ("Name", 0), ("Mode", 0), ("CPU", 0), ("Mem", 0), ("Provided", 0), ("Age", 0),
+        ("MinReplicas", 1), ("OOMSeconds", 1)]
+    assert crd_cells(HAMSTER_VPA, vpa)[:6] == ["hamster-vpa", "Auto", "587m", "262144k", "True", "8d"]
     checkpoints = rt("autoscaling.k8s.io/verticalpodautoscalercheckpoints")
     assert [c["name"] for c in column_definitions(checkpoints)] == ["Name", "Age"]
 

@@ -39,9 +39,10 @@ def test_help_lists_upstream_flags_and_examples(capsys):
     for flag in ("--kubeconfig", "--recommender-interval", "--checkpoints-gc-interval", "--target-cpu-percentile",
                  "--recommendation-margin-fraction", "--pod-recommendation-min-cpu-millicores",
                  "--pod-recommendation-min-memory-mb", "--oom-bump-up-ratio", "--oom-min-bump-up-bytes",
-                 "--listen", "--tls-cert-file", "--tls-private-key-file", "--cert-dir"):
+                 "--listen", "--tls-cert-file", "--tls-private-key-file", "--cert-dir", "--history-prometheus",
+                 "--history-file", "--history-length", "--history-resolution"):
         assert flag in out, flag
-    assert "examples:" in out and "kvert up --no-vpa" in out
+    assert "examples:" in out and "kvert up --no-vpa" in out and "--history-prometheus http" in out
     with pytest.raises(SystemExit) as done:
         main(["vpa", "updater", "--help"])
     assert done.value.code == 0
@@ -103,6 +104,77 @@ def test_default_kubeconfig_is_kubectls(monkeypatch, tmp_path):
     assert vpa_components.default_kubeconfig() == tmp_path / ".kube" / "config"
     assert vpa_components.parse_listen("127.0.0.1:8942") == ("127.0.0.1", 8942)
     assert vpa_components.parse_listen("[::1]:0") == ("::1", 0)
+
+
+def test_history_flags_build_the_provider_as_kvert_up_does(tmp_path):
+    from kvert.cli.history_flags import history_from_args
+    from kvert.vpa.history import FileHistory, PrometheusHistory
+    trace = ROOT / "examples" / "hamster-samples.csv"
+    parse = build_parser().parse_args
+    assert history_from_args(parse(["vpa", "recommender"])) is None
+    from_file = history_from_args(parse(["vpa", "recommender", "--history-file", str(trace),
+                                         "--history-length", "2d"]))
+    assert isinstance(from_file, FileHistory) and from_file.path == trace
+    assert from_file.history_length == 2 * 86400
+    prom = history_from_args(parse(["vpa", "recommender", "--history-prometheus", "http://127.0.0.1:9090/",
+                                    "--history-resolution", "5m"]))
+    assert isinstance(prom, PrometheusHistory) and prom.url == "http://127.0.0.1:9090"
+    assert (prom.history_length, prom.resolution) == (8 * 86400, 300)     # upstream's 8d; 5m
+    # kvert up's --vpa-history-* flags are the same flags, built by the same code
+    up = history_from_args(parse(["up", "--vpa-history-prometheus", "http://127.0.0.1:9090",
+                                  "--vpa-history-length", "1d"]), prefix="vpa-")
+    assert isinstance(up, PrometheusHistory) and (up.history_length, up.resolution) == (86400, 3600)
+    with pytest.raises(SystemExit):                                       # one source at most
+        parse(["vpa", "recommender", "--history-file", str(trace), "--history-prometheus", "http://x:1"])
+    with pytest.raises(ValueError, match=r"^--history-file .*missing\.csv: no such file"):
+        history_from_args(parse(["vpa", "recommender", "--history-file", str(tmp_path / "missing.csv")]))
+    with pytest.raises(ValueError, match=r"^--history-prometheus .*not an http"):
+        history_from_args(parse(["vpa", "recommender", "--history-prometheus", "ftp://x"]))
+    with pytest.raises(ValueError, match=r"^--vpa-history-length/--vpa-history-resolution: 'soon'"):
+        history_from_args(parse(["up", "--vpa-history-length", "soon"]), prefix="vpa-")
+
+
+def test_recommender_gets_the_history_and_an_informer_cache(tmp_path, monkeypatch, capsys):
+    """serve_recommender hands the provider and its own InformerCache to the recommender, and
+    stops the cache when it stops; a bad history flag stops it before it connects."""
+    import kvert.vpa.recommender as recommender_module
+    from kvert.client.cache import InformerCache
+    from kvert.vpa.history import FileHistory
+    made = {}
+
+    class FakeClient:
+        server = "https://fake"
+
+        async def close(self):
+            made["closed"] = True
+
+    class FakeRecommender:
+        def __init__(self, client, clock, metrics, **kw):
+            made.update(kw, client=client)
+
+        async def run(self):
+            return None
+
+        def stop(self):
+            pass
+
+    stopped = []
+    monkeypatch.setattr(InformerCache, "stop", lambda self: stopped.append(self))
+    monkeypatch.setattr(vpa_components, "_client", lambda args, manager: FakeClient())
+    monkeypatch.setattr(recommender_module, "Recommender", FakeRecommender)
+    trace = ROOT / "examples" / "hamster-samples.csv"
+    args = build_parser().parse_args(["vpa", "recommender", "--history-file", str(trace)])
+    assert asyncio.run(vpa_components.serve_recommender(args)) == 0
+    assert isinstance(made["history"], FileHistory) and made["history"].path == trace
+    assert isinstance(made["informers"], InformerCache) and made["informers"].client is made["client"]
+    assert stopped == [made["informers"]] and made["closed"]
+    assert f"history from {trace}" in capsys.readouterr().out
+    made.clear()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\n")
+    assert main(["vpa", "recommender", "--kubeconfig", str(kubeconfig),
+                 "--history-file", str(tmp_path / "nope.csv")]) == 1
+    assert "--history-file" in capsys.readouterr().err and made == {}
 
 
 async def _api(kubeconfig: Path, work):

@@ -235,3 +235,59 @@ def test_mutations_that_replace_metadata_are_kept_with_generate_name(env):
     created = env.run(env.client.create("pods", obj, namespace="default"))
     assert created["metadata"]["name"].startswith("web-")
     assert created["metadata"]["labels"] == {"m": "1"}
+
+
+# ---- /status of a custom resource: only the status is checked against the schema ----------------
+
+def _widget_type(replicas_max):
+    from kvert.api import kinds
+    schema = {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {
+            "replicas": {"type": "integer", "minimum": 1, "maximum": replicas_max}}},
+        "status": {"type": "object", "properties": {
+            "phase": {"type": "string", "enum": ["Pending", "Ready"], "default": "Pending"},
+            "ready": {"type": "integer", "minimum": 0}}}}}
+    return kinds.ResourceType("example.com", "v1", "Widget", "widgets", True,
+                              frozenset({"status"}), schema=schema)
+
+
+@pytest.fixture
+def widgets():
+    from kvert.api import kinds
+    kinds.register(_widget_type(10))
+    yield "example.com/widgets"
+    kinds.unregister("example.com/widgets")
+
+
+def _widget(replicas=3):
+    return {"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "default"}, "spec": {"replicas": replicas}}
+
+
+def test_custom_status_write_is_pruned_defaulted_and_validated(env, widgets):
+    created = env.run(env.client.create(widgets, _widget(), namespace="default"))
+    created["status"] = {"ready": 2, "junk": 1}
+    written = env.run(env.client.update(widgets, created, subresource="status"))
+    assert written["status"] == {"ready": 2, "phase": "Pending"}
+    assert written["spec"] == {"replicas": 3}
+
+    bad = dict(written, status={"phase": "Lost", "ready": -1})
+    with pytest.raises(Invalid) as info:
+        env.run(env.client.update(widgets, bad, subresource="status"))
+    assert info.value.code == 422
+    assert sorted(c.field for c in info.value.causes) == ["status.phase", "status.ready"]
+    stored = env.run(env.client.get(widgets, "w", "default"))
+    assert stored == written                    # nothing changed, not even the resourceVersion
+
+
+def test_custom_status_write_ratchets_a_spec_a_stricter_schema_refuses(env, widgets):
+    """The CRD's schema was tightened after the object was stored: the object's spec is now
+    invalid, yet its status can still be written (Kubernetes' validation ratcheting: fields a
+    write does not change are not held to the new rules)."""
+    from kvert.api import kinds
+    created = env.run(env.client.create(widgets, _widget(replicas=8), namespace="default"))
+    kinds.register(_widget_type(5))
+    created["status"] = {"phase": "Ready", "ready": 8}
+    written = env.run(env.client.update(widgets, created, subresource="status"))
+    assert written["status"] == {"phase": "Ready", "ready": 8}
+    assert written["spec"] == {"replicas": 8}

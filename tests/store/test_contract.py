@@ -563,6 +563,34 @@ def test_selector_watch_turns_modifications_into_adds_and_deletes(store):
         store.watch(CM, label_selector="a in (")
 
 
+def test_field_equality_watches_follow_the_field_as_it_changes(store):
+    """Watches on ``field=value`` (each node agent's spec.nodeName=NODE) see a pod arrive,
+    change and leave, and nothing of the other values' pods."""
+    def pod(name, node=""):
+        return {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": name, "namespace": "d"},
+                "spec": {"nodeName": node} if node else {}}
+
+    on_a = store.watch("pods", field_selector="spec.nodeName=a")
+    on_b = store.watch("pods", field_selector="spec.nodeName=b,metadata.name!=q")
+    not_a = store.watch("pods", field_selector="spec.nodeName!=a")
+    store.create("pods", pod("p"))
+    store.create("pods", pod("q", "b"))                  # b's, but q is excluded by name
+    p = store.get("pods", "d", "p")
+    p["spec"]["nodeName"] = "a"
+    store.update("pods", p)                             # unassigned -> a
+    p = store.get("pods", "d", "p")
+    p["spec"]["nodeName"] = "b"
+    store.update("pods", p)                             # a -> b
+    store.delete("pods", "d", "p")
+    assert kinds(drain(on_a)) == [("ADDED", "p"), ("DELETED", "p")]
+    assert kinds(drain(on_b)) == [("ADDED", "p"), ("DELETED", "p")]
+    assert kinds(drain(not_a)) == [("ADDED", "p"), ("ADDED", "q"), ("DELETED", "p"), ("ADDED", "p"),
+                                   ("DELETED", "p")]
+    on_a.stop()
+    store.create("pods", pod("r", "a"))
+    assert drain(on_a) == []
+
+
 def test_send_initial_events_ends_with_a_bookmark(store):
     store.create(CM, cm("b"))
     store.create(CM, cm("a"))

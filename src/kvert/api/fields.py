@@ -314,6 +314,14 @@ class FieldSelector:
     def requirements(self) -> tuple[FieldRequirement, ...]:
         return self._reqs
 
+    def route(self) -> tuple[str, Callable[[Mapping[str, Any]], str], str] | None:
+        """(field, getter, value) of one ``field=value`` term, or None: an object can only
+        match when ``getter(obj) == value`` (what a store needs to index watches by)."""
+        for r, (get, equal, value) in zip(self._reqs, self._compiled):
+            if equal:
+                return r.field, get, value
+        return None
+
     def requires_exact_match(self, field: str) -> str | None:
         """The value ``field`` must equal, if some ``field=value`` term says so."""
         for r in self._reqs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timezone
 from typing import Any
 
@@ -43,7 +44,13 @@ def deep_copy(obj: Any) -> Any:
 
 def format_time(epoch_seconds: float) -> str:
     """RFC 3339 with second precision, UTC, as ``metav1.Time`` serializes."""
-    return datetime.fromtimestamp(int(epoch_seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _format_second(int(epoch_seconds))
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_second(second: int) -> str:
+    # components stamp many objects with the same second (a scrape, a sync pass)
+    return datetime.fromtimestamp(second, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_micro_time(epoch_seconds: float) -> str:
@@ -51,6 +58,7 @@ def format_micro_time(epoch_seconds: float) -> str:
     return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_time(text: str) -> float:
     """Seconds since the epoch from an RFC 3339 timestamp (``Z`` or an offset)."""
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

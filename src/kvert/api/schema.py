@@ -132,14 +132,21 @@ def json_type(value: Any) -> str:
 
 
 def _is_type(value: Any, expected: str) -> bool:
-    actual = json_type(value)
-    if actual == expected:
-        return True
-    if expected == "integer" and actual == "number":
-        return math.isfinite(value) and float(value).is_integer()
-    if expected == "number" and actual == "integer":
-        return True
-    return False
+    # the common cases first: this runs for every node of every custom object written
+    if expected == "string":
+        return isinstance(value, str)
+    if expected == "object":
+        return isinstance(value, dict)
+    if expected == "array":
+        return isinstance(value, list)
+    if isinstance(value, bool):
+        return expected == "boolean"
+    if expected == "integer":
+        return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)
+                                          and value.is_integer())
+    if expected == "number":
+        return isinstance(value, (int, float))
+    return json_type(value) == expected
 
 
 def _json_equal(a: Any, b: Any) -> bool:
@@ -336,7 +343,7 @@ def validate_against_schema(obj: Any, schema: dict, path: str = "") -> list[Caus
     return errs
 
 
-_JUNCTORS = ("anyOf", "oneOf", "allOf", "not")
+_JUNCTORS = ("anyOf", "oneOf", "allOf", "not")     # anyOf first: see _validate
 
 
 def _validate(value: Any, s: Any, path: str, errs: Causes) -> None:
@@ -358,7 +365,9 @@ def _validate(value: Any, s: Any, path: str, errs: Causes) -> None:
                                                 f'"{actual}"'))
         return
 
-    if any(j in s for j in _JUNCTORS):
+    # int-or-string's own anyOf adds nothing to the type check above
+    if any(j in s for j in _JUNCTORS) and not (int_or_string and s.get("anyOf") == _INT_OR_STRING_ANY_OF
+                                               and not any(j in s for j in _JUNCTORS[1:])):
         _validate_junctors(value, s, path, errs)
 
     if isinstance(value, str):
@@ -508,8 +517,6 @@ def _validate_junctors(value: Any, s: dict, path: str, errs: Causes) -> None:
     """``allOf``, ``anyOf``, ``oneOf`` and ``not`` (value validations)."""
     q = json.dumps(_name(path))
     any_of = [x for x in s.get("anyOf") or [] if isinstance(x, dict)]
-    if any_of == _INT_OR_STRING_ANY_OF and s.get("x-kubernetes-int-or-string") is True:
-        any_of = []                       # the type check already required integer or string
     if any_of:
         results = [validate_against_schema(value, x, path) for x in any_of]
         if not any(not r for r in results):

@@ -49,6 +49,7 @@ class Cluster:
         self.store = None
         self.components: list = []   # each with run() and stop(), started after the API
         self.vpa_webhook = None
+        self.vpa_informers = None    # the informer caches the VPA recommender and updater share
 
     async def start(self) -> None:
         from kvert.apiserver.admission import default_chain
@@ -107,19 +108,23 @@ class Cluster:
         return components
 
     def _vpa(self) -> list:
-        """The VPA recommender (fed by the nodes' metrics) and updater."""
+        """The VPA recommender (fed by the nodes' metrics) and updater, reading VPAs, pods and
+        targets through one set of informer caches."""
+        from kvert.client.cache import InformerCache
         from kvert.vpa.metrics_source import LocalMetricsSource
         from kvert.vpa.query import QueryService
         from kvert.vpa.recommender import Recommender
         from kvert.vpa.updater import Updater
+        self.vpa_informers = InformerCache(self._client("system:vpa"), self.clock)
         recommender = Recommender(self._client("system:vpa-recommender"), self.clock,
                                   LocalMetricsSource(self.metrics), interval=self.vpa_intervals[0],
-                                  history=self.vpa_history)
+                                  history=self.vpa_history, informers=self.vpa_informers)
         # the API server answers RecommendationQuery from this recommender's aggregates
         self.server.recommendation_query = QueryService(recommender)
         return [
             recommender,
-            Updater(self._client("system:vpa-updater"), self.clock, interval=self.vpa_intervals[1]),
+            Updater(self._client("system:vpa-updater"), self.clock, interval=self.vpa_intervals[1],
+                    informers=self.vpa_informers),
         ]
 
     def _node_agent(self, name: str):
@@ -143,6 +148,8 @@ class Cluster:
     async def stop(self) -> None:
         for component in self.components:
             component.stop()
+        if self.vpa_informers is not None:
+            self.vpa_informers.stop()
         if self.vpa_webhook is not None:
             await self.vpa_webhook.stop()
         if self.server is not None:

@@ -36,6 +36,7 @@ from kvert.api.errors import AlreadyExists, ApiError, Conflict, Invalid, NotFoun
 from kvert.api.kinds import ResourceType
 from kvert.api.meta import deep_copy, format_time
 from kvert.api.validation.crd import condition_true, defaulted_crd, storage_version
+from kvert.apiserver.tables import VPA_PRINTER_COLUMNS
 from kvert.client.informer import Informer
 
 log = logging.getLogger(__name__)
@@ -758,22 +759,6 @@ def _crd(plural: str, kind: str, short: str, versions: list[dict]) -> dict:
             "versions": versions,
         },
     }
-
-
-VPA_PRINTER_COLUMNS = (
-    {"jsonPath": ".spec.updatePolicy.updateMode", "name": "Mode", "type": "string"},
-    {"jsonPath": ".status.recommendation.containerRecommendations[0].target.cpu", "name": "CPU",
-     "type": "string"},
-    {"jsonPath": ".status.recommendation.containerRecommendations[0].target.memory", "name": "Mem",
-     "type": "string"},
-    {"jsonPath": ".status.conditions[?(@.type=='RecommendationProvided')].status",
-     "name": "Provided", "type": "string"},
-    {"jsonPath": ".metadata.creationTimestamp", "name": "Age", "type": "date"},
-    {"jsonPath": ".spec.updatePolicy.minReplicas", "name": "MinReplicas", "priority": 1,
-     "type": "integer"},
-    {"jsonPath": ".spec.updatePolicy.evictAfterOOMSeconds", "name": "OOMSeconds", "priority": 1,
-     "type": "integer"},
-)
 
 
 def vpa_crds() -> list[dict]:

@@ -50,6 +50,9 @@ VPA_PRINTER_COLUMNS: tuple[dict[str, Any], ...] = (
     {"name": "Provided", "type": "string",
      "jsonPath": ".status.conditions[?(@.type=='RecommendationProvided')].status"},
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    {"name": "MinReplicas", "type": "integer", "priority": 1, "jsonPath": ".spec.updatePolicy.minReplicas"},
+    {"name": "OOMSeconds", "type": "integer", "priority": 1,
+     "jsonPath": ".spec.updatePolicy.evictAfterOOMSeconds"},
 )
 _CRD_PRINTER_COLUMNS = {("autoscaling.k8s.io", "VerticalPodAutoscaler"): VPA_PRINTER_COLUMNS}
 

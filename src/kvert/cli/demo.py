@@ -9,9 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
-from kvert.api.quantity import to_quantity
+from kvert.api.quantity import to_int, to_quantity
 
 SCENARIO = Path(__file__).resolve().parents[1] / "sim" / "demo.yaml"
 
@@ -51,8 +49,10 @@ def run(args: argparse.Namespace) -> int:
     runs = simulate(scn, bar, skip_unavailable=False)
     bar.close()
     elapsed = wall.now() - started
+    initial = {w.name: (_template_requests(w.deployment), int(w.deployment["spec"].get("replicas", 1)))
+               for w in scn.workloads}
     for r in runs:
-        _timeline(r)
+        _timeline(r, initial)
     doc = report_json(scn, runs, wall_seconds=elapsed)
     _comparison(doc)
     out = args.output or Path(tempfile.mkdtemp(prefix="kvert-demo-"))
@@ -74,20 +74,30 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.0f}Mi"
 
 
-def _timeline(run) -> None:
-    """The workload's requests per pod when first seen and at each change, from the samples."""
+def _template_requests(deployment: dict) -> tuple[int, int]:
+    """(cpu millicores, memory bytes) one pod of the Deployment's template requests."""
+    cpu = mem = 0
+    for c in deployment["spec"]["template"]["spec"].get("containers") or []:
+        req = (c.get("resources") or {}).get("requests") or {}
+        cpu += to_int("cpu", req["cpu"]) if "cpu" in req else 0
+        mem += to_int("memory", req["memory"]) if "memory" in req else 0
+    return cpu, mem
+
+
+def _timeline(run, initial: dict[str, tuple[tuple[int, int], int]]) -> None:
+    """Each workload's requests per pod as created (its template), then at each change seen in
+    the samples."""
     print(f"\n== {run.policy} ==")
     for workload, s in run.workloads.items():
         cpu, mem, running = s["cpu_request"], s["memory_request"], s["pods_running"]
-        previous = None
+        previous, replicas = initial[workload]
+        print(f"  {_when(0)}  {workload}: {replicas} replicas created, requests per pod "
+              f"{to_quantity('cpu', previous[0])} / {_mib(previous[1])}")
         for k, t in enumerate(run.times):
             if running[k] <= 0:
                 continue
             now = (int(round(cpu[k] / running[k])), int(round(mem[k] / running[k])))
-            if previous is None:
-                print(f"  {_when(t)}  {workload}: {running[k]:g} pods, requests per pod "
-                      f"{to_quantity('cpu', now[0])} / {_mib(now[1])}")
-            elif now != previous:
+            if now != previous:
                 print(f"  {_when(t)}  {workload}: requests per pod -> {to_quantity('cpu', now[0])} / "
                       f"{_mib(now[1])}")
             previous = now

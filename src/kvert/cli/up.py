@@ -10,6 +10,8 @@ import signal
 import sys
 from pathlib import Path
 
+from kvert.cli.history_flags import add_history_flags, history_from_args
+
 DEFAULT_DATA_DIR = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
 
 
@@ -67,21 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     vpa.add_argument("--no-vpa", dest="vpa", action="store_false",
                      help="run no VPA component (e.g. to run 'kvert vpa recommender' against the "
                           "cluster instead); the VPA CRDs are still installed")
-    history = vpa.add_mutually_exclusive_group()
-    history.add_argument("--vpa-history-prometheus", metavar="URL", default=None,
-                         help="at start, the recommender loads the usage history of VPAs without "
-                              "checkpoints from this Prometheus server (range queries of the cAdvisor "
-                              "metrics the nodes export; upstream's --storage=prometheus)")
-    history.add_argument("--vpa-history-file", metavar="FILE.csv", type=Path, default=None,
-                         help="at start, the recommender loads the usage history of VPAs without "
-                              "checkpoints from this trace file (the 'kvert vpa recommend --samples' "
-                              "format, with an optional namespace column)")
-    vpa.add_argument("--vpa-history-length", metavar="DURATION", default="8d",
-                     help="how much history to load, a Prometheus duration (default: 8d, upstream's "
-                          "--history-length)")
-    vpa.add_argument("--vpa-history-resolution", metavar="DURATION", default="1h",
-                     help="with --vpa-history-prometheus: the step between samples and the CPU rate "
-                          "window (default: 1h, upstream's --history-resolution)")
+    add_history_flags(vpa, prefix="vpa-")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log verbosity (default: info)")
     p.set_defaults(func=run)
@@ -95,21 +83,11 @@ def run(args: argparse.Namespace) -> int:
 def _vpa_history(args: argparse.Namespace):
     """The recommender's history provider from the --vpa-history-* flags (None without one).
     Raises SystemExit(2) with a message for a bad flag."""
-    from kvert.vpa.history import FileHistory, HistoryError, PrometheusHistory
-    url, path = getattr(args, "vpa_history_prometheus", None), getattr(args, "vpa_history_file", None)
-    flag = "--vpa-history-prometheus" if url else "--vpa-history-file"
     try:
-        if url:
-            return PrometheusHistory(url, history_length=args.vpa_history_length,
-                                     resolution=args.vpa_history_resolution)
-        if path is not None:
-            if not path.is_file():
-                raise HistoryError(f"{path}: no such file")
-            return FileHistory(path, history_length=args.vpa_history_length)
-    except ValueError as e:               # HistoryError or a bad duration
-        print(f"error: {flag} (with --vpa-history-length/--vpa-history-resolution): {e}", file=sys.stderr)
+        return history_from_args(args, prefix="vpa-")
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
         raise SystemExit(2) from None
-    return None
 
 
 async def _up(args: argparse.Namespace) -> int:

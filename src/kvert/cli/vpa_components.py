@@ -15,11 +15,18 @@ run until SIGINT/SIGTERM.
   also serves seed 002's Recommender API, ``autoscaling.kvert.io/v1`` RecommendationQuery, over
   HTTPS (``POST /apis/autoscaling.kvert.io/v1/namespaces/NS/recommendationqueries``), with
   ``--tls-cert-file``/``--tls-private-key-file`` or a CA and certificate it makes in
-  ``--cert-dir``.
+  ``--cert-dir``. With ``--history-prometheus URL`` or ``--history-file FILE.csv`` (and
+  ``--history-length``/``--history-resolution``, upstream's flags) it loads, at start, the usage
+  history of VPAs that have no checkpoints (:mod:`kvert.vpa.history`), as ``kvert up``'s
+  ``--vpa-history-*`` flags do.
 * **updater**: every ``--updater-interval`` it applies recommendations to running pods (in
   place through ``pods/resize``, or by eviction), with upstream's ``--eviction-tolerance``,
   ``--min-replicas``, ``--in-recommendation-bounds-eviction-lifetime-threshold``,
   ``--evict-after-oom-threshold`` and ``--pod-update-threshold``.
+
+Each process reads VPAs, pods and their targets through its own informer caches
+(:class:`~kvert.client.cache.InformerCache`): one list and one watch per resource, not a list
+of every pod on every pass.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from kvert.cli.history_flags import add_history_flags, history_from_args
+
 log = logging.getLogger(__name__)
 
 RECOMMENDER_EXAMPLE = """\
@@ -49,7 +58,12 @@ examples:
   curl --cacert ~/.kvert/vpa-recommender/ca.crt -H 'Content-Type: application/json' \\
     -d @query.json https://127.0.0.1:8942/apis/autoscaling.kvert.io/v1/namespaces/default/recommendationqueries
 
-durations take Go's form (1m0s, 90s, 24h) or a number of seconds; quantities Kubernetes' (2, 4Gi).
+  # start from two days of usage history in Prometheus (VPAs without checkpoints), or from a trace file
+  kvert vpa recommender --history-prometheus http://127.0.0.1:9090 --history-length 2d --history-resolution 5m
+  kvert vpa recommender --history-file usage.csv   # timestamp,pod,container,cpu,memory,event[,namespace]
+
+durations take Go's form (1m0s, 90s, 24h) or a number of seconds, the --history-* ones also
+Prometheus' (8d, 1w); quantities Kubernetes' (2, 4Gi).
 """
 
 UPDATER_EXAMPLE = """\
@@ -201,6 +215,9 @@ def register(vpa_subparsers: argparse._SubParsersAction) -> None:
                        help="without --tls-cert-file: where a CA (ca.crt) and a certificate signed by "
                             "it are made or reused (default: $KVERT_HOME/vpa-recommender, else "
                             "~/.kvert/vpa-recommender)")
+    history = r.add_argument_group("usage history", "where the recommender finds the history of VPAs "
+                                   "that have no checkpoints yet, at start (default: nowhere)")
+    add_history_flags(history)
     r.set_defaults(func=run_recommender)
 
     u = vpa_subparsers.add_parser(
@@ -336,6 +353,7 @@ def _ssl_context(args: argparse.Namespace, host: str, clock: Any):
 async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | None = None,
                             stop: asyncio.Event | None = None) -> int:
     from kvert.apiserver.recommendation_query import QueryServer
+    from kvert.client.cache import InformerCache
     from kvert.clock import WallClock
     from kvert.vpa.metrics_source import HttpMetricsSource
     from kvert.vpa.query import QueryService
@@ -343,10 +361,13 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
 
     config = recommender_config(args)
     listen = parse_listen(args.listen) if args.listen else None
+    history = history_from_args(args)
     clock = WallClock()
     client = _client(args, "vpa-recommender")
+    informers = InformerCache(client, clock)
     recommender = Recommender(client, clock, HttpMetricsSource(client), interval=args.interval, config=config,
-                              checkpoint_interval=args.checkpoints_gc_interval, name=args.recommender_name)
+                              checkpoint_interval=args.checkpoints_gc_interval, name=args.recommender_name,
+                              history=history, informers=informers)
     server = None
     stop = stop or asyncio.Event()
     _stop_on_signals(stop)
@@ -357,12 +378,13 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
             url = await server.start()
             print(f"RecommendationQuery API serving {url}/apis/autoscaling.kvert.io/v1"
                   + (f" (CA: {ca})" if ca else ""), flush=True)
-        print(f"vpa recommender running against {client.server} every {_show_default('duration', args.interval)}",
-              flush=True)
+        print(f"vpa recommender running against {client.server} every {_show_default('duration', args.interval)}"
+              + (f", history from {history.source}" if history is not None else ""), flush=True)
         if ready is not None:
             ready.set()
         await _run_until(recommender, stop)
     finally:
+        informers.stop()
         if server is not None:
             await server.stop()
         await client.close()
@@ -378,13 +400,16 @@ def run_recommender(args: argparse.Namespace) -> int:
 
 async def serve_updater(args: argparse.Namespace, ready: asyncio.Event | None = None,
                         stop: asyncio.Event | None = None) -> int:
+    from kvert.client.cache import InformerCache
     from kvert.clock import WallClock
     from kvert.vpa.updater import Updater
 
     clock = WallClock()
     client = _client(args, "vpa-updater")
-    updater = Updater(client, clock, interval=args.interval, eviction_tolerance=args.eviction_tolerance,
-                      min_replicas=args.min_replicas, in_place_timeout=args.in_place_timeout,
+    informers = InformerCache(client, clock)
+    updater = Updater(client, clock, informers=informers, interval=args.interval,
+                      eviction_tolerance=args.eviction_tolerance, min_replicas=args.min_replicas,
+                      in_place_timeout=args.in_place_timeout,
                       deferred_timeout=args.deferred_timeout,
                       pod_lifetime_threshold=args.in_recommendation_bounds_eviction_lifetime_threshold,
                       evict_after_oom_threshold=args.evict_after_oom_threshold,
@@ -398,6 +423,7 @@ async def serve_updater(args: argparse.Namespace, ready: asyncio.Event | None = 
             ready.set()
         await _run_until(updater, stop)
     finally:
+        informers.stop()
         await client.close()
     print("vpa updater stopped", flush=True)
     return 0

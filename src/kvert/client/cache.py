@@ -8,6 +8,11 @@ components read listers. ``await cache.get(resource, name, namespace)`` and
 and shared by everyone holding the cache. The objects are the caches' own: read them, never
 change them (copy first).
 
+Over an in-process client a read sees every write made before it, through any client (the
+informer first applies the events its watch has queued, ``Informer.catch_up``), as reading
+the registry would. Over HTTP a read may lag the server by the events still in flight, as a
+client-go lister does: a write based on a cached object can then get 409 Conflict.
+
 A resource the server does not serve is probed once per request with a one-item list, so
 ``get`` raises the server's error instead of waiting for an informer that cannot sync.
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from kvert.api import kinds
 from kvert.api.errors import NotFound
 from kvert.client.informer import Informer
 from kvert.clock import Clock
@@ -53,15 +59,22 @@ class InformerCache:
         return informer
 
     async def get(self, resource: str, name: str, namespace: str = "") -> dict:
-        obj = (await self.informer(resource)).get(name, namespace or "")
+        informer = await self.informer(resource)
+        informer.catch_up()
+        obj = informer.get(name, (namespace or "") if _namespaced(resource) else "")
         if obj is None:
             raise NotFound(resource, name)
         return obj
 
     async def list(self, resource: str, namespace: str | None = None) -> dict:
-        items = (await self.informer(resource)).list()
-        if namespace:
+        """The objects in the server's order (namespace, then name); ``namespace`` is
+        ignored for a cluster-scoped resource, as the server ignores it."""
+        informer = await self.informer(resource)
+        informer.catch_up()
+        items = informer.list()
+        if namespace and _namespaced(resource):
             items = [o for o in items if (o.get("metadata") or {}).get("namespace") == namespace]
+        items.sort(key=_order)
         return {"items": items}
 
     def stop(self) -> None:
@@ -71,6 +84,18 @@ class InformerCache:
             task.cancel()
         for pending in self._starting.values():
             pending.cancel()
+
+
+def _namespaced(resource: str) -> bool:
+    try:
+        return kinds.by_key(resource).namespaced
+    except KeyError:
+        return True
+
+
+def _order(obj: dict) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
 
 
 __all__ = ["InformerCache"]

@@ -91,6 +91,21 @@ class Informer:
     async def wait_synced(self) -> None:
         await self.synced.wait()
 
+    def catch_up(self) -> None:
+        """Apply at once the events the watch has already received but this informer's task
+        has not yet taken: an in-process watch queues them as the store is written, so a read
+        right after a write (through any client) sees it. Over HTTP this does nothing (events
+        still in flight cannot be seen)."""
+        watch = self._watch
+        if watch is None or not callable(getattr(watch, "pending", None)) or not watch.pending():
+            return
+        for event in watch.get_nowait():
+            if event.type == "ERROR":
+                # let run() deal with it: a new watch from our version (or a new list)
+                watch.stop()
+                return
+            self._apply(event.type, event.object)
+
     # ---- running ---------------------------------------------------------------
 
     def stop(self) -> None:

@@ -198,6 +198,11 @@ class BaseStore:
         # resource -> watches in registration order (a dict for O(1) removal; ordered, so
         # waiters wake in a reproducible order)
         self._watchers: dict[str, dict[Watch, None]] = {}
+        # the local backends' fan-out: watches with a ``field=value`` selector (every node
+        # agent's spec.nodeName=NODE) by resource, field and value, so a write is offered to
+        # the few watches it can concern, not to every node's
+        self._unrouted: dict[str, dict[Watch, None]] = {}
+        self._routed: dict[str, dict[str, tuple[Callable[[Obj], str], dict[str, dict[Watch, None]]]]] = {}
         self._closed = False
 
     # ---- backend hooks ----------------------------------------------------------------
@@ -258,10 +263,23 @@ class BaseStore:
     def _feed(self, rec: Record, prev: Record | None, obj: Obj | None,
               prev_obj: Obj | None) -> None:
         """After a write: queue its event on the watches, synchronously (local backends)."""
-        watchers = self._watchers.get(rec.resource)
+        watchers = self._unrouted.get(rec.resource)
         if watchers:
             for w in watchers:
                 w._offer(rec, prev, obj, prev_obj)
+        routed = self._routed.get(rec.resource)
+        if not routed:
+            return
+        if obj is None:
+            obj = rec.obj
+        if prev_obj is None and prev is not None and rec.type == MODIFIED:
+            prev_obj = prev.obj
+        for get, by_value in routed.values():
+            value = _route_value(get, obj)
+            before = _route_value(get, prev_obj) if prev_obj is not None else value
+            for v in (value,) if before == value else (value, before):
+                for w in by_value.get(v, ()):
+                    w._offer(rec, prev, obj, prev_obj)
 
     def _make_watch(self, resource: str, namespace: str | None, match: Match | None,
                     allow_bookmarks: bool) -> "Watch":
@@ -274,6 +292,13 @@ class BaseStore:
             for rec, prev in self._changes(w.resource, after):
                 w._offer(rec, prev)
         self._watchers.setdefault(w.resource, {})[w] = None
+        route = getattr(w._match, "route", None)
+        if route is None:
+            self._unrouted.setdefault(w.resource, {})[w] = None
+        else:
+            field, get, value = route
+            by_field = self._routed.setdefault(w.resource, {})
+            by_field.setdefault(field, (get, {}))[1].setdefault(value, {})[w] = None
 
     def _retrying(self, op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         for _ in range(_MAX_RACES):
@@ -524,6 +549,18 @@ class BaseStore:
             watchers.pop(w, None)
             if not watchers:
                 del self._watchers[w.resource]
+        watchers = self._unrouted.get(w.resource)
+        if watchers is not None:
+            watchers.pop(w, None)
+        route = getattr(w._match, "route", None)
+        if route is not None:
+            field, _, value = route
+            by_value = self._routed.get(w.resource, {}).get(field, (None, {}))[1]
+            bucket = by_value.get(value)
+            if bucket is not None:
+                bucket.pop(w, None)
+                if not bucket:
+                    del by_value[value]
 
     # ---- lifecycle --------------------------------------------------------------------
 
@@ -535,6 +572,8 @@ class BaseStore:
             for w in list(watchers):
                 w._terminate()
         self._watchers.clear()
+        self._unrouted.clear()
+        self._routed.clear()
         self._close()
 
     @property
@@ -785,7 +824,15 @@ def make_matcher(resource: str, label_selector: str = "",
         except Exception:
             return False
 
+    match.route = fields.route() if fields is not None else None  # type: ignore[attr-defined]
     return match
+
+
+def _route_value(get: Callable[[Obj], str], obj: Obj) -> str | None:
+    try:
+        return get(obj)
+    except Exception:  # an odd shape: no watch of this route can match it
+        return None
 
 
 # ---- continue tokens ------------------------------------------------------------------

@@ -239,6 +239,28 @@ class FileHistory:
         return split_samples(samples)
 
 
+def history_provider(prometheus: str | None = None, file: str | Path | None = None, *,
+                     history_length: float | str = DEFAULT_HISTORY_LENGTH,
+                     resolution: float | str = DEFAULT_RESOLUTION) -> HistoryProvider | None:
+    """The provider the recommender's history options ask for: ``PrometheusHistory(prometheus)``,
+    ``FileHistory(file)`` (which must exist), or None with neither (``kvert up``'s
+    ``--vpa-history-*`` and ``kvert vpa recommender``'s ``--history-*`` flags). Raises
+    ``HistoryError`` for both at once, a missing file or a URL that is not http(s), ValueError
+    for a bad duration (both are checked whichever source is used)."""
+    if prometheus and file is not None:
+        raise HistoryError("a Prometheus server or a file, not both")
+    length = parse_duration(history_length)
+    step = parse_duration(resolution)
+    if prometheus:
+        return PrometheusHistory(prometheus, history_length=length, resolution=step)
+    if file is not None:
+        path = Path(file)
+        if not path.is_file():
+            raise HistoryError(f"{path}: no such file")
+        return FileHistory(path, history_length=length)
+    return None
+
+
 # -- Prometheus -------------------------------------------------------------------------------------
 
 def promql_string(value: str) -> str:
@@ -529,5 +551,5 @@ def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targ
 
 __all__ = ["DEFAULT_HISTORY_LENGTH", "DEFAULT_RESOLUTION", "FileHistory", "History", "HistoryError", "HistoryKey",
            "HistoryProvider", "PrometheusHistory", "concat_samples", "container_samples", "format_duration",
-           "match_history", "name_pattern", "owns_by_name", "parse_duration", "promql_string", "regex_escape",
+           "history_provider", "match_history", "name_pattern", "owns_by_name", "parse_duration", "promql_string", "regex_escape",
            "split_samples"]

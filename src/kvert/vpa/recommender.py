@@ -53,7 +53,6 @@ VPAs whose ``spec.recommenders`` names other recommenders only are left to them.
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 from typing import Any, Mapping
 
@@ -68,7 +67,7 @@ from kvert.vpa.checkpoint import CheckpointError, checkpoint_for, restore_into
 from kvert.vpa.estimators import get_confidence
 from kvert.vpa.metrics_source import MetricsSource
 from kvert.vpa.recommendation import RecommenderConfig, container_policy, recommend, scaling_disabled
-from kvert.vpa.targets import PodIndex, Target, is_live, resolve_target, select_pods
+from kvert.vpa.targets import PodIndex, Target, is_live, resolve_target
 
 log = logging.getLogger(__name__)
 
@@ -388,10 +387,11 @@ class Recommender:
             status = self._status(vpa, targets[key], len(matched[key]) > 0, now)
             written[key] = status
             if status != (vpa.get("status") or {}):
-                body = copy.deepcopy(vpa)
-                body["status"] = status
+                # as upstream's patchVpaStatus: a JSON patch of /status, no resourceVersion, so
+                # a VPA read from a cache a moment old is no conflict
                 try:
-                    await self.client.update_status(VPAS, body)
+                    await self.client.patch(VPAS, key[1], [{"op": "add", "path": "/status", "value": status}],
+                                            "json", namespace=key[0], subresource="status")
                 except (Conflict, NotFound) as e:
                     log.info("status of VPA %s/%s not written (%s); next loop", key[0], key[1], e)
                 except ApiError as e:

@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from kvert.api.errors import ApiError, NotFound, TooManyRequests
@@ -374,8 +375,13 @@ class Updater:
     def _ordered_candidates(self, vpa: Mapping, recommendation: Mapping, pods: list[dict],
                             now: float) -> list[tuple[dict, Priority]]:
         out = []
+        known: dict[str, Priority] = {}      # replicas share their resources, so their priority
         for pod in pods:
-            p = self.priority(vpa, recommendation, pod)
+            containers = (pod.get("spec") or {}).get("containers") or []
+            shape = json.dumps([(c.get("name"), c.get("resources")) for c in containers], sort_keys=True)
+            if shape not in known:
+                known[shape] = self.priority(vpa, recommendation, pod)
+            p = replace(known[shape])
             quick_oom = self._quick_oom(vpa, pod)
             if not p.outside_range and not quick_oom:
                 start = (pod.get("status") or {}).get("startTime")

@@ -39,7 +39,9 @@ import re
 import unicodedata
 from typing import Any
 
-from kvert.api.schema import validate_structural
+# the module, not the name: kvert.api.schema imports this package, so importing it first
+# finds it half-initialized here
+from kvert.api import schema as _schema
 
 from . import names
 from .common import (Causes, child, dicts, duplicate, forbidden, get_bool, get_dict, get_int,
@@ -410,7 +412,7 @@ def _validate_version_schema(schema: Any, path: str, status_enabled: bool) -> Ca
                                               f"enabled"))
     if schema.get("nullable") is True:
         errs.append(forbidden(child(path, "nullable"), "nullable cannot be true at the root"))
-    errs.extend(validate_structural(schema, path))
+    errs.extend(_schema.validate_structural(schema, path))
     return errs
 
 
