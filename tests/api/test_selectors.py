@@ -456,3 +456,15 @@ def test_requirement_str_and_match():
     assert str(r) == "x in (a,b)"
     assert r.matches({"x": "a"}) and not r.matches({})
     assert parse_label_selector("x in (a,b)").requirements == (r,)
+
+
+def test_required_values_names_the_narrowest_required_key():
+    sel = LabelSelector.from_dict({"matchLabels": {"app": "web"},
+                                   "matchExpressions": [{"key": "tier", "operator": "In",
+                                                         "values": ["a", "b"]},
+                                                        {"key": "x", "operator": "Exists"}]})
+    assert sel.required_values() == ("app", frozenset({"web"}))
+    assert LabelSelector.parse("tier in (a,b),!x").required_values() == ("tier", frozenset({"a", "b"}))
+    # nothing required of one key's value: an index cannot narrow the candidates
+    assert LabelSelector.parse("x,y notin (1)").required_values() is None
+    assert LabelSelector.everything().required_values() is None

@@ -135,10 +135,10 @@ def test_history_flags_build_the_provider_as_kvert_up_does(tmp_path):
 
 
 def test_recommender_gets_the_history_and_an_informer_cache(tmp_path, monkeypatch, capsys):
-    """serve_recommender hands the provider and its own InformerCache to the recommender, and
+    """serve_recommender hands the provider and its own InformerFactory to the recommender, and
     stops the cache when it stops; a bad history flag stops it before it connects."""
     import kvert.vpa.recommender as recommender_module
-    from kvert.client.cache import InformerCache
+    from kvert.client.cache import InformerFactory
     from kvert.vpa.history import FileHistory
     made = {}
 
@@ -159,14 +159,14 @@ def test_recommender_gets_the_history_and_an_informer_cache(tmp_path, monkeypatc
             pass
 
     stopped = []
-    monkeypatch.setattr(InformerCache, "stop", lambda self: stopped.append(self))
+    monkeypatch.setattr(InformerFactory, "stop", lambda self: stopped.append(self))
     monkeypatch.setattr(vpa_components, "_client", lambda args, manager: FakeClient())
     monkeypatch.setattr(recommender_module, "Recommender", FakeRecommender)
     trace = ROOT / "examples" / "hamster-samples.csv"
     args = build_parser().parse_args(["vpa", "recommender", "--history-file", str(trace)])
     assert asyncio.run(vpa_components.serve_recommender(args)) == 0
     assert isinstance(made["history"], FileHistory) and made["history"].path == trace
-    assert isinstance(made["informers"], InformerCache) and made["informers"].client is made["client"]
+    assert isinstance(made["informers"], InformerFactory) and made["informers"].client is made["client"]
     assert stopped == [made["informers"]] and made["closed"]
     assert f"history from {trace}" in capsys.readouterr().out
     made.clear()

@@ -1,4 +1,4 @@
-"""InformerCache: shared informers read like a client (get/list), started on first use."""
+"""InformerFactory: shared informers read like a client (get/list), started on first use."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from kvert.api import kinds
 from kvert.api.errors import ApiError, NotFound
 from kvert.client import InProcessClient
-from kvert.client.cache import InformerCache
+from kvert.client.cache import InformerFactory
 from kvert.clock import VirtualClock
 from kvert.registry import Registry
 from kvert.store import open_store
@@ -54,7 +54,7 @@ def _setup():
 def _run(clock, client, main):
     """``main(cache)`` in virtual time; the cache is stopped however main ends (an informer left
     running would keep the loop from closing)."""
-    cache = InformerCache(client, clock)
+    cache = InformerFactory(client, clock)
 
     async def body():
         try:
@@ -186,8 +186,8 @@ def test_callers_share_one_informer_per_resource():
             await cache.get("configmaps", "a", "default")
             await cache.list("configmaps")
         await cache.list("pods")
-        first = await cache.informer("configmaps")
-        assert first is await cache.informer("configmaps")
+        first = await cache.synced("configmaps")
+        assert first is await cache.synced("configmaps")
         return results
 
     results = _run(clock, client, main)
@@ -201,7 +201,7 @@ def test_stop_ends_the_informer_tasks():
     clock, store, client = _setup()
 
     async def main():
-        cache = InformerCache(client, clock)
+        cache = InformerFactory(client, clock)
         await client.create("configmaps", _cm("a"))
         await cache.list("configmaps")
         await cache.list("pods")
@@ -254,7 +254,7 @@ def test_resource_the_server_does_not_serve_raises_its_error(tmp_path, monkeypat
         await server.bootstrap()
         url = await server.start("127.0.0.1", 0)
         client = HttpClient(url, {"Authorization": f"Bearer {tokens.token_for(ADMIN)}"})
-        cache = InformerCache(client, clock)
+        cache = InformerFactory(client, clock)
         try:
             with pytest.raises(ApiError) as info:
                 await asyncio.wait_for(cache.get(rt.key, "w", "default"), 5)

@@ -79,7 +79,9 @@ def test_recommendations_from_prometheus_history(tmp_path, kubectl_binary):
                     "'prometheus' when run as root)")
     port = _free_port()                      # the same port after the restart: Prometheus' target
     data = tmp_path / "data"
-    common = ("--nodes", "1", "--metrics-resolution", "1", "--port", str(port))
+    # one recommender loop per run (at start): the first run then writes no checkpoint, which
+    # would make the second skip the history it is here to load
+    common = ("--nodes", "1", "--metrics-resolution", "1", "--port", str(port), "--vpa-recommender-interval", "3600")
     up = KvertUp(data, args=common).start()
     kubectl = Kubectl(kubectl_binary, up.kubeconfig, tmp_path / "home")
     prom_port = _free_port()

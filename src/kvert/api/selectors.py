@@ -363,6 +363,15 @@ class LabelSelector:
     def is_nothing(self) -> bool:
         return self._nothing
 
+    def required_values(self) -> tuple[str, frozenset[str]] | None:
+        """A key whose value must be one of a set for a label set to match (the one with
+        the fewest values), or None: what an index of label sets can look candidates up by."""
+        best = None
+        for key, kind, arg in self._compiled:
+            if kind == _K_IN and (best is None or len(arg) < len(best[1])):
+                best = (key, arg)
+        return best
+
     @property
     def requirements(self) -> tuple[Requirement, ...]:
         return self._reqs

@@ -110,12 +110,12 @@ class Cluster:
     def _vpa(self) -> list:
         """The VPA recommender (fed by the nodes' metrics) and updater, reading VPAs, pods and
         targets through one set of informer caches."""
-        from kvert.client.cache import InformerCache
+        from kvert.client.cache import InformerFactory
         from kvert.vpa.metrics_source import LocalMetricsSource
         from kvert.vpa.query import QueryService
         from kvert.vpa.recommender import Recommender
         from kvert.vpa.updater import Updater
-        self.vpa_informers = InformerCache(self._client("system:vpa"), self.clock)
+        self.vpa_informers = InformerFactory(self._client("system:vpa"), self.clock)
         recommender = Recommender(self._client("system:vpa-recommender"), self.clock,
                                   LocalMetricsSource(self.metrics), interval=self.vpa_intervals[0],
                                   history=self.vpa_history, informers=self.vpa_informers)

@@ -25,7 +25,7 @@ run until SIGINT/SIGTERM.
   ``--evict-after-oom-threshold`` and ``--pod-update-threshold``.
 
 Each process reads VPAs, pods and their targets through its own informer caches
-(:class:`~kvert.client.cache.InformerCache`): one list and one watch per resource, not a list
+(:class:`~kvert.client.cache.InformerFactory`): one list and one watch per resource, not a list
 of every pod on every pass.
 """
 
@@ -353,7 +353,7 @@ def _ssl_context(args: argparse.Namespace, host: str, clock: Any):
 async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | None = None,
                             stop: asyncio.Event | None = None) -> int:
     from kvert.apiserver.recommendation_query import QueryServer
-    from kvert.client.cache import InformerCache
+    from kvert.client.cache import InformerFactory
     from kvert.clock import WallClock
     from kvert.vpa.metrics_source import HttpMetricsSource
     from kvert.vpa.query import QueryService
@@ -364,7 +364,7 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
     history = history_from_args(args)
     clock = WallClock()
     client = _client(args, "vpa-recommender")
-    informers = InformerCache(client, clock)
+    informers = InformerFactory(client, clock)
     recommender = Recommender(client, clock, HttpMetricsSource(client), interval=args.interval, config=config,
                               checkpoint_interval=args.checkpoints_gc_interval, name=args.recommender_name,
                               history=history, informers=informers)
@@ -400,13 +400,13 @@ def run_recommender(args: argparse.Namespace) -> int:
 
 async def serve_updater(args: argparse.Namespace, ready: asyncio.Event | None = None,
                         stop: asyncio.Event | None = None) -> int:
-    from kvert.client.cache import InformerCache
+    from kvert.client.cache import InformerFactory
     from kvert.clock import WallClock
     from kvert.vpa.updater import Updater
 
     clock = WallClock()
     client = _client(args, "vpa-updater")
-    informers = InformerCache(client, clock)
+    informers = InformerFactory(client, clock)
     updater = Updater(client, clock, informers=informers, interval=args.interval,
                       eviction_tolerance=args.eviction_tolerance, min_replicas=args.min_replicas,
                       in_place_timeout=args.in_place_timeout,

@@ -1,12 +1,16 @@
-"""Shared informers read like a client: ``InformerCache(client, clock)``.
+"""Shared informers: ``InformerFactory(client, clock)``, client-go's SharedInformerFactory.
 
-Components that look at every pod and VPA on every pass (the VPA recommender and updater)
-read through an ``InformerCache`` instead of listing the API server each time, as upstream's
-components read listers. ``await cache.get(resource, name, namespace)`` and
-``await cache.list(resource, namespace=None)`` answer like ``Client.get``/``Client.list``
-(``NotFound`` for a missing object) from one informer per resource, started on first use
-and shared by everyone holding the cache. The objects are the caches' own: read them, never
-change them (copy first).
+One informer per resource, shared by everyone holding the factory. Two ways to use it:
+
+* controllers register what they watch with ``informer(resource)`` (handlers, indexes),
+  then ``start()`` and ``await wait_synced()``;
+* components that look at every pod and VPA on every pass (the VPA recommender, updater and
+  admission controller) read through it as through a client, instead of listing the API
+  server each time, as upstream's components read listers: ``await factory.get(resource,
+  name, namespace)`` and ``await factory.list(resource, namespace=None)`` answer like
+  ``Client.get``/``Client.list`` (``NotFound`` for a missing object), starting the
+  resource's informer on first use. The objects are the caches' own: read them, never
+  change them (copy first).
 
 Over an in-process client a read sees every write made before it, through any client (the
 informer first applies the events its watch has queued, ``Informer.catch_up``), as reading
@@ -20,6 +24,7 @@ A resource the server does not serve is probed once per request with a one-item 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Any
 
 from kvert.api import kinds
@@ -28,16 +33,39 @@ from kvert.client.informer import Informer
 from kvert.clock import Clock
 
 
-class InformerCache:
-    def __init__(self, client: Any, clock: Clock) -> None:
+class InformerFactory:
+    def __init__(self, client: Any, clock: Clock, resync_period: float = 0.0) -> None:
         self.client = client
         self.clock = clock
+        self.resync_period = resync_period
         self._informers: dict[str, Informer] = {}
         self._tasks: dict[str, asyncio.Task] = {}
         self._starting: dict[str, asyncio.Future] = {}
 
-    async def informer(self, resource: str) -> Informer:
-        """The synced informer of ``resource`` (all namespaces), started on first use."""
+    # ---- controllers: register, start, wait ----------------------------------------------
+
+    def informer(self, resource: str) -> Informer:
+        """The (all-namespace) informer of ``resource``, created if needed, not started."""
+        informer = self._informers.get(resource)
+        if informer is None:
+            informer = Informer(self.client, resource, clock=self.clock, resync_period=self.resync_period)
+            self._informers[resource] = informer
+        return informer
+
+    def start(self) -> None:
+        """Start every informer not yet running (idempotent)."""
+        for resource, informer in self._informers.items():
+            if resource not in self._tasks:
+                self._tasks[resource] = asyncio.ensure_future(informer.run())
+
+    async def wait_synced(self, informers: Iterable[Informer] | None = None) -> None:
+        targets = list(informers) if informers is not None else list(self._informers.values())
+        await asyncio.gather(*(i.wait_synced() for i in targets))
+
+    # ---- readers: the caches as a client --------------------------------------------------
+
+    async def synced(self, resource: str) -> Informer:
+        """The synced informer of ``resource``, started on first use."""
         informer = self._informers.get(resource)
         if informer is not None and informer.synced.is_set():
             return informer
@@ -51,15 +79,15 @@ class InformerCache:
                 self._starting.pop(resource, None)
 
     async def _start(self, resource: str) -> Informer:
-        await self.client.list(resource, limit=1)        # raises when the resource is not served
-        informer = Informer(self.client, resource, clock=self.clock)
-        self._informers[resource] = informer
-        self._tasks[resource] = asyncio.ensure_future(informer.run())
+        if resource not in self._tasks:
+            await self.client.list(resource, limit=1)    # raises when the resource is not served
+        informer = self.informer(resource)
+        self.start()
         await informer.wait_synced()
         return informer
 
     async def get(self, resource: str, name: str, namespace: str = "") -> dict:
-        informer = await self.informer(resource)
+        informer = await self.synced(resource)
         informer.catch_up()
         obj = informer.get(name, (namespace or "") if _namespaced(resource) else "")
         if obj is None:
@@ -69,7 +97,7 @@ class InformerCache:
     async def list(self, resource: str, namespace: str | None = None) -> dict:
         """The objects in the server's order (namespace, then name); ``namespace`` is
         ignored for a cluster-scoped resource, as the server ignores it."""
-        informer = await self.informer(resource)
+        informer = await self.synced(resource)
         informer.catch_up()
         items = informer.list()
         if namespace and _namespaced(resource):
@@ -82,6 +110,7 @@ class InformerCache:
             informer.stop()
         for task in self._tasks.values():
             task.cancel()
+        self._tasks.clear()
         for pending in self._starting.values():
             pending.cancel()
 
@@ -98,4 +127,4 @@ def _order(obj: dict) -> tuple[str, str]:
     return meta.get("namespace") or "", meta.get("name") or ""
 
 
-__all__ = ["InformerCache"]
+__all__ = ["InformerFactory"]

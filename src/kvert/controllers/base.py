@@ -35,6 +35,7 @@ from typing import Any
 
 from kvert.api.errors import ApiError
 from kvert.client import Informer
+from kvert.client.cache import InformerFactory
 from kvert.clock import Clock
 
 log = logging.getLogger(__name__)
@@ -278,45 +279,6 @@ class Expectations:
 
     def delete(self, key: str) -> None:
         self._records.pop(key, None)
-
-
-# ---- shared informers -----------------------------------------------------------------
-
-
-class InformerFactory:
-    """One informer per resource, shared by every controller of a manager."""
-
-    def __init__(self, client: Any, clock: Clock, resync_period: float = 0.0):
-        self.client = client
-        self.clock = clock
-        self.resync_period = resync_period
-        self._informers: dict[str, Informer] = {}
-        self._tasks: dict[str, asyncio.Task] = {}
-
-    def informer(self, resource: str) -> Informer:
-        informer = self._informers.get(resource)
-        if informer is None:
-            informer = Informer(self.client, resource, clock=self.clock,
-                                resync_period=self.resync_period)
-            self._informers[resource] = informer
-        return informer
-
-    def start(self) -> None:
-        """Start every informer not yet running (idempotent)."""
-        for resource, informer in self._informers.items():
-            if resource not in self._tasks:
-                self._tasks[resource] = asyncio.ensure_future(informer.run())
-
-    async def wait_synced(self, informers: Iterable[Informer] | None = None) -> None:
-        targets = list(informers) if informers is not None else list(self._informers.values())
-        await asyncio.gather(*(i.wait_synced() for i in targets))
-
-    def stop(self) -> None:
-        for informer in self._informers.values():
-            informer.stop()
-        for task in self._tasks.values():
-            task.cancel()
-        self._tasks.clear()
 
 
 # ---- the controller loop --------------------------------------------------------------

@@ -51,10 +51,11 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 
 def json_patch(target: dict, operations: Any) -> dict:
+    """``target`` with the RFC 6902 operations applied: changed in place (pass a copy)."""
     if not isinstance(operations, list):
         raise BadRequest("json patch must be a list of operations")
     try:
-        return jsonpatch.JsonPatch(operations).apply(target)
+        return jsonpatch.JsonPatch(operations).apply(target, in_place=True)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
         raise BadRequest(f"the server rejected our request due to an error in our request: {e}") from e
     except (TypeError, KeyError, IndexError) as e:

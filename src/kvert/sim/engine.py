@@ -154,14 +154,14 @@ class _Tracker:
 def _vpa_parts() -> dict[str, Any]:
     """The VPA components, imported when a policy needs them."""
     try:
-        from kvert.vpa.admission import VpaAdmissionPlugin
+        from kvert.vpa.admission import VpaAdmissionPlugin, VpaMatcher
         from kvert.vpa.metrics_source import NodeAgentsMetricsSource
         from kvert.vpa.recommender import Recommender
         from kvert.vpa.updater import Updater
     except ImportError as e:
         raise SimulationError(f"the VPA components are not available ({e})") from None
     return {"Recommender": Recommender, "NodeAgentsMetricsSource": NodeAgentsMetricsSource,
-            "Updater": Updater, "VpaAdmissionPlugin": VpaAdmissionPlugin}
+            "Updater": Updater, "VpaAdmissionPlugin": VpaAdmissionPlugin, "VpaMatcher": VpaMatcher}
 
 
 def _make(cls: Any, *args: Any, **kwargs: Any) -> Any:
@@ -240,15 +240,16 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         rec_cfg = dict(policy.vpa.get("recommender") or {})
         upd_cfg = dict(policy.vpa.get("updater") or {})
         source = vpa["NodeAgentsMetricsSource"](agents)
-        from kvert.client.cache import InformerCache
-        informers = InformerCache(client("system:vpa"), clock)
+        from kvert.client.cache import InformerFactory
+        informers = InformerFactory(client("system:vpa"), clock)
         components.append(informers)
         start(_make(vpa["Recommender"], client("system:vpa-recommender"), clock, source,
                     interval=rec_cfg.get("interval", 60.0), config=_recommender_config(rec_cfg, "recommender"),
                     informers=informers))
         upd_cfg.setdefault("interval", 60.0)
         start(_make(vpa["Updater"], client("system:vpa-updater"), clock, informers=informers, **upd_cfg))
-        plugin = _make(vpa["VpaAdmissionPlugin"], client("system:vpa-admission"), clock)
+        matcher = vpa["VpaMatcher"](client("system:vpa-admission"), clock, informers=informers)
+        plugin = _make(vpa["VpaAdmissionPlugin"], matcher, clock)
         registry.admission.plugins.append(plugin)
 
     names = [w.name for w in scn.workloads]

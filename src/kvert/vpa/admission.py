@@ -35,7 +35,8 @@ Upstream: ``vertical-pod-autoscaler/pkg/admission-controller`` (``resource/pod``
   labels match it. A pod without a controller ownerReference matches a VPA whose target's
   ``spec.selector`` selects its labels (a kvert extension for bare pods). A VPA without
   ``targetRef`` but with a legacy ``spec.selector`` matches by that selector. Reads come
-  from informers (:meth:`VpaMatcher.start`) or, without them, straight from the client.
+  from shared informers (:meth:`VpaMatcher.start`, or ``informers=``) or, without them,
+  straight from the client.
 
 * :class:`VpaAdmission` -- matcher + mutate + a Warning event; :class:`VpaAdmissionPlugin`
   wraps it as an in-process :class:`~kvert.registry.admission.AdmissionChain` plugin, and
@@ -63,6 +64,7 @@ import jsonpatch
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.quantity import Quantity, QuantityError
 from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.client.cache import InformerFactory
 from kvert.registry.admission import CREATE, Attributes
 from kvert.vpa.recommendation import (apply_policy, cap_to_container_limit_range, container_policy,
                                       controlled_resources, parse_recommendation, proportional_limits,
@@ -314,51 +316,44 @@ def _selector(raw: Any) -> LabelSelector | None:
 class VpaMatcher:
     """Which VPAs control a pod, and the LimitRanges of its namespace.
 
-    ``client`` is any :class:`~kvert.client.Client`. ``informers`` may map resource keys
-    (:data:`WATCHED`) to running :class:`~kvert.client.Informer`s; :meth:`start` creates
-    and runs the missing ones. Resources without an informer are read through the client
-    on every call (fine in process and in tests).
+    ``client`` is any :class:`~kvert.client.Client`. Reads go through ``informers`` (an
+    :class:`~kvert.client.cache.InformerFactory`, possibly shared with other components)
+    when given or once :meth:`start` has made one; else straight through the client on
+    every call (fine in process and in tests).
     """
 
-    def __init__(self, client: Any, clock: Any = None, *, informers: Mapping[str, Any] | None = None):
+    def __init__(self, client: Any, clock: Any = None, *, informers: InformerFactory | None = None):
         self.client = client
         self.clock = clock
-        self.informers: dict[str, Any] = dict(informers or {})
-        self._tasks: list[asyncio.Task] = []
+        self.informers = informers
+        self._own_informers = False
 
     async def start(self) -> None:
-        from kvert.client.informer import Informer
+        """Read from informers from now on (this matcher's own unless it was given some),
+        synced for :data:`WATCHED` before returning."""
+        if self.informers is None:
+            self.informers = InformerFactory(self.client, self.clock)
+            self._own_informers = True
         for resource in WATCHED:
-            if resource not in self.informers:
-                informer = Informer(self.client, resource, clock=self.clock)
-                self.informers[resource] = informer
-                self._tasks.append(asyncio.ensure_future(informer.run()))
-        await asyncio.gather(*(i.wait_synced() for i in self.informers.values()))
+            await self.informers.synced(resource)
 
     def stop(self) -> None:
-        for resource in WATCHED:
-            informer = self.informers.get(resource)
-            if informer is not None and self._tasks:
-                informer.stop()
-        for task in self._tasks:
-            task.cancel()
-        self._tasks.clear()
+        if self._own_informers and self.informers is not None:
+            self.informers.stop()
+            self.informers = None
+            self._own_informers = False
 
     async def list(self, resource: str, namespace: str) -> list[dict]:
-        informer = self.informers.get(resource)
-        if informer is not None:
-            return [o for o in informer.list() if _meta(o).get("namespace", "") == namespace]
+        reader = self.informers or self.client
         try:
-            return list((await self.client.list(resource, namespace=namespace)).get("items") or [])
+            return list((await reader.list(resource, namespace=namespace)).get("items") or [])
         except NotFound:
             return []
 
     async def get(self, resource: str, namespace: str, name: str) -> dict | None:
-        informer = self.informers.get(resource)
-        if informer is not None:
-            return informer.get(name, namespace)
+        reader = self.informers or self.client
         try:
-            return await self.client.get(resource, name, namespace)
+            return await reader.get(resource, name, namespace)
         except NotFound:
             return None
 

@@ -69,8 +69,26 @@ def target_resource(target_ref: Mapping[str, Any]) -> str:
     return f"{group}/{plural}" if group else plural
 
 
+_SELECTORS: dict[tuple[str, str], LabelSelector] = {}     # (uid, resourceVersion) -> selector
+_SELECTORS_MAX = 50_000
+
+
 def workload_selector(workload: Mapping[str, Any]) -> LabelSelector:
-    """The label selector of a workload object (raises SelectorError when it has none)."""
+    """The label selector of a workload object (raises SelectorError when it has none);
+    remembered per object version, since every pass of the VPA components asks again."""
+    meta = workload.get("metadata") or {}
+    key = (meta.get("uid") or "", meta.get("resourceVersion") or "")
+    if all(key):
+        selector = _SELECTORS.get(key)
+        if selector is None:
+            if len(_SELECTORS) >= _SELECTORS_MAX:
+                _SELECTORS.clear()
+            selector = _SELECTORS[key] = _workload_selector(workload)
+        return selector
+    return _workload_selector(workload)
+
+
+def _workload_selector(workload: Mapping[str, Any]) -> LabelSelector:
     spec = workload.get("spec") or {}
     if workload.get("kind") == "CronJob":
         labels = ((((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {})
@@ -123,23 +141,39 @@ def is_live(pod: Mapping[str, Any]) -> bool:
 
 
 class PodIndex:
-    """Pods grouped by namespace and label set, so matching every VPA's selector costs one
-    test per distinct label set (the replicas of a workload share theirs), not per pod."""
+    """Pods grouped by namespace and label set (the replicas of a workload share theirs),
+    with the label sets indexed by their key=value pairs: matching a selector tests only
+    the label sets that carry one of the values it requires, not every pod."""
 
     def __init__(self, pods: list[dict]) -> None:
         self._groups: dict[str, dict[tuple, list[dict]]] = {}
+        self._by_pair: dict[str, dict[tuple[str, str], list[tuple]]] = {}
         for p in pods:
             meta = p.get("metadata") or {}
-            labels = meta.get("labels") or {}
-            by_labels = self._groups.setdefault(meta.get("namespace", "default"), {})
-            by_labels.setdefault(tuple(sorted(labels.items())), []).append(p)
+            ns = meta.get("namespace", "default")
+            labels = tuple(sorted((meta.get("labels") or {}).items()))
+            by_labels = self._groups.setdefault(ns, {})
+            if labels not in by_labels:
+                by_labels[labels] = []
+                pairs = self._by_pair.setdefault(ns, {})
+                for pair in labels:
+                    pairs.setdefault(pair, []).append(labels)
+            by_labels[labels].append(p)
 
     def select(self, namespace: str, selector: LabelSelector) -> list[dict]:
         """The namespace's pods the selector matches, by name."""
+        groups = self._groups.get(namespace) or {}
+        required = selector.required_values()
+        if required is None:
+            candidates = list(groups)
+        else:
+            pairs = self._by_pair.get(namespace) or {}
+            key, values = required
+            candidates = [labels for v in values for labels in pairs.get((key, v), ())]
         out: list[dict] = []
-        for labels, pods in (self._groups.get(namespace) or {}).items():
+        for labels in candidates:
             if selector.matches(dict(labels)):
-                out.extend(pods)
+                out.extend(groups[labels])
         out.sort(key=lambda p: p["metadata"]["name"])
         return out
 
