@@ -22,6 +22,7 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
             requests: {cpu: 100m, memory: 50Mi}
             limits: {memory: 500Mi}                # optional
             usage: {cpu: {profile: diurnal, min: 400m, max: 600m}, memory: 250Mi}
+            # or replay a recorded trace (kvert.sim.traces): usage: {trace: traces/hamster.csv}
       - deployment: {apiVersion: apps/v1, kind: Deployment, ...}   # or a full manifest;
                                   # its template may carry the kvert.io/usage annotation
     vpa:                          # optional: the VPA spec template applied per workload
@@ -52,6 +53,7 @@ import yaml
 from kvert.api.quantity import QuantityError, to_int
 from kvert.kubelet.config import ConfigError, parse_duration
 from kvert.kubelet.usage import USAGE_ANNOTATION, UsageError, parse_container_usage
+from kvert.sim.traces import TraceError, trace_usage
 
 WORKLOAD_LABEL = "kvert.io/workload"
 UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto")
@@ -248,7 +250,7 @@ def _usage_check(usage: object, name: str, path: str) -> None:
         raise ScenarioError(str(e)) from None
 
 
-def _workload(doc: object, path: str) -> Workload:
+def _workload(doc: object, path: str, base_dir: Path) -> Workload:
     doc = _mapping(doc, path)
     if "deployment" in doc:
         _keys(doc, {"deployment"}, path)
@@ -303,6 +305,14 @@ def _workload(doc: object, path: str) -> Workload:
         c, u = _container(cdoc, f"{path}.containers[{i}]")
         if c["name"] in usage or any(b["name"] == c["name"] for b in built):
             raise ScenarioError(f"{path}.containers[{i}].name: duplicate container name {c['name']!r}")
+        if isinstance(u, dict) and "trace" in u:
+            upath = f"{path}.containers[{i}].usage"
+            if set(u) != {"trace"}:
+                raise ScenarioError(f"{upath}: a trace gives both cpu and memory; nothing else may be set")
+            try:
+                u = trace_usage(u["trace"], c["name"], base_dir, f"{upath}.trace")
+            except TraceError as e:
+                raise ScenarioError(str(e)) from None
         if u is not None:
             _usage_check(u, c["name"], f"{path}.containers[{i}].usage")
             usage[c["name"]] = u
@@ -396,7 +406,9 @@ def _updater_options(options: dict, path: str) -> dict:
     return options
 
 
-def parse_scenario(doc: object, *, name: str = "") -> Scenario:
+def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".") -> Scenario:
+    """``base_dir``: where relative trace file names are looked up (the scenario file's
+    directory when loaded with ``load_scenario``)."""
     doc = _mapping(doc, "scenario")
     _keys(doc, {"name", "description", "duration", "seed", "tick", "sampleInterval", "nodes", "workloads",
                 "vpa", "policies"}, "")
@@ -414,7 +426,7 @@ def parse_scenario(doc: object, *, name: str = "") -> Scenario:
     workloads_doc = _require(doc, "workloads", "")
     if not isinstance(workloads_doc, list) or not workloads_doc:
         raise ScenarioError("workloads: expected a non-empty list")
-    workloads = [_workload(w, f"workloads[{i}]") for i, w in enumerate(workloads_doc)]
+    workloads = [_workload(w, f"workloads[{i}]", Path(base_dir)) for i, w in enumerate(workloads_doc)]
     seen: set[tuple[str, str]] = set()
     for i, w in enumerate(workloads):
         if (w.namespace, w.name) in seen:
@@ -444,4 +456,4 @@ def load_scenario(path: str | Path) -> Scenario:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise ScenarioError(f"{path}: invalid YAML: {e}") from None
-    return parse_scenario(doc, name=path.stem)
+    return parse_scenario(doc, name=path.stem, base_dir=path.parent)
