@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -15,6 +16,23 @@ from pathlib import Path
 import pytest
 
 VENV_BIN = Path(sys.executable).parent
+
+
+def wait_for(check, timeout: float = 30.0, every: float = 0.3):
+    """``check()``'s first truthy value, polling; fails the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(every)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def kubectl_path() -> str | None:

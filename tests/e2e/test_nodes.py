@@ -4,11 +4,10 @@ allocatable from kubelet-style flags, and seed 000's in-place resize walk-throug
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
-from .conftest import Kubectl, KvertUp
+from .conftest import Kubectl, KvertUp, wait_for
 
 STRESS = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "stress"},
           "spec": {"containers": [{
@@ -27,16 +26,6 @@ def nodes_cluster(tmp_path_factory, kubectl_binary):
         "--eviction-hard", "memory.available<100Mi")).start()
     yield up, Kubectl(kubectl_binary, up.kubeconfig, tmp_path_factory.mktemp("home"))
     up.stop()
-
-
-def wait_for(check, timeout: float = 30.0, every: float = 0.3):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(every)
 
 
 def condition(pod: dict, kind: str) -> dict | None:
@@ -96,7 +85,6 @@ def test_resize_walkthrough_650m_accepted_3950m_deferred_4650m_infeasible(nodes_
     assert pod["status"]["containerStatuses"][0]["allocatedResources"]["cpu"] == "650m"
     yaml_out = kubectl("get", "pod", "stress", "-o", "yaml").stdout
     assert "allocatedResources" in yaml_out and "PodResizePending" in yaml_out
-
 
 
 def test_explain_shows_qos_oom_score_adj_and_cgroups(nodes_cluster):

@@ -8,9 +8,7 @@ import base64
 import json
 import re
 import shutil
-import socket
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 
@@ -19,7 +17,7 @@ import yaml
 
 from kvert.kubelet.metrics import parse_exposition
 
-from .conftest import Kubectl, KvertUp
+from .conftest import Kubectl, KvertUp, free_port, wait_for
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "busy", "labels": {"app": "busy"}},
        "spec": {"containers": [{"name": "app", "image": "nginx",
@@ -40,16 +38,6 @@ def top_cluster(tmp_path_factory, kubectl_binary):
         yield up, kubectl
     finally:
         up.stop()
-
-
-def wait_for(check, timeout: float = 30.0, every: float = 0.3):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(every)
 
 
 def test_kubectl_top_pods_prints_usage(top_cluster):
@@ -107,12 +95,6 @@ def test_node_proxy_serves_cadvisor_metrics_for_the_running_pod(top_cluster):
     assert missing.returncode != 0 and "NotFound" in missing.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _query(base: str, promql: str) -> list[dict]:
     url = f"{base}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
     with urllib.request.urlopen(url, timeout=5) as r:
@@ -140,7 +122,7 @@ def test_prometheus_scrapes_the_node_proxy_over_https(top_cluster, tmp_path):
             {"job_name": "kvert-cadvisor", "metrics_path": "/api/v1/nodes/node-1/proxy/metrics/cadvisor", **common},
             {"job_name": "kvert-apiserver", "metrics_path": "/metrics", **common},
         ]}))
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = (tmp_path / "prometheus.log").open("w")
     proc = subprocess.Popen([binary, f"--config.file={tmp_path / 'prometheus.yml'}",

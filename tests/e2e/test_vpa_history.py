@@ -13,10 +13,8 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 
@@ -25,7 +23,7 @@ import yaml
 
 from kvert.api.quantity import Quantity
 
-from .conftest import Kubectl, KvertUp
+from .conftest import Kubectl, KvertUp, free_port, wait_for
 
 USAGE_CPU_MILLI = 300
 DEPLOYMENT = {
@@ -42,22 +40,6 @@ VPA = {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler",
        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "busy"},
                 "updatePolicy": {"updateMode": "Off"}}}
 HISTORY = ("--history-length", "5m", "--history-resolution", "3s")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(check, timeout: float = 30.0, every: float = 0.3):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(every)
 
 
 def _query(base: str, promql: str) -> list[dict]:
@@ -77,14 +59,14 @@ def test_recommendations_from_prometheus_history(tmp_path, kubectl_binary):
     if binary is None:
         pytest.skip("prometheus is not installed (scripts/setup --test installs the Debian package "
                     "'prometheus' when run as root)")
-    port = _free_port()                      # the same port after the restart: Prometheus' target
+    port = free_port()                      # the same port after the restart: Prometheus' target
     data = tmp_path / "data"
     # one recommender loop per run (at start): the first run then writes no checkpoint, which
     # would make the second skip the history it is here to load
     common = ("--nodes", "1", "--metrics-resolution", "1", "--port", str(port), "--vpa-recommender-interval", "3600")
     up = KvertUp(data, args=common).start()
     kubectl = Kubectl(kubectl_binary, up.kubeconfig, tmp_path / "home")
-    prom_port = _free_port()
+    prom_port = free_port()
     base = f"http://127.0.0.1:{prom_port}"
     proc = None
     log = (tmp_path / "prometheus.log").open("w")

@@ -16,9 +16,9 @@ import argparse
 import asyncio
 import datetime
 import logging
-import signal
-import sys
 from pathlib import Path
+
+from kvert.cli.component import run_component, stop_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +50,7 @@ def register_subcommand(vpa_subparsers: argparse._SubParsersAction) -> argparse.
 
 
 def run_admission_controller(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        return asyncio.run(_serve(args))
-    except (OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+    return run_component(args, _serve)
 
 
 async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
@@ -73,12 +68,7 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
     server = VpaWebhookServer(client, clock, host=args.host, port=args.port,
                               ssl_context=pki.server_context(), informers=True)
     stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):
-            pass
+    stop_on_signals(stop)
     try:
         await server.run()
         ignored = tuple(n.strip() for n in args.ignored_namespaces.split(",") if n.strip())

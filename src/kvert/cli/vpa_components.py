@@ -36,12 +36,11 @@ import asyncio
 import datetime
 import logging
 import os
-import signal
-import sys
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from kvert.cli.component import run_component, stop_on_signals
 from kvert.cli.history_flags import add_history_flags, history_from_args
 
 log = logging.getLogger(__name__)
@@ -269,24 +268,6 @@ def _client(args: argparse.Namespace, manager: str):
         raise ValueError(f"{path}: not a usable kubeconfig ({e})") from None
 
 
-def _main(args: argparse.Namespace, coro_fn) -> int:
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        return asyncio.run(coro_fn(args))
-    except (OSError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-
-
-def _stop_on_signals(stop: asyncio.Event) -> None:
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):
-            pass
-
-
 async def _run_until(component: Any, stop: asyncio.Event) -> None:
     """Run ``component.run()`` until ``stop`` is set (or it ends), then stop it."""
     task = asyncio.ensure_future(component.run())
@@ -370,7 +351,7 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
                               history=history, informers=informers)
     server = None
     stop = stop or asyncio.Event()
-    _stop_on_signals(stop)
+    stop_on_signals(stop)
     try:
         if listen is not None:
             ctx, ca = _ssl_context(args, listen[0], clock)
@@ -393,7 +374,7 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
 
 
 def run_recommender(args: argparse.Namespace) -> int:
-    return _main(args, serve_recommender)
+    return run_component(args, serve_recommender)
 
 
 # -- updater ----------------------------------------------------------------------------------------
@@ -415,7 +396,7 @@ async def serve_updater(args: argparse.Namespace, ready: asyncio.Event | None = 
                       evict_after_oom_threshold=args.evict_after_oom_threshold,
                       min_change_priority=args.pod_update_threshold)
     stop = stop or asyncio.Event()
-    _stop_on_signals(stop)
+    stop_on_signals(stop)
     try:
         print(f"vpa updater running against {client.server} every {_show_default('duration', args.interval)}",
               flush=True)
@@ -430,7 +411,7 @@ async def serve_updater(args: argparse.Namespace, ready: asyncio.Event | None = 
 
 
 def run_updater(args: argparse.Namespace) -> int:
-    return _main(args, serve_updater)
+    return run_component(args, serve_updater)
 
 
 __all__ = ["config_flags", "default_kubeconfig", "parse_listen", "recommender_config", "register",
