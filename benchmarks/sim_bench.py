@@ -2,12 +2,13 @@
 (default 1000 nodes, 20000 pods, 7 days). Prints figures; asserts nothing.
 
 For each run it prints the start-up (building the cluster, creating and starting every pod:
-wall time until the first sample) and the steady rate after it. ``--hours H`` runs only the
-first H simulated hours of the large scenario and projects the wall time of the whole
-``--days`` from the steady rate (the per-minute work -- recommender, updater, metrics,
-heartbeats -- does not grow with the days simulated: the histograms have a fixed size).
+wall time until the first sample) and the steady rate after it. The large scenario runs its
+first ``--hours`` simulated hours (default 1; ``--full`` for all ``--days``) and the wall
+time of the whole ``--days`` is projected from the steady rate (the per-minute work --
+recommender, updater, metrics, heartbeats -- does not grow with the days simulated: the
+histograms have a fixed size).
 
-usage: python benchmarks/sim_bench.py [--nodes N] [--pods P] [--days D] [--hours H] [--skip-demo]
+usage: python benchmarks/sim_bench.py [--nodes N] [--pods P] [--days D] [--hours H | --full] [--skip-demo]
 """
 
 from __future__ import annotations
@@ -89,8 +90,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=20000)
     parser.add_argument("--days", type=float, default=7.0)
-    parser.add_argument("--hours", type=float, default=None,
+    parser.add_argument("--hours", type=float, default=1.0,
                         help="run only the first H simulated hours of the large scenario and project")
+    parser.add_argument("--full", action="store_true", help="run all --days of the large scenario")
     parser.add_argument("--skip-demo", action="store_true")
     args = parser.parse_args(argv)
     print("simulation speed:")
@@ -99,7 +101,8 @@ def main(argv: list[str]) -> int:
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         path = large_scenario(args.nodes, args.pods, args.days, Path(tmp) / "large.yaml")
-        measure(f"{args.nodes} nodes, {args.pods} pods, {args.days:g} days", path, args.hours)
+        measure(f"{args.nodes} nodes, {args.pods} pods, {args.days:g} days", path,
+                None if args.full else args.hours)
     return 0
 
 

@@ -13,10 +13,13 @@ from pathlib import Path
 EXAMPLE = """\
 example: kvert simulate examples/scenarios/hamster.yaml -o out/hamster
          kvert simulate examples/scenarios/hamster.yaml --policy none --json-only -o out/none
+         kvert simulate examples/scenarios/hamster-trace.yaml   # usage replayed from a recorded trace
 
 Writes DIR/report.json (metrics and sampled series per policy) and DIR/report.html (a
 self-contained page: metrics side by side, requests vs use plots per workload).
-The scenario format is described in kvert.sim.scenario and examples/scenarios/.
+The scenario format is described in kvert.sim.scenario and examples/scenarios/; a container's
+usage is a profile or a recorded trace (usage: {trace: FILE.csv}, the samples CSV format of
+'kvert vpa recommend --samples').
 """
 
 
