@@ -99,14 +99,21 @@ class Registry:
 
     async def update(self, resource: str, obj: dict, *, subresource: str = "",
                      dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:
+        return await self._update(resource, deep_copy(obj), None, subresource=subresource, dry_run=dry_run,
+                                  user=user, field_manager=field_manager)
+
+    async def _update(self, resource: str, obj: dict, old: dict | None, *, subresource: str,
+                      dry_run: bool, user: str, field_manager: str) -> dict:
+        """``update`` of ``obj`` (the caller's to change); ``old``: the stored object when the
+        caller has just read it (a patch), else read here."""
         rt = by_key(resource)
-        obj = deep_copy(obj)
         _check_kind(rt, obj)
         meta = obj.setdefault("metadata", {})
         _place(rt, meta, meta.get("namespace"))
         if subresource and subresource not in rt.subresources:
             raise NotFound(resource, name_of(obj), "the server could not find the requested resource")
-        old = self.store.get(resource, namespace_of(obj), name_of(obj))
+        if old is None:
+            old = self.store.get(resource, namespace_of(obj), name_of(obj))
         # As kube-apiserver's storage does before anything else: a stale write is a conflict
         # (not a validation error), and generation is the server's to set.
         rv = meta.get("resourceVersion")
@@ -172,8 +179,9 @@ class Registry:
                 raise BadRequest("the name or namespace of a patched object may not change")
             meta.setdefault("resourceVersion", current["metadata"]["resourceVersion"])
             try:
-                return await self.update(resource, patched, subresource=subresource,
-                                         dry_run=dry_run, user=user, field_manager=field_manager)
+                # nothing awaited since the read: ``current`` is still the stored object
+                return await self._update(resource, patched, current, subresource=subresource,
+                                          dry_run=dry_run, user=user, field_manager=field_manager)
             except Conflict:
                 if pinned or attempt == _PATCH_RETRIES - 1:
                     raise
