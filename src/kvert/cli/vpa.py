@@ -49,7 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "vpa", help="Vertical Pod Autoscaler tools: offline recommendations, the admission controller",
         description="Vertical Pod Autoscaler tools. 'recommend' computes a VPA recommendation\n"
-                    "from recorded usage samples with the model the live recommender runs.",
+                    "from recorded usage (a samples file or Prometheus) with the model the live\n"
+                    "recommender runs; 'recommender', 'updater' and 'admission-controller' run the\n"
+                    "VPA's components against any API server (kvert up runs them itself).",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(func=lambda args: _help(p))
     vsub = p.add_subparsers(dest="vpa_command", metavar="COMMAND")
