@@ -24,3 +24,16 @@ class WallClock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
+
+
+async def sleep_unless(clock: Clock, seconds: float, wake: asyncio.Event) -> None:
+    """Wait ``seconds`` of ``clock``'s time, or less if ``wake`` is set (a component's
+    interval, cut short by ``stop()``)."""
+    sleeper = asyncio.ensure_future(clock.sleep(seconds))
+    waker = asyncio.ensure_future(wake.wait())
+    try:
+        await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in (sleeper, waker):
+            if not t.done():
+                t.cancel()

@@ -118,6 +118,19 @@ _DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
+_DAYS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)d\s*$")
+
+
+def parse_duration_or_days(text: object, field: str = "") -> float:
+    """``parse_duration``, or a number of days (``"2d"``), as usage profiles and scenarios
+    take them."""
+    if isinstance(text, str):
+        m = _DAYS_RE.match(text)
+        if m:
+            return float(m.group(1)) * 86400.0
+    return parse_duration(text, field)
+
+
 def parse_duration(text: object, field: str = "") -> float:
     """A Go duration (``"1m30s"``, ``"100ms"``, ``"5m"``) in seconds; a bare number is seconds."""
     if isinstance(text, bool):
@@ -788,5 +801,5 @@ def _parse_min_reclaim(value: object) -> tuple[EvictionThreshold, ...]:
 __all__ = [
     "API_VERSION", "ConfigError", "DEFAULT_CAPACITY", "DEFAULT_EVICTION_HARD", "DEFAULT_MAX_PODS",
     "EvictionThreshold", "KIND", "NodeConfig", "SIGNALS", "field_label", "format_duration",
-    "load_kubelet_configuration", "parse_duration", "parse_eviction_thresholds", "parse_resource_pairs",
+    "load_kubelet_configuration", "parse_duration", "parse_duration_or_days", "parse_eviction_thresholds", "parse_resource_pairs",
 ]

@@ -521,7 +521,6 @@ async def actuate(runtime: Any, sandbox_id: str, pod: Mapping[str, Any],
         return True
 
     async def pass_for(resource: str) -> bool:
-        nonlocal pod_now
         if resource == "memory":
             fields = ("memory_limit_in_bytes",)
             pod_key = lambda r: (_mem(r.memory_limit_in_bytes),)          # noqa: E731

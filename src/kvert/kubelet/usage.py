@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,7 +62,7 @@ import numpy as np
 
 from kvert.api.pods import container_requests, is_restartable_init_container
 from kvert.api.quantity import Quantity, QuantityError, to_quantity
-from kvert.kubelet.config import ConfigError, parse_duration
+from kvert.kubelet.config import ConfigError, parse_duration_or_days
 
 USAGE_ANNOTATION = "kvert.io/usage"
 DEFAULT_CPU_MILLI = 10
@@ -92,18 +91,13 @@ def _amount(resource: str, value: object, path: str) -> float:
     return float(amount)
 
 
-_DAYS = re.compile(r"^\s*(\d+(?:\.\d+)?)d\s*$")
 _UNITS = {"s": 1.0, "sec": 1.0, "second": 1.0, "m": 60.0, "min": 60.0, "minute": 60.0,
           "h": 3600.0, "hour": 3600.0, "d": 86400.0, "day": 86400.0}
 
 
 def _duration(value: object, path: str) -> float:
-    if isinstance(value, str):
-        m = _DAYS.match(value)
-        if m:
-            return float(m.group(1)) * 86400.0
     try:
-        seconds = parse_duration(value, path)
+        seconds = parse_duration_or_days(value, path)
     except ConfigError:
         raise UsageError(f"{path}: invalid duration {value!r}") from None
     if seconds < 0:

@@ -50,7 +50,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvert.scheduler.cache import NodeCache
-    from kvert.scheduler.snapshot import NodeInfo, NodeSet
+    from kvert.scheduler.snapshot import NodeSet
 
 log = logging.getLogger(__name__)
 

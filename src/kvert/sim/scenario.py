@@ -51,13 +51,12 @@ from typing import Any
 import yaml
 
 from kvert.api.quantity import QuantityError, to_int
-from kvert.kubelet.config import ConfigError, parse_duration
+from kvert.kubelet.config import ConfigError, parse_duration_or_days
 from kvert.kubelet.usage import USAGE_ANNOTATION, UsageError, parse_container_usage
 from kvert.sim.traces import TraceError, trace_usage
 
 WORKLOAD_LABEL = "kvert.io/workload"
 UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto")
-_DAYS = re.compile(r"^\s*(\d+(?:\.\d+)?)d\s*$")
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -132,12 +131,8 @@ class Scenario:
 # -- helpers -----------------------------------------------------------------------------------------
 
 def duration(value: object, path: str) -> float:
-    if isinstance(value, str):
-        m = _DAYS.match(value)
-        if m:
-            return float(m.group(1)) * 86400.0
     try:
-        seconds = parse_duration(value, path)
+        seconds = parse_duration_or_days(value, path)
     except ConfigError:
         raise ScenarioError(f"{path}: invalid duration {value!r} (e.g. \"90s\", \"1h30m\", \"2d\")") from None
     if seconds <= 0:

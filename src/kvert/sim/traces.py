@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from kvert.kubelet.config import ConfigError, parse_duration
+from kvert.kubelet.config import ConfigError, parse_duration_or_days
 from kvert.vpa.samples import SampleError, read_samples
 
 ANNOTATION_BUDGET = 200 * 1024       # of the 256 KiB Kubernetes allows all annotations together
@@ -75,7 +75,7 @@ def trace_usage(spec: Any, container: str, base_dir: Path, path: str) -> dict:
     t, cpu, memory = t[known], cpu[known], memory[known]
     if "step" in spec:
         try:
-            step = parse_duration(spec["step"])
+            step = parse_duration_or_days(spec["step"])
         except (ConfigError, ValueError) as e:
             raise TraceError(f"{path}.step: {e}") from None
         if step <= 0:

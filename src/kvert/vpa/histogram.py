@@ -359,27 +359,28 @@ class DecayingHistogram(Histogram):
 
     def add(self, values, weights=1.0, times=None) -> None:  # type: ignore[override]
         """Add samples measured at ``times`` (seconds; arrays broadcast together)."""
-        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        values, w, times = self._samples(values, weights, times)
         if values.size == 0:
             return
-        if times is None:
-            raise TypeError("a decaying histogram needs the samples' times")
-        times = np.broadcast_to(np.asarray(times, dtype=np.float64), values.shape)
-        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), values.shape)
         if np.any(w < 0):
             raise ValueError("sample weight must be non-negative")
-        factors = self.decay_factors(times)
-        self._add_buckets(self.options.find_buckets(values), w * factors)
+        self._add_buckets(self.options.find_buckets(values), w * self.decay_factors(times))
 
     def subtract(self, values, weights=1.0, times=None) -> None:  # type: ignore[override]
+        values, w, times = self._samples(values, weights, times)
+        if values.size:
+            super().subtract(values, w * self.decay_factors(times))
+
+    @staticmethod
+    def _samples(values, weights, times) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Values, weights and times as float arrays of one shape."""
         values = np.atleast_1d(np.asarray(values, dtype=np.float64))
         if values.size == 0:
-            return
+            return values, values, values
         if times is None:
             raise TypeError("a decaying histogram needs the samples' times")
-        times = np.broadcast_to(np.asarray(times, dtype=np.float64), values.shape)
-        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), values.shape)
-        super().subtract(values, w * self.decay_factors(times))
+        return (values, np.broadcast_to(np.asarray(weights, dtype=np.float64), values.shape),
+                np.broadcast_to(np.asarray(times, dtype=np.float64), values.shape))
 
     def decay_factors(self, times: np.ndarray) -> np.ndarray:
         """``decayFactor`` for each time, moving the reference forward first if a time is more

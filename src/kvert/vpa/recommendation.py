@@ -489,8 +489,8 @@ def apply_policy(resources: Mapping[str, Quantity], policy: Mapping | None,
     """``ApplyVPAPolicy`` for one bound: raise to ``minAllowed``, lower to ``maxAllowed`` (the
     global max allowed where the policy has none); zero or missing bounds do not cap. Returns
     the capped resources and notes like ``"cpu capped to maxAllowed"``."""
-    min_allowed = _resource_quantities((policy or {}).get("minAllowed"))
-    max_allowed = _resource_quantities((policy or {}).get("maxAllowed"))
+    min_allowed = resource_quantities((policy or {}).get("minAllowed"))
+    max_allowed = resource_quantities((policy or {}).get("maxAllowed"))
     if config.max_allowed_cpu is not None and CPU not in max_allowed:
         max_allowed[CPU] = Quantity.from_milli(config.max_allowed_cpu)
     if config.max_allowed_memory is not None and MEMORY not in max_allowed:
@@ -510,13 +510,31 @@ def apply_policy(resources: Mapping[str, Quantity], policy: Mapping | None,
     return out, notes
 
 
-def _resource_quantities(rl: Any) -> dict[str, Quantity]:
+def quantity_or_none(value: Any) -> Quantity | None:
+    """``value`` as a Quantity, or None when it is not one (objects read from the API may
+    hold anything)."""
+    try:
+        return Quantity.parse(value)
+    except (QuantityError, TypeError, ValueError):
+        return None
+
+
+def resource_quantities(rl: Any) -> dict[str, Quantity]:
+    """A resource list's parseable entries as Quantities."""
     out: dict[str, Quantity] = {}
     for name, value in (rl or {}).items() if isinstance(rl, Mapping) else ():
-        try:
-            out[name] = Quantity.parse(value)
-        except QuantityError:
-            continue
+        q = quantity_or_none(value)
+        if q is not None:
+            out[name] = q
+    return out
+
+
+def container_requests(container: Mapping) -> dict[str, Quantity]:
+    """A container's requests, a limit standing in for a request it lacks (Kubernetes'
+    defaulting)."""
+    res = container.get("resources") or {}
+    out = resource_quantities(res.get("limits"))
+    out.update(resource_quantities(res.get("requests")))
     return out
 
 
@@ -528,7 +546,7 @@ def parse_recommendation(recommendation: Mapping | None) -> dict[str, ContainerR
         name = item.get("containerName")
         if not name:
             continue
-        bounds = {b: _resource_quantities(item.get(b)) for b in BOUNDS}
+        bounds = {b: resource_quantities(item.get(b)) for b in BOUNDS}
         out[name] = ContainerRecommendation(name, bounds["target"], bounds["lowerBound"], bounds["upperBound"],
                                             bounds["uncappedTarget"])
     return out
@@ -544,11 +562,11 @@ def cap_to_container_limit_range(resources: Mapping[str, Quantity], container: M
     requests and limits at or above its ``min``. Returns the capped resources and notes."""
     if not limit_range_item:
         return dict(resources), []
-    requests = _resource_quantities(((container.get("resources") or {}).get("requests")))
-    limits = _resource_quantities(((container.get("resources") or {}).get("limits")))
-    default = _resource_quantities(limit_range_item.get("default"))
-    lr_min = _resource_quantities(limit_range_item.get("min"))
-    lr_max = _resource_quantities(limit_range_item.get("max"))
+    requests = resource_quantities(((container.get("resources") or {}).get("requests")))
+    limits = resource_quantities(((container.get("resources") or {}).get("limits")))
+    default = resource_quantities(limit_range_item.get("default"))
+    lr_min = resource_quantities(limit_range_item.get("min"))
+    lr_max = resource_quantities(limit_range_item.get("max"))
     out: dict[str, Quantity] = {}
     notes: list[str] = []
     for r, q in resources.items():
@@ -603,8 +621,8 @@ def proportional_limits(limits: Mapping[str, Any] | None, requests: Mapping[str,
     """``GetProportionalLimit``: new limits keeping each limit's ratio to its request when the
     request becomes the recommendation (for admission and in-place updates). Limits to leave
     unchanged are absent from the result."""
-    lim, req = _resource_quantities(limits), _resource_quantities(requests)
-    dflt = _resource_quantities(default_limits)
+    lim, req = resource_quantities(limits), resource_quantities(requests)
+    dflt = resource_quantities(default_limits)
     out: dict[str, Quantity] = {}
     notes: list[str] = []
     for r in (CPU, MEMORY):

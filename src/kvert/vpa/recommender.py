@@ -60,13 +60,14 @@ import numpy as np
 
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import format_time, parse_time
-from kvert.api.quantity import Quantity, QuantityError
+from kvert.clock import sleep_unless
 from kvert.vpa.aggregate import AggregateStore
 from kvert.vpa.checkpoint import RESOURCE as CHECKPOINTS
 from kvert.vpa.checkpoint import CheckpointError, checkpoint_for, restore_into
 from kvert.vpa.estimators import get_confidence
 from kvert.vpa.metrics_source import MetricsSource
-from kvert.vpa.recommendation import RecommenderConfig, container_policy, recommend, scaling_disabled
+from kvert.vpa.recommendation import (RecommenderConfig, container_policy, container_requests, quantity_or_none,
+                                      recommend, scaling_disabled)
 from kvert.vpa.targets import PodIndex, Target, is_live, resolve_target
 
 log = logging.getLogger(__name__)
@@ -78,24 +79,6 @@ NO_PODS_MESSAGE = "No pods match this VPA object"
 def _key(obj: Mapping) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return meta.get("namespace") or "default", meta.get("name", "")
-
-
-def _quantity(value: Any) -> Quantity | None:
-    try:
-        return Quantity.parse(value)
-    except (QuantityError, TypeError, ValueError):
-        return None
-
-
-def _requests(container: Mapping) -> dict[str, Quantity]:
-    res = container.get("resources") or {}
-    out: dict[str, Quantity] = {}
-    for source in (res.get("limits") or {}, res.get("requests") or {}):   # a limit defaults the request
-        for name, value in source.items():
-            q = _quantity(value)
-            if q is not None:
-                out[name] = q
-    return out
 
 
 class Recommender:
@@ -142,21 +125,11 @@ class Recommender:
                 log.exception("recommender loop failed")
             if self._stopped:
                 break
-            await self._sleep(self.interval)
+            await sleep_unless(self.clock, self.interval, self._wake)
 
     def stop(self) -> None:
         self._stopped = True
         self._wake.set()
-
-    async def _sleep(self, seconds: float) -> None:
-        sleeper = asyncio.ensure_future(self.clock.sleep(seconds))
-        waker = asyncio.ensure_future(self._wake.wait())
-        try:
-            await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for t in (sleeper, waker):
-                if not t.done():
-                    t.cancel()
 
     # -- checkpoints -------------------------------------------------------------------------------
 
@@ -271,7 +244,7 @@ class Recommender:
             if pod is not None and samples.oom.any():  # an OOM bumps from the memory request
                 spec = next((c for c in (pod.get("spec") or {}).get("containers") or []
                              if c.get("name") == container), None)
-                request = _requests(spec).get("memory") if spec is not None else None
+                request = container_requests(spec).get("memory") if spec is not None else None
                 if request is not None:
                     samples.memory = np.where(samples.oom, float(request.value()), samples.memory)
             groups.setdefault((vkey[0], vkey[1], container), []).append(samples)
@@ -425,9 +398,9 @@ class Recommender:
                 if spec is None:
                     continue
                 usage = c.get("usage") or {}
-                cpu = _quantity(usage.get("cpu"))
-                mem = _quantity(usage.get("memory"))
-                request = _requests(spec).get("cpu")
+                cpu = quantity_or_none(usage.get("cpu"))
+                mem = quantity_or_none(usage.get("memory"))
+                request = container_requests(spec).get("cpu")
                 batches.setdefault((vkey[0], vkey[1], c["name"]), []).append(
                     (pk[1], t, np.nan if cpu is None else cpu.nanos / 1e9,
                      np.nan if mem is None else float(mem.value()),
@@ -461,7 +434,7 @@ class Recommender:
             spec = containers.get(cs.get("name"))
             if spec is None or scaling_disabled(container_policy(vpa, cs["name"])):
                 continue
-            memory = _requests(spec).get("memory")
+            memory = container_requests(spec).get("memory")
             try:
                 when = parse_time(term["finishedAt"])
             except ValueError:

@@ -45,10 +45,12 @@ from typing import Any, Mapping
 
 from kvert.api.errors import ApiError, NotFound, TooManyRequests
 from kvert.api.meta import parse_time
-from kvert.api.quantity import Quantity, QuantityError
+from kvert.api.quantity import Quantity
 from kvert.client.events import EventRecorder
-from kvert.vpa.recommendation import (apply_policy, container_policy, controlled_resources,
-                                      parse_recommendation, proportional_limits, scaling_disabled)
+from kvert.clock import sleep_unless
+from kvert.vpa.recommendation import (apply_policy, container_policy, container_requests, controlled_resources,
+                                      parse_recommendation, proportional_limits, resource_quantities,
+                                      scaling_disabled)
 from kvert.vpa.targets import PodIndex, configured_replicas, is_live, resolve_target
 
 log = logging.getLogger(__name__)
@@ -63,22 +65,6 @@ MIN_CHANGE_PRIORITY = 0.1
 
 def update_mode(vpa: Mapping) -> str:
     return (((vpa.get("spec") or {}).get("updatePolicy") or {}).get("updateMode")) or "Auto"
-
-
-def _q(value: Any) -> Quantity | None:
-    try:
-        return Quantity.parse(value)
-    except (QuantityError, TypeError, ValueError):
-        return None
-
-
-def _rl(rl: Any) -> dict[str, Quantity]:
-    out = {}
-    for k, v in (rl or {}).items():
-        q = _q(v)
-        if q is not None:
-            out[k] = q
-    return out
 
 
 @dataclass
@@ -158,14 +144,7 @@ class Updater:
                 log.exception("updater loop failed")
             if self._stopped:
                 break
-            sleeper = asyncio.ensure_future(self.clock.sleep(self.interval))
-            waker = asyncio.ensure_future(self._wake.wait())
-            try:
-                await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for t in (sleeper, waker):
-                    if not t.done():
-                        t.cancel()
+            await sleep_unless(self.clock, self.interval, self._wake)
 
     def stop(self) -> None:
         self._stopped = True
@@ -323,7 +302,7 @@ class Updater:
             values = {r: q for r, q in rec.bound(bound).items() if r in controlled}
             out[bound], _ = apply_policy(values, policy)
         if (policy or {}).get("controlledValues") == "RequestsOnly":
-            limits = _rl((container.get("resources") or {}).get("limits"))
+            limits = resource_quantities((container.get("resources") or {}).get("limits"))
             for r, q in list(out["target"].items()):
                 if r in limits and not limits[r].is_zero() and q > limits[r]:
                     out["target"][r] = limits[r]
@@ -338,9 +317,7 @@ class Updater:
             bounds = self._targets(vpa, recommendation, c)
             if bounds is None:
                 continue
-            res = c.get("resources") or {}
-            requests = _rl(res.get("limits"))
-            requests.update(_rl(res.get("requests")))
+            requests = container_requests(c)
             for r, target in bounds["target"].items():
                 total_recommended[r] = total_recommended.get(r, 0) + target.milli_value()
                 lo, hi = bounds["lowerBound"].get(r), bounds["upperBound"].get(r)
@@ -417,7 +394,7 @@ class Updater:
                 limits, _ = proportional_limits(res.get("limits"), res.get("requests"), target)
                 if limits:
                     entry["resources"]["limits"] = {r: str(q) for r, q in limits.items()}
-            current = _rl(res.get("requests"))
+            current = resource_quantities(res.get("requests"))
             if all(r in current and current[r] == q for r, q in target.items()) and "limits" not in entry["resources"]:
                 continue
             containers.append(entry)
