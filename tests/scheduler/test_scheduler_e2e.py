@@ -56,14 +56,14 @@ def test_pods_are_bound_with_events_conditions_and_explanations():
         ex = explanation(p)
         assert ex["result"] == "Scheduled" and ex["node"] == target
         assert ex["nodes"] == {"total": 3, "evaluated": 3, "feasible": 2}
-        assert ex["filtered"] == {"TaintToleration": {"node(s) had untolerated taint(s)": 1}}
-        assert ex["rejected"][0]["detail"] == \
+        assert ex["filtered"] == {"cp": ["node(s) had untolerated taint(s)"]}
+        assert ex["details"]["cp"] == \
             "untolerated taint node-role.kubernetes.io/control-plane:NoSchedule"
-        assert ex["weights"] == {"TaintToleration": 3, "NodeResourcesFit": 1,
-                                 "NodeResourcesBalancedAllocation": 1}
-        best = ex["scores"][0]
-        assert best["node"] == target
-        assert best["total"] == sum(best[k] * w for k, w in ex["weights"].items())
+        assert {"TaintToleration": 3, "NodeResourcesFit": 1,
+                "NodeResourcesBalancedAllocation": 1}.items() <= ex["weights"].items()
+        best = next(iter(ex["scores"]))
+        assert best == target
+        assert ex["totals"][best] == sum(ex["scores"][best][k] * w for k, w in ex["weights"].items())
 
 
 def test_unschedulable_pod_reports_failed_scheduling_then_fits_a_new_node():
@@ -97,10 +97,10 @@ def test_unschedulable_pod_reports_failed_scheduling_then_fits_a_new_node():
     assert attempts == 1
     ex = explanation(pending)
     assert ex["result"] == "Unschedulable" and ex["message"] == message
-    assert ex["filtered"] == {"TaintToleration": {"node(s) had untolerated taint(s)": 2},
-                              "NodeResourcesFit": {"Insufficient cpu": 1}}
-    worker = next(r for r in ex["rejected"] if r["node"] == "worker")
-    assert worker["detail"] == "cpu: requested 3000, used 0, allocatable 2000"
+    assert ex["filtered"] == {"cp-1": ["node(s) had untolerated taint(s)"],
+                              "cp-2": ["node(s) had untolerated taint(s)"],
+                              "worker": ["Insufficient cpu"]}
+    assert ex["details"]["worker"] == "cpu: requested 3000, used 0, allocatable 2000"
     # the new node is a cluster event the Fit plugin registered: the pod is retried and bound
     assert placed["spec"]["nodeName"] == "large"
     assert condition(placed)["status"] == "True"

@@ -26,7 +26,8 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ import numpy as np
 from kvert.api.pods import pod_level_resources, pod_requests
 from kvert.api.quantity import QuantityError
 from kvert.api.resources import ResourceList, parse_resource_list
+from kvert.scheduler.podindex import PodCounts, PodQuery
 from kvert.scheduler.snapshot import NodeInfo, Snapshot
 
 log = logging.getLogger(__name__)
@@ -193,6 +195,12 @@ def _request_inputs(pod: Mapping[str, Any]) -> tuple:
             status.get("initContainerStatuses"), resize)
 
 
+def _counted_meta(pod: Mapping[str, Any]) -> tuple:
+    """The metadata pod-aware plugins count by: labels and whether the pod is terminating."""
+    meta = _meta(pod)
+    return meta.get("labels"), bool(meta.get("deletionTimestamp"))
+
+
 @dataclass
 class PodEntry:
     uid: str
@@ -204,6 +212,42 @@ class PodEntry:
     pod: dict
     assumed: bool = False
     binding_finished: bool = False
+    # what pod-aware plugins look at, read once per pod version
+    ns: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    terminating: bool = False
+    priority: int = 0
+    ports: tuple[tuple[str, str, int], ...] = ()
+
+    @classmethod
+    def of(cls, pod: dict, node: str, req: ResourceList, nz_cpu: int, nz_mem: int,
+           assumed: bool = False) -> "PodEntry":
+        meta = _meta(pod)
+        prio = (pod.get("spec") or {}).get("priority")
+        return cls(pod_uid(pod), pod_key(pod), node, req, nz_cpu, nz_mem, pod, assumed,
+                   ns=meta.get("namespace") or "", labels=meta.get("labels") or {},
+                   terminating=bool(meta.get("deletionTimestamp")),
+                   priority=prio if isinstance(prio, int) and not isinstance(prio, bool) else 0,
+                   ports=host_ports(pod))
+
+    def with_pod(self, pod: dict, node: str) -> "PodEntry":
+        """The same requests for a new version of the pod (its requests did not change)."""
+        return PodEntry.of(pod, node, self.req, self.nz_cpu, self.nz_mem)
+
+
+def host_ports(pod: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
+    """``(hostIP, protocol, hostPort)`` of every container port with a hostPort (NodeInfo's
+    UsedPorts): app containers and init containers; hostIP defaults to 0.0.0.0 and protocol
+    to TCP."""
+    spec = pod.get("spec") or {}
+    out = []
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or ():
+            for p in c.get("ports") or ():
+                port = p.get("hostPort")
+                if isinstance(port, int) and not isinstance(port, bool) and port > 0:
+                    out.append((p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", port))
+    return tuple(out)
 
 
 class NodeCache:
@@ -240,6 +284,19 @@ class NodeCache:
         # pods
         self.pods: dict[str, PodEntry] = {}
         self.node_pods: dict[str, set[str]] = {}
+        # host ports in use per node name, and per row whether any is (NodePorts)
+        self.used_ports: dict[str, Counter] = {}
+        self.port_count = np.zeros(cap, np.int64)
+        # node images: per row {image name: size}; per name the number of nodes having it
+        self.node_images: list[dict[str, int] | None] = [None] * cap
+        self.image_node_count: Counter = Counter()
+        # namespaces' labels (namespaceSelector of affinity terms); a missing one has none
+        self.namespace_labels: dict[str, Mapping[str, str]] = {}
+        # per-query counts of matching pods per row (inter-pod affinity, topology spread)
+        self.pod_counts = PodCounts(cap, lambda ns: self.namespace_labels.get(ns) or {})
+        # pods nominated to nodes by preemption (the queue's nominator): node -> uid -> pod
+        self.nominated: dict[str, dict[str, dict]] = {}
+        self._nominated_node: dict[str, str] = {}
         # walk order (node tree)
         self._zones: dict[str, list[str]] = {}
         self._zone_of: dict[str, str] = {}
@@ -270,6 +327,9 @@ class NodeCache:
 
         self.alloc, self.req, self.nonzero = grow(self.alloc), grow(self.req), grow(self.nonzero)
         self.pod_count, self.allowed_pods = grow(self.pod_count), grow(self.allowed_pods)
+        self.port_count = grow(self.port_count)
+        self.pod_counts.grow(new)
+        self.node_images.extend([None] * (new - cap))
         self.unschedulable, self.taint_sig = grow(self.unschedulable), grow(self.taint_sig)
         self.valid, self.alloc_has = grow(self.valid), grow(self.alloc_has)
         for key, col in list(self._label_cols.items()):
@@ -318,6 +378,8 @@ class NodeCache:
         self.req[row] = 0
         self.nonzero[row] = 0
         self.pod_count[row] = 0
+        self.port_count[row] = 0
+        self.pod_counts.clear_row(row)
         for uid in self.node_pods.get(name, ()):
             self._account(self.pods[uid], row, +1)
         self._changed(nodes=True, order=True)
@@ -352,6 +414,9 @@ class NodeCache:
         self.allowed_pods[row] = 0
         self.unschedulable[row] = False
         self.taint_sig[row] = 0
+        self.port_count[row] = 0
+        self.pod_counts.clear_row(row)
+        self._set_images(row, None)
         for col in self._label_cols.values():
             col[row] = NO_VALUE
         self._free_rows.append(row)
@@ -381,6 +446,28 @@ class NodeCache:
         labels = _meta(node).get("labels") or {}
         for key, col in self._label_cols.items():
             col[row] = self._intern_label(key, labels.get(key))
+        self._set_images(row, (node.get("status") or {}).get("images"))
+
+    def _set_images(self, row: int, images: list | None) -> None:
+        """``status.images`` of the node at ``row`` (ImageLocality's image states)."""
+        old = self.node_images[row]
+        sizes: dict[str, int] = {}
+        for img in images or ():
+            size = img.get("sizeBytes") if isinstance(img, dict) else None
+            size = size if isinstance(size, int) and not isinstance(size, bool) else 0
+            for n in (img.get("names") or ()) if isinstance(img, dict) else ():
+                if isinstance(n, str):
+                    sizes[n] = size
+        if old == (sizes or None):
+            return
+        if old:
+            self.image_node_count.subtract(old.keys())
+            for n in old:
+                if self.image_node_count[n] <= 0:
+                    del self.image_node_count[n]
+        self.node_images[row] = sizes or None
+        if sizes:
+            self.image_node_count.update(sizes.keys())
 
     def _intern_taints(self, taints: list | None) -> int:
         key = taint_key(taints)
@@ -430,7 +517,7 @@ class NodeCache:
         except QuantityError as e:
             log.warning("pod %s: bad resources (%s); counting none", pod_key(pod), e)
             req, nz_cpu, nz_mem = {}, 0, 0
-        return PodEntry(pod_uid(pod), pod_key(pod), node, req, nz_cpu, nz_mem, pod, assumed)
+        return PodEntry.of(pod, node, req, nz_cpu, nz_mem, assumed)
 
     def _account(self, e: PodEntry, row: int, sign: int) -> None:
         for res, value in e.req.items():
@@ -439,6 +526,19 @@ class NodeCache:
         self.nonzero[row, 0] += sign * e.nz_cpu
         self.nonzero[row, 1] += sign * e.nz_mem
         self.pod_count[row] += sign
+        if e.ports:
+            used = self.used_ports.setdefault(e.node, Counter())
+            if sign > 0:
+                used.update(e.ports)
+            else:
+                used.subtract(e.ports)
+                for p in e.ports:
+                    if used[p] <= 0:
+                        del used[p]
+                if not used:
+                    del self.used_ports[e.node]
+            self.port_count[row] += sign * len(e.ports)
+        self.pod_counts.account(e, row, sign)
 
     def _attach(self, e: PodEntry) -> None:
         self.pods[e.uid] = e
@@ -481,12 +581,13 @@ class NodeCache:
                 self._changed()
             return None
         if before is not None and before.node == node and not before.assumed and old is not None \
-                and old.get("spec") == pod.get("spec") and old.get("status") == pod.get("status"):
+                and old.get("spec") == pod.get("spec") and old.get("status") == pod.get("status") \
+                and _counted_meta(old) == _counted_meta(pod):
             before.pod = pod
             return None
         if before is not None and _request_inputs(before.pod) == _request_inputs(pod):
             # e.g. the binding of an assumed pod: same requests, now confirmed
-            new = PodEntry(before.uid, before.key, node, before.req, before.nz_cpu, before.nz_mem, pod)
+            new = before.with_pod(pod, node)
         else:
             new = self._entry(pod, node)
         if before is not None:
@@ -532,6 +633,90 @@ class NodeCache:
 
     def has_pod(self, pod: dict) -> bool:
         return pod_uid(pod) in self.pods
+
+    def entry(self, uid: str) -> PodEntry | None:
+        return self.pods.get(uid)
+
+    def node_entries(self, name: str) -> list[PodEntry]:
+        """The pods on node ``name`` (assumed ones included), in no particular order."""
+        pods = self.pods
+        return [pods[u] for u in self.node_pods.get(name, ())]
+
+    def accounted_entries(self) -> Iterable[tuple[PodEntry, int]]:
+        """(pod, row) of every pod counted on a known node."""
+        row_of = self.row_of
+        for name, uids in self.node_pods.items():
+            row = row_of.get(name)
+            if row is None:
+                continue
+            for u in uids:
+                yield self.pods[u], row
+
+    def count_matching(self, query: PodQuery) -> np.ndarray:
+        """Per row, the number of pods on the node matching ``query`` (read-only array of
+        length :attr:`capacity`; index it with a NodeSet's rows)."""
+        return self.pod_counts.counts(query, self.accounted_entries)
+
+    # ---- namespaces ----------------------------------------------------------------------
+
+    def set_namespace(self, ns: dict) -> None:
+        meta = _meta(ns)
+        name = meta.get("name") or ""
+        labels = meta.get("labels") or {}
+        if self.namespace_labels.get(name) != labels:
+            self.namespace_labels[name] = labels
+            self.pod_counts.namespaces_changed()
+            self._changed()
+
+    def remove_namespace(self, ns: dict) -> None:
+        if self.namespace_labels.pop(_meta(ns).get("name") or "", None) is not None:
+            self.pod_counts.namespaces_changed()
+            self._changed()
+
+    # ---- nominated pods (preemption) --------------------------------------------------------
+
+    def add_nominated(self, pod: dict, node: str) -> None:
+        """``nominator.AddNominatedPod``: ``pod`` (not yet bound) is expected on ``node``."""
+        self.delete_nominated(pod)
+        if not node:
+            return
+        uid = pod_uid(pod)
+        self.nominated.setdefault(node, {})[uid] = pod
+        self._nominated_node[uid] = node
+        self._changed()
+
+    def delete_nominated(self, pod: dict) -> None:
+        uid = pod_uid(pod)
+        node = self._nominated_node.pop(uid, None)
+        if node is None:
+            return
+        members = self.nominated.get(node)
+        if members is not None:
+            members.pop(uid, None)
+            if not members:
+                del self.nominated[node]
+        self._changed()
+
+    def update_nominated(self, pod: dict) -> None:
+        """An unscheduled pod changed: keep its nomination in step with
+        ``status.nominatedNodeName`` (a nomination the scheduler made and the API has not
+        reported yet is kept)."""
+        uid = pod_uid(pod)
+        node = ((pod.get("status") or {}).get("nominatedNodeName") or "")
+        current = self._nominated_node.get(uid)
+        if node:
+            if node != current:
+                self.add_nominated(pod, node)
+            else:
+                self.nominated[node][uid] = pod
+        elif current is not None:
+            self.nominated[current][uid] = pod
+
+    def nominated_node(self, pod: dict) -> str:
+        return self._nominated_node.get(pod_uid(pod), "")
+
+    def nominated_pods(self, node: str) -> list[dict]:
+        return list((self.nominated.get(node) or {}).values())
 
     # ---- views --------------------------------------------------------------------------
 

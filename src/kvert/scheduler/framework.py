@@ -166,8 +166,12 @@ class CycleState:
         self._data.pop(key, None)
 
     def clone(self) -> "CycleState":
+        """A copy whose plugin states can change apart (``CycleState.Clone``): a value with a
+        ``clone()`` method is cloned (PreFilter states that PreFilterExtensions update), any
+        other value is shared, so it must not be changed after PreFilter."""
         other = CycleState()
-        other._data = dict(self._data)
+        other._data = {k: (v.clone() if callable(getattr(v, "clone", None)) else v)
+                       for k, v in self._data.items()}
         other.skip_filter_plugins = set(self.skip_filter_plugins)
         other.skip_score_plugins = set(self.skip_score_plugins)
         return other
@@ -192,7 +196,11 @@ class PreFilterResult:
 
 @dataclass
 class PostFilterResult:
+    """``PostFilterResult``: the node the pod is nominated to; ``victims`` (a kvert addition,
+    for explanations and ``kvert schedule``) are the pods preemption removes from it."""
+
     nominated_node_name: str = ""
+    victims: list[dict] = field(default_factory=list)
 
 
 class FilterResult:
@@ -454,15 +462,30 @@ def implements(plugin: Any, point: str) -> bool:
 
 
 class Handle:
-    """What a plugin can reach: the node cache, the client, the clock, the framework."""
+    """What a plugin can reach: the node cache, the client, the clock, the event recorder,
+    the listers (PDBs, Services, workloads: :mod:`kvert.scheduler.listers`), the framework,
+    and ``spawn(coroutine)`` to run API calls outside the synchronous scheduling cycle.
+
+    ``client`` is None when nothing is written back (``kvert schedule`` over a snapshot):
+    plugins then only compute (preemption reports its victims without deleting them)."""
 
     def __init__(self, cache: "NodeCache", client: Any = None, clock: Any = None,
-                 recorder: Any = None):
+                 recorder: Any = None, listers: Any = None, spawn: Callable[[Any], None] | None = None):
+        from kvert.scheduler.listers import StaticListers
         self.cache = cache
         self.client = client
         self.clock = clock
         self.recorder = recorder
+        self.listers = listers if listers is not None else StaticListers()
+        self._spawn = spawn
         self.framework: Framework | None = None
+
+    def spawn(self, coro: Any) -> None:
+        """Run ``coro`` as its own task (the scheduler's; it is awaited before it stops)."""
+        if self._spawn is not None:
+            self._spawn(coro)
+        else:
+            asyncio.ensure_future(coro)
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -590,13 +613,84 @@ class Framework:
                                           plugin=p.name), narrowing
         return result, None, narrowing
 
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: dict, other: dict,
+                                         node: dict) -> Status | None:
+        """``RunPreFilterExtensionAddPod``: ``other`` now counts on ``node`` for this cycle's
+        state (plugins whose Filter is skipped this cycle are left out)."""
+        return self._run_extension("pre_filter_add_pod", state, pod, other, node)
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: dict, other: dict,
+                                            node: dict) -> Status | None:
+        """``RunPreFilterExtensionRemovePod``: ``other`` no longer counts on ``node``."""
+        return self._run_extension("pre_filter_remove_pod", state, pod, other, node)
+
+    def _run_extension(self, method: str, state: CycleState, pod: dict, other: dict,
+                       node: dict) -> Status | None:
+        for p in self.points.get("preFilter", ()):
+            fn = getattr(p, method, None)
+            if not callable(fn) or p.name in state.skip_filter_plugins:
+                continue
+            try:
+                st = fn(state, pod, other, node)
+            except Exception as e:
+                log.exception("PreFilterExtension %s of %s failed", method, p.name)
+                return Status.as_status(e, p.name)
+            if not is_success(st):
+                return Status(Code.ERROR, f"running {method} on PreFilter plugin {p.name!r}: "
+                                          f"{st.message()}", plugin=p.name)
+        return None
+
     def filter_plugins(self, state: CycleState) -> list[Any]:
         return [p for p in self.points.get("filter", ()) if p.name not in state.skip_filter_plugins]
 
     def run_filters(self, state: CycleState, pod: dict, nodes: "NodeSet",
                     diagnosis: Diagnosis) -> np.ndarray:
-        """Positions (in ``nodes``) of the nodes that pass every Filter plugin, in order;
-        rejections go to ``diagnosis``."""
+        """``RunFilterPluginsWithNominatedPods`` over a NodeSet: positions (in ``nodes``) of
+        the nodes that pass every Filter plugin, in order; rejections go to ``diagnosis``.
+
+        A node to which pods of equal or higher priority are nominated must pass twice: as it
+        is, and with those pods added (a cloned state updated by PreFilterExtensions, a
+        :class:`~kvert.scheduler.view.CacheView` with the pods on it), so a preemptor's place
+        is kept while its victims terminate. Kubernetes runs the pass with nominated pods
+        first and reports its failure; kvert runs the vectorized pass first, so a node failing
+        both ways reports the reason without the nominated pods."""
+        positions = self.run_filter_plugins(state, pod, nodes, diagnosis)
+        cache = nodes.cache
+        if not cache.nominated or len(positions) == 0:
+            return positions
+        prio = _priority(pod)
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        keep = np.ones(len(positions), bool)
+        for i, pos in enumerate(positions):
+            row = int(nodes.rows[pos])
+            name = cache.names[row] or ""
+            others = [p for p in cache.nominated_pods(name)
+                      if _priority(p) >= prio and (p.get("metadata") or {}).get("uid", "") != uid]
+            if not others:
+                continue
+            ok = self._filter_with_pods(state, pod, nodes, row, others, diagnosis)
+            keep[i] = ok
+        return positions[keep]
+
+    def _filter_with_pods(self, state: CycleState, pod: dict, nodes: "NodeSet", row: int,
+                          others: list[dict], diagnosis: Diagnosis) -> bool:
+        from kvert.scheduler.snapshot import NodeSet
+        from kvert.scheduler.view import CacheView
+        view = CacheView(nodes.cache)
+        name = nodes.cache.names[row] or ""
+        node = nodes.cache.node_objs[row] or {}
+        st2 = state.clone()
+        for other in others:
+            view.add_pod(other, name)
+            st = self.run_pre_filter_extension_add_pod(st2, pod, other, node)
+            if not is_success(st):
+                raise _PluginError(st)
+        ok = self.run_filter_plugins(st2, pod, NodeSet(view, np.array([row], np.int64)), diagnosis)
+        return len(ok) == 1
+
+    def run_filter_plugins(self, state: CycleState, pod: dict, nodes: "NodeSet",
+                           diagnosis: Diagnosis) -> np.ndarray:
+        """``RunFilterPlugins`` over a NodeSet (nominated pods not considered)."""
         current = nodes
         positions = np.arange(len(nodes))
         for p in self.filter_plugins(state):
@@ -828,6 +922,11 @@ def _run_score(p: Any, state: CycleState, pod: dict, nodes: "NodeSet") -> np.nda
         return np.asarray(fn(state, pod, nodes), dtype=np.int64)
     return np.fromiter((int(p.score_node(state, pod, info)) for info in nodes.infos()),
                        dtype=np.int64, count=len(nodes))
+
+
+def _priority(pod: dict) -> int:
+    value = (pod.get("spec") or {}).get("priority")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _go_list(items: Iterable[str]) -> str:

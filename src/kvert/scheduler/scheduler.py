@@ -31,9 +31,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from kvert.api.errors import ApiError
+from kvert.api.meta import format_time
+from kvert.client.cache import InformerFactory
 from kvert.client import Informer
 from kvert.client.events import EventRecorder
 from kvert.scheduler import explain
@@ -42,27 +42,16 @@ from kvert.scheduler.config import SchedulerConfig, build_framework, load_config
 from kvert.scheduler.framework import (
     ASSIGNED_POD, EVENT_ASSIGNED_POD_DELETE, EVENT_NODE_ADD, NODE, ActionType, ClusterEvent,
     ClusterEventWithHint, Code, CycleState, Diagnosis, FitError, Framework, Handle, Status,
-    _PluginError, _go_list, is_success,
+    _PluginError, is_success,
 )
+from kvert.scheduler.algorithm import (
+    ERR_NO_NODES_AVAILABLE, NoNodes, ScheduleResult, SchedulingAlgorithm,
+)
+from kvert.scheduler.listers import InformerListers
 from kvert.scheduler.queue import QueuedPodInfo, SchedulingQueue
-from kvert.scheduler.snapshot import NodeSet, num_feasible_nodes_to_find
 
 log = logging.getLogger(__name__)
 
-ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
-_MIN_CHUNK = 256
-
-
-@dataclass
-class ScheduleResult:
-    node: str
-    row: int
-    evaluated: int
-    feasible: int
-    diagnosis: Diagnosis
-    scored_rows: np.ndarray | None = None
-    per_plugin: dict[str, np.ndarray] | None = None
-    total: np.ndarray | None = None
 
 
 @dataclass
@@ -107,7 +96,8 @@ class Scheduler:
     def __init__(self, client: Any, clock: Any, config: Any = None, *,
                  name: str = "default-scheduler", explain_annotations: bool = True,
                  seed: int | None = None, pop_from_backoff: bool = True,
-                 max_unschedulable_seconds: float = 300.0):
+                 max_unschedulable_seconds: float = 300.0,
+                 informers: InformerFactory | None = None):
         self.client = client
         self.clock = clock
         self.name = name
@@ -116,9 +106,12 @@ class Scheduler:
         self.explain_annotations = explain_annotations
         self.frameworks: dict[str, Framework] = {}
         self.recorders: dict[str, EventRecorder] = {}
+        self._own_informers = informers is None
+        self.informers = informers if informers is not None else InformerFactory(client, clock)
+        self.listers = InformerListers(self.informers)
         for profile in self.config.profiles:
             recorder = EventRecorder(client, clock, component=profile.scheduler_name)
-            handle = Handle(self.cache, client, clock, recorder)
+            handle = Handle(self.cache, client, clock, recorder, self.listers, self._spawn)
             fw = build_framework(profile, handle)
             if fw.percentage_of_nodes_to_score is None:
                 fw.percentage_of_nodes_to_score = self.config.percentage_of_nodes_to_score
@@ -143,12 +136,12 @@ class Scheduler:
         self.stats = SchedulerStats()
         self.synced = asyncio.Event()
         self._stop_event = asyncio.Event()
-        self._rng = random.Random(seed)
-        self._next_start = 0
+        self.algorithm = SchedulingAlgorithm(self.cache, random.Random(seed))
         self._tasks: set[asyncio.Task] = set()
         self._stopped = False
         self._node_informer: Informer | None = None
         self._pod_informer: Informer | None = None
+        self._ns_informer: Informer | None = None
 
     # ---- profiles ---------------------------------------------------------------------------
 
@@ -172,9 +165,14 @@ class Scheduler:
         self._node_informer = Informer(self.client, "nodes", clock=self.clock)
         self._pod_informer = Informer(self.client, "pods", clock=self.clock,
                                       field_selector="status.phase!=Succeeded,status.phase!=Failed")
+        self._ns_informer = Informer(self.client, "namespaces", clock=self.clock)
         self._node_informer.add_handlers(self.on_node_add, self.on_node_update, self.on_node_delete)
         self._pod_informer.add_handlers(self.on_pod_add, self.on_pod_update, self.on_pod_delete)
-        informers = [asyncio.ensure_future(self._node_informer.run()),
+        self._ns_informer.add_handlers(self.cache.set_namespace,
+                                       lambda old, new: self.cache.set_namespace(new),
+                                       self.cache.remove_namespace)
+        informers = [asyncio.ensure_future(self._ns_informer.run()),
+                     asyncio.ensure_future(self._node_informer.run()),
                      asyncio.ensure_future(self._pod_informer.run())]
         try:
             if not await self._wait_synced():
@@ -194,6 +192,9 @@ class Scheduler:
         finally:
             self._node_informer.stop()
             self._pod_informer.stop()
+            self._ns_informer.stop()
+            if self._own_informers:
+                self.informers.stop()
             for t in informers:
                 t.cancel()
             for t in list(self._tasks):
@@ -203,6 +204,8 @@ class Scheduler:
     async def _wait_synced(self) -> bool:
         """Both informers have listed (True), or :meth:`stop` came first (False)."""
         async def synced() -> None:
+            await self.listers.start()
+            await self._ns_informer.wait_synced()
             await self._node_informer.wait_synced()
             await self._pod_informer.wait_synced()
         waiting = asyncio.ensure_future(synced())
@@ -220,6 +223,8 @@ class Scheduler:
             self._node_informer.stop()
         if self._pod_informer is not None:
             self._pod_informer.stop()
+        if self._ns_informer is not None:
+            self._ns_informer.stop()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -248,17 +253,20 @@ class Scheduler:
 
     def on_pod_add(self, pod: dict) -> None:
         if _assigned(pod):
+            self.cache.delete_nominated(pod)
             self.cache.add_pod(pod)
             self.queue.delete(pod)
             self.queue.move_all_to_active_or_backoff(
                 ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
         elif self.responsible_for(pod) and not (pod.get("metadata") or {}).get("deletionTimestamp"):
+            self.cache.update_nominated(pod)
             self.queue.add(pod)
 
     def on_pod_update(self, old: dict, new: dict) -> None:
         if _assigned(new):
             if not _assigned(old):
                 self.queue.delete(new)
+                self.cache.delete_nominated(new)
             change = self.cache.update_pod(old, new)
             if change is not None:
                 before, after = change
@@ -267,14 +275,17 @@ class Scheduler:
                         ClusterEvent(ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN,
                                      "AssignedPodUpdateScaleDown"), old, new)
         elif self.responsible_for(new):
+            self.cache.update_nominated(new)
             self.queue.update(old, new)
         else:
+            self.cache.delete_nominated(new)
             self.queue.delete(new)
 
     def on_pod_delete(self, pod: dict) -> None:
         uid = (pod.get("metadata") or {}).get("uid", "")
         for fw in self.frameworks.values():
             fw.reject_waiting_pod(uid, message="pod deleted")
+        self.cache.delete_nominated(pod)
         entry = self.cache.pods.get(pod_uid(pod))
         # an assumed pod whose binding is still running is forgotten when the binding fails
         if entry is not None and (not entry.assumed or entry.binding_finished):
@@ -303,22 +314,29 @@ class Scheduler:
         try:
             result = self.schedule_pod(fw, state, pod)
         except FitError as fit:
+            post = None
             if fw.points.get("postFilter"):
-                _, st = fw.run_post_filter(state, pod, fit.diagnosis)
+                post, st = fw.run_post_filter(state, pod, fit.diagnosis)
                 if st is not None and st.message():
                     fit.diagnosis.post_filter_msg = st.message()
+                if st is not None and st.code == Code.ERROR:
+                    log.error("PostFilter for %s failed: %s", qpi.key, st.message())
             status = Status(Code.UNSCHEDULABLE, str(fit))
             status.plugin = ""
-            self._failure(fw, state, qpi, status, fit.diagnosis, fit.num_all_nodes)
+            nominating = post.nominated_node_name if post is not None and \
+                post.nominated_node_name else None
+            self._failure(fw, state, qpi, status, fit.diagnosis, fit.num_all_nodes,
+                          nominating=nominating, victims=post.victims if post else None)
             return
         except _PluginError as e:
-            self._failure(fw, state, qpi, e.status, None, len(self.cache))
+            self._failure(fw, state, qpi, e.status, None, len(self.cache), nominating="")
             return
-        except _NoNodes:
+        except NoNodes:
             self._failure(fw, state, qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                                                 ERR_NO_NODES_AVAILABLE), None, 0)
+                                                 ERR_NO_NODES_AVAILABLE), None, 0, nominating="")
             return
 
+        self.cache.delete_nominated(pod)
         assumed = self.cache.assume_pod(pod, result.node)
         st = fw.run_reserve(state, assumed, result.node)
         if not is_success(st):
@@ -341,82 +359,22 @@ class Scheduler:
 
     def schedule_pod(self, fw: Framework, state: CycleState, pod: dict) -> ScheduleResult:
         """``schedulePod``: filter, then score; raises FitError when nothing fits."""
-        snap = self.cache.snapshot()
-        n_all = len(snap)
-        if n_all == 0:
-            raise _NoNodes()
-        diagnosis = Diagnosis(num_all_nodes=n_all)
-        all_nodes = snap.all()
-        pre, st, narrowing = fw.run_pre_filter(state, pod, all_nodes)
-        if st is not None and not st.is_success:
-            if st.code == Code.ERROR:
-                raise _PluginError(st)
-            diagnosis.pre_filter_msg = st.message()
-            diagnosis.pre_filter_status = st
-            diagnosis.add_plugin_status(st)
-            diagnosis.absent_rows = snap.order
-            diagnosis.absent_status = st
-            raise FitError(pod, n_all, diagnosis)
-        order = snap.order
-        narrowed = pre is not None and not pre.all_nodes()
-        if narrowed:
-            wanted = snap.rows_for_names(pre.node_names or ())
-            keep = np.isin(order, wanted)
-            diagnosis.absent_rows = order[~keep]
-            diagnosis.absent_status = Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                "node(s) didn't satisfy plugin(s) " + _go_list(sorted(narrowing)),
-                plugin=sorted(narrowing)[0] if narrowing else "")
-            for p in narrowing:
-                diagnosis.unschedulable_plugins.add(p)
-            order = order[keep]
-
-        n = len(order)
-        to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, n)
-        start = 0 if narrowed or n == 0 else self._next_start % n
-        rotated = np.concatenate([order[start:], order[:start]]) if start else order
-        feasible_parts: list[np.ndarray] = []
-        found = pos = processed = 0
-        chunk = max(to_find, _MIN_CHUNK)
-        while pos < n and found < to_find:
-            seg = rotated[pos:pos + chunk]
-            ok = fw.run_filters(state, pod, NodeSet(self.cache, seg), diagnosis)
-            need = to_find - found
-            if len(ok) >= need and len(ok):
-                ok = ok[:need]
-                processed = pos + int(ok[-1]) + 1
-            else:
-                processed = pos + len(seg)
-            feasible_parts.append(seg[ok])
-            found += len(ok)
-            pos += len(seg)
-            chunk *= 2
-        if not narrowed and n_all:
-            self._next_start = (self._next_start + processed) % n_all
-        feasible = np.concatenate(feasible_parts) if feasible_parts else np.zeros(0, np.int64)
-        if len(feasible) == 0:
-            raise FitError(pod, n_all, diagnosis)
-        if len(feasible) == 1:
-            row = int(feasible[0])
-            return ScheduleResult(self.cache.names[row] or "", row, processed, 1, diagnosis)
-        nodes = NodeSet(self.cache, feasible)
-        st = fw.run_pre_score(state, pod, nodes)
-        if not is_success(st):
-            raise _PluginError(st)
-        per_plugin, total = fw.run_score(state, pod, nodes)
-        best = np.flatnonzero(total == total.max())
-        pick = int(best[self._rng.randrange(len(best))]) if len(best) > 1 else int(best[0])
-        row = int(feasible[pick])
-        return ScheduleResult(self.cache.names[row] or "", row, processed, len(feasible), diagnosis,
-                              feasible, per_plugin, total)
+        return self.algorithm.schedule_pod(fw, state, pod)
 
     # ---- failures -------------------------------------------------------------------------------
 
     def _failure(self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, status: Status,
                  diagnosis: Diagnosis | None, total_nodes: int,
-                 result: ScheduleResult | None = None) -> None:
-        """``handleSchedulingFailure``: requeue, event, condition, explanation."""
+                 result: ScheduleResult | None = None, *, nominating: str | None = None,
+                 victims: list[dict] | None = None) -> None:
+        """``handleSchedulingFailure``: requeue, event, condition, explanation, and the
+        nomination: ``nominating`` is the node preemption nominated the pod to, ``""`` to
+        clear a nomination (an error), None to leave it as it is."""
         pod = qpi.pod
+        if nominating:
+            self.cache.add_nominated(pod, nominating)
+        elif nominating == "":
+            self.cache.delete_nominated(pod)
         error = status.code == Code.ERROR
         if error:
             self.stats.errors += 1
@@ -433,8 +391,8 @@ class Scheduler:
             fw, state, pod, result="Error" if error else "Unschedulable",
             attempt=qpi.attempts, now=self.clock.now(), message=message,
             total_nodes=total_nodes, evaluated=total_nodes if diagnosis else 0,
-            feasible=0, diagnosis=diagnosis)
-        self._spawn(self._report_failure(fw, pod, reason, message, explanation))
+            feasible=0, diagnosis=diagnosis, nominated=nominating or "", victims=victims)
+        self._spawn(self._report_failure(fw, pod, reason, message, explanation, nominating))
 
     def _explain(self, fw: Framework, state: CycleState, pod: dict, **kw: Any) -> dict | None:
         if not self.explain_annotations:
@@ -446,26 +404,33 @@ class Scheduler:
             return None
 
     async def _report_failure(self, fw: Framework, pod: dict, reason: str, message: str,
-                              explanation: dict | None) -> None:
+                              explanation: dict | None, nominating: str | None = None) -> None:
+        """``updatePod``: the PodScheduled condition and, when it changes, the nominated node,
+        in one status patch; the FailedScheduling event."""
         recorder = self.recorders[fw.profile_name]
         await recorder.record(pod, "Warning", "FailedScheduling", message)
         meta = pod.get("metadata") or {}
         ns, name = meta.get("namespace", ""), meta.get("name", "")
-        current = next((c for c in (pod.get("status") or {}).get("conditions") or []
+        status = pod.get("status") or {}
+        current = next((c for c in status.get("conditions") or []
                         if c.get("type") == "PodScheduled"), None)
+        patch: dict = {}
         if not (current and current.get("status") == "False" and current.get("reason") == reason
                 and current.get("message") == message):
             cond = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
             if current and current.get("status") == "False" and current.get("lastTransitionTime"):
                 cond["lastTransitionTime"] = current["lastTransitionTime"]
             else:
-                from kvert.api.meta import format_time
                 cond["lastTransitionTime"] = format_time(self.clock.now())
+            patch["conditions"] = [cond]
+        if nominating is not None and nominating != (status.get("nominatedNodeName") or ""):
+            patch["nominatedNodeName"] = nominating or None
+        if patch:
             try:
-                await self.client.patch("pods", name, {"status": {"conditions": [cond]}},
-                                        "strategic", namespace=ns, subresource="status")
+                await self.client.patch("pods", name, {"status": patch}, "strategic",
+                                        namespace=ns, subresource="status")
             except ApiError as e:
-                log.debug("pod %s/%s: condition not updated: %s", ns, name, e)
+                log.debug("pod %s/%s: status not updated: %s", ns, name, e)
         if explanation is not None:
             await self._annotate(ns, name, explanation)
 
@@ -513,10 +478,6 @@ class Scheduler:
             qpi.pod, "Normal", "Scheduled", f"Successfully assigned {ns}/{name} to {node}")
         if explanation is not None:
             await self._annotate(ns, name, explanation)
-
-
-class _NoNodes(Exception):
-    pass
 
 
 __all__ = ["Scheduler", "ScheduleResult", "SchedulerStats", "node_update_action"]
