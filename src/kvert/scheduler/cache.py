@@ -294,6 +294,8 @@ class NodeCache:
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
         # per-query counts of matching pods per row (inter-pod affinity, topology spread)
         self.pod_counts = PodCounts(cap, lambda ns: self.namespace_labels.get(ns) or {})
+        # indexes plugins keep over the accounted pods (see add_pod_listener)
+        self._listeners: list[Any] = [self.pod_counts]
         # pods nominated to nodes by preemption (the queue's nominator): node -> uid -> pod
         self.nominated: dict[str, dict[str, dict]] = {}
         self._nominated_node: dict[str, str] = {}
@@ -328,7 +330,8 @@ class NodeCache:
         self.alloc, self.req, self.nonzero = grow(self.alloc), grow(self.req), grow(self.nonzero)
         self.pod_count, self.allowed_pods = grow(self.pod_count), grow(self.allowed_pods)
         self.port_count = grow(self.port_count)
-        self.pod_counts.grow(new)
+        for listener in self._listeners:
+            listener.grow(new)
         self.node_images.extend([None] * (new - cap))
         self.unschedulable, self.taint_sig = grow(self.unschedulable), grow(self.taint_sig)
         self.valid, self.alloc_has = grow(self.valid), grow(self.alloc_has)
@@ -379,7 +382,8 @@ class NodeCache:
         self.nonzero[row] = 0
         self.pod_count[row] = 0
         self.port_count[row] = 0
-        self.pod_counts.clear_row(row)
+        for listener in self._listeners:
+            listener.clear_row(row)
         for uid in self.node_pods.get(name, ()):
             self._account(self.pods[uid], row, +1)
         self._changed(nodes=True, order=True)
@@ -415,7 +419,8 @@ class NodeCache:
         self.unschedulable[row] = False
         self.taint_sig[row] = 0
         self.port_count[row] = 0
-        self.pod_counts.clear_row(row)
+        for listener in self._listeners:
+            listener.clear_row(row)
         self._set_images(row, None)
         for col in self._label_cols.values():
             col[row] = NO_VALUE
@@ -538,7 +543,18 @@ class NodeCache:
                 if not used:
                     del self.used_ports[e.node]
             self.port_count[row] += sign * len(e.ports)
-        self.pod_counts.account(e, row, sign)
+        for listener in self._listeners:
+            listener.account(e, row, sign)
+
+    def add_pod_listener(self, listener: Any) -> None:
+        """Keep ``listener`` told of every pod counted on a node row or taken off it:
+        ``account(entry, row, sign)`` (+1 / -1), ``clear_row(row)`` (a node went away or was
+        recounted), ``grow(capacity)`` (rows were added). It is first told of the pods already
+        counted. Plugins keep incremental indexes this way (as :class:`PodCounts` does)."""
+        listener.grow(self.capacity)
+        for entry, row in self.accounted_entries():
+            listener.account(entry, row, +1)
+        self._listeners.append(listener)
 
     def _attach(self, e: PodEntry) -> None:
         self.pods[e.uid] = e
