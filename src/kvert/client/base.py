@@ -50,7 +50,8 @@ class Client(Protocol):
     # Subresources with their own verbs.
     async def update_status(self, resource: str, obj: dict) -> dict: ...
 
-    async def bind(self, namespace: str, pod_name: str, node_name: str) -> dict: ...
+    async def bind(self, namespace: str, pod_name: str, node_name: str,
+                   annotations: dict[str, str] | None = None) -> dict: ...
 
     async def evict(self, namespace: str, pod_name: str, *,
                     grace_period_seconds: int | None = None) -> dict: ...
@@ -61,10 +62,14 @@ class Client(Protocol):
         containers merge by name and resources by key, so a patch may name only what changes)."""
 
 
-def binding_body(namespace: str, pod_name: str, node_name: str) -> dict:
-    """The ``v1 Binding`` a scheduler posts to ``pods/binding``."""
-    return {"apiVersion": "v1", "kind": "Binding",
-            "metadata": {"name": pod_name, "namespace": namespace},
+def binding_body(namespace: str, pod_name: str, node_name: str,
+                 annotations: dict[str, str] | None = None) -> dict:
+    """The ``v1 Binding`` a scheduler posts to ``pods/binding``; its annotations land on the
+    pod in the same write (kube-apiserver's ``assignPod``)."""
+    meta: dict[str, Any] = {"name": pod_name, "namespace": namespace}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": meta,
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
 
 

@@ -64,9 +64,10 @@ class InProcessClient:
     async def update_status(self, resource: str, obj: dict) -> dict:
         return await self.update(resource, obj, subresource="status")
 
-    async def bind(self, namespace: str, pod_name: str, node_name: str) -> dict:
+    async def bind(self, namespace: str, pod_name: str, node_name: str,
+                   annotations: dict[str, str] | None = None) -> dict:
         return await self.registry.bind(namespace, pod_name,
-                                        binding_body(namespace, pod_name, node_name))
+                                        binding_body(namespace, pod_name, node_name, annotations))
 
     async def evict(self, namespace: str, pod_name: str, *,
                     grace_period_seconds: int | None = None) -> dict:

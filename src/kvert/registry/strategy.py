@@ -21,6 +21,11 @@ _STATUS_ON_CREATE = {"Node", "Event"}
 def prepare_for_create(rt: ResourceType, obj: dict) -> None:
     if rt.group == "" and rt.kind == "Pod":
         obj["status"] = {"phase": "Pending", "qosClass": pods.compute_qos_class(obj)}
+        if (obj.get("spec") or {}).get("schedulingGates"):
+            # applySchedulingGatedCondition: the pod says why it waits before any scheduler runs
+            obj["status"]["conditions"] = [{
+                "type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates"}]
     elif rt.group == "" and rt.kind == "Namespace":
         obj["status"] = {"phase": "Active"}
         spec = obj.setdefault("spec", {})

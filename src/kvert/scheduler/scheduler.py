@@ -48,6 +48,7 @@ from kvert.scheduler.algorithm import (
     ERR_NO_NODES_AVAILABLE, NoNodes, ScheduleResult, SchedulingAlgorithm,
 )
 from kvert.scheduler.listers import InformerListers
+from kvert.scheduler.plugins.defaultbinder import ANNOTATIONS_SENT, BINDING_ANNOTATIONS
 from kvert.scheduler.queue import QueuedPodInfo, SchedulingQueue
 
 log = logging.getLogger(__name__)
@@ -355,6 +356,8 @@ class Scheduler:
             node=result.node, total_nodes=result.diagnosis.num_all_nodes,
             evaluated=result.evaluated, feasible=result.feasible, diagnosis=result.diagnosis,
             scored_rows=result.scored_rows, per_plugin=result.per_plugin, total=result.total)
+        if explanation is not None:
+            state.write(BINDING_ANNOTATIONS, {explain.ANNOTATION: explain.encode(explanation)})
         self._spawn(self._binding_cycle(fw, state, qpi, assumed, result, explanation))
 
     def schedule_pod(self, fw: Framework, state: CycleState, pod: dict) -> ScheduleResult:
@@ -476,7 +479,7 @@ class Scheduler:
         ns, name = meta.get("namespace", ""), meta.get("name", "")
         await self.recorders[fw.profile_name].record(
             qpi.pod, "Normal", "Scheduled", f"Successfully assigned {ns}/{name} to {node}")
-        if explanation is not None:
+        if explanation is not None and not state.get(ANNOTATIONS_SENT):
             await self._annotate(ns, name, explanation)
 
 
