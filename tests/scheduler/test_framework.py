@@ -80,7 +80,8 @@ def test_fit_error_with_post_filter_message_appended():
     from kvert.scheduler.plugins import REGISTRY
     REGISTRY["FakePreemption"] = Preempt
     try:
-        cfg = {"profiles": [{"plugins": {"postFilter": {"enabled": [{"name": "FakePreemption"}]}}}]}
+        cfg = {"profiles": [{"plugins": {"postFilter": {
+            "enabled": [{"name": "FakePreemption"}], "disabled": [{"name": "DefaultPreemption"}]}}}]}
         s = scheduler_with([node("a", taints=[CP_TAINT])], config=cfg)
         fw = s.framework_for(pod("p"))
         err = fit_error(s, pod("p"))

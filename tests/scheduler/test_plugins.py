@@ -42,14 +42,26 @@ def seed_cluster(config):
     return Bench(nodes, used, config)
 
 
-def test_requested_to_capacity_ratio_seed_example_scores_5_and_7():
-    # intel.com/foo: 2, memory: 256MB, cpu: 2 against the seed's Node1 and Node2
+def test_requested_to_capacity_ratio_default_scales_the_shape_first_60_and_69():
+    # intel.com/foo: 2, memory: 256MB, cpu: 2 against the seed's Node1 and Node2.
+    # kube-scheduler (requested_to_capacity_ratio.go requestedToCapacityRatioScorer) scales
+    # the shape's scores x10 before interpolating: per resource 75, 50, 37 and 50, 75, 100;
+    # round((75*5 + 50*1 + 37*3) / 9) = round(59.6) = 60, round((50*5 + 75*1 + 100*3) / 9) =
+    # round(69.4) = 69.
     b = seed_cluster(rtcr_config(SEED_SHAPE, SEED_WEIGHTS))
     incoming = pod("p", cpu="2", memory="256Mi", extra_requests={"intel.com/foo": "2"})
-    scores = b.score(incoming, "NodeResourcesFit")
-    # NodeScore = ((7*5) + (5*1) + (3*3)) / (5+1+3) = 5 and ((5*5) + (7*1) + (10*3)) / 9 = 7,
-    # on the shape's 0..10 scale; the framework's node scores are 0..100.
-    assert scores == {"node1": 50, "node2": 70}
+    assert b.score(incoming, "NodeResourcesFit") == {"node1": 60, "node2": 69}
+    b = seed_cluster(rtcr_config(SEED_SHAPE, SEED_WEIGHTS, "NodeScore"))
+    assert b.score(incoming, "NodeResourcesFit") == {"node1": 60, "node2": 69}
+
+
+def test_requested_to_capacity_ratio_shape_score_option_gives_the_seed_5_and_7():
+    # Seed 001's worked example interpolates on the shape's 0..10 scale:
+    # NodeScore = ((7*5) + (5*1) + (3*3)) / (5+1+3) = 5 and ((5*5) + (7*1) + (10*3)) / 9 = 7;
+    # kvert's ShapeScore option reads it so, scaled to the 0..100 node scores.
+    b = seed_cluster(rtcr_config(SEED_SHAPE, SEED_WEIGHTS, "ShapeScore"))
+    incoming = pod("p", cpu="2", memory="256Mi", extra_requests={"intel.com/foo": "2"})
+    assert b.score(incoming, "NodeResourcesFit") == {"node1": 50, "node2": 70}
 
 
 def test_requested_to_capacity_ratio_raw_function_on_the_seed_numbers():
@@ -57,31 +69,30 @@ def test_requested_to_capacity_ratio_raw_function_on_the_seed_numbers():
     alloc = np.array([[4, 1024, 8], [8, 1024, 8]], np.int64)
     weights = np.array([5, 1, 3], np.int64)
     shape = [(0, 0), (100, 10)]
-    assert list(requested_to_capacity_ratio(req, alloc, weights, shape) // 10) == [5, 7]
-    # per resource, as the seed computes them: 7, 5, 3 and 5, 7, 10
+    # the shape itself, on its 0..10 scale, per resource as the seed computes them
     util = np.where(req > alloc, 100, req * 100 // alloc)
     assert broken_linear(util, shape).tolist() == [[7, 5, 3], [5, 7, 10]]
-    # kube-scheduler >= 1.22 scales the shape first: 60 and 69
-    assert requested_to_capacity_ratio(req, alloc, weights, shape, "NodeScore").tolist() == [60, 69]
-
-
-def test_requested_to_capacity_ratio_kubernetes_interpolation_option():
-    b = seed_cluster(rtcr_config(SEED_SHAPE, SEED_WEIGHTS, "NodeScore"))
-    incoming = pod("p", cpu="2", memory="256Mi", extra_requests={"intel.com/foo": "2"})
-    assert b.score(incoming, "NodeResourcesFit") == {"node1": 60, "node2": 69}
+    assert list(requested_to_capacity_ratio(req, alloc, weights, shape, "ShapeScore") // 10) \
+        == [5, 7]
+    # the default (kube-scheduler): 60 and 69
+    assert requested_to_capacity_ratio(req, alloc, weights, shape).tolist() == [60, 69]
 
 
 def test_seed_standalone_requested_to_capacity_ratio_plugin():
-    config = {"profiles": [{"plugins": {"score": {
-        "enabled": [{"name": "RequestedToCapacityRatio", "weight": 2}],
-        "disabled": [{"name": "NodeResourcesFit"}]}},
-        "pluginConfig": [{"name": "RequestedToCapacityRatio",
-                          "args": {"shape": SEED_SHAPE, "resources": SEED_WEIGHTS}}]}]}
-    b = seed_cluster(config)
+    def config(extra=None):
+        return {"profiles": [{"plugins": {"score": {
+            "enabled": [{"name": "RequestedToCapacityRatio", "weight": 2}],
+            "disabled": [{"name": "NodeResourcesFit"}]}},
+            "pluginConfig": [{"name": "RequestedToCapacityRatio",
+                              "args": {"shape": SEED_SHAPE, "resources": SEED_WEIGHTS,
+                                       **(extra or {})}}]}]}
     incoming = pod("p", cpu="2", memory="256Mi", extra_requests={"intel.com/foo": "2"})
-    assert b.score(incoming, "RequestedToCapacityRatio") == {"node1": 50, "node2": 70}
+    b = seed_cluster(config())
+    assert b.score(incoming, "RequestedToCapacityRatio") == {"node1": 60, "node2": 69}
     assert b.fw.weights["RequestedToCapacityRatio"] == 2
     assert "NodeResourcesFit" not in b.fw.weights
+    b = seed_cluster(config({"interpolation": "ShapeScore"}))
+    assert b.score(incoming, "RequestedToCapacityRatio") == {"node1": 50, "node2": 70}
 
 
 def test_broken_linear_truncates_like_go_for_decreasing_shapes():
@@ -91,14 +102,46 @@ def test_broken_linear_truncates_like_go_for_decreasing_shapes():
     assert broken_linear(p, shape).tolist() == [10, 7, 5, 1, 0, 0]
 
 
-def test_requested_to_capacity_ratio_shape_validation():
-    with pytest.raises(ConfigError, match="utilization values must be sorted"):
-        load_config(rtcr_config([{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}],
-                                SEED_WEIGHTS))
-    with pytest.raises(ConfigError, match=r"score values must be in the range \[0, 10\]"):
-        load_config(rtcr_config([{"utilization": 0, "score": 11}], SEED_WEIGHTS))
-    with pytest.raises(ConfigError, match="weight"):
-        load_config(rtcr_config(SEED_SHAPE, [{"name": "cpu", "weight": 101}]))
+@pytest.mark.parametrize("points,cases", [
+    # requested_to_capacity_ratio_test.go TestBrokenLinearFunction case_0 .. case_2
+    ([(10, 1), (90, 9)], [(-10, 1), (0, 1), (9, 1), (10, 1), (15, 1), (19, 1), (20, 2), (89, 8),
+                          (90, 9), (99, 9), (100, 9), (110, 9)]),
+    ([(0, 2), (40, 10), (100, 0)], [(-10, 2), (0, 2), (20, 6), (30, 8), (40, 10), (70, 5),
+                                    (100, 0), (110, 0)]),
+    ([(0, 2), (40, 2), (100, 2)], [(-10, 2), (0, 2), (20, 2), (30, 2), (40, 2), (70, 2),
+                                   (100, 2), (110, 2)]),
+])
+def test_broken_linear_function_upstream_cases(points, cases):
+    p = np.array([c[0] for c in cases])
+    assert broken_linear(p, points).tolist() == [c[1] for c in cases]
+
+
+@pytest.mark.parametrize("shape,resources,message", [
+    # validateFunctionShape / validateResources (validation_pluginargs.go)
+    ([{"utilization": 50, "score": 1}, {"utilization": 10, "score": 2}], SEED_WEIGHTS,
+     r"args\.scoringStrategy\.requestedToCapacityRatio\.shape\[1\]\.utilization: Invalid "
+     r"value: 10: values must be sorted in increasing order"),
+    ([{"utilization": 0, "score": 11}], SEED_WEIGHTS,
+     r"shape\[0\]\.score: Invalid value: 11: not in valid range \[0, 10\]"),
+    ([{"utilization": 101, "score": 1}], SEED_WEIGHTS,
+     r"shape\[0\]\.utilization: Invalid value: 101: not in valid range \[0, 100\]"),
+    ([], SEED_WEIGHTS, r"shape: Required value: at least one point must be specified"),
+    (SEED_SHAPE, [{"name": "cpu", "weight": 101}],
+     r"scoringStrategy\.resources\[0\]\.weight: Invalid value: 101: resource weight of cpu not "
+     r"in valid range \(0, 100\]"),
+    (SEED_SHAPE, [{"name": "memory", "weight": -1}, {"name": "cpu", "weight": 1}],
+     r"resources\[0\]\.weight: Invalid value: -1"),
+])
+def test_requested_to_capacity_ratio_shape_validation(shape, resources, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(rtcr_config(shape, resources))
+
+
+def test_zero_or_missing_resource_weight_defaults_to_1():
+    # v1 SetDefaults_NodeResourcesFitArgs: a weight of 0 is 1 (validation then passes)
+    cfg = rtcr_config(SEED_SHAPE, [{"name": "cpu", "weight": 0}, {"name": "memory"}])
+    b = Bench([node("a")], config=cfg)
+    assert b.fw.plugin("NodeResourcesFit").scorer.resources == [("cpu", 1), ("memory", 1)]
 
 
 # ---- LeastAllocated / MostAllocated / BalancedAllocation: Kubernetes' test tables ----------

@@ -68,7 +68,9 @@ def test_pods_are_bound_with_events_conditions_and_explanations():
 
 def test_unschedulable_pod_reports_failed_scheduling_then_fits_a_new_node():
     c = Cluster()
-    message = "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s)."
+    # the worker's 2 cpus could never hold 3: preemption is not tried anywhere
+    message = ("0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s). "
+               "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
 
     async def main():
         for n in (node("cp-1", taints=[CP_TAINT]), node("cp-2", taints=[CP_TAINT]),
@@ -128,7 +130,9 @@ def test_deleting_a_bound_pod_lets_a_pending_pod_in():
 
     waiting, second = c.run(main)
     assert "nodeName" not in waiting["spec"]
-    assert condition(waiting)["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert condition(waiting)["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.")
     assert second["spec"]["nodeName"] == "only"
 
 
@@ -170,7 +174,9 @@ def test_pending_resize_counts_at_max_of_spec_and_allocated():
     counted, blocked, after, placed = c.run(main)
     assert counted == 3000
     assert "nodeName" not in blocked["spec"]
-    assert condition(blocked)["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert condition(blocked)["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.")
     assert placed["spec"]["nodeName"] == "n"
     assert after == 1000 + 1500
 

@@ -236,17 +236,20 @@ class PodEntry:
 
 
 def host_ports(pod: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
-    """``(hostIP, protocol, hostPort)`` of every container port with a hostPort (NodeInfo's
-    UsedPorts): app containers and init containers; hostIP defaults to 0.0.0.0 and protocol
-    to TCP."""
+    """``(hostIP, protocol, hostPort)`` of every container port with a hostPort > 0
+    (``schedutil.GetHostPorts``, what NodeInfo's UsedPorts counts): sidecars (init containers
+    with ``restartPolicy: Always``, which run as long as the pod) and app containers; a plain
+    init container has exited before the app containers bind their ports, so its ports are
+    free again. hostIP defaults to 0.0.0.0 and protocol to TCP (``HostPortInfo.sanitize``)."""
     spec = pod.get("spec") or {}
     out = []
-    for key in ("initContainers", "containers"):
-        for c in spec.get(key) or ():
-            for p in c.get("ports") or ():
-                port = p.get("hostPort")
-                if isinstance(port, int) and not isinstance(port, bool) and port > 0:
-                    out.append((p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", port))
+    containers = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+    containers += list(spec.get("containers") or ())
+    for c in containers:
+        for p in c.get("ports") or ():
+            port = p.get("hostPort")
+            if isinstance(port, int) and not isinstance(port, bool) and port > 0:
+                out.append((p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", port))
     return tuple(out)
 
 
@@ -713,20 +716,23 @@ class NodeCache:
                 del self.nominated[node]
         self._changed()
 
-    def update_nominated(self, pod: dict) -> None:
-        """An unscheduled pod changed: keep its nomination in step with
-        ``status.nominatedNodeName`` (a nomination the scheduler made and the API has not
-        reported yet is kept)."""
+    def update_nominated(self, old: dict | None, pod: dict) -> None:
+        """An unscheduled pod was added or changed (``updateNominatedPod``): its nomination
+        follows ``status.nominatedNodeName``, except that a nomination the scheduler made
+        and the API has not reported yet (the field empty before and after) is kept."""
         uid = pod_uid(pod)
-        node = ((pod.get("status") or {}).get("nominatedNodeName") or "")
+        node = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        was = ((old or {}).get("status") or {}).get("nominatedNodeName") or ""
         current = self._nominated_node.get(uid)
-        if node:
+        if not node and not was and current is not None:
+            self.nominated[current][uid] = pod
+        elif node:
             if node != current:
                 self.add_nominated(pod, node)
             else:
                 self.nominated[node][uid] = pod
         elif current is not None:
-            self.nominated[current][uid] = pod
+            self.delete_nominated(pod)
 
     def nominated_node(self, pod: dict) -> str:
         return self._nominated_node.get(pod_uid(pod), "")

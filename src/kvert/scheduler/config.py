@@ -20,18 +20,32 @@ ignored)::
       - name: NodeResourcesFit
         args: {scoringStrategy: {type: MostAllocated, resources: [{name: cpu, weight: 1}]}}
 
-Plugin sets merge as Kubernetes merges them: the defaults are the ``multiPoint`` list of
+Plugin sets merge as Kubernetes merges them (``mergePluginSet``, then the framework's
+``expandMultiPointPlugins``): the defaults are the ``multiPoint`` list of
 :data:`kvert.scheduler.plugins.DEFAULT_PLUGINS`; ``multiPoint.disabled`` removes defaults
 (``*`` all of them), ``multiPoint.enabled`` re-configures a default in place (its weight) or
 appends; a plugin enabled at a specific extension point overrides its multiPoint entry there,
-``disabled`` at a point removes it from that point only. A score weight of 0 means 1.
-Every profile must use the same QueueSort plugin, and needs one.
+``disabled`` at a point removes it from that point only. Score weights are taken from
+``score.enabled`` first, then ``multiPoint`` (a re-configured default without a weight loses
+its default weight); a weight of 0 or none means 1, and like kube-scheduler any other integer
+is accepted. Every profile must use the same QueueSort plugin, and needs one.
+
+``pluginConfig`` (``validatePluginConfig`` and ``NewFramework``): one entry per plugin name
+(a second one is a ``Duplicate value``); the args of an enabled plugin are validated and
+defaulted by the plugin; args of a plugin the profile does not enable are ignored -- v1
+defaulting adds args for every default plugin, so ``NewFramework`` initializes only the
+plugins it needs -- except that, as in kube-scheduler, the args of DefaultPreemption,
+InterPodAffinity, NodeAffinity, NodeResourcesBalancedAllocation, PodTopologySpread and
+VolumeBinding are validated whether or not the plugin is enabled. Args of a plugin kvert does
+not know are ignored unless the plugin is enabled (then it ``does not exist``). An args error
+names the field: ``profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value``.
 
 Errors are :class:`ConfigError` naming the field (nothing is half-applied).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,6 +167,7 @@ def load_config(config: Any = None, *, default_name: str = DEFAULT_SCHEDULER_NAM
             if not isinstance(args, dict):
                 raise ConfigError(f"{path}.pluginConfig[{j}].args: must be a mapping")
             pc[entry["name"]] = args
+        _validate_plugin_args(plugins, pc, path)
         profiles.append(ProfileConfig(
             name, plugins, pc,
             _percentage(p.get("percentageOfNodesToScore"), f"{path}.percentageOfNodesToScore")))
@@ -175,6 +190,42 @@ def load_config(config: Any = None, *, default_name: str = DEFAULT_SCHEDULER_NAM
     return cfg
 
 
+# validatePluginConfig validates these plugins' args even when the profile does not enable them
+VALIDATED_ARGS = ("DefaultPreemption", "InterPodAffinity", "NodeAffinity",
+                  "NodeResourcesBalancedAllocation", "PodTopologySpread", "VolumeBinding")
+_FIELD_PATH = re.compile(r"^[A-Za-z][\w.\[\]]*: ")
+
+
+_OLD_PREFIX = re.compile(r"^pluginConfig\[[^\]]*\]\.args\.?")
+
+
+def _args_error(path: str, e: Exception) -> ConfigError:
+    """An args error under ``path`` (``profiles[i].pluginConfig[j].args``): a message that
+    starts with a field path relative to the args (or kvert's older
+    ``pluginConfig[Name].args.`` prefix) is joined to it."""
+    msg = _OLD_PREFIX.sub("", str(e))
+    return ConfigError(f"{path}.{msg}" if _FIELD_PATH.match(msg) else f"{path}: {msg}")
+
+
+def _validate_plugin_args(plugins: dict, pc: dict[str, dict], path: str) -> None:
+    """Build each configured plugin the profile needs (and the always-validated ones) once
+    against a throwaway cache, so a bad arg is reported with its pluginConfig index."""
+    from kvert.scheduler.cache import NodeCache
+    needed = {n for n, _ in merged_multipoint(plugins)}
+    for point in EXTENSION_POINTS:
+        needed.update(n for n, _ in _names((plugins.get(point) or {}).get("enabled")))
+    handle = None
+    for j, (name, args) in enumerate(pc.items()):
+        factory = REGISTRY.get(name)
+        if factory is None or (name not in needed and name not in VALIDATED_ARGS):
+            continue
+        handle = handle or Handle(NodeCache())
+        try:
+            factory(args, handle)
+        except (_ArgsError, ValueError, TypeError) as e:
+            raise _args_error(f"{path}.pluginConfig[{j}].args", e) from e
+
+
 def _check_plugin_set(ps: Any, path: str) -> None:
     if ps is None:
         return
@@ -185,9 +236,10 @@ def _check_plugin_set(ps: Any, path: str) -> None:
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
                 raise ConfigError(f"{path}.{which}[{k}].name: Required value")
             w = entry.get("weight")
-            if w is not None and (not isinstance(w, int) or isinstance(w, bool) or not 0 <= w <= 100):
+            if w is not None and (not isinstance(w, int) or isinstance(w, bool)
+                                  or not -2**31 <= w < 2**31):
                 raise ConfigError(f"{path}.{which}[{k}].weight: Invalid value: {w!r}: "
-                                  "must be in the range [0, 100]")
+                                  "must be an int32")
 
 
 def _names(entries: Any) -> list[tuple[str, int]]:
@@ -238,9 +290,6 @@ def build_framework(profile: ProfileConfig, handle: Handle) -> Framework:
             instances[name] = factory(profile.plugin_config.get(name, {}), handle)
         except (_ArgsError, ValueError, TypeError) as e:
             raise ConfigError(f"{path}: {e}") from e
-    for name in profile.plugin_config:
-        if name not in instances:
-            raise ConfigError(f"{path}: pluginConfig for plugin {name!r}, which is not enabled")
 
     points: dict[str, list[Any]] = {}
     for point in EXTENSION_POINTS:

@@ -715,7 +715,11 @@ class Framework:
 
     def run_post_filter(self, state: CycleState, pod: dict, diagnosis: Diagnosis
                         ) -> tuple[PostFilterResult | None, Status | None]:
+        """``RunPostFilterPlugins``: the first success wins; a rejected plugin's result is kept
+        (the last one that is not None), so "preemption cannot help" (a result naming no
+        node) clears an earlier nomination."""
         reasons: list[str] = []
+        result: PostFilterResult | None = None
         for p in self.points.get("postFilter", ()):
             try:
                 r, st = p.post_filter(state, pod, diagnosis)
@@ -728,11 +732,13 @@ class Framework:
                 return r, st.with_plugin(p.name)
             if st.code == Code.ERROR:
                 return None, st.with_plugin(p.name)
+            if r is not None:
+                result = r
             if st.message():
                 reasons.append(st.message())
         if not reasons:
-            return None, Status(Code.UNSCHEDULABLE)
-        return None, Status(Code.UNSCHEDULABLE, ", ".join(reasons))
+            return result, Status(Code.UNSCHEDULABLE)
+        return result, Status(Code.UNSCHEDULABLE, ", ".join(reasons))
 
     # ---- scoring ------------------------------------------------------------------
 

@@ -93,6 +93,17 @@ def node_update_action(old: dict, new: dict) -> ActionType:
     return action
 
 
+def assigned_pod_update_action(old: dict, new: dict) -> ActionType:
+    """Which scheduling properties of a bound pod changed (``PodSchedulingPropertiesChange``;
+    the requests are compared by the cache)."""
+    action = ActionType(0)
+    if (old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels"):
+        action |= ActionType.UPDATE_POD_LABEL
+    if _spec(old).get("tolerations") != _spec(new).get("tolerations"):
+        action |= ActionType.UPDATE_POD_TOLERATION
+    return action
+
+
 class Scheduler:
     def __init__(self, client: Any, clock: Any, config: Any = None, *,
                  name: str = "default-scheduler", explain_annotations: bool = True,
@@ -260,23 +271,30 @@ class Scheduler:
             self.queue.move_all_to_active_or_backoff(
                 ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
         elif self.responsible_for(pod) and not (pod.get("metadata") or {}).get("deletionTimestamp"):
-            self.cache.update_nominated(pod)
+            self.cache.update_nominated(None, pod)
             self.queue.add(pod)
 
     def on_pod_update(self, old: dict, new: dict) -> None:
         if _assigned(new):
             if not _assigned(old):
+                # bound: for the queue it is an assigned pod that appeared
                 self.queue.delete(new)
                 self.cache.delete_nominated(new)
+                self.cache.update_pod(old, new)
+                self.queue.move_all_to_active_or_backoff(
+                    ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, new)
+                return
             change = self.cache.update_pod(old, new)
+            action = assigned_pod_update_action(old, new)
             if change is not None:
                 before, after = change
                 if any(after.get(r, 0) < v for r, v in before.items()):
-                    self.queue.move_all_to_active_or_backoff(
-                        ClusterEvent(ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN,
-                                     "AssignedPodUpdateScaleDown"), old, new)
+                    action |= ActionType.UPDATE_POD_SCALE_DOWN
+            if action:
+                self.queue.move_all_to_active_or_backoff(
+                    ClusterEvent(ASSIGNED_POD, action, "AssignedPodUpdate"), old, new)
         elif self.responsible_for(new):
-            self.cache.update_nominated(new)
+            self.cache.update_nominated(old, new)
             self.queue.update(old, new)
         else:
             self.cache.delete_nominated(new)
@@ -324,8 +342,8 @@ class Scheduler:
                     log.error("PostFilter for %s failed: %s", qpi.key, st.message())
             status = Status(Code.UNSCHEDULABLE, str(fit))
             status.plugin = ""
-            nominating = post.nominated_node_name if post is not None and \
-                post.nominated_node_name else None
+            # a result with no node clears a nomination; no result leaves it
+            nominating = post.nominated_node_name if post is not None else None
             self._failure(fw, state, qpi, status, fit.diagnosis, fit.num_all_nodes,
                           nominating=nominating, victims=post.victims if post else None)
             return

@@ -13,16 +13,30 @@ per resource ``r`` with weight ``w_r`` over the resources the node has (allocata
 
 * ``LeastAllocated`` (default): ``Σ w_r·((alloc_r - req_r)·100 // alloc_r) // Σ w_r`` (0 if over)
 * ``MostAllocated``: ``Σ w_r·(min(req_r, alloc_r)·100 // alloc_r) // Σ w_r``
-* ``RequestedToCapacityRatio``: utilization ``req_r·100 // alloc_r`` mapped through the
-  broken-linear ``shape``; resources scoring 0 drop out; ``round(Σ w_r·s_r / Σ w_r)``.
+* ``RequestedToCapacityRatio``: utilization ``req_r·100 // alloc_r`` (100 when over) mapped
+  through the broken-linear ``shape``; resources scoring 0 drop out;
+  ``math.Round(Σ w_r·s_r / Σ w_r)``. The shape's scores are written on a 0..10 scale and,
+  as kube-scheduler does since 1.22, multiplied by 10 *before* interpolating: seed 001's
+  worked example (shape 0->0, 100->10; weights foo 5, memory 1, cpu 3) scores its two
+  nodes **60** and **69**.
 
-  Seed 001's worked example gives node scores **5** and **7**: it interpolates on the
-  shape's own 0..10 scores and then averages. kvert does exactly that by default and scales
-  the result by 10 to the 0..100 node score range (50 and 70). kube-scheduler 1.22+ instead
-  scales the shape points to 0..100 before interpolating (60 and 69 for the same example);
-  ``requestedToCapacityRatio.interpolation: NodeScore`` (a kvert extension) selects that.
-  The seed's standalone ``RequestedToCapacityRatio`` plugin (args ``shape``, ``resources``)
-  is served too, as an alias of the strategy.
+  Seed 001 itself interpolates on the 0..10 scale and then averages, which gives **5** and
+  **7** for that example; ``requestedToCapacityRatio.interpolation: ShapeScore`` (a kvert
+  extension; the default is ``NodeScore``) selects that reading, scaled x10 to the node
+  score range (50 and 70). The seed's standalone ``RequestedToCapacityRatio`` plugin (args
+  ``shape``, ``resources``, ``interpolation``) is served too, as an alias of the strategy.
+
+**Arguments** are validated as kube-scheduler's v1 defaulting and ``ValidateNodeResourcesFitArgs``
+/ ``ValidateNodeResourcesBalancedAllocationArgs`` do: no ``scoringStrategy`` means
+LeastAllocated over cpu and memory; an empty resource list means cpu and memory; a weight of
+0 (or none) means 1; Fit weights must be in (0, 100], BalancedAllocation weights must be 1
+and its resources distinct; ``type`` must be one of the three strategies;
+``requestedToCapacityRatio`` is required with RequestedToCapacityRatio and forbidden
+otherwise; shape points sorted by utilization, utilization in [0, 100], score in [0, 10];
+``ignoredResources`` are label names, ``ignoredResourceGroups`` have no '/'. Unknown fields
+are refused, as kube-scheduler's strict decoding does. Errors name the field relative to the
+args (``scoringStrategy.resources[0].weight: ...``); the configuration prefixes the profile
+and pluginConfig index.
 
 **BalancedAllocation**: ``int((1 - std(fractions))·100)`` with fraction = min(req/alloc, 1)
 over cpu and memory (plain requests, no defaults); for two resources ``std = |f1 - f2| / 2``.
@@ -36,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from kvert.api.names import is_qualified_name
 from kvert.scheduler.cache import (
     CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource, is_scalar_resource, non_zero_requests,
     scheduler_requests,
@@ -50,8 +65,8 @@ from kvert.scheduler.snapshot import NodeSet
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
-SHAPE_SCORE = "ShapeScore"     # seed 001: interpolate on the 0..10 shape, then x10
-NODE_SCORE = "NodeScore"       # kube-scheduler >= 1.22: scale the shape x10, then interpolate
+SHAPE_SCORE = "ShapeScore"     # seed 001 (kvert option): interpolate on the 0..10 shape, then x10
+NODE_SCORE = "NodeScore"       # kube-scheduler >= 1.22 (default): scale the shape x10, then interpolate
 DEFAULT_RESOURCES = [{"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1}]
 MAX_UTILIZATION = 100
 _FIT_STATE = "PreFilterNodeResourcesFit"
@@ -109,7 +124,7 @@ def broken_linear(p: np.ndarray, shape: Sequence[tuple[int, int]]) -> np.ndarray
 
 def requested_to_capacity_ratio(req: np.ndarray, alloc: np.ndarray, weights: np.ndarray,
                                 shape: Sequence[tuple[int, int]],
-                                interpolation: str = SHAPE_SCORE) -> np.ndarray:
+                                interpolation: str = NODE_SCORE) -> np.ndarray:
     """Node scores in 0..100. ``shape``: (utilization 0..100, score 0..10) points."""
     factor = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
     if interpolation == NODE_SCORE:
@@ -163,53 +178,123 @@ def balanced_allocation(req: np.ndarray, alloc: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_resources(spec: Any, path: str) -> list[tuple[str, int]]:
-    if spec is None:
+def _fail(path: str, kind: str, detail: str = "") -> ConfigError:
+    """A ``field.Error``-shaped message: ``path: kind[: detail]``."""
+    return ConfigError(f"{path}: {kind}: {detail}" if detail else f"{path}: {kind}")
+
+
+def _invalid(path: str, value: Any, detail: str) -> ConfigError:
+    return _fail(path, f"Invalid value: {value!r}", detail)
+
+
+def check_fields(obj: Any, known: dict, path: str = "") -> None:
+    """Strict decoding: refuse fields the args type does not have. ``known`` maps a field to
+    None (a leaf) or to the known fields of the mapping, or of each list item, under it."""
+    if not isinstance(obj, dict):
+        return
+    for key, value in obj.items():
+        if key in ("apiVersion", "kind") and not path:
+            continue
+        where = f"{path}.{key}" if path else str(key)
+        if key not in known:
+            raise ConfigError(f'strict decoding error: unknown field "{where}"')
+        sub = known[key]
+        if sub is None:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            check_fields(item, sub, where)
+
+
+def _int(value: Any, path: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _invalid(path, value, "must be an integer")
+    return value
+
+
+def parse_resources(spec: Any, path: str, *, balanced: bool = False) -> list[tuple[str, int]]:
+    """``[{name, weight}]``: none or empty means cpu and memory, a weight of 0 (or none)
+    means 1 (v1 defaulting); then ``validateResources`` (Fit: weight in (0, 100]) or the
+    BalancedAllocation rules (weight 1, names distinct)."""
+    if not spec:
         spec = DEFAULT_RESOURCES
     if not isinstance(spec, list):
-        raise ConfigError(f"{path}: must be a list of {{name, weight}}")
+        raise _invalid(path, spec, "must be a list of {name, weight}")
     out: list[tuple[str, int]] = []
     seen: set[str] = set()
     for i, r in enumerate(spec):
-        if not isinstance(r, dict) or not isinstance(r.get("name"), str) or not r["name"]:
-            raise ConfigError(f"{path}[{i}].name: Required value")
-        w = r.get("weight", 1)
-        if w is None:
-            w = 1
-        if not isinstance(w, int) or isinstance(w, bool) or not 1 <= w <= 100:
-            raise ConfigError(f"{path}[{i}].weight: Invalid value: {w!r}: resource weight of "
-                              f"{r['name']} should be in the range of [1, 100]")
-        if r["name"] in seen:
-            raise ConfigError(f"{path}[{i}].name: Duplicate value: {r['name']!r}")
-        seen.add(r["name"])
-        out.append((r["name"], w))
+        if not isinstance(r, dict) or not isinstance(r.get("name", ""), str):
+            raise _invalid(f"{path}[{i}]", r, "must be a {name, weight} mapping")
+        name = r.get("name") or ""
+        w = _int(r.get("weight") or 0, f"{path}[{i}].weight") or 1
+        if balanced:
+            if name in seen:
+                raise _fail(f"{path}[{i}].name", f"Duplicate value: {name!r}")
+            if w != 1:
+                raise _invalid(f"{path}[{i}].weight", w, "must be 1")
+        elif not 0 < w <= 100:
+            raise _invalid(f"{path}[{i}].weight", w,
+                           f"resource weight of {name} not in valid range (0, 100]")
+        seen.add(name)
+        out.append((name, w))
     return out
 
 
 def parse_shape(spec: Any, path: str) -> list[tuple[int, int]]:
-    if not isinstance(spec, list) or not spec:
-        raise ConfigError(f"{path}: Required value: at least one point must be specified")
+    """``validateFunctionShape``: at least one point, utilization increasing and in [0, 100],
+    score in [0, 10] (the shape's own scale)."""
+    if not spec:
+        raise _fail(path, "Required value", "at least one point must be specified")
+    if not isinstance(spec, list):
+        raise _invalid(path, spec, "must be a list of {utilization, score}")
     points: list[tuple[int, int]] = []
     for i, pt in enumerate(spec):
-        u, s = (pt or {}).get("utilization"), (pt or {}).get("score")
-        if not isinstance(u, int) or isinstance(u, bool) or not 0 <= u <= 100:
-            raise ConfigError(f"{path}[{i}].utilization: Invalid value: {u!r}: "
-                              "utilization values must be in the range [0, 100]")
-        if not isinstance(s, int) or isinstance(s, bool) or not 0 <= s <= MAX_CUSTOM_PRIORITY_SCORE:
-            raise ConfigError(f"{path}[{i}].score: Invalid value: {s!r}: score values must be "
-                              f"in the range [0, {MAX_CUSTOM_PRIORITY_SCORE}]")
-        if points and u <= points[-1][0]:
-            raise ConfigError(f"{path}[{i}].utilization: Invalid value: {u!r}: utilization "
-                              "values must be sorted in increasing order")
-        points.append((u, s))
+        if not isinstance(pt, dict):
+            raise _invalid(f"{path}[{i}]", pt, "must be a {utilization, score} mapping")
+        points.append((_int(pt.get("utilization") or 0, f"{path}[{i}].utilization"),
+                       _int(pt.get("score") or 0, f"{path}[{i}].score")))
+    for i in range(1, len(points)):
+        if points[i - 1][0] >= points[i][0]:
+            raise _invalid(f"{path}[{i}].utilization", points[i][0],
+                           "values must be sorted in increasing order")
+    for i, (u, sc) in enumerate(points):
+        if not 0 <= u <= MAX_UTILIZATION:
+            raise _invalid(f"{path}[{i}].utilization", u,
+                           f"not in valid range [0, {MAX_UTILIZATION}]")
+        if not 0 <= sc <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise _invalid(f"{path}[{i}].score", sc,
+                           f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]")
     return points
+
+
+def parse_interpolation(value: Any, path: str) -> str:
+    interp = value or NODE_SCORE
+    if interp not in (NODE_SCORE, SHAPE_SCORE):
+        raise _fail(path, f"Unsupported value: {interp!r}",
+                    f'supported values: "{NODE_SCORE}", "{SHAPE_SCORE}"')
+    return interp
+
+
+def _label_names(values: Any, path: str, groups: bool = False) -> list[str]:
+    if values is None:
+        return []
+    if not isinstance(values, list):
+        raise _invalid(path, values, "must be a list of names")
+    for i, v in enumerate(values):
+        if not isinstance(v, str):
+            raise _invalid(f"{path}[{i}]", v, "must be a string")
+        if groups and "/" in v:
+            raise _invalid(f"{path}[{i}]", v, "resource group name can't contain '/'")
+        errs = is_qualified_name(v)
+        if errs:
+            raise _invalid(f"{path}[{i}]", v, errs[0])
+    return list(values)
 
 
 class _Scorer:
     """A scoring strategy with its resources (``resourceAllocationScorer``)."""
 
     def __init__(self, strategy: str, resources: list[tuple[str, int]], use_requested: bool,
-                 shape: list[tuple[int, int]] | None = None, interpolation: str = SHAPE_SCORE):
+                 shape: list[tuple[int, int]] | None = None, interpolation: str = NODE_SCORE):
         self.strategy = strategy
         self.resources = resources
         self.names = [r for r, _ in resources]
@@ -265,22 +350,44 @@ class _Scorer:
         return balanced_allocation(req, alloc)
 
 
+_SHAPE_FIELDS = {"utilization": None, "score": None}
+_RESOURCE_FIELDS = {"name": None, "weight": None}
+FIT_ARGS_FIELDS = {
+    "ignoredResources": None, "ignoredResourceGroups": None,
+    "scoringStrategy": {"type": None, "resources": _RESOURCE_FIELDS,
+                        "requestedToCapacityRatio": {"shape": _SHAPE_FIELDS,
+                                                     "interpolation": None}}}
+BALANCED_ARGS_FIELDS = {"resources": _RESOURCE_FIELDS}
+
+
 def _scoring_strategy(args: dict) -> _Scorer:
-    st = args.get("scoringStrategy") or {}
-    kind = st.get("type") or LEAST_ALLOCATED
-    path = "pluginConfig[NodeResourcesFit].args.scoringStrategy"
+    """``scoringStrategy`` after v1 defaulting and ``ValidateNodeResourcesFitArgs``."""
+    st = args.get("scoringStrategy")
+    path = "scoringStrategy"
+    if st is None:
+        return _Scorer(LEAST_ALLOCATED, parse_resources(None, f"{path}.resources"),
+                       use_requested=False)
+    if not isinstance(st, dict):
+        raise _invalid(path, st, "must be a mapping")
+    kind = st.get("type") or ""
     if kind not in (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO):
-        raise ConfigError(f"{path}.type: Unsupported value: {kind!r}: supported values: "
-                          f'"{LEAST_ALLOCATED}", "{MOST_ALLOCATED}", "{REQUESTED_TO_CAPACITY_RATIO}"')
+        raise _fail(f"{path}.type", f"Unsupported value: {kind!r}",
+                    f'supported values: "{LEAST_ALLOCATED}", "{MOST_ALLOCATED}", '
+                    f'"{REQUESTED_TO_CAPACITY_RATIO}"')
     resources = parse_resources(st.get("resources"), f"{path}.resources")
-    shape, interp = None, SHAPE_SCORE
+    rtcr = st.get("requestedToCapacityRatio")
+    rpath = f"{path}.requestedToCapacityRatio"
+    shape, interp = None, NODE_SCORE
     if kind == REQUESTED_TO_CAPACITY_RATIO:
-        rtcr = st.get("requestedToCapacityRatio") or {}
-        shape = parse_shape(rtcr.get("shape"), f"{path}.requestedToCapacityRatio.shape")
-        interp = rtcr.get("interpolation") or SHAPE_SCORE
-        if interp not in (SHAPE_SCORE, NODE_SCORE):
-            raise ConfigError(f"{path}.requestedToCapacityRatio.interpolation: Unsupported value: "
-                              f'{interp!r}: supported values: "{SHAPE_SCORE}", "{NODE_SCORE}"')
+        if rtcr is None:
+            raise _fail(rpath, "Required value",
+                        "must be specified when type is RequestedToCapacityRatio")
+        if not isinstance(rtcr, dict):
+            raise _invalid(rpath, rtcr, "must be a mapping")
+        shape = parse_shape(rtcr.get("shape"), f"{rpath}.shape")
+        interp = parse_interpolation(rtcr.get("interpolation"), f"{rpath}.interpolation")
+    elif rtcr is not None:
+        raise _fail(rpath, "Forbidden", "must be nil when type is not RequestedToCapacityRatio")
     return _Scorer(kind, resources, use_requested=False, shape=shape, interpolation=interp)
 
 
@@ -304,8 +411,10 @@ class NodeResourcesFit(Plugin):
 
     def __init__(self, args: dict | None = None, handle=None):
         super().__init__(args, handle)
-        self.ignored = set(self.args.get("ignoredResources") or [])
-        self.ignored_groups = set(self.args.get("ignoredResourceGroups") or [])
+        check_fields(self.args, FIT_ARGS_FIELDS)
+        self.ignored = set(_label_names(self.args.get("ignoredResources"), "ignoredResources"))
+        self.ignored_groups = set(_label_names(self.args.get("ignoredResourceGroups"),
+                                               "ignoredResourceGroups", groups=True))
         self.scorer = _scoring_strategy(self.args)
         self._empty_nodes = LRU(64)
 
@@ -428,8 +537,8 @@ class NodeResourcesBalancedAllocation(Plugin):
 
     def __init__(self, args: dict | None = None, handle=None):
         super().__init__(args, handle)
-        resources = parse_resources(self.args.get("resources"),
-                                    "pluginConfig[NodeResourcesBalancedAllocation].args.resources")
+        check_fields(self.args, BALANCED_ARGS_FIELDS)
+        resources = parse_resources(self.args.get("resources"), "resources", balanced=True)
         self.scorer = _Scorer("BalancedAllocation", resources, use_requested=True)
 
     def pre_score(self, state: CycleState, pod: dict, nodes: NodeSet) -> Status | None:
@@ -449,22 +558,22 @@ class NodeResourcesBalancedAllocation(Plugin):
 
 
 class RequestedToCapacityRatio(Plugin):
-    """Seed 001 §11's plugin: ``args: {shape: [{utilization, score}], resources: [{name, weight}]}``
-    -- today NodeResourcesFit's ``RequestedToCapacityRatio`` scoring strategy."""
+    """Seed 001 §11's plugin: ``args: {shape: [{utilization, score}], resources: [{name, weight}],
+    interpolation}`` -- NodeResourcesFit's ``RequestedToCapacityRatio`` scoring strategy on its
+    own (kube-scheduler 1.18-1.22 had it as a plugin, interpolating as ``NodeScore`` does)."""
 
     name = "RequestedToCapacityRatio"
+    ARGS_FIELDS = {"shape": _SHAPE_FIELDS, "resources": _RESOURCE_FIELDS, "interpolation": None}
 
     def __init__(self, args: dict | None = None, handle=None):
         super().__init__(args, handle)
-        path = "pluginConfig[RequestedToCapacityRatio].args"
-        interp = self.args.get("interpolation") or SHAPE_SCORE
-        if interp not in (SHAPE_SCORE, NODE_SCORE):
-            raise ConfigError(f"{path}.interpolation: Unsupported value: {interp!r}")
+        check_fields(self.args, self.ARGS_FIELDS)
         self.scorer = _Scorer(REQUESTED_TO_CAPACITY_RATIO,
-                              parse_resources(self.args.get("resources"), f"{path}.resources"),
+                              parse_resources(self.args.get("resources"), "resources"),
                               use_requested=False,
-                              shape=parse_shape(self.args.get("shape"), f"{path}.shape"),
-                              interpolation=interp)
+                              shape=parse_shape(self.args.get("shape"), "shape"),
+                              interpolation=parse_interpolation(self.args.get("interpolation"),
+                                                                "interpolation"))
 
     def score(self, state: CycleState, pod: dict, nodes: NodeSet) -> np.ndarray:
         return self.scorer.score(nodes, self.scorer.pod_requests(pod))
