@@ -118,10 +118,12 @@ def test_a_high_priority_pod_preempts_the_cheapest_victims_respecting_a_pdb(sche
     assert len(survivors & {"node-2-0", "node-2-1"}) == 1
     events = kubectl.json("get", "events", "--field-selector", "reason=Preempted")["items"]
     assert any(e["involvedObject"]["name"].startswith("node-2-") for e in events)
+    kubectl("delete", "pods", "-l", "app", "--grace-period=0", "--force", "--wait=false")
 
 
 def test_a_gated_pod_waits_until_its_gates_are_removed(sched_cluster):
     _, kubectl = sched_cluster
+    wait_for(lambda: not pods(kubectl, "app"), timeout=60)
     apply(kubectl, pod("gated", "10m", schedulingGates=[{"name": "example.com/approval"}]))
     gated = kubectl.json("get", "pod", "gated")
     cond = condition(gated)

@@ -129,8 +129,7 @@ def test_a_v1_file_configuring_every_default_plugin_loads(tmp_path):
         _, st = fw.plugin(name).pre_filter(state, pod("p"), nodes)
         assert st.is_skip, name
     assert fw.plugin("VolumeBinding").pre_score(state, pod("p"), nodes).is_skip
-    names, diagnosis, _ = b.filter(pod("p", cpu="1"))
-    assert names == ["a", "b"]
+    assert b.filter(pod("p", cpu="1"))[0] == ["a", "b"]
 
 
 def test_every_default_plugin_can_be_disabled_one_by_one():

@@ -6,7 +6,10 @@ import pytest
 from kvert.scheduler.config import ConfigError, load_config
 from kvert.scheduler.framework import Code, CycleState
 from kvert.scheduler.plugins.noderesources import (
-    balanced_allocation, broken_linear, least_allocated, most_allocated,
+    balanced_allocation,
+    broken_linear,
+    least_allocated,
+    most_allocated,
     requested_to_capacity_ratio,
 )
 

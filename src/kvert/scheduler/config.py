@@ -27,7 +27,7 @@ Plugin sets merge as Kubernetes merges them (``mergePluginSet``, then the framew
 appends; a plugin enabled at a specific extension point overrides its multiPoint entry there,
 ``disabled`` at a point removes it from that point only. Score weights are taken from
 ``score.enabled`` first, then ``multiPoint`` (a re-configured default without a weight loses
-its default weight); a weight of 0 or none means 1, and like kube-scheduler any other integer
+its default weight); a weight of 0 or none means 1, and like kube-scheduler any other int32
 is accepted. Every profile must use the same QueueSort plugin, and needs one.
 
 ``pluginConfig`` (``validatePluginConfig`` and ``NewFramework``): one entry per plugin name
@@ -194,8 +194,6 @@ def load_config(config: Any = None, *, default_name: str = DEFAULT_SCHEDULER_NAM
 VALIDATED_ARGS = ("DefaultPreemption", "InterPodAffinity", "NodeAffinity",
                   "NodeResourcesBalancedAllocation", "PodTopologySpread", "VolumeBinding")
 _FIELD_PATH = re.compile(r"^[A-Za-z][\w.\[\]]*: ")
-
-
 _OLD_PREFIX = re.compile(r"^pluginConfig\[[^\]]*\]\.args\.?")
 
 

@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 # PriorityClasses are resolved by admission into spec.priority.
 SCHEDULER_RESOURCES = ("poddisruptionbudgets", "services", "replicasets", "statefulsets",
                        "replicationcontrollers")
+# the plural names plugins use -> the client's resource keys (group/plural)
+RESOURCE_KEYS = {"poddisruptionbudgets": "policy/poddisruptionbudgets",
+                 "replicasets": "apps/replicasets", "statefulsets": "apps/statefulsets",
+                 "services": "services", "replicationcontrollers": "replicationcontrollers"}
 
 
 def _ns(obj: dict) -> str:
@@ -62,9 +66,10 @@ class InformerListers:
     async def start(self) -> None:
         """Start an informer for every served resource and wait until they have listed."""
         for resource in self.resources:
-            if not await self._served(resource):
+            key = RESOURCE_KEYS.get(resource, resource)
+            if not await self._served(key):
                 continue
-            self._informers[resource] = self.factory.informer(resource)
+            self._informers[resource] = self.factory.informer(key)
         self.factory.start()
         await self.factory.wait_synced(self._informers.values())
 
@@ -75,6 +80,9 @@ class InformerListers:
             try:
                 await self.factory.client.list(resource, limit=1)
                 return True
+            except KeyError:     # the in-process client: a kind kvert does not serve
+                log.info("scheduler: %s not served; reading it as empty", resource)
+                return False
             except ApiError as e:
                 if e.code == 404:
                     log.info("scheduler: %s not served; reading it as empty", resource)

@@ -225,6 +225,8 @@ class Scheduler:
         await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
         for t in (waiting, stopping):
             t.cancel()
+        if waiting.done() and not waiting.cancelled() and waiting.exception() is not None:
+            raise waiting.exception()
         return not self._stopped
 
     def stop(self) -> None:

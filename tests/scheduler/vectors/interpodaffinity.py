@@ -114,10 +114,6 @@ SINGLE_NODE = [
           term("", expr("service", "In", "securityscan", "value2"), namespaces=["DiffNameSpace"])])),
       NODE1, [mk_pod("pod1", "node1", SCAN, ns="ns")], {"node1": [AFF]},
       "0/1 nodes are available: 1 node(s) didn't match pod affinity rules."),
-    f("Doesn't satisfy the PodAffinity because of unmatching labelSelector with the existing pod",
-      SINGLE, mk_pod("p", labels=SCAN, affinity=affinity([
-          term("", expr("service", "In", "antivirusscan", "value2"))])),
-      NODE1, EXISTING_SCAN, {"node1": [AFF]}),
     f("The labelSelector requirements(items of matchExpressions) are ANDed, the pod cannot "
       "schedule onto the node because one of the matchExpression item don't match.", SINGLE,
       mk_pod("p", labels=S1, affinity=affinity([
@@ -173,10 +169,6 @@ SINGLE_NODE = [
           term("zone", expr("service", "In", "securityscan", "value2"), ns_selector={})])),
       NODE1, [mk_pod("pod1", "node1", SCAN, ns="subteam2.team1")], {"node1": [ANTI]},
       objects=TEAMS),
-    f("anti-affinity with non-matching NamespaceSelector", SINGLE,
-      mk_pod("p", labels=S1, ns="subteam1.team1", affinity=affinity(anti=[
-          term("zone", expr("service", "In", "securityscan", "value2"), ns_selector=TEAM1)])),
-      NODE1, [mk_pod("pod1", "node1", SCAN, ns="subteam1.team2")], objects=TEAMS),
 ]
 
 # ---- TestRequiredAffinityMultipleNodes ---------------------------------------------------------
@@ -235,12 +227,6 @@ MULTIPLE_NODES = [
        mk_pod("p2", "nodeC", ns="NS2", affinity=affinity(anti=[
            term("region", expr("foo", "In", "123"))]))],
       {"nodeA": [ANTI], "nodeB": [ANTI]}, objects=[namespace("NS1", {})]),
-    f("Test existing pod's anti-affinity: incoming pod wouldn't considered as a fit as it violates "
-      "each existingPod's terms on all nodes", MULTI,
-      mk_pod("p", labels={"foo": "", "bar": ""}), abc(),
-      [mk_pod("p1", "nodeA", affinity=affinity(anti=[term("zone", expr("foo", "Exists"))])),
-       mk_pod("p2", "nodeA", affinity=affinity(anti=[term("region", expr("bar", "Exists"))]))],
-      {"nodeA": [EXISTING], "nodeB": [EXISTING]}),
     f("Test incoming pod's anti-affinity: incoming pod wouldn't considered as a fit as it at least "
       "violates one anti-affinity rule of existingPod", MULTI,
       mk_pod("p", affinity=affinity(anti=[term("zone", expr("foo", "Exists")),
@@ -253,11 +239,6 @@ MULTIPLE_NODES = [
       [mk_pod("p1", "nodeA", affinity=affinity(anti=[
           term("invalid-node-label", expr("foo", "Exists")), term("zone", expr("bar", "Exists"))]))],
       {"nodeA": [EXISTING]}),
-    f("Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's "
-      "counted as a single term match - case when one term has invalid topologyKey", MULTI,
-      mk_pod("p", affinity=affinity(anti=[term("invalid-node-label", expr("foo", "Exists")),
-                                          term("zone", expr("bar", "Exists"))])),
-      abc(), [mk_pod("podA", "nodeA", {"foo": "", "bar": ""})], {"nodeA": [ANTI]}),
     f("Test existing pod's anti-affinity: existingPod on nodeA and nodeB has at least one "
       "anti-affinity term matches incoming pod, so incoming pod can only be scheduled to nodeC",
       MULTI, mk_pod("p", labels={"foo": "", "bar": ""}), abc(zone_c="z3"),
@@ -308,11 +289,6 @@ PREFERRED = [
       mk_pod("p", labels=S1, affinity=STAY_S1_REGION), CHINA_INDIA_AZ1,
       [mk_pod("e1", "node1", S1), mk_pod("e2", "node2", S2), mk_pod("e3", "node3", S1)],
       {"node1": 100, "node2": 0, "node3": 0}),
-    s("All the nodes that have the same topology key & label value with one of them has an "
-      "existing pod that match the affinity rules, have the same score", PREF,
-      mk_pod("p", affinity=STAY_S1_REGION),
-      [mk_node("node1", CHINA), mk_node("node2", CHINA_AZ1), mk_node("node3", INDIA)],
-      [mk_pod("e1", "node1", S1)], {"node1": 100, "node2": 100, "node3": 0}),
     s("Affinity: nodes in one region has more matching pods comparing to other region, so the "
       "region which has more matches will get high score", PREF,
       mk_pod("p", labels=S1, affinity=STAY_S2_REGION),
@@ -346,11 +322,6 @@ PREFERRED = [
       [mk_pod("e1", "node1", S1, affinity=HARD_AFFINITY),
        mk_pod("e2", "node2", S2, affinity=HARD_AFFINITY)],
       {"node1": 100, "node2": 100, "node3": 0}),
-    s("Anti Affinity: one node has more matching pods comparing to other node, so the node which "
-      "has more unmatches will get high score", PREF, mk_pod("p", labels=S1, affinity=AWAY_S1_AZ),
-      [mk_node("node1", AZ1), mk_node("node2", INDIA)],
-      [mk_pod("e1", "node1", S1), mk_pod("e2", "node1", S1), mk_pod("e3", "node2", S2)],
-      {"node1": 0, "node2": 100}),
     s("Anti Affinity symmetry: the existing pods in node which has anti affinity match will get "
       "high score", PREF, mk_pod("p", labels=S2), [mk_node("node1", AZ1), mk_node("node2", AZ2)],
       [mk_pod("e1", "node1", S1, affinity=AWAY_S2_AZ), mk_pod("e2", "node2", S2, affinity=AWAY_S1_AZ)],
@@ -406,7 +377,6 @@ HARD_WEIGHT = [
     hard("with no matching namespace", "subteam1.team2", 1, SKIPPED),
     hard("with matching NamespaceSelector", "subteam1.team1", 1,
          {"node1": 100, "node2": 100, "node3": 0}),
-    hard("with matching Namespaces", "subteam2.team2", 1, {"node1": 100, "node2": 100, "node3": 0}),
 ]
 
 VECTORS: list[Vector] = SINGLE_NODE + MULTIPLE_NODES + PREFERRED + HARD_WEIGHT

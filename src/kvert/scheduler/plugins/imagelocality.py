@@ -59,24 +59,26 @@ class _SizeColumns:
         self.cache = None
         self.columns: LRU = LRU(size)
         self.seen: list = []
+        self.ids = np.zeros(0, np.int64)
         self.generation = -1
 
     def refresh(self, cache) -> None:
         if cache is not self.cache:
-            self.cache, self.seen, self.generation = cache, [], -1
+            self.cache, self.seen, self.ids, self.generation = cache, [], np.zeros(0, np.int64), -1
             self.columns.clear()
         if cache.node_generation == self.generation:
             return
         images = cache.node_images
-        seen = self.seen
-        if len(seen) != len(images) or not self.columns:
+        # a row's dict is replaced only when its images change; ``seen`` keeps the old dicts
+        # alive, so an id seen before cannot be reused by a new dict
+        ids = np.fromiter(map(id, images), np.int64, count=len(images))
+        if len(ids) != len(self.ids) or not self.columns:
             self.columns.clear()
         else:
-            changed = [r for r, (a, b) in enumerate(zip(images, seen)) if a is not b]
-            for name, col in self.columns.items():
-                for r in changed:
+            for r in np.flatnonzero(ids != self.ids).tolist():
+                for name, col in self.columns.items():
                     col[r] = (images[r] or {}).get(name, 0)
-        self.seen = list(images)
+        self.seen, self.ids = list(images), ids
         self.generation = cache.node_generation
 
     def column(self, name: str) -> np.ndarray:

@@ -35,8 +35,18 @@ import numpy as np
 
 from kvert.scheduler.cache import host_ports
 from kvert.scheduler.framework import (
-    NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult,
-    Plugin, QUEUE, QUEUE_SKIP, Status,
+    NODE,
+    POD,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    FilterResult,
+    Plugin,
+    Status,
 )
 from kvert.scheduler.snapshot import NodeSet
 

@@ -46,18 +46,35 @@ A BestEffort pod is not scored by it (Skip).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from kvert.api.names import is_qualified_name
 from kvert.scheduler.cache import (
-    CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource, is_scalar_resource, non_zero_requests,
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    is_extended_resource,
+    is_scalar_resource,
+    non_zero_requests,
     scheduler_requests,
 )
 from kvert.scheduler.framework import (
-    ASSIGNED_POD, MAX_CUSTOM_PRIORITY_SCORE, MAX_NODE_SCORE, NODE, ActionType, ClusterEvent,
-    ClusterEventWithHint, Code, CycleState, FilterResult, Plugin, QUEUE, QUEUE_SKIP, Status,
+    ASSIGNED_POD,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_NODE_SCORE,
+    NODE,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    FilterResult,
+    Plugin,
+    Status,
 )
 from kvert.scheduler.plugins.helper import LRU
 from kvert.scheduler.snapshot import NodeSet
@@ -397,7 +414,7 @@ def _scoring_strategy(args: dict) -> _Scorer:
 
 
 class _FitState:
-    __slots__ = ("requests", "order")
+    __slots__ = ("order", "requests")
 
     def __init__(self, requests: dict[str, int]):
         self.requests = requests
@@ -563,7 +580,7 @@ class RequestedToCapacityRatio(Plugin):
     own (kube-scheduler 1.18-1.22 had it as a plugin, interpolating as ``NodeScore`` does)."""
 
     name = "RequestedToCapacityRatio"
-    ARGS_FIELDS = {"shape": _SHAPE_FIELDS, "resources": _RESOURCE_FIELDS, "interpolation": None}
+    ARGS_FIELDS: ClassVar[dict] = {"shape": _SHAPE_FIELDS, "resources": _RESOURCE_FIELDS, "interpolation": None}
 
     def __init__(self, args: dict | None = None, handle=None):
         super().__init__(args, handle)

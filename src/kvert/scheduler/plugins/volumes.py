@@ -28,7 +28,7 @@ no-ops too, so older configurations load.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -59,7 +59,7 @@ class _Inactive(Plugin):
     """PreFilter skips the plugin (no volumes or claims to check); Filter, never reached,
     would let every node pass. Its args type has no fields unless ``ARGS_FIELDS`` says so."""
 
-    ARGS_FIELDS: dict = {}
+    ARGS_FIELDS: ClassVar[dict] = {}
 
     def __init__(self, args: dict | None = None, handle=None):
         super().__init__(args, handle)
@@ -102,7 +102,7 @@ class VolumeBinding(_Inactive):
     PersistentVolumeClaims. Args as ``ValidateVolumeBindingArgs``."""
 
     name = "VolumeBinding"
-    ARGS_FIELDS = {"bindTimeoutSeconds": None, "shape": {"utilization": None, "score": None}}
+    ARGS_FIELDS: ClassVar[dict] = {"bindTimeoutSeconds": None, "shape": {"utilization": None, "score": None}}
 
     def __init__(self, args: dict | None = None, handle=None):
         super().__init__(args, handle)
@@ -141,7 +141,7 @@ class DynamicResources(_Inactive):
     here until kvert has ResourceClaims. Args as ``ValidateDynamicResourcesArgs``."""
 
     name = "DynamicResources"
-    ARGS_FIELDS = {"filterTimeout": None, "bindingTimeout": None}
+    ARGS_FIELDS: ClassVar[dict] = {"filterTimeout": None, "bindingTimeout": None}
 
     def __init__(self, args: dict | None = None, handle=None):
         super().__init__(args, handle)
