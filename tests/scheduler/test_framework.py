@@ -176,12 +176,17 @@ def test_ties_are_broken_at_random_among_the_best():
 def test_default_profile_plugins_and_weights():
     b = Bench([node("a")])
     fw = b.fw
+    # kube-scheduler 1.35's default profile (getDefaultPlugins, DynamicResources enabled)
     assert [p.name for p in fw.points["filter"]] == [
-        "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+        "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+        "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+        "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
     assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                          "NodeResourcesBalancedAllocation": 1}
+                          "VolumeBinding": 1, "PodTopologySpread": 2, "InterPodAffinity": 2,
+                          "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+    assert [p.name for p in fw.points["postFilter"]] == ["DynamicResources", "DefaultPreemption"]
     assert [p.name for p in fw.points["queueSort"]] == ["PrioritySort"]
-    assert [p.name for p in fw.points["preEnqueue"]] == ["SchedulingGates"]
+    assert [p.name for p in fw.points["preEnqueue"]] == ["SchedulingGates", "DynamicResources"]
     assert [p.name for p in fw.points["bind"]] == ["DefaultBinder"]
 
 
@@ -211,9 +216,12 @@ profiles:
     assert [p.scheduler_name for p in cfg.profiles] == ["default-scheduler", "bin-packer"]
     s = Scheduler(None, VirtualClock(), text)
     packer = s.frameworks["bin-packer"]
-    assert packer.weights == {"NodeResourcesFit": 5, "TaintToleration": 3, "NodeAffinity": 2}
-    assert [p.name for p in packer.points["score"]] == ["NodeResourcesFit", "TaintToleration",
-                                                         "NodeAffinity"]
+    assert packer.weights == {"NodeResourcesFit": 5, "TaintToleration": 3, "NodeAffinity": 2,
+                              "VolumeBinding": 1, "PodTopologySpread": 2, "InterPodAffinity": 2,
+                              "ImageLocality": 1}
+    assert [p.name for p in packer.points["score"]] == [
+        "NodeResourcesFit", "TaintToleration", "NodeAffinity", "VolumeBinding", "PodTopologySpread",
+        "InterPodAffinity", "ImageLocality"]
     assert packer.plugin("NodeResourcesFit").scorer.strategy == "MostAllocated"
     assert packer.percentage_of_nodes_to_score == 80
     assert s.frameworks["default-scheduler"].percentage_of_nodes_to_score == 30

@@ -29,8 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "filter reasons per rejected node, per-plugin scores and totals per scored "
                     "node, preemption (nominated node and victims) and the FailedScheduling "
                     "message. Preempted pods leave the snapshot at once. Nothing is written.",
-        epilog="example: kubectl get nodes,pods,pdb,priorityclasses,namespaces,services -A -o yaml"
-               " > cluster.yaml && kvert schedule cluster.yaml --config sched.yaml -o table")
+        epilog="example: kvert schedule cluster.yaml --config sched.yaml -o table   (with "
+               "cluster.yaml from: kubectl get nodes,pods,pdb,priorityclasses,namespaces,services "
+               "-A -o yaml > cluster.yaml)")
     p.add_argument("snapshot", type=Path,
                    help="YAML stream or kind: List of Nodes, Pods, PodDisruptionBudgets, "
                         "PriorityClasses, Namespaces, Services, ReplicaSets, StatefulSets")
