@@ -74,6 +74,9 @@ class Informer:
                 index.setdefault(value, set()).add(key)
         self._indexes[name] = index
 
+    def has_index(self, name: str) -> bool:
+        return name in self._indexers
+
     # ---- reading the cache -----------------------------------------------------
 
     def get(self, name: str, namespace: str = "") -> dict | None:

@@ -88,18 +88,23 @@ def node_scores(fw: Framework, rows: np.ndarray, per_plugin: dict[str, np.ndarra
     cache = fw.handle.cache
     total = np.asarray(total)
     chosen = cache.row_of.get(selected, -1)
+    candidates = np.arange(len(total))
+    if limit is not None and len(total) > limit:
+        # only the best ``limit`` (and every node tied with the last of them) need sorting
+        cut = np.partition(total, len(total) - limit)[len(total) - limit]
+        candidates = np.flatnonzero(total >= cut)
     # among equal totals the chosen node first (ties are broken at random), then the order
     # in which the scheduler examined the nodes
-    order = np.lexsort((np.arange(len(total)), rows != chosen, -total))
+    sub = total[candidates]
+    order = candidates[np.lexsort((candidates, rows[candidates] != chosen, -sub))]
     if limit is not None:
         order = order[:limit]
-    scores: dict[str, dict[str, int]] = {}
-    totals: dict[str, int] = {}
-    for i in order:
-        i = int(i)
-        name = cache.names[int(rows[i])] or ""
-        scores[name] = {plugin: int(s[i]) for plugin, s in per_plugin.items()}
-        totals[name] = int(total[i])
+    names = [cache.names[r] or "" for r in rows[order].tolist()]
+    plugins = list(per_plugin)
+    columns = [per_plugin[p][order].tolist() for p in plugins]
+    scores = {name: dict(zip(plugins, values)) for name, values in zip(names, zip(*columns))} \
+        if plugins else {name: {} for name in names}
+    totals = dict(zip(names, total[order].tolist()))
     return scores, totals
 
 

@@ -93,7 +93,7 @@ class Status:
 
     def __init__(self, code: Code = Code.SUCCESS, *reasons: str, plugin: str = "",
                  error: BaseException | None = None):
-        self.code = Code(code)
+        self.code = code if type(code) is Code else Code(code)
         self.reasons = list(reasons)
         self.plugin = plugin
         self.error = error
@@ -759,7 +759,6 @@ class Framework:
                   ) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Each plugin's normalized score per node (unweighted) and the weighted totals."""
         n = len(nodes)
-        total = np.zeros(n, np.int64)
         per_plugin: dict[str, np.ndarray] = {}
         for p in self.points.get("score", ()):
             if p.name in state.skip_score_plugins:
@@ -774,16 +773,22 @@ class Framework:
             except Exception as e:
                 log.exception("Score plugin %s failed", p.name)
                 raise _PluginError(Status.as_status(e, p.name)) from e
-            scores = np.asarray(scores, dtype=np.int64)
-            if n and (scores.min() < MIN_NODE_SCORE or scores.max() > MAX_NODE_SCORE):
-                bad = int(scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)][0])
-                raise _PluginError(Status(
-                    Code.ERROR, f"plugin {p.name!r} returns an invalid score {bad}, it should in "
-                                f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after "
-                                "normalizing", plugin=p.name))
-            per_plugin[p.name] = scores
-            total += scores * self.weights.get(p.name, 1)
-        return per_plugin, total
+            per_plugin[p.name] = np.asarray(scores, dtype=np.int64)
+        if not per_plugin or not n:
+            return per_plugin, np.zeros(n, np.int64)
+        # every plugin's scores checked at once; the culprit is looked for only on a failure
+        matrix = np.stack(list(per_plugin.values()))
+        if matrix.min() < MIN_NODE_SCORE or matrix.max() > MAX_NODE_SCORE:
+            for name, scores in per_plugin.items():
+                bad = scores[(scores < MIN_NODE_SCORE) | (scores > MAX_NODE_SCORE)]
+                if len(bad):
+                    raise _PluginError(Status(
+                        Code.ERROR, f"plugin {name!r} returns an invalid score {int(bad[0])}, it "
+                                    f"should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                                    "after normalizing", plugin=name))
+        weights = np.fromiter((self.weights.get(name, 1) for name in per_plugin), np.int64,
+                              len(per_plugin))
+        return per_plugin, weights @ matrix
 
     # ---- reserve / permit -----------------------------------------------------------
 

@@ -28,11 +28,20 @@ log = logging.getLogger(__name__)
 # default topology spreading), Namespaces are watched by the scheduler itself (the cache),
 # PriorityClasses are resolved by admission into spec.priority.
 SCHEDULER_RESOURCES = ("poddisruptionbudgets", "services", "replicasets", "statefulsets",
-                       "replicationcontrollers")
+                       "replicationcontrollers", "resourceclaims", "resourceslices",
+                       "deviceclasses", "workloads")
 # the plural names plugins use -> the client's resource keys (group/plural)
 RESOURCE_KEYS = {"poddisruptionbudgets": "policy/poddisruptionbudgets",
                  "replicasets": "apps/replicasets", "statefulsets": "apps/statefulsets",
-                 "services": "services", "replicationcontrollers": "replicationcontrollers"}
+                 "services": "services", "replicationcontrollers": "replicationcontrollers",
+                 "resourceclaims": "resource.k8s.io/resourceclaims",
+                 "resourceslices": "resource.k8s.io/resourceslices",
+                 "deviceclasses": "resource.k8s.io/deviceclasses",
+                 "resourceclaimtemplates": "resource.k8s.io/resourceclaimtemplates",
+                 "workloads": "scheduling.k8s.io/workloads"}
+
+
+_NS_INDEX = "namespace"
 
 
 def _ns(obj: dict) -> str:
@@ -50,6 +59,11 @@ class StaticListers:
         if namespace is None:
             return list(items)
         return [o for o in items if _ns(o) == namespace]
+
+    def get(self, resource: str, name: str, namespace: str = "") -> dict | None:
+        return next((o for o in self._objects.get(resource, ())
+                     if _ns(o) == namespace and (o.get("metadata") or {}).get("name") == name),
+                    None)
 
     def add(self, resource: str, obj: dict) -> None:
         self._objects.setdefault(resource, []).append(obj)
@@ -69,7 +83,10 @@ class InformerListers:
             key = RESOURCE_KEYS.get(resource, resource)
             if not await self._served(key):
                 continue
-            self._informers[resource] = self.factory.informer(key)
+            informer = self.factory.informer(key)
+            if not informer.has_index(_NS_INDEX):
+                informer.add_index(_NS_INDEX, lambda o: [_ns(o)])
+            self._informers[resource] = informer
         self.factory.start()
         await self.factory.wait_synced(self._informers.values())
 
@@ -100,10 +117,13 @@ class InformerListers:
         informer = self._informers.get(resource)
         if informer is None:
             return []
-        items = informer.list()
         if namespace is None:
-            return items
-        return [o for o in items if _ns(o) == namespace]
+            return informer.list()
+        return informer.by_index(_NS_INDEX, namespace)
+
+    def get(self, resource: str, name: str, namespace: str = "") -> dict | None:
+        informer = self._informers.get(resource)
+        return None if informer is None else informer.get(name, namespace)
 
 
 Listers = Any   # StaticListers | InformerListers: anything with list(resource, namespace=None)

@@ -45,7 +45,9 @@ DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
 # kind -> lister resource name, for the objects plugins read besides nodes and pods
 _LISTED = {"PodDisruptionBudget": "poddisruptionbudgets", "Service": "services",
            "ReplicaSet": "replicasets", "StatefulSet": "statefulsets",
-           "ReplicationController": "replicationcontrollers"}
+           "ReplicationController": "replicationcontrollers", "ResourceClaim": "resourceclaims",
+           "ResourceSlice": "resourceslices", "DeviceClass": "deviceclasses",
+           "ResourceClaimTemplate": "resourceclaimtemplates", "Workload": "workloads"}
 _TERMINAL = ("Succeeded", "Failed")
 
 

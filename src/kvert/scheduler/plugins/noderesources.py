@@ -105,23 +105,29 @@ def _div_trunc(a: np.ndarray, b: Any) -> np.ndarray:
     return np.where(a >= 0, a // b, -((-a) // b))
 
 
+# (Row sums are matrix-vector products: numpy's sum(axis=1) over a few columns costs several
+# times more.)
+
+
+def _weighted_mean(s: np.ndarray, counted: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per node ``Σ w·s // Σ w`` over the counted resources (0 when none is counted)."""
+    num = s @ weights
+    den = counted.astype(np.int64) @ weights
+    return np.where(den == 0, 0, num // np.maximum(den, 1))
+
+
 def least_allocated(req: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
     valid = alloc != 0
-    safe = np.where(valid, alloc, 1)
-    s = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // safe)
-    s = np.where(valid, s, 0)
-    num = (s * weights).sum(axis=1)
-    den = (valid * weights).sum(axis=1)
-    return np.where(den == 0, 0, num // np.maximum(den, 1))
+    s = (alloc - req) * MAX_NODE_SCORE // np.where(valid, alloc, 1)
+    s[(req > alloc) | ~valid] = 0
+    return _weighted_mean(s, valid, weights)
 
 
 def most_allocated(req: np.ndarray, alloc: np.ndarray, weights: np.ndarray) -> np.ndarray:
     valid = alloc != 0
-    safe = np.where(valid, alloc, 1)
-    s = np.where(valid, np.minimum(req, alloc) * MAX_NODE_SCORE // safe, 0)
-    num = (s * weights).sum(axis=1)
-    den = (valid * weights).sum(axis=1)
-    return np.where(den == 0, 0, num // np.maximum(den, 1))
+    s = np.minimum(req, alloc) * MAX_NODE_SCORE // np.where(valid, alloc, 1)
+    s[~valid] = 0
+    return _weighted_mean(s, valid, weights)
 
 
 def broken_linear(p: np.ndarray, shape: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -151,8 +157,8 @@ def requested_to_capacity_ratio(req: np.ndarray, alloc: np.ndarray, weights: np.
     util = np.where(req > alloc, MAX_UTILIZATION, req * MAX_UTILIZATION // safe)
     rs = broken_linear(util, shape)
     counted = valid & (rs > 0)
-    num = (rs * weights * counted).sum(axis=1)
-    den = (weights * counted).sum(axis=1)
+    num = np.where(counted, rs, 0) @ weights
+    den = counted.astype(np.int64) @ weights
     d = np.maximum(den, 1)
     score = np.where(den == 0, 0, (2 * num + d) // (2 * d))   # math.Round, non-negative
     return score * factor if interpolation != NODE_SCORE else score
@@ -161,6 +167,12 @@ def requested_to_capacity_ratio(req: np.ndarray, alloc: np.ndarray, weights: np.
 def balanced_allocation(req: np.ndarray, alloc: np.ndarray) -> np.ndarray:
     n, k = alloc.shape
     valid = alloc != 0
+    if k == 2:
+        # cpu and memory, the usual case: std = |f1 - f2| / 2 when both count, else 0
+        frac = np.minimum(req / np.where(valid, alloc, 1), 1.0)
+        both = valid[:, 0] & valid[:, 1]
+        std = np.where(both, np.abs((frac[:, 0] - frac[:, 1]) / 2), 0.0)
+        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     frac = np.where(valid, req / np.where(valid, alloc, 1), 0.0)
     frac = np.minimum(frac, 1.0)
     count = valid.sum(axis=1)
@@ -319,6 +331,9 @@ class _Scorer:
         self.use_requested = use_requested
         self.shape = shape
         self.interpolation = interpolation
+        # the default resources: cpu and memory are the cache's first two columns, and the
+        # first two of its non-zero requests, so one slice gathers them for every node
+        self._cpu_memory = self.names == [CPU, MEMORY]
 
     def pod_requests(self, pod: dict) -> list[int]:
         reqs = scheduler_requests(pod)
@@ -331,6 +346,10 @@ class _Scorer:
         """(requested incl. the pod, allocatable) per node and resource; allocatable 0 where a
         resource is not scored on a node (``calculateResourceAllocatableRequest``)."""
         cache, rows = nodes.cache, nodes.rows
+        if self._cpu_memory:
+            base = cache.req if self.use_requested else cache.nonzero
+            return (np.take(base, rows, axis=0)[:, :2] + np.asarray(pod_req, np.int64),
+                    np.take(cache.alloc, rows, axis=0)[:, :2])
         n, k = len(rows), len(self.names)
         alloc = np.zeros((n, k), np.int64)
         req = np.zeros((n, k), np.int64)

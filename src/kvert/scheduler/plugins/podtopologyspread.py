@@ -216,7 +216,9 @@ def default_selector(pod: Mapping[str, Any], listers: Any) -> LabelSelector:
     resource = {_RC: "replicationcontrollers", _RS: "replicasets", _SS: "statefulsets"}.get(gvk)
     if resource is None:
         return selector
-    obj = next((o for o in listed(resource) if _meta(o).get("name") == owner.get("name")), None)
+    get = getattr(listers, "get", None)
+    obj = get(resource, owner.get("name") or "", ns) if callable(get) else \
+        next((o for o in listed(resource) if _meta(o).get("name") == owner.get("name")), None)
     if obj is None:
         return selector
     spec_sel = (obj.get("spec") or {}).get("selector")
@@ -512,15 +514,15 @@ class PodTopologySpread(Plugin):
 
     def pre_score(self, state: CycleState, pod: dict, nodes: NodeSet) -> Status | None:
         cache = nodes.cache
-        all_rows = np.flatnonzero(np.asarray(cache.valid))
-        if len(all_rows) == 0:
-            return Status(Code.SKIP)
         try:
             constraints = self.constraints(pod, SCHEDULE_ANYWAY)
         except SelectorError as e:
             return Status(Code.ERROR, "calculating preScoreState: obtaining pod's soft topology "
                                       f"spread constraints: {e}")
         if not constraints:
+            return Status(Code.SKIP)
+        all_rows = np.flatnonzero(np.asarray(cache.valid))
+        if len(all_rows) == 0:
             return Status(Code.SKIP)
         # Only explicit (or List-defaulted) constraints need every key on a node: nodes
         # without a zone still get hostname spreading from the System defaults.

@@ -86,6 +86,9 @@ class TaintToleration(Plugin):
 
     def score(self, state: CycleState, pod: dict, nodes: NodeSet) -> np.ndarray:
         cache = nodes.cache
+        sigs = cache.taint_sig[nodes.rows]
+        if not sigs.any():
+            return np.zeros(len(sigs), np.int64)
         tols = self._tolerations(pod)
         memo = self._prefer.get_or_create(canonical(tols), dict)
 
@@ -93,7 +96,7 @@ class TaintToleration(Plugin):
             if sig not in memo:
                 memo[sig] = count_intolerable_taints(cache.taint_sigs[sig], tols)
             return memo[sig]
-        return per_signature(cache.taint_sig[nodes.rows], count, fast_zero=0)
+        return per_signature(sigs, count, fast_zero=0)
 
     def normalize_score(self, state, pod, nodes, scores: np.ndarray) -> np.ndarray:
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
