@@ -150,3 +150,28 @@ def test_the_installed_command_runs(tmp_path):
     out = subprocess.run([sys.executable, "-m", "kvert.cli.main", "schedule", str(f), "-o", "json"],
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out)["pods"][0]["node"] == "n1"
+
+
+def test_the_documented_example(tmp_path):
+    """examples/scheduling/cluster.yaml, as the README describes it."""
+    example = Path(__file__).parents[2] / "examples" / "scheduling" / "cluster.yaml"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["schedule", str(example), "-o", "json"]) == 0
+    r = {p["name"]: p for p in json.loads(out.getvalue())["pods"]}
+    # priority first: payments-0 (1000), then by age web-3, cache-0; batch-0 (-10) last
+    assert list(r) == ["payments-0", "web-3", "cache-0", "batch-0"]
+    # every node is short of cpu; node-c's only possible victim is budget-protected, node-a
+    # and node-b each lose one priority-0 report pod: the one that started later goes
+    pay = r["payments-0"]
+    assert (pay["nominatedNode"], pay["victims"], pay["node"]) == ("node-b", ["shop/report-b"], "node-b")
+    assert pay["message"] == "0/3 nodes are available: 3 Insufficient cpu."
+    # two web pods in zone-1, none in zone-2: maxSkew 1 leaves zone-2 only
+    assert r["web-3"]["node"] == "node-c"
+    assert r["web-3"]["filtered"] == {
+        n: ["node(s) didn't match pod topology spread constraints"] for n in ("node-a", "node-b")}
+    assert r["cache-0"]["filtered"] == {"node-c": ["node(s) didn't match pod anti-affinity rules"]}
+    assert r["cache-0"]["node"] in ("node-a", "node-b")
+    assert r["batch-0"]["node"] is None
+    assert r["batch-0"]["message"] == ("0/3 nodes are available: 3 Insufficient cpu. preemption: "
+                                       "not eligible due to preemptionPolicy=Never.")
