@@ -195,6 +195,17 @@ def _request_inputs(pod: Mapping[str, Any]) -> tuple:
             status.get("initContainerStatuses"), resize)
 
 
+def count_ports(used: Counter, ports: Iterable[tuple[str, str, int]], sign: int) -> None:
+    """Add (sign +1) or take away (-1) host ports in use on a node."""
+    if sign > 0:
+        used.update(ports)
+        return
+    used.subtract(ports)
+    for p in ports:
+        if used[p] <= 0:
+            del used[p]
+
+
 def _counted_meta(pod: Mapping[str, Any]) -> tuple:
     """The metadata pod-aware plugins count by: labels and whether the pod is terminating."""
     meta = _meta(pod)
@@ -535,16 +546,9 @@ class NodeCache:
         self.nonzero[row, 1] += sign * e.nz_mem
         self.pod_count[row] += sign
         if e.ports:
-            used = self.used_ports.setdefault(e.node, Counter())
-            if sign > 0:
-                used.update(e.ports)
-            else:
-                used.subtract(e.ports)
-                for p in e.ports:
-                    if used[p] <= 0:
-                        del used[p]
-                if not used:
-                    del self.used_ports[e.node]
+            count_ports(self.used_ports.setdefault(e.node, Counter()), e.ports, sign)
+            if not self.used_ports[e.node]:
+                del self.used_ports[e.node]
             self.port_count[row] += sign * len(e.ports)
         for listener in self._listeners:
             listener.account(e, row, sign)

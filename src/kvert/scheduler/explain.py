@@ -42,7 +42,7 @@ from kvert.api.meta import format_time
 from kvert.scheduler.framework import CycleState, Diagnosis, Framework
 
 ANNOTATION = "explain.kvert.io/scheduling"
-MAX_NODES = 20
+MAX_NODES = 10
 
 
 def filtered_nodes(fw: Framework, state: CycleState, pod: dict, diagnosis: Diagnosis,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from kvert.scheduler.cache import PodEntry, pod_uid
+from kvert.scheduler.cache import PodEntry, count_ports, pod_uid
 from kvert.scheduler.snapshot import NodeInfo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,14 +85,7 @@ class CacheView:
         self.nonzero[row, 1] += sign * e.nz_mem
         self.pod_count[row] += sign
         if e.ports:
-            used = self._ports_of(e.node)
-            if sign > 0:
-                used.update(e.ports)
-            else:
-                used.subtract(e.ports)
-                for p in e.ports:
-                    if used[p] <= 0:
-                        del used[p]
+            count_ports(self._ports_of(e.node), e.ports, sign)
             self.port_count[row] += sign * len(e.ports)
 
     def add_pod(self, pod: dict, node: str) -> PodEntry:

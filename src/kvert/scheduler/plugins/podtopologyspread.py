@@ -290,10 +290,14 @@ class _Inclusion:
 
     def affinity(self) -> np.ndarray:
         if self._affinity is None:
-            required = RequiredNodeAffinity(self.pod)
             keys, fields = _affinity_keys(self.pod)
-            self._affinity = evaluate_by_projection(self.nodes, keys, fields, required.matches,
-                                                    {}, bool)
+            if not keys and not fields:
+                # no nodeSelector, no required node affinity: every node matches
+                self._affinity = np.ones(len(self.nodes), bool)
+            else:
+                required = RequiredNodeAffinity(self.pod)
+                self._affinity = evaluate_by_projection(self.nodes, keys, fields,
+                                                        required.matches, {}, bool)
         return self._affinity
 
     def taints(self) -> np.ndarray:
