@@ -309,7 +309,7 @@ def test_explanation_is_capped_for_big_clusters():
     assert len(ex["filtered"]) == explain.MAX_NODES
     assert all(r in (["node(s) had untolerated taint(s)"], ["Insufficient cpu"])
                for r in ex["filtered"].values())
-    assert len(ex["scores"]) == 15 and next(iter(ex["scores"])) == r.node
+    assert len(ex["scores"]) == explain.MAX_NODES and next(iter(ex["scores"])) == r.node
     totals = list(ex["totals"].values())
     assert totals == sorted(totals, reverse=True) and list(ex["totals"]) == list(ex["scores"])
     full = explain.build(fw, state, p, result="Scheduled", attempt=1, now=0.0, node=r.node,
