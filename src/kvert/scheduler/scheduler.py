@@ -173,19 +173,21 @@ class Scheduler:
     # ---- running ------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Watch, then schedule until :meth:`stop`."""
-        self._node_informer = Informer(self.client, "nodes", clock=self.clock)
+        """Watch, then schedule until :meth:`stop`.
+
+        Nodes and namespaces come from the shared informers (as the listers' objects do);
+        pods from an informer of their own that leaves out finished pods, as kube-scheduler's."""
+        self._node_informer = self.informers.informer("nodes")
+        self._ns_informer = self.informers.informer("namespaces")
         self._pod_informer = Informer(self.client, "pods", clock=self.clock,
                                       field_selector="status.phase!=Succeeded,status.phase!=Failed")
-        self._ns_informer = Informer(self.client, "namespaces", clock=self.clock)
         self._node_informer.add_handlers(self.on_node_add, self.on_node_update, self.on_node_delete)
         self._pod_informer.add_handlers(self.on_pod_add, self.on_pod_update, self.on_pod_delete)
         self._ns_informer.add_handlers(self.cache.set_namespace,
                                        lambda old, new: self.cache.set_namespace(new),
                                        self.cache.remove_namespace)
-        informers = [asyncio.ensure_future(self._ns_informer.run()),
-                     asyncio.ensure_future(self._node_informer.run()),
-                     asyncio.ensure_future(self._pod_informer.run())]
+        self.informers.start()
+        informers = [asyncio.ensure_future(self._pod_informer.run())]
         try:
             if not await self._wait_synced():
                 return
@@ -202,9 +204,7 @@ class Scheduler:
                 # let informers and binding cycles run between pods
                 await asyncio.sleep(0)
         finally:
-            self._node_informer.stop()
             self._pod_informer.stop()
-            self._ns_informer.stop()
             if self._own_informers:
                 self.informers.stop()
             for t in informers:
@@ -233,12 +233,10 @@ class Scheduler:
         self._stopped = True
         self._stop_event.set()
         self.queue.close()
-        if self._node_informer is not None:
-            self._node_informer.stop()
         if self._pod_informer is not None:
             self._pod_informer.stop()
-        if self._ns_informer is not None:
-            self._ns_informer.stop()
+        if self._own_informers:
+            self.informers.stop()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
