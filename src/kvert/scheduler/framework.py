@@ -376,10 +376,12 @@ class ActionType(IntFlag):
     UPDATE_POD_TOLERATION = 512
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
     UPDATE_POD_GENERATED_RESOURCE_CLAIM = 2048
+    UPDATE_NODE_DECLARED_FEATURE = 4096
     UPDATE = (UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT
               | UPDATE_NODE_CONDITION | UPDATE_NODE_ANNOTATION | UPDATE_POD_LABEL
               | UPDATE_POD_SCALE_DOWN | UPDATE_POD_TOLERATION
-              | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM)
+              | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM
+              | UPDATE_NODE_DECLARED_FEATURE)
     ALL = ADD | DELETE | UPDATE
 
 
@@ -470,7 +472,9 @@ class Handle:
     plugins then only compute (preemption reports its victims without deleting them)."""
 
     def __init__(self, cache: "NodeCache", client: Any = None, clock: Any = None,
-                 recorder: Any = None, listers: Any = None, spawn: Callable[[Any], None] | None = None):
+                 recorder: Any = None, listers: Any = None, spawn: Callable[[Any], None] | None = None,
+                 activate: Callable[[list[dict]], None] | None = None,
+                 workload_manager: Any = None):
         from kvert.scheduler.listers import StaticListers
         self.cache = cache
         self.client = client
@@ -478,7 +482,16 @@ class Handle:
         self.recorder = recorder
         self.listers = listers if listers is not None else StaticListers()
         self._spawn = spawn
+        self._activate = activate
+        # the pods of each Workload pod group, fed by the scheduler (GangScheduling)
+        self.workload_manager = workload_manager
         self.framework: Framework | None = None
+
+    def activate(self, pods: list[dict]) -> None:
+        """Move pods waiting in the queue (unschedulable, backing off or gated) to the active
+        queue now (``framework.Handle.Activate``); gated ones are checked again first."""
+        if self._activate is not None:
+            self._activate(pods)
 
     def spawn(self, coro: Any) -> None:
         """Run ``coro`` as its own task (the scheduler's; it is awaited before it stops)."""
@@ -514,7 +527,8 @@ class WaitingPod:
         return (self.pod.get("metadata") or {}).get("uid", "")
 
     def _timeout(self, plugin: str, waited: float) -> None:
-        self.reject(plugin, f"rejected due to timeout after waiting {waited:g}s at plugin {plugin}")
+        self.reject(plugin, f"rejected due to timeout after waiting {go_duration(waited)} at "
+                            f"plugin {plugin}")
 
     def allow(self, plugin: str) -> None:
         self.pending.discard(plugin)
@@ -933,6 +947,23 @@ def _run_score(p: Any, state: CycleState, pod: dict, nodes: "NodeSet") -> np.nda
         return np.asarray(fn(state, pod, nodes), dtype=np.int64)
     return np.fromiter((int(p.score_node(state, pod, info)) for info in nodes.infos()),
                        dtype=np.int64, count=len(nodes))
+
+
+def go_duration(seconds: float) -> str:
+    """Go's ``time.Duration.String`` for whole and fractional seconds: 300 -> "5m0s",
+    10 -> "10s", 1.5 -> "1.5s", 3600 -> "1h0m0s"."""
+    if seconds == 0:
+        return "0s"
+    sign = "-" if seconds < 0 else ""
+    rest = abs(seconds)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{secs:.9f}".rstrip("0").rstrip(".") + "s"
+    if hours:
+        return f"{sign}{int(hours)}h{int(minutes)}m{text}"
+    if minutes:
+        return f"{sign}{int(minutes)}m{text}"
+    return sign + text
 
 
 def _priority(pod: dict) -> int:

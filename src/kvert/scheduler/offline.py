@@ -14,7 +14,13 @@ victims are taken off the snapshot at once (in a cluster they terminate graceful
 controllers would recreate them, which a snapshot does not model) and the pod is scheduled
 again, as the scheduler retries it once they are gone. The pod's entry then has the node it
 lands on, the nominated node, the victims and the FailedScheduling message of the first
-attempt. A gated pod (``spec.schedulingGates``) is reported pending, unattempted.
+attempt. A pod a PreEnqueue plugin holds back (``spec.schedulingGates``, a gang short of
+pods) is reported pending, unattempted, with that plugin's message.
+
+Permit runs as in a cluster, in virtual time: a pod told to wait (a gang member) keeps its
+node only if it is allowed before its timeout; the run ends by letting the longest Permit
+timeout pass, after which a pod still waiting is rejected, unreserved and reported pending
+with the timeout message.
 
 Nothing is written anywhere; ties between equal totals are broken by a seeded generator, so
 a run is repeatable (``seed``).
@@ -22,6 +28,7 @@ a run is repeatable (``seed``).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import random
 from collections.abc import Iterable, Iterator
@@ -32,12 +39,16 @@ from typing import Any
 import yaml
 
 from kvert.api.meta import parse_time
+from kvert.clock import VirtualClock
 from kvert.scheduler import explain
 from kvert.scheduler.algorithm import NoNodes, PluginError, SchedulingAlgorithm
 from kvert.scheduler.cache import NodeCache, pod_key
 from kvert.scheduler.config import SchedulerConfig, build_framework, load_config
-from kvert.scheduler.framework import Code, CycleState, FitError, Framework, Handle, is_success
+from kvert.scheduler.framework import (
+    MAX_PERMIT_TIMEOUT, Code, CycleState, FitError, Framework, Handle, is_success,
+)
 from kvert.scheduler.listers import StaticListers
+from kvert.scheduler.plugins.gangscheduling import WorkloadManager
 
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
@@ -236,29 +247,51 @@ class OfflineScheduler:
         for pod in self.snapshot.bound:
             self.cache.add_pod(pod)
         listers = StaticListers(self.snapshot.listed)
+        # every pod of the snapshot is known before the first is scheduled (gangs count them)
+        self.workloads = WorkloadManager()
+        for pod in self.snapshot.bound + self.snapshot.pending:
+            self.workloads.add_pod(pod)
         self.frameworks: dict[str, Framework] = {}
         for profile in self.config.profiles:
-            fw = build_framework(profile, Handle(self.cache, listers=listers))
+            fw = build_framework(profile, Handle(self.cache, listers=listers,
+                                                 workload_manager=self.workloads))
             if fw.percentage_of_nodes_to_score is None:
                 fw.percentage_of_nodes_to_score = self.config.percentage_of_nodes_to_score
             self.frameworks[profile.scheduler_name] = fw
         self.algorithm = SchedulingAlgorithm(self.cache, random.Random(seed))
         self._attempts = itertools.count(1)
+        # pods waiting at Permit: (index in the report, framework, assumed pod, node, wait)
+        self._waiting: list[tuple[int, Framework, dict, str, asyncio.Future]] = []
+        self._index = 0
 
     def run(self) -> dict:
-        out = []
+        return VirtualClock().run(self._run())
+
+    async def _run(self) -> dict:
+        out: list[dict] = []
         for pod in queue_order(self.snapshot.pending):
             fw = self.frameworks.get((pod.get("spec") or {}).get("schedulerName")
                                      or "default-scheduler")
             if fw is None:
                 continue   # another scheduler's pod
+            self._index = len(out)
             out.append(self.schedule(fw, pod))
+        if self._waiting:
+            await asyncio.sleep(MAX_PERMIT_TIMEOUT)    # virtual time: every wait ends
+            for i, fw, assumed, node, wait in self._waiting:
+                st = wait.result() if wait.done() else None
+                if not is_success(st):
+                    fw.run_unreserve(CycleState(), assumed, node)
+                    self.cache.forget_pod(assumed)
+                    out[i] = {**out[i], "node": None, "scores": {}, "totals": {},
+                              "message": st.message()}
         return {"pods": out}
 
     def schedule(self, fw: Framework, pod: dict) -> dict:
         gate = fw.run_pre_enqueue(pod)
         if gate is not None and not gate.is_success:
-            return entry(pod, {"node": None, "message": GATED_MESSAGE})
+            message = GATED_MESSAGE if gate.plugin == "SchedulingGates" else gate.message()
+            return entry(pod, {"node": None, "message": message})
         first = self._attempt(fw, pod)
         if first.get("node") or not first.get("nominatedNode"):
             return entry(pod, first)
@@ -297,6 +330,12 @@ class OfflineScheduler:
             return explain.build(fw, state, pod, result="Unschedulable", message=str(e), **kw)
         assumed = self.cache.assume_pod(pod, r.node)
         st = fw.run_reserve(state, assumed, r.node)
+        if is_success(st):
+            st = fw.run_permit(state, assumed, r.node)
+            if st is not None and st.is_wait:
+                self._waiting.append((self._index, fw, assumed, r.node,
+                                      asyncio.ensure_future(fw.wait_on_permit(assumed))))
+                st = None
         if not is_success(st):
             fw.run_unreserve(state, assumed, r.node)
             self.cache.forget_pod(assumed)

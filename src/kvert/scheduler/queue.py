@@ -265,10 +265,16 @@ class SchedulingQueue:
         self._inflight.pop(qpi.uid, None)
 
     def activate(self, pods: list[dict]) -> None:
-        """Move pods waiting as unschedulable (or backing off) straight to activeQ."""
+        """Move pods waiting as unschedulable (or backing off) straight to activeQ; a gated
+        pod goes only if its PreEnqueue plugins let it now."""
         for pod in pods:
             qpi = self._pods.get(pod_uid(pod))
-            if qpi is not None and qpi.state in (UNSCHEDULABLE, BACKOFF):
+            if qpi is None:
+                continue
+            if qpi.state == GATED:
+                if self._gate_or_activate(qpi):
+                    self._push_active(qpi)
+            elif qpi.state in (UNSCHEDULABLE, BACKOFF):
                 self._unschedulable.pop(qpi.uid, None)
                 self._push_active(qpi)
 
@@ -281,7 +287,8 @@ class SchedulingQueue:
             return True
         if event is EVENT_UNSCHEDULED_POD_UPDATE:
             return False   # another pod's own update; the pod's own is _own_update
-        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        rejectors = {qpi.gating_plugin} if qpi.state == GATED else \
+            qpi.unschedulable_plugins | qpi.pending_plugins
         if not rejectors:
             return True
         registered = self._events_for(qpi.pod)
@@ -311,13 +318,17 @@ class SchedulingQueue:
         self._record_inflight_event(event, old, new)
         moved = 0
         for qpi in list(self._unschedulable.values()):
-            if qpi.state != UNSCHEDULABLE:
+            if qpi.state not in (UNSCHEDULABLE, GATED):
                 continue
             if pre_check is not None and not pre_check(qpi.pod):
                 continue
-            if self._worth_requeuing(qpi, event, old, new):
-                self._requeue(qpi)
-                moved += 1
+            if not self._worth_requeuing(qpi, event, old, new):
+                continue
+            # a gated pod is let in only if its PreEnqueue plugins now agree
+            if qpi.state == GATED and not self._gate_or_activate(qpi):
+                continue
+            self._requeue(qpi)
+            moved += 1
         return moved
 
     # ---- the scheduling loop's side --------------------------------------------------------------

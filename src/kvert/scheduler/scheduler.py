@@ -40,7 +40,7 @@ from kvert.scheduler import explain
 from kvert.scheduler.cache import NodeCache, pod_key, pod_uid
 from kvert.scheduler.config import SchedulerConfig, build_framework, load_config
 from kvert.scheduler.framework import (
-    ASSIGNED_POD, EVENT_ASSIGNED_POD_DELETE, EVENT_NODE_ADD, NODE, ActionType, ClusterEvent,
+    ASSIGNED_POD, EVENT_ASSIGNED_POD_DELETE, EVENT_NODE_ADD, NODE, POD, ActionType, ClusterEvent,
     ClusterEventWithHint, Code, CycleState, Diagnosis, FitError, Framework, Handle, Status,
     _PluginError, is_success,
 )
@@ -49,6 +49,7 @@ from kvert.scheduler.algorithm import (
 )
 from kvert.scheduler.listers import InformerListers
 from kvert.scheduler.plugins.defaultbinder import ANNOTATIONS_SENT, BINDING_ANNOTATIONS
+from kvert.scheduler.plugins.gangscheduling import WORKLOAD, WorkloadManager, workload_ref
 from kvert.scheduler.queue import QueuedPodInfo, SchedulingQueue
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,8 @@ def node_update_action(old: dict, new: dict) -> ActionType:
         action |= ActionType.UPDATE_NODE_CONDITION
     if om.get("annotations") != nm.get("annotations"):
         action |= ActionType.UPDATE_NODE_ANNOTATION
+    if os_.get("declaredFeatures") != ns_.get("declaredFeatures"):
+        action |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return action
 
 
@@ -102,6 +105,11 @@ def assigned_pod_update_action(old: dict, new: dict) -> ActionType:
     if _spec(old).get("tolerations") != _spec(new).get("tolerations"):
         action |= ActionType.UPDATE_POD_TOLERATION
     return action
+
+
+# an unscheduled pod appeared (a gang waits for its members); a Workload was created
+EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(POD, ActionType.ADD, "UnscheduledPodAdd")
+EVENT_WORKLOAD_ADD = ClusterEvent(WORKLOAD, ActionType.ADD, "WorkloadAdd")
 
 
 class Scheduler:
@@ -121,9 +129,13 @@ class Scheduler:
         self._own_informers = informers is None
         self.informers = informers if informers is not None else InformerFactory(client, clock)
         self.listers = InformerListers(self.informers)
+        # the pods of every Workload pod group, for GangScheduling (fed by the pod handlers)
+        self.workloads = WorkloadManager()
         for profile in self.config.profiles:
             recorder = EventRecorder(client, clock, component=profile.scheduler_name)
-            handle = Handle(self.cache, client, clock, recorder, self.listers, self._spawn)
+            handle = Handle(self.cache, client, clock, recorder, self.listers, self._spawn,
+                            activate=lambda pods: self.queue.activate(pods),
+                            workload_manager=self.workloads)
             fw = build_framework(profile, handle)
             if fw.percentage_of_nodes_to_score is None:
                 fw.percentage_of_nodes_to_score = self.config.percentage_of_nodes_to_score
@@ -217,6 +229,10 @@ class Scheduler:
         """Both informers have listed (True), or :meth:`stop` came first (False)."""
         async def synced() -> None:
             await self.listers.start()
+            workloads = self.listers.informer("workloads")
+            if workloads is not None:
+                workloads.add_handlers(lambda w: self.queue.move_all_to_active_or_backoff(
+                    EVENT_WORKLOAD_ADD, None, w))
             await self._ns_informer.wait_synced()
             await self._node_informer.wait_synced()
             await self._pod_informer.wait_synced()
@@ -264,6 +280,8 @@ class Scheduler:
         self.cache.remove_node(node)
 
     def on_pod_add(self, pod: dict) -> None:
+        if workload_ref(pod) is not None:
+            self.workloads.add_pod(pod)
         if _assigned(pod):
             self.cache.delete_nominated(pod)
             self.cache.add_pod(pod)
@@ -273,8 +291,11 @@ class Scheduler:
         elif self.responsible_for(pod) and not (pod.get("metadata") or {}).get("deletionTimestamp"):
             self.cache.update_nominated(None, pod)
             self.queue.add(pod)
+            self.queue.move_all_to_active_or_backoff(EVENT_UNSCHEDULED_POD_ADD, None, pod)
 
     def on_pod_update(self, old: dict, new: dict) -> None:
+        if workload_ref(new) is not None:
+            self.workloads.update_pod(old, new)
         if _assigned(new):
             if not _assigned(old):
                 # bound: for the queue it is an assigned pod that appeared
@@ -305,6 +326,7 @@ class Scheduler:
         for fw in self.frameworks.values():
             fw.reject_waiting_pod(uid, message="pod deleted")
         self.cache.delete_nominated(pod)
+        self.workloads.delete_pod(pod)
         entry = self.cache.pods.get(pod_uid(pod))
         # an assumed pod whose binding is still running is forgotten when the binding fails
         if entry is not None and (not entry.assumed or entry.binding_finished):

@@ -37,10 +37,13 @@ from typing import Any
 
 from kvert.scheduler.plugins.defaultbinder import DefaultBinder
 from kvert.scheduler.plugins.defaultpreemption import DefaultPreemption
+from kvert.scheduler.plugins.dynamicresources import DynamicResources
+from kvert.scheduler.plugins.gangscheduling import GangScheduling
 from kvert.scheduler.plugins.imagelocality import ImageLocality
 from kvert.scheduler.plugins.interpodaffinity import InterPodAffinity
 from kvert.scheduler.plugins.nodeaffinity import NodeAffinity
 from kvert.scheduler.plugins.nodebasics import NodeName, NodeUnschedulable
+from kvert.scheduler.plugins.nodedeclaredfeatures import NodeDeclaredFeatures
 from kvert.scheduler.plugins.nodeports import NodePorts
 from kvert.scheduler.plugins.noderesources import (
     NodeResourcesBalancedAllocation, NodeResourcesFit, RequestedToCapacityRatio,
@@ -56,7 +59,7 @@ REGISTRY: dict[str, Callable[..., Any]] = {
         SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
         NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity, DefaultPreemption,
         NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder, RequestedToCapacityRatio,
-        *NO_OP_PLUGINS)
+        GangScheduling, NodeDeclaredFeatures, DynamicResources, *NO_OP_PLUGINS)
 }
 REGISTRY.update(legacy_volume_limits())
 

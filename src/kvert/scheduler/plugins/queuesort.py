@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvert.scheduler.framework import Code, Plugin, Status
+from kvert.scheduler.framework import (
+    POD, ActionType, ClusterEvent, ClusterEventWithHint, Code, Plugin, Status,
+)
 
 
 def pod_priority(pod: dict) -> int:
@@ -37,3 +39,8 @@ class SchedulingGates(Plugin):
         names = [g.get("name", "") if isinstance(g, dict) else str(g) for g in gates]
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                       "waiting for scheduling gates: [" + " ".join(names) + "]")
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # the pod's own update lifting its gates is handled by the queue; no other event helps
+        return [ClusterEventWithHint(ClusterEvent(POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+                                     lambda pod, old, new: False)]

@@ -1,9 +1,9 @@
-"""The volume plugins of the default profile and DynamicResources: accepted, validated, inactive.
+"""The volume plugins of the default profile: accepted, validated, inactive.
 
 kube-scheduler 1.35's default profile has VolumeRestrictions, NodeVolumeLimits,
-VolumeBinding, VolumeZone (PersistentVolumes, CSI attach limits, topology of volumes) and
-DynamicResources (ResourceClaims). kvert has no PersistentVolumes, CSINodes or
-ResourceClaims yet, so every pod is, to these plugins, a pod without such volumes or claims,
+VolumeBinding, VolumeZone (PersistentVolumes, CSI attach limits, topology of volumes). kvert
+has no PersistentVolumes or CSINodes yet, so every pod is, to these plugins, a pod without
+such volumes,
 and they do what upstream does for such a pod: PreFilter answers Skip (so their Filter never
 runs), VolumeBinding's PreScore answers Skip (it scores only with StorageCapacityScoring on),
 and Reserve / PreBind / PreEnqueue / PostFilter let the pod through. They never filter or
@@ -15,9 +15,6 @@ defaulted the same way:
 * ``VolumeBindingArgs``: ``bindTimeoutSeconds`` (default 600) must not be negative; ``shape``
   is refused, as kube-scheduler refuses it while the StorageCapacityScoring feature gate is
   off (alpha, off in 1.35).
-* ``DynamicResourcesArgs``: ``filterTimeout`` (a duration, default 10s; DRASchedulerFilterTimeout
-  is on in 1.35) must be zero or positive; ``bindingTimeout`` is refused (its feature gates,
-  DRADeviceBindingConditions and DRAResourceClaimDeviceStatus, are not both on in 1.35).
 * VolumeRestrictions, NodeVolumeLimits and VolumeZone take no args.
 
 The in-tree cloud volume-limit plugins older profiles name (EBSLimits, GCEPDLimits,
@@ -136,43 +133,7 @@ class VolumeBinding(_Inactive):
         return None
 
 
-class DynamicResources(_Inactive):
-    """Upstream: allocates ResourceClaims (DRA) at PreFilter/Filter/Reserve/PreBind. A no-op
-    here until kvert has ResourceClaims. Args as ``ValidateDynamicResourcesArgs``."""
-
-    name = "DynamicResources"
-    ARGS_FIELDS: ClassVar[dict] = {"filterTimeout": None, "bindingTimeout": None}
-
-    def __init__(self, args: dict | None = None, handle=None):
-        super().__init__(args, handle)
-        self.filter_timeout = 10.0
-        if self.args.get("filterTimeout") is not None:
-            self.filter_timeout = parse_duration(self.args["filterTimeout"], "filterTimeout")
-            if self.filter_timeout < 0:
-                raise ConfigError(f"filterTimeout: Invalid value: {self.args['filterTimeout']!r}: "
-                                  "must be zero or positive")
-        if self.args.get("bindingTimeout") is not None:
-            raise ConfigError("bindingTimeout: Forbidden: DRADeviceBindingConditions or "
-                              "DRAResourceClaimDeviceStatus feature gate is disabled")
-
-    def pre_enqueue(self, pod: dict) -> Status | None:
-        return None
-
-    def post_filter(self, state: CycleState, pod: dict, diagnosis):
-        # upstream's answer for a pod without claims: nothing to deallocate, no message
-        return None, Status(Code.UNSCHEDULABLE)
-
-    def reserve(self, state: CycleState, pod: dict, node: str) -> Status | None:
-        return None
-
-    def unreserve(self, state: CycleState, pod: dict, node: str) -> None:
-        return None
-
-    def pre_bind(self, state: CycleState, pod: dict, node: str) -> Status | None:
-        return None
-
-
-NO_OP_PLUGINS = (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, DynamicResources)
+NO_OP_PLUGINS = (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone)
 
 
 def legacy_volume_limits() -> dict[str, type]:

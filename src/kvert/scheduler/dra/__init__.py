@@ -1,0 +1,1 @@
+"""DRA (structured parameters) for the scheduler."""
