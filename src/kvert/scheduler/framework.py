@@ -713,8 +713,10 @@ class Framework:
             try:
                 res = _run_filter(p, state, pod, current)
             except Exception as e:
-                log.exception("Filter plugin %s failed", p.name)
-                raise _PluginError(Status.as_status(e, p.name)) from e
+                if not isinstance(e, PluginStatusError):
+                    log.exception("Filter plugin %s failed", p.name)
+                raise _PluginError(Status(Code.ERROR, f'running "{p.name}" filter plugin: {e}',
+                                          plugin=p.name, error=e)) from e
             if res.codes.dtype != np.int8:
                 res.codes = res.codes.astype(np.int8)
             failed = res.codes != 0
@@ -913,6 +915,11 @@ class Framework:
                 p.post_bind(state, pod, node)
             except Exception:
                 log.exception("PostBind plugin %s failed", p.name)
+
+
+class PluginStatusError(Exception):
+    """Raised by a plugin's vectorized method for an Error status it expects (bad input such
+    as an invalid selector): the attempt fails with the message, no traceback is logged."""
 
 
 class _PluginError(Exception):

@@ -91,20 +91,21 @@ def backoff_duration(count: int, initial: float, maximum: float) -> float:
 
 
 def pod_updated(old: dict | None, new: dict) -> bool:
-    """``isPodUpdated``: anything but status, resourceVersion, generation, managedFields and
-    kvert's explanation annotations changed."""
+    """``isPodUpdated``: anything but the status (except the ResourceClaims generated for
+    the pod), resourceVersion, generation, managedFields, finalizers and kvert's explanation
+    annotations changed."""
     if old is None:
         return True
 
     def strip(p: dict) -> tuple:
         meta = dict(p.get("metadata") or {})
-        for k in ("resourceVersion", "generation", "managedFields"):
+        for k in ("resourceVersion", "generation", "managedFields", "finalizers"):
             meta.pop(k, None)
         ann = {k: v for k, v in (meta.pop("annotations", None) or {}).items()
                if not k.startswith(_EXPLAIN_ANNOTATION_PREFIX)}
         if ann:
             meta["annotations"] = ann
-        return meta, p.get("spec")
+        return meta, p.get("spec"), (p.get("status") or {}).get("resourceClaimStatuses")
 
     return strip(old) != strip(new)
 

@@ -107,9 +107,8 @@ def assigned_pod_update_action(old: dict, new: dict) -> ActionType:
     return action
 
 
-# an unscheduled pod appeared (a gang waits for its members); a Workload was created
+# an unscheduled pod appeared (a gang waits for its members)
 EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(POD, ActionType.ADD, "UnscheduledPodAdd")
-EVENT_WORKLOAD_ADD = ClusterEvent(WORKLOAD, ActionType.ADD, "WorkloadAdd")
 
 
 class Scheduler:
@@ -229,10 +228,7 @@ class Scheduler:
         """Both informers have listed (True), or :meth:`stop` came first (False)."""
         async def synced() -> None:
             await self.listers.start()
-            workloads = self.listers.informer("workloads")
-            if workloads is not None:
-                workloads.add_handlers(lambda w: self.queue.move_all_to_active_or_backoff(
-                    EVENT_WORKLOAD_ADD, None, w))
+            self._watch_listed_kinds()
             await self._ns_informer.wait_synced()
             await self._node_informer.wait_synced()
             await self._pod_informer.wait_synced()
@@ -244,6 +240,33 @@ class Scheduler:
         if waiting.done() and not waiting.cancelled() and waiting.exception() is not None:
             raise waiting.exception()
         return not self._stopped
+
+    def _watch_listed_kinds(self) -> None:
+        """Cluster events from what the listers watch: Workloads (gangs) and the DRA objects
+        (a new device, a claim allocated or released) may make waiting pods schedulable."""
+        def handlers(kind: str, actions: ActionType) -> tuple:
+            def add(obj: dict) -> None:
+                self.queue.move_all_to_active_or_backoff(
+                    ClusterEvent(kind, ActionType.ADD, f"{kind}Add"), None, obj)
+
+            def update(old: dict, new: dict) -> None:
+                self.queue.move_all_to_active_or_backoff(
+                    ClusterEvent(kind, ActionType.UPDATE, f"{kind}Update"), old, new)
+
+            def delete(obj: dict) -> None:
+                self.queue.move_all_to_active_or_backoff(
+                    ClusterEvent(kind, ActionType.DELETE, f"{kind}Delete"), obj, None)
+            return (add if actions & ActionType.ADD else None,
+                    update if actions & ActionType.UPDATE else None,
+                    delete if actions & ActionType.DELETE else None)
+        for resource, kind, actions in (
+                ("workloads", WORKLOAD, ActionType.ADD),
+                ("resourceclaims", "ResourceClaim", ActionType.ALL),
+                ("resourceslices", "ResourceSlice", ActionType.ALL),
+                ("deviceclasses", "DeviceClass", ActionType.ADD | ActionType.UPDATE)):
+            informer = self.listers.informer(resource)
+            if informer is not None:
+                informer.add_handlers(*handlers(kind, actions))
 
     def stop(self) -> None:
         self._stopped = True

@@ -242,14 +242,14 @@ class _Request:
     __slots__ = ("name", "class_name", "mode", "count", "admin", "has_admin", "selectors",
                  "tolerations")
 
-    def __init__(self, body: Mapping[str, Any], name: str, admin_allowed: bool):
+    def __init__(self, body: Mapping[str, Any], name: str, exact: bool):
         self.name = name
         self.class_name = str(body.get("deviceClassName") or "")
         self.mode = body.get("allocationMode") or EXACT_COUNT
         count = body.get("count")
         self.count = 1 if count is None and self.mode == EXACT_COUNT else int(count or 0)
-        self.has_admin = admin_allowed and body.get("adminAccess") is not None
-        self.admin = admin_allowed and bool(body.get("adminAccess"))
+        self.has_admin = exact and body.get("adminAccess") is not None
+        self.admin = exact and bool(body.get("adminAccess"))
         self.selectors = list(body.get("selectors") or ())
         self.tolerations = list(body.get("tolerations") or ())
 
@@ -407,7 +407,7 @@ class _Run:
                     if body is None:
                         raise AllocationError(f"claim {claim_key(claim)}, request {name}: missing "
                                               "device class name (unsupported request type?)")
-                    rd = self._validate((ci, ri, 0), _Request(body, name, self.features.admin_access),
+                    rd = self._validate((ci, ri, 0), _Request(body, name, True),
                                         None)
                     self.request_data[(ci, ri, 0)] = rd
                     min_devices += rd.num_devices
@@ -671,8 +671,6 @@ class _Run:
                 if f"{request.get('name')}/{chosen.get('name')}" in names:
                     configs.append({"source": FROM_CLAIM, "requests": names, **body})
         for cfg in configs:
-            if len(cfg["requests"]) == len(requests):
-                cfg["requests"] = []
             if not cfg["requests"]:
                 del cfg["requests"]
         out: dict[str, Any] = {"devices": {"results": results}}

@@ -13,7 +13,7 @@ wait for.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from kvert.scheduler.dra.allocator import DeviceID, allocated_device_ids
@@ -111,16 +111,19 @@ class ClaimTracker:
     """Listed claims + the scheduler's assumed versions + in-flight allocations."""
 
     def __init__(self) -> None:
-        self.assumed: dict[tuple[str, str], dict] = {}
+        # (namespace, name) -> (claim, the listed resourceVersion from which the informer's
+        # copy supersedes it; None: never)
+        self.assumed: dict[tuple[str, str], tuple[dict, int | None]] = {}
         self.pending: dict[str, dict] = {}      # claim uid -> claim with its allocation
 
     def _current(self, listed: Mapping[str, Any] | None, key: tuple[str, str]) -> Any:
-        mine = self.assumed.get(key)
-        if mine is None:
+        entry = self.assumed.get(key)
+        if entry is None:
             return listed
-        if listed is not None:
-            ours, theirs = _rv(mine), _rv(listed)
-            if ours is not None and theirs is not None and theirs >= ours:
+        mine, until = entry
+        if listed is not None and until is not None:
+            theirs = _rv(listed)
+            if theirs is not None and theirs >= until:
                 del self.assumed[key]           # the informer caught up
                 return listed
         return mine
@@ -143,7 +146,7 @@ class ClaimTracker:
             current = self._current(c, key)
             if current is not None:
                 out.append(current)
-        out.extend(c for key, c in self.assumed.items() if key not in seen)
+        out.extend(c for key, (c, _) in self.assumed.items() if key not in seen)
         return out
 
     def allocated_devices(self, listers: Any) -> set[DeviceID]:
@@ -159,23 +162,23 @@ class ClaimTracker:
     def remove_pending(self, uid: str) -> bool:
         return self.pending.pop(uid, None) is not None
 
-    def assume(self, claim: Mapping[str, Any]) -> dict | None:
-        """Read ``claim`` instead of the listed one; the version it replaces, if assumed."""
+    def assume(self, claim: Mapping[str, Any], written: bool = True) -> tuple | None:
+        """Read ``claim`` instead of the listed one until the informer delivers its
+        resourceVersion (``written``: the API server returned it) or a newer one (a change
+        made only in memory); the entry it replaces, if any."""
         key = (_meta(claim).get("namespace", ""), _meta(claim).get("name", ""))
         previous = self.assumed.get(key)
-        self.assumed[key] = dict(claim)
+        rv = _rv(claim)
+        until = rv if written else (rv + 1 if rv is not None else None)
+        self.assumed[key] = (dict(claim), until)
         return previous
 
-    def restore(self, namespace: str, name: str, previous: dict | None = None) -> None:
-        """Forget the assumed version (or go back to ``previous``)."""
+    def restore(self, namespace: str, name: str, previous: tuple | None = None) -> None:
+        """Forget the assumed version (or go back to the ``previous`` entry)."""
         if previous is None:
             self.assumed.pop((namespace, name), None)
         else:
             self.assumed[(namespace, name)] = previous
-
-
-def names_of(claims: Iterable[Mapping[str, Any]]) -> list[str]:
-    return [obj_key(c) for c in claims]
 
 
 __all__ = ["ClaimError", "ClaimTracker", "FINALIZER", "RESERVED_FOR_MAX_SIZE", "RESOURCE",

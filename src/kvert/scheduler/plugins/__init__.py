@@ -11,23 +11,28 @@ TaintToleration                    Filter, PreScore, Score, NormalizeScore      
 NodeAffinity                       PreFilter, Filter, PreScore, Score               2
 NodePorts                          PreFilter, Filter
 NodeResourcesFit                   PreFilter, Filter, PreScore, Score               1
-VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone    accepted, no-ops
+VolumeRestrictions, NodeVolumeLimits, VolumeBinding (1), VolumeZone: args accepted, no-ops
 PodTopologySpread                  PreFilter(+Ext), Filter, PreScore, Score, Norm.  2
 InterPodAffinity                   PreFilter(+Ext), Filter, PreScore, Score, Norm.  2
-DynamicResources                   accepted, no-op (no ResourceClaims yet)
+DynamicResources                   PreEnqueue, PreFilter, Filter, PostFilter,
+                                   Reserve, PreBind
 DefaultPreemption                  PostFilter
 NodeResourcesBalancedAllocation    PreScore, Score                                  1
 ImageLocality                      Score                                            1
 DefaultBinder                      Bind
+GangScheduling (alpha)             PreEnqueue, Reserve, Permit                      (not default)
+NodeDeclaredFeatures (alpha)       PreFilter, Filter                                (not default)
 RequestedToCapacityRatio (seed)    Score                                            (not default)
 =================================  ==============================================  ========
 
 The order is kube-scheduler 1.35's default ``multiPoint`` order (``getDefaultPlugins`` with
 DynamicResources before DefaultPreemption), which is also the Filter order (a node rejected
-by TaintToleration is reported with its taint, not with a lack of cpu). The in-tree cloud
-volume-limit plugins of older releases (EBSLimits, GCEPDLimits, AzureDiskLimits) are
-accepted by name as no-ops, so older configurations load. ``register_plugin`` adds a plugin
-to the registry.
+by TaintToleration is reported with its taint, not with a lack of cpu). GangScheduling and
+NodeDeclaredFeatures are alpha in 1.35 (feature gates GenericWorkload / GangScheduling and
+NodeDeclaredFeatures, off by default): a configuration enables them. The in-tree cloud
+volume-limit plugins of older releases (EBSLimits, GCEPDLimits, AzureDiskLimits, CinderLimits)
+are accepted by name as no-ops, so older configurations load. ``register_plugin`` adds a
+plugin to the registry.
 """
 
 from __future__ import annotations

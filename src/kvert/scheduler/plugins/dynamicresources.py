@@ -61,7 +61,7 @@ from kvert.scheduler.dra.claims import (
 )
 from kvert.scheduler.framework import (
     NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult,
-    Plugin, QUEUE, QUEUE_SKIP, Status,
+    Plugin, PluginStatusError, QUEUE, QUEUE_SKIP, Status,
 )
 from kvert.scheduler.plugins.helper import LRU, canonical
 from kvert.scheduler.plugins.nodeaffinity import evaluate_by_projection
@@ -79,6 +79,7 @@ MSG_NO_CLAIMS = "no new claims to deallocate"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 
 RESOURCE_CLAIM, RESOURCE_SLICE, DEVICE_CLASS = "ResourceClaim", "ResourceSlice", "DeviceClass"
+_OK, _CANNOT, _TIMED_OUT = 0, 1, 2
 _STATE = "DynamicResources"
 _UU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
@@ -86,7 +87,7 @@ _UU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 _TRACKERS: "weakref.WeakKeyDictionary[Any, ClaimTracker]" = weakref.WeakKeyDictionary()
 
 
-class DRAError(Exception):
+class DRAError(PluginStatusError):
     """An error that aborts the scheduling attempt (upstream's ``statusError``)."""
 
 
@@ -142,7 +143,7 @@ class _State:
         self.results: dict[tuple[int, ...], list[dict] | None | str] = {}
         self.unavailable: set[int] = set()
         self.allocations: dict[int, dict] = {}
-        self.previous: dict[int, tuple[bool, dict | None]] = {}
+        self.previous: dict[int, tuple | None] = {}
 
     def clone(self) -> "_State":
         return self
@@ -298,17 +299,14 @@ class DynamicResources(Plugin):
         s = state.get(_STATE)
         if s is None or not s.claims or n == 0:
             return FilterResult.ok(n)
-        cannot = np.zeros(n, bool)
-        timed_out = np.zeros(n, bool)
+        verdict = np.zeros(n, np.int8)        # _OK, _CANNOT or _TIMED_OUT per node
         if s.allocator is not None:
-            verdicts = self._allocate_all(s, pod, nodes)
-            cannot = np.array([v is None for v in verdicts], bool)
-            timed_out = np.array([v == REASON_TIMED_OUT for v in verdicts], bool)
-            cannot &= ~timed_out
-        passed_allocator = ~(cannot | timed_out)
+            verdict = self._allocate_all(s, nodes)
+        cannot, timed_out = verdict == _CANNOT, verdict == _TIMED_OUT
         unavailable = np.zeros(n, bool)
         for index, selector in s.available_on.items():
-            off = ~self._selector_mask(selector, nodes) & passed_allocator
+            # upstream records an unavailable claim only where allocation succeeded
+            off = ~self._selector_mask(selector, nodes) & (verdict == _OK)
             if off.any():
                 s.unavailable.add(index)
                 unavailable |= off
@@ -316,8 +314,9 @@ class DynamicResources(Plugin):
         return FilterResult(codes, [(REASON_CANNOT_ALLOCATE, cannot), (REASON_TIMED_OUT, timed_out),
                                     (REASON_NOT_AVAILABLE, unavailable)])
 
-    def _allocate_all(self, s: _State, pod: dict, nodes: NodeSet) -> list:
-        """Per node: the allocations (a list), None (cannot allocate) or the timeout reason."""
+    def _allocate_all(self, s: _State, nodes: NodeSet) -> np.ndarray:
+        """The allocation verdict per node, the allocator running once per slice signature:
+        nodes without node-local slices share one per pattern of node-selector verdicts."""
         inv = s.inventory
         cache, rows = nodes.cache, nodes.rows
         n = len(rows)
@@ -332,15 +331,16 @@ class DynamicResources(Plugin):
             local_rows = [cache.row_of[name] for name in inv.local if name in cache.row_of]
             local = np.isin(rows, np.asarray(local_rows, np.int64))
         claims = [s.claims[i] for i in s.to_allocate]
-        shared = [self._allocate_group(s, inv.signature(tuple(bool(b) for b in p), None), None, claims)
-                  for p in patterns]
-        out = [shared[int(k)] for k in inverse]
+        by_pattern = np.zeros(len(patterns), np.int8)
+        for k in np.unique(inverse[~local]):
+            sig = inv.signature(tuple(bool(b) for b in patterns[k]), None)
+            by_pattern[k] = _verdict(self._allocate_group(s, sig, None, claims))
+        verdict = by_pattern[inverse]
         for pos in np.flatnonzero(local):
             row = int(rows[pos])
-            node = cache.node_objs[row]
             sig = inv.signature(tuple(bool(b) for b in patterns[inverse[pos]]), cache.names[row])
-            out[pos] = self._allocate_group(s, sig, node, claims)
-        return out
+            verdict[pos] = _verdict(self._allocate_group(s, sig, cache.node_objs[row], claims))
+        return verdict
 
     def _allocate_group(self, s: _State, sig: tuple[int, ...], node: dict | None,
                         claims: list[dict]) -> Any:
@@ -397,7 +397,7 @@ class DynamicResources(Plugin):
             (freed.get("status") or {}).pop(k, None)
         client = self._client
         if client is None:
-            self.tracker.assume(freed)
+            self.tracker.assume(freed, written=False)
             return
 
         async def write() -> None:
@@ -442,9 +442,9 @@ class DynamicResources(Plugin):
                 continue
             uid = (claim.get("metadata") or {}).get("uid", "")
             bound = with_reservation(claim, pod, s.allocations.get(index))
-            prev = self.tracker.assume(bound)
+            prev = self.tracker.assume(bound, written=False)
             self.tracker.remove_pending(uid)
-            s.previous[index] = (True, prev)
+            s.previous[index] = prev
             s.claims[index] = bound
 
     def unreserve(self, state: CycleState, pod: dict, node: str) -> None:
@@ -457,8 +457,8 @@ class DynamicResources(Plugin):
             if self.tracker.remove_pending(meta.get("uid", "")):
                 self.tracker.restore(meta.get("namespace", ""), meta.get("name", ""))
             if index in s.previous:
-                _, prev = s.previous.pop(index)
-                self.tracker.restore(meta.get("namespace", ""), meta.get("name", ""), prev)
+                self.tracker.restore(meta.get("namespace", ""), meta.get("name", ""),
+                                     s.previous.pop(index))
                 continue
             if client is not None and allocation(claim) and is_reserved_for_pod(pod, claim):
                 self.handle.spawn(self._unreserve_claim(client, claim, pod))
@@ -570,6 +570,12 @@ class DynamicResources(Plugin):
         except ClaimError:
             return QUEUE_SKIP
         return QUEUE
+
+
+def _verdict(result: Any) -> int:
+    if isinstance(result, list):
+        return _OK
+    return _TIMED_OUT if result == REASON_TIMED_OUT else _CANNOT
 
 
 def _check_class(class_name: str, request_name: str, classes: dict) -> Status | None:
