@@ -175,3 +175,15 @@ def test_the_documented_example(tmp_path):
     assert r["batch-0"]["node"] is None
     assert r["batch-0"]["message"] == ("0/3 nodes are available: 3 Insufficient cpu. preemption: "
                                        "not eligible due to preemptionPolicy=Never.")
+
+
+def test_kvert_up_refuses_a_bad_scheduler_config_naming_the_field(tmp_path, capsys):
+    import pytest
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text("profiles: [{pluginConfig: [{name: InterPodAffinity, "
+                   "args: {hardPodAffinityWeight: 500}}]}]")
+    with pytest.raises(SystemExit) as info:
+        main(["up", "--data-dir", str(tmp_path / "d"), "--port", "0", "--scheduler-config", str(cfg)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--scheduler-config" in err and "hardPodAffinityWeight" in err

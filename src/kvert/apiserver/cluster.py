@@ -28,7 +28,7 @@ class Cluster:
                  node_flags: dict | None = None, kubelet_config: Path | None = None,
                  metrics_resolution: float = 15.0,
                  vpa_intervals: tuple[float, float] = (60.0, 60.0), vpa: bool = True,
-                 vpa_history=None):
+                 vpa_history=None, scheduler_config=None):
         self.data_dir = data_dir
         self.store_url = store_url
         self.host = host
@@ -43,6 +43,7 @@ class Cluster:
         self.vpa_intervals = vpa_intervals   # (recommender, updater) seconds
         self.vpa = vpa                       # False: no recommender, updater, webhook (--no-vpa)
         self.vpa_history = vpa_history       # the recommender's history provider (kvert.vpa.history)
+        self.scheduler_config = scheduler_config   # a KubeSchedulerConfiguration (None: default)
         self.metrics = None          # the node agents' metrics, served by the API server
         self.url = ""
         self.server: ApiServer | None = None
@@ -101,7 +102,7 @@ class Cluster:
         from kvert.scheduler import Scheduler
         components: list = [
             ControllerManager(self._client("system:kube-controller-manager"), self.clock),
-            Scheduler(self._client("system:kube-scheduler"), self.clock),
+            Scheduler(self._client("system:kube-scheduler"), self.clock, self.scheduler_config),
         ]
         components += [self._node_agent(f"node-{i}") for i in range(1, self.nodes + 1)]
         components += self._vpa() if self.vpa else []

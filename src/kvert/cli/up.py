@@ -61,6 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     nodes.add_argument("--metrics-resolution", type=float, default=15.0,
                        help="seconds between samples of the nodes' usage for the metrics.k8s.io API "
                             "(kubectl top; metrics-server's --metric-resolution)")
+    p.add_argument("--scheduler-config", type=Path, default=None, metavar="FILE",
+                   help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the "
+                        "scheduler, as kube-scheduler's --config (default: its default profile)")
     vpa = p.add_argument_group("vpa", "the Vertical Pod Autoscaler (recommender, updater, admission webhook)")
     vpa.add_argument("--vpa-recommender-interval", type=float, default=60.0,
                      help="seconds between recommender passes (default: 60, the VPA's)")
@@ -90,6 +93,18 @@ def _vpa_history(args: argparse.Namespace):
         raise SystemExit(2) from None
 
 
+def _scheduler_config(args: argparse.Namespace):
+    """The parsed --scheduler-config (None without one); exits 2 naming a bad field."""
+    if args.scheduler_config is None:
+        return None
+    from kvert.scheduler.config import ConfigError, load_config
+    try:
+        return load_config(args.scheduler_config)
+    except ConfigError as e:
+        print(f"error: --scheduler-config: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 async def _up(args: argparse.Namespace) -> int:
     from kvert.apiserver.cluster import Cluster
 
@@ -108,7 +123,8 @@ async def _up(args: argparse.Namespace) -> int:
                       vpa_intervals=(args.vpa_recommender_interval, args.vpa_updater_interval),
                       vpa=getattr(args, "vpa", True),
                       vpa_history=_vpa_history(args),
-                      metrics_resolution=args.metrics_resolution)
+                      metrics_resolution=args.metrics_resolution,
+                      scheduler_config=_scheduler_config(args))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
