@@ -36,6 +36,12 @@ Active``. Node: ``status.allocatable`` copied from ``capacity`` when absent. Ser
 ``port``. LimitRange (Container items): ``default`` from ``max``, ``defaultRequest`` from
 ``default`` then ``min``. PodDisruptionBudget, RuntimeClass, Lease, ConfigMap, Event: nothing.
 
+ResourceClaim and ResourceClaimTemplate (``pkg/apis/resource/v1/defaults.go``): each
+``exactly`` request and ``firstAvailable`` subrequest gets ``allocationMode: ExactCount`` and,
+in that mode, ``count: 1``; a device toleration's ``operator`` defaults to ``Equal``. Not
+defaulted: a device taint's ``timeAdded`` (upstream stamps the current time; defaulting here
+has no clock). DeviceClass, ResourceSlice, Workload: nothing.
+
 VerticalPodAutoscaler: like the VPA admission controller, an absent ``spec.updatePolicy``
 becomes ``{updateMode: Recreate}`` (the VPA's default; the seeds' default ``Auto`` is a
 deprecated alias with the same behaviour). ``controlledValues`` and ``controlledResources``
@@ -302,6 +308,37 @@ def default_vpa(obj: dict) -> None:
         spec["updatePolicy"] = {"updateMode": DEFAULT_VPA_UPDATE_MODE}
 
 
+def _default_device_request(request: Any) -> None:
+    """``SetDefaults_ExactDeviceRequest`` / ``SetDefaults_DeviceSubRequest``, and the
+    ``Equal`` default of a toleration's operator."""
+    if not isinstance(request, dict):
+        return
+    if not request.get("allocationMode"):
+        request["allocationMode"] = "ExactCount"
+    if request["allocationMode"] == "ExactCount" and not request.get("count"):
+        request["count"] = 1
+    for toleration in _list(request, "tolerations"):
+        if isinstance(toleration, dict) and not toleration.get("operator"):
+            toleration["operator"] = "Equal"
+
+
+def _default_device_claim(claim_spec: Any) -> None:
+    for request in _list(_dict(claim_spec, "devices"), "requests"):
+        if not isinstance(request, dict):
+            continue
+        _default_device_request(_dict(request, "exactly"))
+        for sub in _list(request, "firstAvailable"):
+            _default_device_request(sub)
+
+
+def default_resource_claim(obj: dict) -> None:
+    _default_device_claim(_dict(obj, "spec"))
+
+
+def default_resource_claim_template(obj: dict) -> None:
+    _default_device_claim(_dict(_dict(obj, "spec"), "spec"))
+
+
 _BY_KIND = {
     ("v1", "Pod"): default_pod,
     ("v1", "Namespace"): default_namespace,
@@ -312,6 +349,8 @@ _BY_KIND = {
     ("apps/v1", "ReplicaSet"): default_replica_set,
     ("scheduling.k8s.io/v1", "PriorityClass"): default_priority_class,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): default_vpa,
+    ("resource.k8s.io/v1", "ResourceClaim"): default_resource_claim,
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): default_resource_claim_template,
 }
 
 

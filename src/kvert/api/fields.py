@@ -62,6 +62,8 @@ _SUPPORTED: dict[str, frozenset[str]] = {
     "replicationcontrollers": _META | {"status.replicas"},
     "batch/jobs": _META | {"status.successful"},
     "certificates.k8s.io/certificatesigningrequests": _META | {"spec.signerName"},
+    # a kubelet's DRA driver lists the slices of its node (resourceslice strategy.go)
+    "resource.k8s.io/resourceslices": frozenset({"metadata.name", "spec.nodeName", "spec.driver"}),
 }
 
 # Old spellings the conversion functions rewrite (pods: v1 clients sent spec.host).

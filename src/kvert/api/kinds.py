@@ -72,6 +72,13 @@ BUILTIN: tuple[ResourceType, ...] = (
     _rt("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("status",),
         ("pdb",)),
     _rt("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, (), ("pc",)),
+    # Alpha in Kubernetes 1.35 (GenericWorkload gate, KEP-4671); served unconditionally here.
+    _rt("scheduling.k8s.io", "v1alpha1", "Workload", "workloads", True),
+    # Dynamic resource allocation, GA in 1.34.
+    _rt("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", False),
+    _rt("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", True, ("status",)),
+    _rt("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", True),
+    _rt("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", False),
     _rt("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
     _rt("coordination.k8s.io", "v1", "Lease", "leases", True),
     _rt("events.k8s.io", "v1", "Event", "events", True, (), ("ev",)),

@@ -2,7 +2,7 @@
 merge patch, server-side apply and the OpenAPI extensions.
 
 Kubernetes declares these on its Go types, and kvert copies them here as they stand in
-``k8s.io/api`` (core/v1, apps/v1, policy/v1, ...):
+``k8s.io/api`` (core/v1, apps/v1, policy/v1, resource/v1, scheduling/v1alpha1, ...):
 
 * struct tags ``patchStrategy:"merge"`` / ``"merge,retainKeys"`` / ``"retainKeys"`` /
   ``"replace"`` and ``patchMergeKey:"name"`` drive strategic merge patch
@@ -289,6 +289,44 @@ _TYPES: dict[str, _Fields] = {
         "nodeSelector": (ATOMIC_MAP, None),
         "tolerations": (ATOMIC, None),
     },
+    # ---- scheduling.k8s.io/v1alpha1 ----------------------------------------------
+    "WorkloadSpec": {"podGroups": (_map("name"), None)},
+    # ---- resource.k8s.io/v1 -------------------------------------------------------
+    "DeviceClassSpec": {
+        "selectors": (ATOMIC, None),
+        "config": (ATOMIC, None),
+    },
+    "ResourceClaimSpec": {"devices": (None, "DeviceClaim")},
+    "DeviceClaim": {
+        "requests": (ATOMIC, None),
+        "constraints": (ATOMIC, None),
+        "config": (ATOMIC, None),
+    },
+    "ResourceClaimStatus": {
+        "allocation": (None, "AllocationResult"),
+        "reservedFor": (_merge_map("uid"), None),
+        "devices": (_map("driver", "device", "pool", "shareID"), "AllocatedDeviceStatus"),
+    },
+    "AllocationResult": {
+        "devices": (None, "DeviceAllocationResult"),
+        "nodeSelector": (ATOMIC_MAP, "NodeSelector"),
+    },
+    "DeviceAllocationResult": {"results": (ATOMIC, None), "config": (ATOMIC, None)},
+    "AllocatedDeviceStatus": {
+        "conditions": (_map("type"), None),
+        "networkData": (None, "NetworkDeviceData"),
+    },
+    "NetworkDeviceData": {"ips": (ATOMIC, None)},
+    "ResourceClaimTemplateSpec": {
+        "metadata": (None, "ObjectMeta"),
+        "spec": (None, "ResourceClaimSpec"),
+    },
+    "ResourceSliceSpec": {
+        "nodeSelector": (ATOMIC_MAP, "NodeSelector"),
+        "devices": (ATOMIC, None),
+        "sharedCounters": (ATOMIC, None),
+        "skipNodeOperations": (PatchMeta(list_type="set"), None),
+    },
     # ---- admissionregistration.k8s.io/v1 ---------------------------------------
     "Webhook": {
         "rules": (ATOMIC, None),
@@ -339,6 +377,11 @@ _TYPES.update({
     "PriorityClass": _kind(),
     "RuntimeClass": _kind(scheduling="RuntimeClassScheduling"),
     "Lease": _kind(),
+    "Workload": _kind("WorkloadSpec"),
+    "DeviceClass": _kind("DeviceClassSpec"),
+    "ResourceClaim": _kind("ResourceClaimSpec", "ResourceClaimStatus"),
+    "ResourceClaimTemplate": _kind("ResourceClaimTemplateSpec"),
+    "ResourceSlice": _kind("ResourceSliceSpec"),
     "CoreEventObject": {"metadata": (None, "ObjectMeta"), **_TYPES["CoreEvent"]},
     "EventsEventObject": {"metadata": (None, "ObjectMeta"), **_TYPES["EventsEvent"]},
     "CustomResourceDefinition": _kind("CRDSpec", "CRDStatus"),
@@ -364,6 +407,11 @@ _ROOTS: dict[tuple[str, str], str] = {
     ("apps/v1", "ReplicaSet"): "ReplicaSet",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
+    ("scheduling.k8s.io/v1alpha1", "Workload"): "Workload",
+    ("resource.k8s.io/v1", "DeviceClass"): "DeviceClass",
+    ("resource.k8s.io/v1", "ResourceClaim"): "ResourceClaim",
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): "ResourceClaimTemplate",
+    ("resource.k8s.io/v1", "ResourceSlice"): "ResourceSlice",
     ("node.k8s.io/v1", "RuntimeClass"): "RuntimeClass",
     ("coordination.k8s.io/v1", "Lease"): "Lease",
     ("events.k8s.io/v1", "Event"): "EventsEventObject",

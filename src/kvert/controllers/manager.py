@@ -1,7 +1,8 @@
 """The controller manager: every workload controller of ``kvert up`` on shared informers.
 
-``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment and disruption
-controllers and the garbage collector over one ``InformerFactory`` (one list+watch per
+``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, disruption and
+ResourceClaim controllers and the garbage collector (which also collects ResourceClaims
+owned by deleted pods) over one ``InformerFactory`` (one list+watch per
 resource, as kube-controller-manager's shared informers). ``await manager.run()`` starts
 the informers, waits until they have listed the store, and runs the controllers until
 ``manager.stop()``. Stopping (or killing the task) loses nothing: a new manager rebuilds
@@ -18,18 +19,26 @@ from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
-from kvert.controllers.gc import GarbageCollector
+from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
 from kvert.controllers.replicaset import ReplicaSetController
+from kvert.controllers.resourceclaim import CLAIMS, ResourceClaimController
 
 log = logging.getLogger(__name__)
 
-ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector")
+ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim")
+
+
+def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
+    # ResourceClaims generated for pods are owned by them: collect them with their pods.
+    return GarbageCollector(client, clock, resources=DEFAULT_RESOURCES + (CLAIMS,), **kwargs)
+
 
 _FACTORIES = {
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
     "disruption": DisruptionController,
-    "garbagecollector": GarbageCollector,
+    "garbagecollector": _garbage_collector,
+    "resourceclaim": ResourceClaimController,
 }
 
 

@@ -265,7 +265,8 @@ class OfflineScheduler:
         self._index = 0
 
     def run(self) -> dict:
-        return VirtualClock().run(self._run())
+        self._clock = VirtualClock()
+        return self._clock.run(self._run())
 
     async def _run(self) -> dict:
         out: list[dict] = []
@@ -277,7 +278,7 @@ class OfflineScheduler:
             self._index = len(out)
             out.append(self.schedule(fw, pod))
         if self._waiting:
-            await asyncio.sleep(MAX_PERMIT_TIMEOUT)    # virtual time: every wait ends
+            await self._clock.sleep(MAX_PERMIT_TIMEOUT)    # virtual time: every wait ends
             for i, fw, assumed, node, wait in self._waiting:
                 st = wait.result() if wait.done() else None
                 if not is_success(st):

@@ -16,7 +16,7 @@ arguments, as kube-apiserver decodes-with-defaults before validating; the inputs
 modified, and undefaulted objects validate the same as defaulted ones.
 
 Messages, reasons and field paths follow Kubernetes (``pkg/apis/core/validation``,
-``apimachinery/pkg/api/validation``, ``pkg/apis/{apps,policy,scheduling,node,coordination}``,
+``apimachinery/pkg/api/validation``, ``pkg/apis/{apps,policy,scheduling,node,coordination,resource}``,
 the VPA CRD and the VPA admission controller), e.g. ``spec.containers[0].resources.requests:
 Invalid value: "2": must be less than or equal to cpu limit of 1`` or ``spec: Forbidden: pod
 updates may not change fields other than `spec.containers[*].image`,...``.
@@ -42,7 +42,8 @@ Where kvert deliberately differs from Kubernetes (the per-area modules explain m
 * Node taints are reported under ``spec.taints`` (Kubernetes says ``metadata.taints``);
   pod conditions under ``status.conditions[i].type``;
 * not implemented: volume sources beyond names/mounts, security-context details beyond id
-  ranges, resource claims, pod-level resource aggregation checks, Service/Secret rules.
+  ranges, pod-level resource aggregation checks, Service/Secret rules;
+* dynamic resource allocation (``dra.py``): CEL selector costs are not estimated.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import crd, misc, node, pod, policy, resize, vpa, workloads
+from . import crd, dra, misc, node, pod, policy, resize, vpa, workload, workloads
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -77,6 +78,11 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb,
     ("scheduling.k8s.io/v1", "PriorityClass"): policy.validate_priority_class,
+    ("scheduling.k8s.io/v1alpha1", "Workload"): workload.validate_workload,
+    ("resource.k8s.io/v1", "DeviceClass"): dra.validate_device_class,
+    ("resource.k8s.io/v1", "ResourceClaim"): dra.validate_resource_claim,
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): dra.validate_resource_claim_template,
+    ("resource.k8s.io/v1", "ResourceSlice"): dra.validate_resource_slice,
     ("node.k8s.io/v1", "RuntimeClass"): policy.validate_runtime_class,
     ("coordination.k8s.io/v1", "Lease"): misc.validate_lease,
     ("events.k8s.io/v1", "Event"): misc.validate_events_event,
@@ -93,6 +99,11 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set_update,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_update,
     ("scheduling.k8s.io/v1", "PriorityClass"): policy.validate_priority_class_update,
+    ("scheduling.k8s.io/v1alpha1", "Workload"): workload.validate_workload_update,
+    ("resource.k8s.io/v1", "DeviceClass"): dra.validate_device_class_update,
+    ("resource.k8s.io/v1", "ResourceClaim"): dra.validate_resource_claim_update,
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): dra.validate_resource_claim_template_update,
+    ("resource.k8s.io/v1", "ResourceSlice"): dra.validate_resource_slice_update,
     ("node.k8s.io/v1", "RuntimeClass"): policy.validate_runtime_class_update,
     ("coordination.k8s.io/v1", "Lease"): misc.validate_lease_update,
     ("events.k8s.io/v1", "Event"): misc.validate_events_event_update,
@@ -108,6 +119,7 @@ _STATUS: dict[tuple[str, str], Update] = {
     ("apps/v1", "Deployment"): lambda n, o: workloads.validate_workload_status_update(n, o, "Deployment"),
     ("apps/v1", "ReplicaSet"): lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet"),
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_status_update,
+    ("resource.k8s.io/v1", "ResourceClaim"): dra.validate_resource_claim_status_update,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_status_update,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd_status_update,
 }

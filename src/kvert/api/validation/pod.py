@@ -30,6 +30,7 @@ from .common import (Causes, IS_NEGATIVE_MSG, IS_NOT_POSITIVE_MSG, MAX_INT32, ch
                      not_supported, required, show, type_error)
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
 from .resourcelist import (RESIZABLE_RESOURCES, parse_resource_list, validate_resource_requirements)
+from .workload import validate_workload_reference
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
@@ -87,7 +88,8 @@ def validate_pod_metadata_and_spec(pod: dict) -> Causes:
         errs.append(invalid(key("metadata.annotations", MIRROR_POD_ANNOTATION),
                             annotations[MIRROR_POD_ANNOTATION],
                             "must set spec.nodeName if mirror pod annotation is set"))
-    errs.extend(validate_pod_spec(spec, "spec", is_pod=True))
+    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    errs.extend(validate_pod_spec(spec, "spec", is_pod=True, pod_name=name))
     return errs
 
 
@@ -112,8 +114,9 @@ def validate_pod_template_spec(template: Any, path: str) -> Causes:
     return errs
 
 
-def validate_pod_spec(spec: dict, path: str, *, is_pod: bool) -> Causes:
-    """``ValidatePodSpec``."""
+def validate_pod_spec(spec: dict, path: str, *, is_pod: bool, pod_name: str | None = None) -> Causes:
+    """``ValidatePodSpec``; ``pod_name`` (pods, not templates) also checks the names of the
+    ResourceClaims that templates will produce."""
     errs: Causes = []
     restart_policy = get_str(spec, "restartPolicy", path, errs) or "Always"
     grace = get_int(spec, "terminationGracePeriodSeconds", path, errs)
@@ -127,6 +130,19 @@ def validate_pod_spec(spec: dict, path: str, *, is_pod: bool) -> Causes:
                                      is_pod))
     errs.extend(_validate_init_containers(init_containers, containers, volumes,
                                           child(path, "initContainers"), restart_policy, is_pod))
+    pod_claims = get_list(spec, "resourceClaims", path, errs)
+    errs.extend(_validate_pod_resource_claims(pod_claims, child(path, "resourceClaims"), pod_name))
+    claim_names = {c.get("name") for c in pod_claims
+                   if isinstance(c, dict) and isinstance(c.get("name"), str) and c.get("name")}
+    for field, items in (("containers", containers), ("initContainers", init_containers)):
+        for i, c in enumerate(items):
+            resources = c.get("resources") if isinstance(c, dict) else None
+            if isinstance(resources, dict) and isinstance(resources.get("claims"), list):
+                errs.extend(_validate_container_claims(
+                    resources["claims"], claim_names,
+                    child(child(index(child(path, field), i), "resources"), "claims")))
+    if spec.get("workloadRef") is not None:
+        errs.extend(validate_workload_reference(spec["workloadRef"], child(path, "workloadRef")))
     ephemeral = get_list(spec, "ephemeralContainers", path, errs)
     if ephemeral:
         errs.extend(_validate_ephemeral_containers(ephemeral, containers + init_containers, volumes,
@@ -205,6 +221,88 @@ def validate_pod_spec(spec: dict, path: str, *, is_pod: bool) -> Causes:
         elif os_name not in OS_NAMES:
             errs.append(not_supported(child(path, "os"), os_name, OS_NAMES))
     errs.extend(_check_host_port_conflicts(containers, child(path, "containers")))
+    return errs
+
+
+# -- dynamic resource claims --------------------------------------------------------------------
+
+def _validate_pod_resource_claims(claims: list, path: str, pod_name: str | None) -> Causes:
+    """``validatePodResourceClaims``: unique DNS-label names, exactly one claim source."""
+    errs: Causes = []
+    seen: set[str] = set()
+    for _, p, claim in dicts(claims, path, errs):
+        name = get_str(claim, "name", p, errs)
+        name_path = child(p, "name")
+        if not name:
+            errs.append(required(name_path))
+        elif name in seen:
+            errs.append(duplicate(name_path, name))
+        else:
+            name_errs = names.validate_dns1123_label(name, name_path)
+            errs.extend(name_errs)
+            if not name_errs and pod_name is not None and \
+                    claim.get("resourceClaimTemplateName") is not None:
+                final = f"{pod_name}-{name}"
+                errs.extend(invalid(name_path, final, "final ResourceClaim name: " + m)
+                            for m in names.name_is_dns_subdomain(final))
+            seen.add(name)
+        claim_name = claim.get("resourceClaimName")
+        template_name = claim.get("resourceClaimTemplateName")
+        if claim_name is not None and template_name is not None:
+            errs.append(invalid(p, claim, "at most one of `resourceClaimName` or "
+                                          "`resourceClaimTemplateName` may be specified"))
+        if claim_name is None and template_name is None:
+            errs.append(invalid(p, claim, "must specify one of: `resourceClaimName`, "
+                                          "`resourceClaimTemplateName`"))
+        for field in ("resourceClaimName", "resourceClaimTemplateName"):
+            if claim.get(field) is not None:
+                value = get_str(claim, field, p, errs)
+                errs.extend(names.validate_with(names.name_is_dns_subdomain, value,
+                                                child(p, field)))
+    return errs
+
+
+def _validate_container_claims(claims: list, pod_claims: set[str], path: str) -> Causes:
+    """``validateResourceClaimNames``: a container's ``resources.claims`` name entries of
+    ``spec.resourceClaims``, each claim (or claim/request) once."""
+    errs: Causes = []
+    seen: set[str] = set()
+    for i, p, claim in dicts(claims, path, errs):
+        name = get_str(claim, "name", p, errs)
+        if not name:
+            errs.append(required(p))
+            continue
+        ref = name
+        request = get_str(claim, "request", p, errs)
+        if request:
+            errs.extend(names.validate_dns1123_label(request, child(p, "request")))
+            ref += "/" + request
+        if ref in seen:
+            errs.append(duplicate(p, ref))
+        seen.add(ref)
+        if name not in pod_claims:
+            detail = "must be one of the names in pod.spec.resourceClaims"
+            detail += ": " + ", ".join(sorted(pod_claims)) if pod_claims else " which is empty"
+            errs.append(not_found(p, name, detail))
+    return errs
+
+
+def _validate_resource_claim_statuses(statuses: list, pod_claims: list, path: str) -> Causes:
+    """``validatePodResourceClaimStatuses``: one entry per pod claim, naming a valid claim."""
+    errs: Causes = []
+    claim_names = {c.get("name") for c in pod_claims if isinstance(c, dict)}
+    seen: set[str] = set()
+    for _, p, status in dicts(statuses, path, errs):
+        name = get_str(status, "name", p, errs)
+        if name not in claim_names:
+            errs.append(invalid(child(p, "name"), name,
+                                "must match the name of an entry in `spec.resourceClaims`"))
+        if name in seen:
+            errs.append(duplicate(child(p, "name"), name))
+        seen.add(name)
+        if status.get("resourceClaimName") is not None:
+            value = get_str(status, "resourceClaimName", p, errs)
+            errs.extend(names.validate_with(names.name_is_dns_subdomain, value, child(p, "name")))
     return errs
 
 
@@ -1223,6 +1321,10 @@ def validate_pod_status_update(new: dict, old: dict) -> Causes:
             if field == "ephemeralContainerStatuses" and cs.get("allocatedResourcesStatus"):
                 errs.append(forbidden(child(p, "allocatedResourcesStatus"),
                                       "must not be specified in container status"))
+    errs.extend(_validate_resource_claim_statuses(
+        get_list(status, "resourceClaimStatuses", "status", errs),
+        spec.get("resourceClaims") if isinstance(spec.get("resourceClaims"), list) else [],
+        "status.resourceClaimStatuses"))
     errs.extend(_validate_ips(get_list(status, "podIPs", "status", errs), "status.podIPs"))
     host_ips = get_list(status, "hostIPs", "status", errs)
     if host_ips:

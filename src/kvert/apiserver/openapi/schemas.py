@@ -35,6 +35,8 @@ PACKAGES = {
     "coordination.v1": "io.k8s.api.coordination.v1",
     "events.v1": "io.k8s.api.events.v1",
     "autoscaling.v1": "io.k8s.api.autoscaling.v1",
+    "scheduling.v1alpha1": "io.k8s.api.scheduling.v1alpha1",
+    "resource.v1": "io.k8s.api.resource.v1",
     "admissionregistration.v1": "io.k8s.api.admissionregistration.v1",
     "apiextensions.v1": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
     "meta.v1": "io.k8s.apimachinery.pkg.apis.meta.v1",
@@ -341,6 +343,13 @@ schedulingGates                 [PodSchedulingGate]      While non-empty, the po
 resourceClaims                  [PodResourceClaim]       Dynamic resource claims the pod uses.
 resources                       ResourceRequirements     Pod-level resource requests and limits, shared by all containers. Only cpu, memory and hugepages.
 hostnameOverride                str                      Explicit hostname for the pod, overriding the generated one.
+workloadRef                     WorkloadReference        The Workload and pod group this pod belongs to, for workload-aware (gang) scheduling. Immutable.
+
+@core.v1.WorkloadReference
+Identifies the Workload object and the pod group of it that a pod belongs to.
+name!               str  Name of the Workload, in the pod's namespace; a DNS subdomain. The pod stays unschedulable until the Workload exists.
+podGroup!           str  Name of the pod group within the Workload; a DNS label.
+podGroupReplicaKey  str  Distinguishes replicas of the same pod group: the group's policy applies to each replica separately. A DNS label when set.
 
 @core.v1.Container
 A single application container of a pod.
@@ -1745,7 +1754,301 @@ bucketWeights       {int32}  Weight of each non-empty bucket, scaled to integers
 totalWeight         double   Sum of the bucket weights.
 """
 
-ALL_TEXT = (_META, _POD, _NODE, _CORE, _APPS, _MISC, _APIEXT, _ADMREG, _VPA)
+_WORKLOAD = r"""
+@scheduling.v1alpha1.Workload kind
+A Workload groups the pods of a workload for workload-aware scheduling: each of its pod groups is scheduled with a common policy, for example all-or-nothing (gang) scheduling. Pods join through spec.workloadRef.
+spec!  WorkloadSpec  Desired behavior of the Workload.
+
+@scheduling.v1alpha1.WorkloadSpec
+The desired state of a Workload.
+controllerRef  TypedLocalObjectReference  Optional reference to the object controlling the pods, such as a Job, for tools. Immutable once set.
+podGroups!     [PodGroup]                 The pod groups of the Workload, at most 8, unique by name. Immutable.
+
+@scheduling.v1alpha1.TypedLocalObjectReference
+A typed reference to an object in the same namespace.
+apiGroup  str  API group of the referenced resource; empty for the core group. A DNS subdomain.
+kind!     str  Kind of the referenced resource; a path segment name.
+name!     str  Name of the referenced resource; a path segment name.
+
+@scheduling.v1alpha1.PodGroup
+A set of pods scheduled with one policy.
+name!    str             Name of the group, unique within the Workload; a DNS label. Immutable.
+policy!  PodGroupPolicy  How the pods of the group are scheduled.
+
+@scheduling.v1alpha1.PodGroupPolicy
+The scheduling policy of a pod group: exactly one of basic and gang.
+basic  BasicSchedulingPolicy  Standard Kubernetes scheduling, pod by pod.
+gang   GangSchedulingPolicy   All-or-nothing scheduling of at least minCount pods.
+
+@scheduling.v1alpha1.BasicSchedulingPolicy
+Standard Kubernetes scheduling behavior; intentionally empty.
+
+@scheduling.v1alpha1.GangSchedulingPolicy
+The parameters of gang scheduling.
+minCount!  int32  Minimum number of pods that must be schedulable or scheduled together before the group is admitted. Positive.
+"""
+
+
+_DRA = r"""
+@resource.v1.DeviceClass kind
+A DeviceClass holds the selectors and configuration, set by an administrator or vendor, that device requests of claims refer to by name. Cluster-scoped.
+spec!  DeviceClassSpec  What devices of the class are and how to configure them. Mutable: allocations use the class as it was when they were made.
+
+@resource.v1.DeviceClassSpec
+What a DeviceClass selects and configures.
+selectors             [DeviceSelector]            Every selector must match a device allocated through this class.
+config                [DeviceClassConfiguration]  Configuration passed to the driver of each device allocated through this class; not used for allocation.
+extendedResourceName  str                         Extended resource name that pods can request to get a device of this class (DRAExtendedResource).
+
+@resource.v1.DeviceClassConfiguration
+Configuration of a DeviceClass.
+opaque  OpaqueDeviceConfiguration  Driver-specific configuration parameters.
+
+@resource.v1.DeviceSelector
+A criterion a device must satisfy: exactly one field is set.
+cel  CELDeviceSelector  A CEL expression.
+
+@resource.v1.CELDeviceSelector
+A CEL expression selecting devices.
+expression!  str  A CEL expression over the object "device" (driver, attributes and capacity grouped by domain, allowMultipleAllocations) that must evaluate to true for a matching device. At most 10 Ki long.
+
+@resource.v1.OpaqueDeviceConfiguration
+Configuration parameters for one driver, in the driver's own format.
+driver!      str  The driver the parameters are for: a DNS subdomain, usually ending in a domain of the driver's vendor.
+parameters!  obj  Arbitrary JSON object, at most 10 Ki, validated and versioned by the driver.
+
+@resource.v1.ResourceClaim kind
+A ResourceClaim requests access to devices for workloads. Its status tracks the allocation and which consumers (pods) may use it.
+spec!   ResourceClaimSpec    What is requested and how to configure it. Immutable.
+status  ResourceClaimStatus  Whether the claim is allocated, what was allocated and who reserved it. Written through the status subresource.
+
+@resource.v1.ResourceClaimSpec
+What a ResourceClaim requests.
+devices  DeviceClaim  How to request devices.
+
+@resource.v1.DeviceClaim
+The device requests of a claim, with constraints across them and configuration for them.
+requests     [DeviceRequest]             Requests for distinct devices, all of which must be satisfied. At most 32, unique by name.
+constraints  [DeviceConstraint]          Constraints the allocated devices must satisfy together.
+config       [DeviceClaimConfiguration]  Configuration for the drivers of the allocated devices; ignored by allocation.
+
+@resource.v1.DeviceRequest
+A request for devices of a claim: exactly one of exactly and firstAvailable.
+name!           str                 Name of the request, referenced by containers (resources.claims[].request) and constraints; a DNS label.
+exactly         ExactDeviceRequest  One request that must be met exactly.
+firstAvailable  [DeviceSubRequest]  Alternatives tried in order; the scheduler picks the first it can satisfy. At most 8.
+
+@resource.v1.ExactDeviceRequest
+A request for one or more identical devices.
+deviceClassName!   str                     The DeviceClass whose selectors and configuration the request inherits.
+selectors          [DeviceSelector]        Criteria every allocated device must also satisfy.
+allocationMode     str(ExactCount|All)     ExactCount (default) asks for count devices; All for all matching devices of a pool.
+count              int64                   Number of devices in ExactCount mode; default 1.
+adminAccess        bool                    Administrative access to the devices, ignoring other allocations (needs the resource.kubernetes.io/admin-access namespace label).
+tolerations        [DeviceToleration]      Device taints this request tolerates.
+capacity           CapacityRequirements    Capacity each allocated device must provide (consumable capacity).
+derivedAttributes  [DeviceDerivedAttribute]  Virtual attributes computed per device for constraints (DRADerivedAttributes).
+
+@resource.v1.DeviceSubRequest
+One alternative of a firstAvailable request.
+name!             str                   Name of the subrequest, referenced as <request>/<subrequest>; a DNS label.
+deviceClassName!  str                   The DeviceClass the subrequest inherits from.
+selectors         [DeviceSelector]      Criteria every allocated device must also satisfy.
+allocationMode    str(ExactCount|All)   ExactCount (default) or All.
+count             int64                 Number of devices in ExactCount mode; default 1.
+tolerations       [DeviceToleration]    Device taints this subrequest tolerates.
+capacity          CapacityRequirements  Capacity each allocated device must provide.
+derivedAttributes  [DeviceDerivedAttribute]  Virtual attributes computed per device for constraints.
+
+@resource.v1.DeviceDerivedAttribute
+A virtual device attribute computed with CEL.
+name!        str  Fully qualified attribute name used in constraints.
+expression!  str  CEL expression computing the value for each candidate device.
+
+@resource.v1.CapacityRequirements
+Capacity a request needs from each device.
+requests  {qty}  Amount of each named capacity.
+
+@resource.v1.DeviceToleration
+A device taint the claim tolerates.
+key                str                                 Taint key to tolerate; empty with operator Exists tolerates every taint.
+operator           str(Equal|Exists)                   How the key relates to the value. Default Equal.
+value              str                                 Taint value to match; empty for Exists.
+effect             str(None|NoSchedule|NoExecute)      Taint effect to match; empty matches all.
+tolerationSeconds  int64                               How long a NoExecute taint is tolerated before eviction; unset tolerates it forever.
+
+@resource.v1.DeviceConstraint
+A constraint on the devices allocated for some or all requests.
+requests           [str]  Requests (or request/subrequest) the constraint applies to; all when empty.
+matchAttribute     str    Fully qualified attribute every device must have with the same value.
+distinctAttribute  str    Fully qualified attribute every device must have with a different value.
+
+@resource.v1.DeviceClaimConfiguration
+Configuration for some or all requests of a claim.
+requests  [str]                      Requests (or request/subrequest) the configuration applies to; all when empty.
+opaque    OpaqueDeviceConfiguration  Driver-specific configuration parameters.
+
+@resource.v1.ResourceClaimStatus
+The observed state of a claim.
+allocation   AllocationResult                  Set once the claim is allocated; cannot change afterwards except by being cleared (deallocation).
+reservedFor  [ResourceClaimConsumerReference]  Consumers allowed to use the claim; at most 256. A reserved claim is not deallocated.
+devices      [AllocatedDeviceStatus]           Status of each allocated device, as reported by its driver.
+
+@resource.v1.ResourceClaimConsumerReference
+A consumer of a claim, in the claim's namespace.
+apiGroup   str  API group of the consumer; empty for the core group.
+resource!  str  Resource type of the consumer, for example "pods".
+name!      str  Name of the consumer.
+uid!       str  UID of the consumer instance.
+
+@resource.v1.AllocationResult
+The result of allocating a claim.
+devices              DeviceAllocationResult  The allocated devices.
+nodeSelector         core.v1.NodeSelector    Nodes where the allocated devices are available; everywhere when unset.
+allocationTimestamp  time                    When the allocation was made, if known.
+
+@resource.v1.DeviceAllocationResult
+The devices allocated for a claim and their configuration.
+results  [DeviceRequestAllocationResult]  One entry per allocated device.
+config   [DeviceAllocationConfiguration]  Claim and class configuration for the drivers.
+
+@resource.v1.DeviceRequestAllocationResult
+One device allocated for a request.
+request!                  str                 The request (or request/subrequest) the device was allocated for.
+driver!                   str                 Driver of the device.
+pool!                     str                 Pool of the device.
+device!                   str                 Name of the device in its pool.
+adminAccess               bool                Whether the device was allocated for administrative access.
+tolerations               [DeviceToleration]  The request's tolerations at allocation time.
+bindingConditions         [str]               Conditions that must become True before the pod is bound.
+bindingFailureConditions  [str]               Conditions signalling that binding failed.
+shareID                   str                 Identifies one share of a device allocated several times.
+consumedCapacity          {qty}               Capacity of the device consumed by this allocation.
+skipNodeOperations        [str]               Node-local operations the kubelet skips for this device.
+
+@resource.v1.DeviceAllocationConfiguration
+Configuration in an allocation result.
+source!   str(FromClass|FromClaim)   Whether the configuration comes from the class or the claim.
+requests  [str]                      Requests the configuration applies to; all when empty.
+opaque    OpaqueDeviceConfiguration  Driver-specific configuration parameters.
+
+@resource.v1.AllocatedDeviceStatus
+The status of an allocated device, reported by its driver.
+driver!      str                  Driver of the device.
+pool!        str                  Pool of the device.
+device!      str                  Name of the device.
+shareID      str                  The allocation share, for devices allocated several times.
+conditions   [meta.v1.Condition]  Latest observations of the device's state, for example Ready. At most 8.
+data         obj                  Driver-specific data, at most 10 Ki.
+networkData  NetworkDeviceData    Network details of the device.
+
+@resource.v1.NetworkDeviceData
+Network details of an allocated device.
+interfaceName    str    Name of the network interface in the pod.
+ips              [str]  Addresses of the interface in CIDR notation.
+hardwareAddress  str    Hardware (MAC) address of the interface.
+
+@resource.v1.ResourceClaimTemplate kind
+A ResourceClaimTemplate describes the ResourceClaim created for each pod that references it.
+spec!  ResourceClaimTemplateSpec  The claim to create. Immutable.
+
+@resource.v1.ResourceClaimTemplateSpec
+The metadata and spec of the claims created from a template.
+metadata  meta.v1.ObjectMeta  Labels and annotations copied into each claim; no other field may be set.
+spec!     ResourceClaimSpec   The spec of each claim, copied unchanged.
+
+@resource.v1.ResourceSlice kind
+A ResourceSlice publishes some or all devices of a pool managed by a DRA driver, with their attributes and capacities. Cluster-scoped.
+spec!  ResourceSliceSpec  What the driver publishes.
+
+@resource.v1.ResourceSliceSpec
+The devices of a slice and where they are available.
+driver!                 str                          The DRA driver providing the devices; a DNS subdomain. Immutable.
+pool!                   ResourcePool                 The pool the slice belongs to.
+nodeName                str                          Node providing the devices, for node-local pools. Immutable. Exactly one of nodeName, nodeSelector, allNodes and perDeviceNodeSelection is set.
+nodeSelector            core.v1.NodeSelector         Nodes with access to the devices; exactly one term.
+allNodes                bool                         Every node has access to the devices.
+devices                 [Device]                     Devices of the pool; at most 128 (64 with taints, counters or list attributes).
+perDeviceNodeSelection  bool                         Each device names the nodes with access to it.
+sharedCounters          [CounterSet]                 Counter sets devices of the pool consume from; not together with devices.
+partitionTypeAttribute  str                          Attribute naming each partitionable device's partition type.
+skipNodeOperations      [str]                        Node-local operations the kubelet skips for these devices.
+
+@resource.v1.ResourcePool
+The pool a slice belongs to.
+name!                str    Name of the pool, unique per driver; one or more DNS subdomains separated by '/'. Immutable.
+generation!          int64  Changed by the driver whenever the pool changes; consumers only use the slices of the highest generation.
+resourceSliceCount!  int64  Number of slices of the pool at this generation. Positive.
+
+@resource.v1.Device
+One device of a pool.
+name!                     str                                   Name of the device, unique in the pool; a DNS label.
+attributes                {DeviceAttribute}                     Attributes of the device by qualified name. At most 32 attributes and capacities together.
+capacity                  {DeviceCapacity}                      Capacities of the device by qualified name.
+consumesCounters          [DeviceCounterConsumption]            Counters the device consumes from shared counter sets.
+nodeName                  str                                   Node with access to the device (perDeviceNodeSelection).
+nodeSelector              core.v1.NodeSelector                  Nodes with access to the device (perDeviceNodeSelection).
+allNodes                  bool                                  Every node has access to the device (perDeviceNodeSelection).
+taints                    [DeviceTaint]                         Driver-defined taints of the device. At most 16.
+bindsToNode               bool                                  An allocation of the device is limited to the node chosen at allocation.
+bindingConditions         [str]                                 Conditions that must become True before pods using the device are bound.
+bindingFailureConditions  [str]                                 Conditions signalling that binding failed.
+allowMultipleAllocations  bool                                  The device may be allocated to several requests, sharing its capacity.
+nodeAllocatableResources  {obj}                                 Node resources (cpu, memory, ...) managed through this device.
+
+@resource.v1.DeviceAttribute
+The value of a device attribute: exactly one field is set.
+int       int64   A number.
+bool      bool    A boolean.
+string    str     A string of at most 64 bytes.
+version   str     A semantic version (semver.org 2.0.0).
+ints      [int64]  A non-empty list of numbers.
+bools     [bool]   A non-empty list of booleans.
+strings   [str]    A non-empty list of strings.
+versions  [str]    A non-empty list of semantic versions.
+
+@resource.v1.DeviceCapacity
+A capacity of a device.
+value!         qty                    Total amount of the capacity.
+requestPolicy  CapacityRequestPolicy  How requests consume the capacity of a multi-allocatable device.
+
+@resource.v1.CapacityRequestPolicy
+How requests consume a device capacity.
+default      qty                         Amount consumed by a request that does not ask for this capacity.
+validValues  [qty]                       Allowed amounts, ascending.
+validRange   CapacityRequestPolicyRange  Allowed range of amounts.
+
+@resource.v1.CapacityRequestPolicyRange
+A range of allowed capacity amounts.
+min!  qty  Smallest amount.
+max   qty  Largest amount.
+step  qty  Step between allowed amounts, from min.
+
+@resource.v1.CounterSet
+A named set of counters devices of the pool consume from.
+name!      str        Name of the set; a DNS label.
+counters!  {Counter}  The counters of the set, at most 32.
+
+@resource.v1.Counter
+A counter value.
+value!  qty  Amount available or consumed.
+
+@resource.v1.DeviceCounterConsumption
+The counters a device consumes from one counter set.
+counterSet!          str        Name of the counter set.
+counters!            {Counter}  Amounts consumed.
+compatibilityGroups  [str]      Groups of devices that may be allocated together from the same counter set.
+
+@resource.v1.DeviceTaint
+A taint of a device, affecting claims that do not tolerate it.
+key!       str                             Taint key; a label name.
+value      str                             Taint value; a label value.
+effect!    str(None|NoSchedule|NoExecute)  Effect on claims that do not tolerate the taint.
+timeAdded  time                            When the taint was added.
+"""
+
+
+ALL_TEXT = (_META, _POD, _NODE, _CORE, _APPS, _MISC, _APIEXT, _ADMREG, _VPA, _WORKLOAD, _DRA)
 
 
 # -- parsing ----------------------------------------------------------------------------------

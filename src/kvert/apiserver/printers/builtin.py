@@ -887,6 +887,69 @@ def webhook_configuration_row(cfg: dict, now: int) -> Row:
     return [_name(cfg), len(_l(cfg.get("webhooks"))), _age(cfg, now)], None
 
 
+# -- resource.k8s.io ---------------------------------------------------------------------------------
+
+DEVICE_CLASS_COLUMNS = [name_col(), age_col()]
+RESOURCE_CLAIM_TEMPLATE_COLUMNS = [name_col(), age_col()]
+
+
+def name_age_row(obj: dict, now: int) -> Row:
+    return [_name(obj), _age(obj, now)], None
+
+
+RESOURCE_CLAIM_COLUMNS = [
+    name_col(),
+    col("State", "string", "A summary of the current state (allocated, pending, reserved, etc.)."),
+    age_col(),
+]
+
+
+def resource_claim_state(claim: dict) -> str:
+    """``resourceClaimState``: deleted / pending, or allocated and maybe reserved."""
+    status = _m(claim.get("status"))
+    states = []
+    if _deleting(claim):
+        states.append("deleted")
+    if status.get("allocation") is None:
+        if not _deleting(claim):
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if _l(status.get("reservedFor")):
+            states.append("reserved")
+    return ",".join(states)
+
+
+def resource_claim_row(claim: dict, now: int) -> Row:
+    return [_name(claim), resource_claim_state(claim), _age(claim, now)], None
+
+
+RESOURCE_SLICE_COLUMNS = [
+    name_col(),
+    col("Node", "string", "nodeName identifies the node which provides the resources in this pool. "
+        "A field selector can be used to list only ResourceSlice objects belonging to a certain "
+        "node.\n\nThis field can be used to limit access from nodes to ResourceSlices with the "
+        "same node name. It also indicates to autoscalers that adding new nodes of the same type "
+        "as some old node might also make new resources available.\n\nExactly one of NodeName, "
+        "NodeSelector, AllNodes, and PerDeviceNodeSelection must be set. This field is immutable."),
+    col("Driver", "string", "driver identifies the DRA driver providing the capacity information. "
+        "A field selector can be used to list only ResourceSlice objects with a certain driver "
+        "name.\n\nMust be a DNS subdomain and should end with a DNS domain owned by the vendor of "
+        "the driver. It should use only lower case characters. This field is immutable."),
+    col("Pool", "string", "name is used to identify the pool. For node-local devices, this is "
+        "often the node name, but this is not required.\n\nIt must not be longer than 253 "
+        "characters and must consist of one or more DNS sub-domains separated by slashes. This "
+        "field is immutable."),
+    age_col(),
+]
+
+
+def resource_slice_row(rs: dict, now: int) -> Row:
+    spec = _m(rs.get("spec"))
+    return [_name(rs), _s(spec.get("nodeName")), _s(spec.get("driver")),
+            _s(_m(spec.get("pool")).get("name")), _age(rs, now)], None
+
+
 # -- the registry -------------------------------------------------------------------------------
 
 # (group, kind) -> (column definitions, row function)
@@ -910,6 +973,10 @@ PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], RowFunc]] = {
     ("scheduling.k8s.io", "PriorityClass"): (PRIORITY_CLASS_COLUMNS, priority_class_row),
     ("node.k8s.io", "RuntimeClass"): (RUNTIME_CLASS_COLUMNS, runtime_class_row),
     ("coordination.k8s.io", "Lease"): (LEASE_COLUMNS, lease_row),
+    ("resource.k8s.io", "DeviceClass"): (DEVICE_CLASS_COLUMNS, name_age_row),
+    ("resource.k8s.io", "ResourceClaim"): (RESOURCE_CLAIM_COLUMNS, resource_claim_row),
+    ("resource.k8s.io", "ResourceClaimTemplate"): (RESOURCE_CLAIM_TEMPLATE_COLUMNS, name_age_row),
+    ("resource.k8s.io", "ResourceSlice"): (RESOURCE_SLICE_COLUMNS, resource_slice_row),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"):
         (WEBHOOK_COLUMNS, webhook_configuration_row),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"):

@@ -24,6 +24,9 @@ Messages with their own encoding (``resource.Quantity``, ``meta.Time``, ``meta.M
 ``codec.py``, not listed here.
 
 ``KINDS``: ``apiVersion kind message`` for each top-level type a request body may carry.
+
+``pod.spec.workloadRef`` (42) and ``scheduling.k8s.io/v1alpha1`` Workload are Kubernetes 1.35's
+(later releases replaced them with ``schedulingGroup`` and standalone PodGroups).
 """
 
 from __future__ import annotations
@@ -45,6 +48,11 @@ apps/v1 ReplicaSet apps.ReplicaSet
 policy/v1 PodDisruptionBudget policy.PodDisruptionBudget
 policy/v1 Eviction policy.Eviction
 scheduling.k8s.io/v1 PriorityClass scheduling.PriorityClass
+scheduling.k8s.io/v1alpha1 Workload scheduling.Workload
+resource.k8s.io/v1 DeviceClass resource.DeviceClass
+resource.k8s.io/v1 ResourceClaim resource.ResourceClaim
+resource.k8s.io/v1 ResourceClaimTemplate resource.ResourceClaimTemplate
+resource.k8s.io/v1 ResourceSlice resource.ResourceSlice
 node.k8s.io/v1 RuntimeClass node.RuntimeClass
 coordination.k8s.io/v1 Lease coordination.Lease
 events.k8s.io/v1 Event events.Event
@@ -126,6 +134,219 @@ scheduling.PriorityClass
  3 globalDefault bool o
  4 description str o
  5 preemptionPolicy *str o
+scheduling.Workload
+ 1 metadata meta.ObjectMeta o
+ 2 spec scheduling.WorkloadSpec
+scheduling.WorkloadSpec
+ 1 controllerRef *scheduling.TypedLocalObjectReference o
+ 2 podGroups []scheduling.PodGroup
+scheduling.TypedLocalObjectReference
+ 1 apiGroup str o
+ 2 kind str
+ 3 name str
+scheduling.PodGroup
+ 1 name str
+ 3 policy scheduling.PodGroupPolicy
+scheduling.PodGroupPolicy
+ 2 basic *scheduling.BasicSchedulingPolicy o
+ 3 gang *scheduling.GangSchedulingPolicy o
+scheduling.BasicSchedulingPolicy
+scheduling.GangSchedulingPolicy
+ 1 minCount i32
+resource.DeviceClass
+ 1 metadata meta.ObjectMeta o
+ 2 spec resource.DeviceClassSpec
+resource.DeviceClassSpec
+ 1 selectors []resource.DeviceSelector o
+ 2 config []resource.DeviceClassConfiguration o
+ 4 extendedResourceName *str o
+resource.DeviceClassConfiguration
+ 1 ~ resource.DeviceConfiguration
+resource.DeviceConfiguration
+ 1 opaque *resource.OpaqueDeviceConfiguration o
+resource.OpaqueDeviceConfiguration
+ 1 driver str
+ 2 parameters runtime.RawExtension
+resource.DeviceSelector
+ 1 cel *resource.CELDeviceSelector o
+resource.CELDeviceSelector
+ 1 expression str
+resource.ResourceClaim
+ 1 metadata meta.ObjectMeta o
+ 2 spec resource.ResourceClaimSpec
+ 3 status resource.ResourceClaimStatus o
+resource.ResourceClaimSpec
+ 1 devices resource.DeviceClaim
+resource.DeviceClaim
+ 1 requests []resource.DeviceRequest
+ 2 constraints []resource.DeviceConstraint o
+ 3 config []resource.DeviceClaimConfiguration o
+resource.DeviceRequest
+ 1 name str
+ 2 exactly *resource.ExactDeviceRequest o
+ 3 firstAvailable []resource.DeviceSubRequest o
+resource.ExactDeviceRequest
+ 1 deviceClassName str
+ 2 selectors []resource.DeviceSelector o
+ 3 allocationMode str o
+ 4 count i64 o
+ 5 adminAccess *bool o
+ 6 tolerations []resource.DeviceToleration o
+ 7 capacity *resource.CapacityRequirements o
+ 8 derivedAttributes []resource.DeviceDerivedAttribute o
+resource.DeviceSubRequest
+ 1 name str
+ 2 deviceClassName str
+ 3 selectors []resource.DeviceSelector o
+ 4 allocationMode str o
+ 5 count i64 o
+ 6 tolerations []resource.DeviceToleration o
+ 7 capacity *resource.CapacityRequirements o
+ 8 derivedAttributes []resource.DeviceDerivedAttribute o
+resource.CapacityRequirements
+ 1 requests map[str]resource.Quantity o
+resource.DeviceDerivedAttribute
+ 1 name str
+ 2 expression str
+resource.DeviceToleration
+ 1 key str o
+ 2 operator str o
+ 3 value str o
+ 4 effect str o
+ 5 tolerationSeconds *i64 o
+resource.DeviceConstraint
+ 1 requests []str o
+ 2 matchAttribute *str o
+ 3 distinctAttribute *str o
+resource.DeviceClaimConfiguration
+ 1 requests []str o
+ 2 ~ resource.DeviceConfiguration
+resource.ResourceClaimStatus
+ 1 allocation *resource.AllocationResult o
+ 2 reservedFor []resource.ResourceClaimConsumerReference o
+ 4 devices []resource.AllocatedDeviceStatus o
+resource.ResourceClaimConsumerReference
+ 1 apiGroup str o
+ 3 resource str
+ 4 name str
+ 5 uid str
+resource.AllocationResult
+ 1 devices resource.DeviceAllocationResult o
+ 3 nodeSelector *core.NodeSelector o
+ 5 allocationTimestamp *meta.Time o
+resource.DeviceAllocationResult
+ 1 results []resource.DeviceRequestAllocationResult o
+ 2 config []resource.DeviceAllocationConfiguration o
+resource.DeviceRequestAllocationResult
+ 1 request str
+ 2 driver str
+ 3 pool str
+ 4 device str
+ 5 adminAccess *bool o
+ 6 tolerations []resource.DeviceToleration o
+ 7 bindingConditions []str o
+ 8 bindingFailureConditions []str o
+ 9 shareID *str o
+ 10 consumedCapacity map[str]resource.Quantity o
+ 11 skipNodeOperations []str o
+resource.DeviceAllocationConfiguration
+ 1 source str
+ 2 requests []str o
+ 3 ~ resource.DeviceConfiguration
+resource.AllocatedDeviceStatus
+ 1 driver str
+ 2 pool str
+ 3 device str
+ 7 shareID *str o
+ 4 conditions []meta.Condition
+ 5 data *runtime.RawExtension o
+ 6 networkData *resource.NetworkDeviceData o
+resource.NetworkDeviceData
+ 1 interfaceName str o
+ 2 ips []str o
+ 3 hardwareAddress str o
+resource.ResourceClaimTemplate
+ 1 metadata meta.ObjectMeta o
+ 2 spec resource.ResourceClaimTemplateSpec
+resource.ResourceClaimTemplateSpec
+ 1 metadata meta.ObjectMeta o
+ 2 spec resource.ResourceClaimSpec
+resource.ResourceSlice
+ 1 metadata meta.ObjectMeta o
+ 2 spec resource.ResourceSliceSpec
+resource.ResourceSliceSpec
+ 1 driver str
+ 2 pool resource.ResourcePool
+ 3 nodeName *str o
+ 4 nodeSelector *core.NodeSelector o
+ 5 allNodes *bool o
+ 6 devices []resource.Device o
+ 7 perDeviceNodeSelection *bool o
+ 8 sharedCounters []resource.CounterSet o
+ 9 partitionTypeAttribute *str o
+ 10 skipNodeOperations []str o
+resource.ResourcePool
+ 1 name str
+ 2 generation i64
+ 3 resourceSliceCount i64
+resource.CounterSet
+ 1 name str
+ 2 counters map[str]resource.Counter o
+resource.Counter
+ 1 value resource.Quantity
+resource.Device
+ 1 name str
+ 2 attributes map[str]resource.DeviceAttribute o
+ 3 capacity map[str]resource.DeviceCapacity o
+ 4 consumesCounters []resource.DeviceCounterConsumption o
+ 5 nodeName *str o
+ 6 nodeSelector *core.NodeSelector o
+ 7 allNodes *bool o
+ 8 taints []resource.DeviceTaint o
+ 9 bindsToNode *bool o
+ 10 bindingConditions []str o
+ 11 bindingFailureConditions []str o
+ 12 allowMultipleAllocations *bool o
+ 14 nodeAllocatableResources map[str]resource.NodeAllocatableResource o
+resource.NodeAllocatableResource
+ 3 mapping *resource.NodeAllocatableMapping o
+ 4 overhead *resource.NodeAllocatableOverhead o
+resource.NodeAllocatableMapping
+ 1 capacityKey *str o
+ 2 capacityMultiplier *resource.Quantity o
+ 3 deviceMultiplier *resource.Quantity o
+resource.NodeAllocatableOverhead
+ 1 perPod *resource.Quantity o
+ 2 perContainer *resource.Quantity o
+resource.DeviceAttribute
+ 2 int *i64 o
+ 3 bool *bool o
+ 4 string *str o
+ 5 version *str o
+ 6 ints []i64 o
+ 7 bools []bool o
+ 8 strings []str o
+ 9 versions []str o
+resource.DeviceCapacity
+ 1 value resource.Quantity
+ 2 requestPolicy *resource.CapacityRequestPolicy o
+resource.CapacityRequestPolicy
+ 1 default *resource.Quantity
+ 3 validValues []resource.Quantity o
+ 4 validRange *resource.CapacityRequestPolicyRange o
+resource.CapacityRequestPolicyRange
+ 1 min *resource.Quantity o
+ 2 max *resource.Quantity o
+ 3 step *resource.Quantity o
+resource.DeviceCounterConsumption
+ 1 counterSet str
+ 2 counters map[str]resource.Counter o
+ 3 compatibilityGroups []str o
+resource.DeviceTaint
+ 1 key str
+ 2 value str o
+ 3 effect str
+ 4 timeAdded *meta.Time o
 node.RuntimeClass
  1 metadata meta.ObjectMeta o
  2 handler str
@@ -258,6 +479,7 @@ core.PodSpec
  39 resourceClaims []core.PodResourceClaim o
  40 resources *core.ResourceRequirements o
  41 hostnameOverride *str o
+ 42 workloadRef *core.WorkloadReference o
  43 schedulingGroup *core.PodSchedulingGroup o
  44 evictionResponders []core.EvictionResponder o
 core.PodStatus
@@ -595,6 +817,10 @@ core.ResourceRequirements
  1 limits map[str]resource.Quantity o
  2 requests map[str]resource.Quantity o
  3 claims []core.ResourceClaim o
+core.WorkloadReference
+ 1 name str
+ 2 podGroup str
+ 3 podGroupReplicaKey str o
 core.PodSchedulingGroup
  1 podGroupName *str o
 core.EvictionResponder

@@ -33,9 +33,8 @@ its ResourceSlice is unchanged.
 from __future__ import annotations
 
 import itertools
-import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -356,10 +355,12 @@ class Allocator:
         self.selectors = selectors if selectors is not None else SelectorCache()
 
     def allocate(self, node: Mapping[str, Any] | None, claims: list[Mapping[str, Any]],
-                 slices: Iterable[SliceInfo], deadline: float | None = None) -> list[dict] | None:
+                 slices: Iterable[SliceInfo],
+                 expired: Callable[[], bool] | None = None) -> list[dict] | None:
         """One allocation result per claim (``status.allocation``), or None when the claims
-        cannot all be allocated from ``slices`` (the slices reaching ``node``)."""
-        run = _Run(self, node, claims, gather_pools(slices), deadline)
+        cannot all be allocated from ``slices`` (the slices reaching ``node``). ``expired``
+        says when the time allowed (``filterTimeout``, on the scheduler's clock) is up."""
+        run = _Run(self, node, claims, gather_pools(slices), expired)
         return run.allocate()
 
 
@@ -367,13 +368,14 @@ class _Run:
     """One ``Allocate`` call (upstream's ``allocator``)."""
 
     def __init__(self, alloc: Allocator, node: Mapping[str, Any] | None,
-                 claims: list[Mapping[str, Any]], pools: list[Pool], deadline: float | None):
+                 claims: list[Mapping[str, Any]], pools: list[Pool],
+                 expired: Callable[[], bool] | None):
         self.a = alloc
         self.features = alloc.features
         self.node = node
         self.claims = claims
         self.pools = pools
-        self.deadline = deadline
+        self.expired = expired
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.constraints: list[list[_MatchAttribute]] = []
         self.matches: dict[tuple[int, int, int, DeviceID], bool] = {}
@@ -482,7 +484,7 @@ class _Run:
 
     def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
         self.calls += 1
-        if self.deadline is not None and (self.calls & 63) == 0 and time.monotonic() > self.deadline:
+        if self.expired is not None and (self.calls & 63) == 0 and self.expired():
             raise AllocationTimeout()
         if ci >= len(self.claims):
             return True

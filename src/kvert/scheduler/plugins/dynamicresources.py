@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import time
 import weakref
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -52,6 +51,7 @@ import numpy as np
 
 from kvert.api.errors import ApiError, Conflict
 from kvert.api.nodeaffinity import NodeSelector
+from kvert.clock import WallClock
 from kvert.scheduler.dra.allocator import (
     AllocationError, AllocationTimeout, Allocator, Features, SelectorCache, SliceInfo,
 )
@@ -85,6 +85,9 @@ _UU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
 # one tracker per node cache: the profiles of a scheduler share in-flight allocations
 _TRACKERS: "weakref.WeakKeyDictionary[Any, ClaimTracker]" = weakref.WeakKeyDictionary()
+
+
+_REAL_TIME = WallClock()
 
 
 class DRAError(PluginStatusError):
@@ -346,10 +349,15 @@ class DynamicResources(Plugin):
                         claims: list[dict]) -> Any:
         if sig in s.results:
             return s.results[sig]
-        deadline = time.monotonic() + self.filter_timeout if self.filter_timeout > 0 else None
+        expired = None
+        if self.filter_timeout > 0:
+            # a budget of real computing time, as kube-scheduler's: in a simulation too, where
+            # the virtual clock stands still while the allocator searches
+            end = _REAL_TIME.now() + self.filter_timeout
+            expired = (lambda: _REAL_TIME.now() > end)
         slices = [s.inventory.slices[i] for i in sig]
         try:
-            result: Any = s.allocator.allocate(node, claims, slices, deadline)
+            result: Any = s.allocator.allocate(node, claims, slices, expired)
         except AllocationTimeout:
             result = REASON_TIMED_OUT
         except AllocationError as e:

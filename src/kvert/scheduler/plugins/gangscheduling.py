@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -245,8 +244,8 @@ class GangScheduling(Plugin):
             return clock.now()
         try:    # the time WaitingPod timers run on
             return asyncio.get_running_loop().time()
-        except RuntimeError:
-            return time.monotonic()
+        except RuntimeError:    # no loop: nothing waits, any origin will do
+            return 0.0
 
     def _activate(self, pods: list[dict]) -> None:
         activate = getattr(self.handle, "activate", None)
