@@ -102,15 +102,17 @@ class ImageLocality(Plugin):
         while getattr(base, "base", None) is not None:   # views share the cache's images
             base = base.base
         total = len(base)
+        names = [normalized_image_name(c.get("image") or "") for c in containers]
+        if not total or not any(base.image_node_count.get(n, 0) > 0 for n in names):
+            # no node has any of the images: every sum is 0, clamped to the minimum: 0
+            return np.zeros(len(rows), np.int64)
         sums = np.zeros(len(rows), np.int64)
-        if total:
-            self._sizes.refresh(base)
-            for c in containers:
-                name = normalized_image_name(c.get("image") or "")
-                having = base.image_node_count.get(name, 0)
-                if having <= 0:
-                    continue
-                spread = float(having) / float(total)
-                sizes = self._sizes.column(name)[rows]
-                sums += (sizes.astype(np.float64) * spread).astype(np.int64)
+        self._sizes.refresh(base)
+        for name in names:
+            having = base.image_node_count.get(name, 0)
+            if having <= 0:
+                continue
+            spread = float(having) / float(total)
+            sizes = self._sizes.column(name)[rows]
+            sums += (sizes.astype(np.float64) * spread).astype(np.int64)
         return calculate_priority(sums, len(containers))
