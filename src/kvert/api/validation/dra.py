@@ -939,42 +939,32 @@ def _counter(value: Any, path: str) -> Causes:
     return errs
 
 
-def _counter_set(item: Any, path: str) -> Causes:
+def _named_counters(item: Any, path: str, name_field: str, limit: int) -> Causes:
+    """A CounterSet (``name``) or a DeviceCounterConsumption (``counterSet``): a counter
+    name and its counters."""
     errs: Causes = []
-    counter_set = _obj(item, path, errs)
-    if counter_set is None:
+    obj = _obj(item, path, errs)
+    if obj is None:
         return errs
-    name = get_str(counter_set, "name", path, errs)
+    name = get_str(obj, name_field, path, errs)
     if not name:
-        errs.append(required(child(path, "name")))
+        errs.append(required(child(path, name_field)))
     else:
-        errs.extend(_counter_name(name, child(path, "name")))
-    counters = counter_set.get("counters")
+        errs.extend(_counter_name(name, child(path, name_field)))
+    counters = obj.get("counters")
     if not counters:
         errs.append(required(child(path, "counters")))
     else:
-        _map(counters, SLICE_MAX_COUNTERS_PER_SET, _counter_name, _counter, child(path, "counters"),
-             errs)
+        _map(counters, limit, _counter_name, _counter, child(path, "counters"), errs)
     return errs
+
+
+def _counter_set(item: Any, path: str) -> Causes:
+    return _named_counters(item, path, "name", SLICE_MAX_COUNTERS_PER_SET)
 
 
 def _counter_consumption(item: Any, path: str) -> Causes:
-    errs: Causes = []
-    consumption = _obj(item, path, errs)
-    if consumption is None:
-        return errs
-    name = get_str(consumption, "counterSet", path, errs)
-    if not name:
-        errs.append(required(child(path, "counterSet")))
-    else:
-        errs.extend(_counter_name(name, child(path, "counterSet")))
-    counters = consumption.get("counters")
-    if not counters:
-        errs.append(required(child(path, "counters")))
-    else:
-        _map(counters, SLICE_MAX_COUNTERS_PER_CONSUMPTION, _counter_name, _counter,
-             child(path, "counters"), errs)
-    return errs
+    return _named_counters(item, path, "counterSet", SLICE_MAX_COUNTERS_PER_CONSUMPTION)
 
 
 def _attribute_value_count(device: dict) -> int:
