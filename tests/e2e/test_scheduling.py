@@ -5,6 +5,8 @@ gates. Expected messages are kube-scheduler's."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -50,7 +52,8 @@ def failed_scheduling(kubectl: Kubectl, name: str) -> list[str]:
     return [e["message"] for e in events]
 
 
-def test_required_anti_affinity_spreads_three_replicas_and_the_fourth_stays_pending(sched_cluster):
+def test_required_anti_affinity_spreads_three_replicas_and_the_fourth_stays_pending(sched_cluster,
+                                                                                   tmp_path):
     _, kubectl = sched_cluster
     term = {"labelSelector": {"matchLabels": {"app": "spread"}},
             "topologyKey": "kubernetes.io/hostname"}
@@ -79,6 +82,18 @@ def test_required_anti_affinity_spreads_three_replicas_and_the_fourth_stays_pend
     cond = condition(pending)
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", message)
     assert message in wait_for(lambda: failed_scheduling(kubectl, pending["metadata"]["name"]))
+    # the cluster's snapshot, as kubectl prints it, scheduled offline: the same verdict
+    snapshot = kubectl("get", "nodes,pods,pdb,priorityclasses,namespaces,services", "-A",
+                       "-o", "yaml").stdout
+    path = tmp_path / "cluster.yaml"
+    path.write_text(snapshot)
+    out = subprocess.run([sys.executable, "-m", "kvert.cli.main", "schedule", str(path),
+                          "-o", "json"], capture_output=True, text=True, check=True).stdout
+    [offline] = json.loads(out)["pods"]
+    assert offline["name"] == pending["metadata"]["name"]
+    assert (offline["node"], offline["message"]) == (None, message)
+    assert offline["filtered"] == {n: ["node(s) didn't match pod anti-affinity rules"]
+                                   for n in NODES}
     kubectl("delete", "deployment", "spread", "--wait=false")
 
 
