@@ -28,6 +28,7 @@ work is linear in the text), and texts longer than :data:`MAX_EXPRESSION_LENGTH`
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -352,7 +353,9 @@ _OPS = {"relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "rela
         "addition_add": "_+_", "addition_sub": "_-_", "multiplication_mul": "_*_",
         "multiplication_div": "_/_", "multiplication_mod": "_%_"}
 _FUNCS: dict[str, Any] = {**base_functions, **FUNCTIONS}
-_LITERALS = Evaluator(ast=lark.Tree("literal", []), activation=celpy.evaluation.Activation())
+@functools.cache
+def _literals() -> Evaluator:
+    return Evaluator(ast=lark.Tree("literal", []), activation=celpy.evaluation.Activation())
 
 
 def _call(fn: Any, args: list) -> Any:
@@ -483,7 +486,7 @@ def _compile_tree(t: Any) -> Any:
     if kind == "paren_expr":
         return _compile_tree(ch[0])
     if kind == "literal":
-        value = _LITERALS.literal(t)
+        value = _literals().literal(t)
         if isinstance(value, CELEvalError):
             raise CELError(_eval_message(value))
         return lambda act: value
@@ -663,7 +666,11 @@ def _eval_message(e: CELEvalError) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-_PARSER = celpy.Environment()
+@functools.cache
+def _parser() -> celpy.Environment:
+    """cel-python's parser, built on first use: building its grammar takes a third of a
+    second, which every kvert command would pay at import otherwise."""
+    return celpy.Environment()
 _CACHE: OrderedDict[str, CompiledSelector | CELError] = OrderedDict()
 
 
@@ -688,7 +695,7 @@ def _compile(expression: str) -> CompiledSelector | CELError:
         return CELError(f"compilation failed: expression too long ({len(expression)} characters, "
                         f"at most {MAX_EXPRESSION_LENGTH})")
     try:
-        ast = _PARSER.compile(expression)
+        ast = _parser().compile(expression)
     except CELParseError as e:
         line, col = getattr(e, "line", None) or 1, getattr(e, "column", None) or 1
         return CELError(_compile_error(expression, line, col, "Syntax error: " +
