@@ -186,7 +186,8 @@ def test_default_profile_plugins_and_weights():
                           "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
     assert [p.name for p in fw.points["postFilter"]] == ["DynamicResources", "DefaultPreemption"]
     assert [p.name for p in fw.points["queueSort"]] == ["PrioritySort"]
-    assert [p.name for p in fw.points["preEnqueue"]] == ["SchedulingGates", "DynamicResources"]
+    assert [p.name for p in fw.points["preEnqueue"]] == [
+        "SchedulingGates", "DynamicResources", "DefaultPreemption"]
     assert [p.name for p in fw.points["bind"]] == ["DefaultBinder"]
 
 

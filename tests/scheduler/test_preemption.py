@@ -424,3 +424,28 @@ def test_live_pdb_steers_the_victim_and_never_policy_does_not_preempt():
     assert urgent["status"]["nominatedNodeName"] == "n2"
     assert after["batch"]["metadata"].get("deletionTimestamp")
     assert not after["db"]["metadata"].get("deletionTimestamp")
+
+
+def test_the_preemptor_is_held_at_pre_enqueue_while_its_victims_api_calls_run():
+    # 1.35's SchedulerAsyncPreemption: DefaultPreemption.PreEnqueue answers
+    # UnschedulableAndUnresolvable "waiting for the preemption for this pod to be finished"
+    # until prepareCandidateAsync ends; then a deleted pod requeues the preemptor
+    from kvert.scheduler.cache import NodeCache
+    from kvert.scheduler.framework import Handle
+    from kvert.scheduler.preemption import Candidate
+
+    handle = Handle(NodeCache())
+    plugin = DefaultPreemption({}, handle)
+    [deleted] = plugin.events_to_register()
+    preemptor = pod("high", cpu="1", priority=HIGH)
+    uid = preemptor["metadata"]["uid"]
+    plugin.evaluator.preempting.add(uid)
+    st = plugin.pre_enqueue(preemptor)
+    assert (st.code, st.message()) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                       "waiting for the preemption for this pod to be finished")
+    assert plugin.pre_enqueue(pod("other", cpu="1")) is None
+    victim = pod("low", cpu="1", node_name="n1")
+    assert deleted.hint(preemptor, victim, None) is False
+    asyncio.run(plugin.evaluator.prepare_candidate_async(Candidate("n1", 0, []), preemptor))
+    assert plugin.pre_enqueue(preemptor) is None
+    assert deleted.hint(preemptor, victim, None) is True

@@ -263,6 +263,11 @@ class Evaluator:
     def __init__(self, plugin: Any, handle: Handle):
         self.plugin = plugin
         self.handle = handle
+        # uids of preemptors whose victims' API calls are still running
+        self.preempting: set[str] = set()
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        return uid in self.preempting
 
     @property
     def cache(self) -> NodeCache:
@@ -293,6 +298,7 @@ class Evaluator:
         if best is None or not best.node:
             return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
         if self.handle.client is not None:
+            self.preempting.add((pod.get("metadata") or {}).get("uid", ""))
             self.handle.spawn(self.prepare_candidate_async(best, pod))
         return PostFilterResult(best.node, [v.pod for v in best.victims]), None
 
@@ -357,6 +363,13 @@ class Evaluator:
         are, nothing is done); lower-priority pods nominated to the node lose their
         nomination; the victims are preempted, all but the last together, the last once
         they succeeded."""
+        try:
+            await self._prepare_candidate(c, pod)
+        finally:
+            # from now on PreEnqueue lets the preemptor in; a victim's deletion requeues it
+            self.preempting.discard((pod.get("metadata") or {}).get("uid", ""))
+
+    async def _prepare_candidate(self, c: Candidate, pod: dict) -> None:
         victims = [v.pod for v in c.victims
                    if not (v.pod.get("metadata") or {}).get("deletionTimestamp")]
         if not victims:

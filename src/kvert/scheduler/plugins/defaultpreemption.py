@@ -22,11 +22,10 @@ The status message, when not empty, is prefixed with ``preemption: `` and become
 of the FailedScheduling message.
 
 SchedulerAsyncPreemption (1.35 default): the victims' API calls run as a task after the
-cycle (``handle.spawn``). Upstream also gates the preemptor at PreEnqueue ("waiting for the
-preemption for this pod to be finished") while that task runs; kvert does not, because its
-queue re-runs PreEnqueue only when the pod itself changes, so a gated preemptor could wait
-forever. The preemptor instead waits in the unschedulable pool until a victim's deletion
-requeues it, and eligibility keeps it from preempting again while its victims terminate.
+cycle (``handle.spawn``); while it runs, PreEnqueue keeps the preemptor out of the active
+queue ("waiting for the preemption for this pod to be finished"); once it has ended, a
+deleted pod (a victim gone) requeues it. Eligibility keeps it from preempting again while
+its victims terminate.
 The random offset comes from a generator seeded per plugin instance, so ``kvert schedule``
 runs are repeatable.
 """
@@ -38,8 +37,8 @@ import random
 from kvert.scheduler.algorithm import nominated_node_name
 from kvert.scheduler.cache import PodEntry
 from kvert.scheduler.framework import (
-    ASSIGNED_POD, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState,
-    Diagnosis, Plugin, PostFilterResult, Status, is_success,
+    ASSIGNED_POD, QUEUE, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code,
+    CycleState, Diagnosis, Plugin, PostFilterResult, Status, is_success,
 )
 from kvert.scheduler.preemption import (
     NO_VICTIMS, Budget, Evaluator, filter_pods_with_pdb_violation, fits_on_node, importance_key,
@@ -86,6 +85,15 @@ class DefaultPreemption(Plugin):
         self.rng = random.Random(0)
         self.evaluator = Evaluator(self, handle) if handle is not None else None
 
+    # ---- PreEnqueue ---------------------------------------------------------------------
+
+    def pre_enqueue(self, pod: dict) -> Status | None:
+        uid = (pod.get("metadata") or {}).get("uid", "")
+        if self.evaluator is not None and self.evaluator.is_pod_running_preemption(uid):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                          "waiting for the preemption for this pod to be finished")
+        return None
+
     # ---- PostFilter ---------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: dict, diagnosis: Diagnosis
@@ -96,10 +104,14 @@ class DefaultPreemption(Plugin):
         return result, st
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Upstream registers assigned-pod deletion with a hint that always skips: requeueing
-        is up to the plugins whose rejection preemption cures."""
-        return [ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE),
-                                     lambda pod, old, new: QUEUE_SKIP)]
+        """A deleted pod matters to a preemptor this plugin holds at PreEnqueue only once its
+        preemption's API calls are over (then its victims' deletions requeue it); requeueing
+        pods other plugins rejected is up to those plugins."""
+        def hint(pod: dict, old: dict | None, new: dict | None) -> bool:
+            uid = (pod.get("metadata") or {}).get("uid", "")
+            running = self.evaluator is not None and self.evaluator.is_pod_running_preemption(uid)
+            return QUEUE_SKIP if running else QUEUE
+        return [ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE), hint)]
 
     # ---- preemption.Interface -------------------------------------------------------------
 
