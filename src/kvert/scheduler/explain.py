@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from kvert.api.meta import format_time
+from kvert.scheduler.cache import pod_key
 from kvert.scheduler.framework import CycleState, Diagnosis, Framework
 
 ANNOTATION = "explain.kvert.io/scheduling"
@@ -108,11 +109,6 @@ def node_scores(fw: Framework, rows: np.ndarray, per_plugin: dict[str, np.ndarra
     return scores, totals
 
 
-def pod_name(pod: dict) -> str:
-    meta = pod.get("metadata") or {}
-    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-
-
 def build(fw: Framework, state: CycleState, pod: dict, *, result: str, attempt: int, now: float,
           node: str = "", message: str = "", total_nodes: int = 0, evaluated: int = 0,
           feasible: int = 0, diagnosis: Diagnosis | None = None,
@@ -122,7 +118,7 @@ def build(fw: Framework, state: CycleState, pod: dict, *, result: str, attempt: 
     out: dict[str, Any] = {"result": result, "profile": fw.profile_name, "attempt": attempt,
                            "time": format_time(now), "node": node or None,
                            "nominatedNode": nominated or None,
-                           "victims": [pod_name(v) for v in victims or ()],
+                           "victims": [pod_key(v) for v in victims or ()],
                            "message": message,
                            "nodes": {"total": total_nodes, "evaluated": evaluated,
                                      "feasible": feasible}}

@@ -37,7 +37,6 @@ RESOURCE_KEYS = {"poddisruptionbudgets": "policy/poddisruptionbudgets",
                  "resourceclaims": "resource.k8s.io/resourceclaims",
                  "resourceslices": "resource.k8s.io/resourceslices",
                  "deviceclasses": "resource.k8s.io/deviceclasses",
-                 "resourceclaimtemplates": "resource.k8s.io/resourceclaimtemplates",
                  "workloads": "scheduling.k8s.io/workloads"}
 
 

@@ -58,7 +58,7 @@ _LISTED = {"PodDisruptionBudget": "poddisruptionbudgets", "Service": "services",
            "ReplicaSet": "replicasets", "StatefulSet": "statefulsets",
            "ReplicationController": "replicationcontrollers", "ResourceClaim": "resourceclaims",
            "ResourceSlice": "resourceslices", "DeviceClass": "deviceclasses",
-           "ResourceClaimTemplate": "resourceclaimtemplates", "Workload": "workloads"}
+           "Workload": "workloads"}
 _TERMINAL = ("Succeeded", "Failed")
 
 

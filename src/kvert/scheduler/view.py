@@ -126,9 +126,6 @@ class CacheView:
             return self.base.node_entries(name)
         return list(members.values())
 
-    def has_pod(self, pod: dict) -> bool:
-        return self.entry(pod_uid(pod)) is not None
-
     @property
     def used_ports(self) -> dict[str, Counter]:
         if not self._ports:
