@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pytest
 from aiohttp import ClientSession
 
 from kvert.apiserver.admission import default_chain

@@ -93,3 +93,75 @@ def test_owners_of_unknown_kinds_are_left_alone():
         assert await _exists(env, "configmaps", "child")
 
     run(scenario)
+
+
+# ---- Orphan and Foreground propagation -----------------------------------------------------
+
+from .helpers import DEPLOY, FakeNodeAgent, deployment  # noqa: E402
+
+
+async def _deployment_with_pods(env, replicas=2):
+    agent = await FakeNodeAgent(env).start()
+    env.start_manager()
+    await env.client.create(DEPLOY, deployment("web", replicas))
+    await eventually(env, lambda: _n(env, replicas), what="pods")
+    return agent
+
+
+def test_orphan_keeps_the_replica_sets_and_pods_without_their_owner():
+    async def scenario(env):
+        agent = await _deployment_with_pods(env)
+        deleted = await env.client.delete(DEPLOY, "web", namespace=NS, propagation_policy="Orphan")
+        assert deleted["metadata"]["finalizers"] == ["orphan"]
+
+        async def gone():
+            return not any(d["metadata"]["name"] == "web"
+                           for d in (await env.client.list(DEPLOY, namespace=NS))["items"])
+        await eventually(env, gone, what="deployment removed")
+        await env.clock.sleep(30)
+        sets = (await env.client.list(RS, namespace=NS))["items"]
+        assert len(sets) == 1 and not sets[0]["metadata"].get("ownerReferences")
+        assert len(await env.pods("app=web")) == 2
+        agent.stop()
+
+    run(scenario)
+
+
+def test_foreground_deletes_the_children_before_the_owner():
+    async def scenario(env):
+        agent = await _deployment_with_pods(env)
+        seen: list[tuple[str, int, int]] = []
+        deleted = await env.client.delete(DEPLOY, "web", namespace=NS, propagation_policy="Foreground")
+        assert deleted["metadata"]["finalizers"] == ["foregroundDeletion"]
+
+        async def state():
+            deploys = len((await env.client.list(DEPLOY, namespace=NS))["items"])
+            sets = len((await env.client.list(RS, namespace=NS))["items"])
+            pods = len(await env.pods("app=web", active_only=False))
+            seen.append((deploys, sets, pods))
+            return deploys == 0
+        await eventually(env, state, what="deployment removed")
+        # the owner stayed while anything below it existed, the replica set while its pods did
+        for deploys, sets, pods in seen:
+            assert deploys == 1 or (sets == 0 and pods == 0)
+            assert sets == 1 or pods == 0
+        assert seen[0] == (1, 1, 2)
+        agent.stop()
+
+    run(scenario)
+
+
+def test_a_foreground_owner_does_not_wait_for_dependents_that_do_not_block():
+    async def scenario(env):
+        env.start_manager(controllers=["garbagecollector"])
+        a = await env.client.create("configmaps", _cm("a"))
+        child = _cm("child", owners=[a])
+        child["metadata"]["finalizers"] = ["example.com/hold"]      # never goes by itself
+        await env.client.create("configmaps", child)
+        await env.clock.sleep(1)
+        await env.client.delete("configmaps", "a", namespace=NS, propagation_policy="Foreground")
+        await eventually(env, lambda: _gone(env, "a"), what="owner removed")
+        left = await env.client.get("configmaps", "child", NS)
+        assert left["metadata"].get("deletionTimestamp")
+
+    run(scenario)

@@ -58,7 +58,7 @@ def _rt(group: str, version: str, kind: str, plural: str, namespaced: bool,
 
 
 BUILTIN: tuple[ResourceType, ...] = (
-    _rt("", "v1", "Namespace", "namespaces", False, ("status",), ("ns",)),
+    _rt("", "v1", "Namespace", "namespaces", False, ("status", "finalize"), ("ns",)),
     _rt("", "v1", "Node", "nodes", False, ("status",), ("no",)),
     _rt("", "v1", "Pod", "pods", True,
         ("status", "binding", "eviction", "resize", "log"), ("po",), ("all",)),

@@ -8,6 +8,7 @@ subresources (binding, eviction), Tables and PartialObjectMetadata on request.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -245,43 +246,69 @@ async def _patch(server, request, rt, info):
     return json_response(patched)
 
 
-def _delete_options(request: web.Request, body: Any) -> tuple[int | None, dict | None]:
-    grace: Any = request.query.get("gracePeriodSeconds")
-    preconditions = None
+@dataclass
+class _DeleteOptions:
+    grace: int | None = None
+    preconditions: dict | None = None
+    propagation_policy: str | None = None
+    orphan_dependents: bool | None = None
+
+    def registry_args(self) -> dict[str, Any]:
+        return {"grace_period_seconds": self.grace, "propagation_policy": self.propagation_policy,
+                "orphan_dependents": self.orphan_dependents}
+
+
+def _delete_options(request: web.Request, body: Any) -> _DeleteOptions:
+    """DeleteOptions from the query and the body (the body wins), as kube-apiserver decodes them."""
+    query = request.query
+    options = _DeleteOptions()
+    grace: Any = query.get("gracePeriodSeconds")
+    policy: Any = query.get("propagationPolicy")
+    orphan: Any = query.get("orphanDependents")
+    if orphan is not None:
+        orphan = orphan.lower() in _TRUE
     if isinstance(body, dict):
         if body.get("gracePeriodSeconds") is not None:
             grace = body["gracePeriodSeconds"]
-        preconditions = body.get("preconditions")
-        if body.get("orphanDependents") is not None and body.get("propagationPolicy") is not None:
-            raise BadRequest("orphanDependents and propagationPolicy are mutually exclusive")
+        options.preconditions = body.get("preconditions")
+        if body.get("propagationPolicy") is not None:
+            policy = body["propagationPolicy"]
+        if body.get("orphanDependents") is not None:
+            orphan = body["orphanDependents"]
     if grace is not None:
         try:
             grace = int(grace)
         except (TypeError, ValueError):
             raise BadRequest(f"gracePeriodSeconds: Invalid value: {grace!r}: must be an integer") from None
-    return grace, preconditions
+    options.grace = grace
+    options.propagation_policy = policy
+    options.orphan_dependents = orphan
+    return options
 
 
 async def _delete(server, request, rt, info):
     raw = await request.read()
     body = negotiation.decode_body(raw, request.headers.get("Content-Type")) if raw else None
-    grace, preconditions = _delete_options(request, body)
+    options = _delete_options(request, body)
     obj = await server.registry.delete(info.key, info.name, namespace=info.namespace,
-                                       grace_period_seconds=grace, preconditions=preconditions,
+                                       preconditions=options.preconditions,
                                        dry_run=dry_run_of(request, body if isinstance(body, dict) else None),
-                                       user=_user(request))
+                                       user=_user(request), **options.registry_args())
+    # As kube-apiserver: 200 with the object, 202 only when the client explicitly asked not
+    # to orphan (orphanDependents=false) and the object is still there.
     pending = bool(obj.get("metadata", {}).get("deletionTimestamp"))
-    return json_response(obj, 202 if pending else 200)
+    return json_response(obj, 202 if pending and options.orphan_dependents is False else 200)
 
 
 async def _delete_collection(server, request, rt, info):
     raw = await request.read()
     body = negotiation.decode_body(raw, request.headers.get("Content-Type")) if raw else None
-    grace, _ = _delete_options(request, body)
+    options = _delete_options(request, body)
     deleted = await server.registry.delete_collection(
         info.key, namespace=info.namespace, label_selector=request.query.get("labelSelector", ""),
-        field_selector=request.query.get("fieldSelector", ""), grace_period_seconds=grace,
-        dry_run=dry_run_of(request, body if isinstance(body, dict) else None), user=_user(request))
+        field_selector=request.query.get("fieldSelector", ""),
+        dry_run=dry_run_of(request, body if isinstance(body, dict) else None), user=_user(request),
+        **options.registry_args())
     return json_response({"apiVersion": rt.api_version, "kind": f"{rt.kind}List",
                           "metadata": {}, "items": deleted})
 
@@ -321,6 +348,7 @@ _VERBS = {
     ("GET", True, "status"): _get,
     ("PUT", True, "status"): _update,
     ("PATCH", True, "status"): _patch,
+    ("PUT", True, "finalize"): _update,
     ("GET", True, "resize"): _get,
     ("PUT", True, "resize"): _update,
     ("PATCH", True, "resize"): _patch,

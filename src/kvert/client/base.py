@@ -40,7 +40,7 @@ class Client(Protocol):
 
     async def delete(self, resource: str, name: str, *, namespace: str = "",
                      grace_period_seconds: int | None = None, preconditions: dict | None = None,
-                     dry_run: bool = False) -> dict: ...
+                     dry_run: bool = False, propagation_policy: str | None = None) -> dict: ...
 
     async def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
                     field_selector: str = "", resource_version: str = "",

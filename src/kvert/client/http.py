@@ -198,12 +198,14 @@ class HttpClient:
 
     async def delete(self, resource: str, name: str, *, namespace: str = "",
                      grace_period_seconds: int | None = None, preconditions: dict | None = None,
-                     dry_run: bool = False) -> dict:
+                     dry_run: bool = False, propagation_policy: str | None = None) -> dict:
         options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = grace_period_seconds
         if preconditions:
             options["preconditions"] = preconditions
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
         return await self._call("DELETE", resource_path(resource, namespace, name),
                                 self._write_query(dry_run), options)
 

@@ -47,11 +47,11 @@ class InProcessClient:
 
     async def delete(self, resource: str, name: str, *, namespace: str = "",
                      grace_period_seconds: int | None = None, preconditions: dict | None = None,
-                     dry_run: bool = False) -> dict:
+                     dry_run: bool = False, propagation_policy: str | None = None) -> dict:
         return await self.registry.delete(resource, name, namespace=namespace,
                                           grace_period_seconds=grace_period_seconds,
                                           preconditions=preconditions, dry_run=dry_run,
-                                          user=self.user)
+                                          user=self.user, propagation_policy=propagation_policy)
 
     async def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
                     field_selector: str = "", resource_version: str = "",

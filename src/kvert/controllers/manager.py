@@ -20,12 +20,14 @@ from kvert.controllers.base import Controller, InformerFactory
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
+from kvert.controllers.namespace import NamespaceController
 from kvert.controllers.replicaset import ReplicaSetController
 from kvert.controllers.resourceclaim import CLAIMS, ResourceClaimController
 
 log = logging.getLogger(__name__)
 
-ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim")
+ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
+                   "namespace")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -39,6 +41,7 @@ _FACTORIES = {
     "disruption": DisruptionController,
     "garbagecollector": _garbage_collector,
     "resourceclaim": ResourceClaimController,
+    "namespace": NamespaceController,
 }
 
 

@@ -18,7 +18,7 @@ from kvert.api.kinds import ResourceType, by_key
 from kvert.api.meta import deep_copy, format_time, name_of, namespace_of
 from kvert.api.selectors import LabelSelector
 from kvert.clock import Clock, WallClock
-from kvert.registry import strategy
+from kvert.registry import deletion, strategy
 from kvert.registry.eviction import evict
 from kvert.registry.admission import CREATE, DELETE, UPDATE, AdmissionChain, Attributes
 from kvert.registry.apply import ApplyConflict, server_side_apply, update_managed_fields
@@ -125,6 +125,9 @@ class Registry:
         if subresource == "status":
             new = strategy.merge_status_update(obj, old)
             causes = validation.validate_status_update(new, old)
+        elif subresource == "finalize":
+            new = strategy.merge_finalize(obj, old)
+            causes = validation.validate_update(new, old)
         elif subresource == "resize":
             # As Kubernetes does, other changes sent to /resize are dropped, not refused.
             new = strategy.merge_resize(obj, old)
@@ -225,29 +228,38 @@ class Registry:
 
     async def delete(self, resource: str, name: str, *, namespace: str = "",
                      grace_period_seconds: int | None = None, preconditions: dict | None = None,
-                     dry_run: bool = False, user: str = "") -> dict:
+                     dry_run: bool = False, user: str = "", propagation_policy: str | None = None,
+                     orphan_dependents: bool | None = None) -> dict:
+        """Delete (or mark for deletion) one object; see ``kvert.registry.deletion`` for the
+        options. Returns the object as it is now (its last state when it is gone)."""
         rt = by_key(resource)
         namespace = _scope(rt, namespace)
+        deletion.validate_options(propagation_policy, orphan_dependents)
         old = self.store.get(resource, namespace, name)
         attrs = Attributes(DELETE, resource, namespace, name, None, old, dry_run=dry_run, user=user)
         await self.admission.admit(attrs)
         await self.admission.validate(attrs)
-        if grace_period_seconds is None:
+        # a negative grace period means "as soon as possible": the store makes it 1s
+        if not deletion.graceful(rt):
+            grace_period_seconds = 0
+        elif grace_period_seconds is None:
             grace_period_seconds = strategy.default_grace_period(rt, old)
-        if grace_period_seconds < 0:
-            raise Invalid("DeleteOptions", "", [invalid("gracePeriodSeconds", grace_period_seconds,
-                                                      "must be greater than or equal to 0")])
+        finalizers = deletion.gc_finalizers(old, propagation_policy, orphan_dependents)
+        mark = deletion.namespace_mark if rt.group == "" and rt.kind == "Namespace" else None
         if dry_run:
             return old
         obj, _ = self.store.delete(resource, namespace, name,
                                    grace_period_seconds=grace_period_seconds,
-                                   preconditions=preconditions)
+                                   preconditions=preconditions, finalizers=finalizers, mark=mark)
         return obj
 
     async def delete_collection(self, resource: str, *, namespace: str = "", label_selector: str = "",
                                 field_selector: str = "", grace_period_seconds: int | None = None,
-                                dry_run: bool = False, user: str = "") -> list[dict]:
+                                dry_run: bool = False, user: str = "",
+                                propagation_policy: str | None = None,
+                                orphan_dependents: bool | None = None) -> list[dict]:
         """``deletecollection``: delete every matching object, each through the delete path."""
+        deletion.validate_options(propagation_policy, orphan_dependents)
         listing = self.list(resource, namespace=namespace or None, label_selector=label_selector,
                             field_selector=field_selector)
         deleted = []
@@ -255,7 +267,9 @@ class Registry:
             try:
                 deleted.append(await self.delete(resource, name_of(obj), namespace=namespace_of(obj),
                                                  grace_period_seconds=grace_period_seconds,
-                                                 dry_run=dry_run, user=user))
+                                                 dry_run=dry_run, user=user,
+                                                 propagation_policy=propagation_policy,
+                                                 orphan_dependents=orphan_dependents))
             except NotFound:
                 continue   # gone meanwhile: that is what was asked
         return deleted

@@ -40,6 +40,34 @@ def prepare_for_update(rt: ResourceType, new: dict, old: dict) -> None:
             new["status"] = deep_copy(old["status"])
         else:
             new.pop("status", None)
+    if rt.group == "" and rt.kind == "Namespace":
+        # a namespace's finalizers change only through /finalize (namespaceStrategy)
+        _keep_namespace_finalizers(new, old)
+
+
+def _keep_namespace_finalizers(new: dict, old: dict) -> None:
+    finalizers = (old.get("spec") or {}).get("finalizers")
+    spec = dict(new.get("spec") or {})
+    if finalizers is None:
+        spec.pop("finalizers", None)
+    else:
+        spec["finalizers"] = list(finalizers)
+    new["spec"] = spec
+
+
+def merge_finalize(new: dict, old: dict) -> dict:
+    """The namespace a ``/finalize`` write produces: the stored one with the new
+    ``spec.finalizers`` (``namespaceFinalizeStrategy``)."""
+    merged = deep_copy(old)
+    finalizers = (new.get("spec") or {}).get("finalizers")
+    spec = merged.setdefault("spec", {})
+    if finalizers:
+        spec["finalizers"] = list(finalizers)
+    else:
+        spec.pop("finalizers", None)
+    rv = (new.get("metadata") or {}).get("resourceVersion")
+    merged["metadata"]["resourceVersion"] = rv or ""
+    return merged
 
 
 def merge_status_update(new: dict, old: dict) -> dict:

@@ -94,7 +94,8 @@ class Store(Protocol):
     def update(self, resource: str, obj: Obj) -> Obj: ...
 
     def delete(self, resource: str, namespace: str, name: str, *, grace_period_seconds: int = 0,
-               preconditions: dict | None = None) -> tuple[Obj, bool]: ...
+               preconditions: dict | None = None, finalizers: list[str] | None = None,
+               mark: Callable[[Obj], None] | None = None) -> tuple[Obj, bool]: ...
 
     def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
              field_selector: str = "", limit: int = 0, continue_token: str = "",
@@ -426,7 +427,7 @@ class BaseStore:
         md["generation"] = generation + 1 if _spec_changed(new, stored) else generation
         new["metadata"] = md = _ordered(md)
         if md.get("deletionTimestamp") and not md.get("finalizers") \
-                and md.get("deletionGracePeriodSeconds") == 0:
+                and md.get("deletionGracePeriodSeconds") == 0 and not _held(resource, new):
             # The last finalizer of an object being deleted is gone: remove it now. As in
             # kube-apiserver the update itself is never stored; DELETED carries the last
             # stored state.
@@ -437,13 +438,23 @@ class BaseStore:
 
     def delete(self, resource: str, namespace: str, name: str, *,
                grace_period_seconds: int | None = 0,
-               preconditions: dict | None = None) -> tuple[Obj, bool]:
+               preconditions: dict | None = None, finalizers: list[str] | None = None,
+               mark: Callable[[Obj], None] | None = None) -> tuple[Obj, bool]:
+        """Delete, or mark for deletion; returns the object and whether it is gone.
+
+        ``finalizers``: the object's finalizers from this deletion on (the garbage
+        collector's ``orphan`` / ``foregroundDeletion``), written with the deletion mark in
+        the same revision; ignored while a graceful deletion is pending, as in
+        kube-apiserver. ``mark(obj)``: the kind's own change to the object being marked (a
+        namespace turns ``Terminating``). See ``_held`` for what else keeps an object.
+        """
         self._check_open()
         return self._retrying(self._delete, resource, namespace, name,
-                              grace_period_seconds, preconditions)
+                              grace_period_seconds, preconditions, finalizers, mark)
 
     def _delete(self, resource: str, namespace: str, name: str, grace_period_seconds: int | None,
-                preconditions: dict | None) -> tuple[Obj, bool]:
+                preconditions: dict | None, new_finalizers: list[str] | None = None,
+                mark: Callable[[Obj], None] | None = None) -> tuple[Obj, bool]:
         namespace = namespace or ""
         cur = self._current(resource, namespace, name)
         if cur is None:
@@ -454,30 +465,43 @@ class BaseStore:
         grace = grace_period_seconds
         if grace is not None and grace < 0:
             grace = 1  # as kube-apiserver: negative means "as soon as possible", i.e. 1s
-        finalizers = bool(smd.get("finalizers"))
+        md = dict(smd)
+        if new_finalizers is not None:
+            if new_finalizers:
+                md["finalizers"] = list(new_finalizers)
+            else:
+                md.pop("finalizers", None)
+        finalizers = bool(md.get("finalizers"))
+        new = dict(stored)
         if smd.get("deletionTimestamp"):
-            # Already being deleted: a second delete may only shorten the grace period.
             old_grace = smd.get("deletionGracePeriodSeconds") or 0
-            if old_grace > 0 and grace is not None and grace < old_grace:
+            if old_grace > 0:
+                # A graceful deletion is pending: only a shorter grace period changes it (and
+                # then the finalizers with it); anything else changes nothing.
+                if grace is None or grace >= old_grace:
+                    return stored, False
                 if grace == 0 and not finalizers:
                     return self._remove(cur, stored).copy(), True
                 deadline = parse_time(smd["deletionTimestamp"]) - old_grace + grace
-                new = dict(stored)
-                new["metadata"] = dict(smd, deletionTimestamp=format_time(deadline),
-                                       deletionGracePeriodSeconds=grace)
-                return self._commit(resource, namespace, name, MODIFIED, new, cur,
-                                    stored).copy(), False
-            if old_grace == 0 and not finalizers:
+                md.update(deletionTimestamp=format_time(deadline), deletionGracePeriodSeconds=grace)
+                new["metadata"] = _ordered(md)
+                return self._commit(resource, namespace, name, MODIFIED, new, cur, stored).copy(), False
+            # Held only by finalizers: a new delete may change the collector's finalizers,
+            # and goes through once none is left (kube-apiserver's BeforeDelete then store).
+            if not finalizers and not _held(resource, stored):
                 return self._remove(cur, stored).copy(), True
-            return stored, False
+            if md == smd:
+                return stored, False
+            new["metadata"] = _ordered(md)
+            return self._commit(resource, namespace, name, MODIFIED, new, cur, stored).copy(), False
         grace = grace or 0
-        if not finalizers and grace == 0:
+        if mark is not None:
+            mark(new)
+        if not finalizers and grace == 0 and not _held(resource, new):
             return self._remove(cur, stored).copy(), True
-        md = dict(smd)
         md["deletionTimestamp"] = format_time(self.clock.now() + grace)
         md["deletionGracePeriodSeconds"] = grace
         md["generation"] = md.get("generation", 0) + 1
-        new = dict(stored)
         new["metadata"] = _ordered(md)
         return self._commit(resource, namespace, name, MODIFIED, new, cur, stored).copy(), False
 
@@ -899,6 +923,14 @@ def _ordered(md: Obj) -> Obj:
     if len(out) != len(md):
         out.update((k, v) for k, v in md.items() if k not in _META_KNOWN)
     return out
+
+
+def _held(resource: str, obj: Obj) -> bool:
+    """Is an object being deleted kept by finalizers of its own kind, besides
+    ``metadata.finalizers``? A namespace stays while ``spec.finalizers`` is not empty (the
+    namespace controller's ``kubernetes``); the update that empties it removes it, as
+    kube-apiserver's ``ShouldDeleteNamespaceDuringUpdate`` does."""
+    return resource == "namespaces" and bool((obj.get("spec") or {}).get("finalizers"))
 
 
 def _spec_changed(new: Obj, old: Obj) -> bool:
