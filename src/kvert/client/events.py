@@ -31,8 +31,10 @@ class EventRecorder:
         self._recent: dict[tuple, tuple[str, str, float]] = {}   # key -> (namespace, name, time)
         self._sequence = 0
 
-    async def record(self, obj: dict, type_: str, reason: str, message: str) -> None:
-        """Write (or bump) an event; never raises: an event is worth less than the work."""
+    async def record(self, obj: dict, type_: str, reason: str, message: str,
+                     annotations: dict[str, str] | None = None) -> None:
+        """Write (or bump) an event; never raises: an event is worth less than the work.
+        ``annotations`` go on the event's metadata (client-go's ``AnnotatedEventf``)."""
         meta = obj.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
         message = message[:_MAX_MESSAGE]
@@ -47,7 +49,8 @@ class EventRecorder:
             name = f"{meta.get('name', 'unknown')}.{self._next_suffix(now)}"
             event = {
                 "apiVersion": "v1", "kind": "Event",
-                "metadata": {"name": name, "namespace": namespace},
+                "metadata": {"name": name, "namespace": namespace,
+                             **({"annotations": dict(annotations)} if annotations else {})},
                 "involvedObject": {k: v for k, v in {
                     "apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
                     "name": meta.get("name"), "namespace": meta.get("namespace"),

@@ -21,13 +21,14 @@ from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
 from kvert.controllers.namespace import NamespaceController
+from kvert.controllers.podgc import PodGC
 from kvert.controllers.replicaset import ReplicaSetController
 from kvert.controllers.resourceclaim import CLAIMS, ResourceClaimController
 
 log = logging.getLogger(__name__)
 
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
-                   "namespace")
+                   "namespace", "podgc")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -42,12 +43,16 @@ _FACTORIES = {
     "garbagecollector": _garbage_collector,
     "resourceclaim": ResourceClaimController,
     "namespace": NamespaceController,
+    "podgc": PodGC,
 }
 
 
 class ControllerManager:
     def __init__(self, client: Any, clock: Clock, *,
-                 controllers: tuple[str, ...] | list[str] = ALL_CONTROLLERS, workers: int = 1):
+                 controllers: tuple[str, ...] | list[str] = ALL_CONTROLLERS, workers: int = 1,
+                 settings: dict[str, dict[str, Any]] | None = None):
+        """``settings``: per-controller keyword arguments, e.g.
+        ``{"podgc": {"terminated_pod_gc_threshold": 100}}``."""
         unknown = [name for name in controllers if name not in _FACTORIES]
         if unknown:
             raise ValueError(f"unknown controllers {unknown}; known: {list(_FACTORIES)}")
@@ -55,7 +60,8 @@ class ControllerManager:
         self.clock = clock
         self.informers = InformerFactory(client, clock)
         self.controllers: dict[str, Controller] = {
-            name: _FACTORIES[name](client, clock, informers=self.informers, workers=workers)
+            name: _FACTORIES[name](client, clock, informers=self.informers, workers=workers,
+                                   **(settings or {}).get(name, {}))
             for name in controllers}
         self._tasks: list[asyncio.Task] = []
         self._stopped = False

@@ -50,6 +50,8 @@ from kvert.kubelet import resize as rz
 from kvert.kubelet.allocatable import allocatable as node_allocatable
 from kvert.kubelet.checkpoint import Checkpoint
 from kvert.kubelet.config import NodeConfig
+from kvert.kubelet.eviction import (MONITORING_INTERVAL, REASON, SIGNAL_RESOURCE, Eviction, EvictionManager,
+                                    make_observations)
 from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, ContainerRecord, PodState, PodWorker, parse_start_time
 from kvert.kubelet.runtime.base import CriError, LinuxContainerResources
 
@@ -59,6 +61,9 @@ KUBELET_VERSION = "v1.35.0-kvert"
 LEASE_NAMESPACE = "kube-node-lease"
 STATUS_REPORT_SECONDS = 300.0       # nodeStatusReportFrequency
 RESIZE_RETRY_SECONDS = 180.0        # the allocation manager's periodic retry (3 min)
+EVICTION_CLEANUP_POLL = 1.0         # podCleanupPollFreq
+EVICTION_CLEANUP_TIMEOUT = 30.0     # podCleanupTimeout
+STUCK_DELETE_RETRY = 60.0           # a pod force-deleted by its node is tried again after this
 
 _PRESSURE = {
     "MemoryPressure": ("KubeletHasSufficientMemory", "kubelet has sufficient memory available",
@@ -90,7 +95,7 @@ class NodeAgent:
                  checkpoint_dir: Path | str | None = None, heartbeat_seconds: float = 10,
                  lease_seconds: int = 40, pleg_seconds: float = 1.0,
                  resize_retry_seconds: float = RESIZE_RETRY_SECONDS, host_ip: str = "127.0.0.1",
-                 labels: dict[str, str] | None = None):
+                 labels: dict[str, str] | None = None, eviction_interval: float = MONITORING_INTERVAL):
         self.client = client
         self.clock = clock
         self.config = config
@@ -111,6 +116,11 @@ class NodeAgent:
         self.pods: dict[str, PodState] = {}
         self.finished: set[str] = set()          # uids rejected or finished before we saw them
         self.pressure = {"MemoryPressure": False, "DiskPressure": False, "PIDPressure": False}
+        self.eviction = EvictionManager.for_node(config)
+        self.eviction_interval = float(eviction_interval)
+        self.evictions: list[dict] = []          # node-pressure evictions, latest 1000 (reports, tests)
+        self._node_cgroups_key: tuple = ()
+        self._force_deleted: dict[str, float] = {}   # uid -> when a stuck pod was force-deleted
         self.ready = asyncio.Event()             # registered, synced and restored
         self.node: dict | None = None
         self.syncs = 0
@@ -135,7 +145,10 @@ class NodeAgent:
             await self._retry(self.register_node)
             await self.informer.wait_synced()
             await self.restore()
-            for coro in (self._reconcile_loop(), self._heartbeat_loop(), self._pleg_loop()):
+            loops = [self._reconcile_loop(), self._heartbeat_loop(), self._pleg_loop()]
+            if self.eviction.thresholds and hasattr(self.runtime, "node_stats"):
+                loops.append(self._eviction_loop())
+            for coro in loops:
                 self._tasks.append(asyncio.ensure_future(coro))
             self.ready.set()
             await self._stop.wait()
@@ -226,7 +239,7 @@ class NodeAgent:
             pod_cgroup=asdict(ps.pod_cgroup) if ps.pod_cgroup is not None else None,
             containers={n: r.to_json() for n, r in ps.containers.items()},
             actuated=ps.actuated or {}, resize=ps.resize.to_json() or {}, pod_ip=ps.pod_ip or None,
-            start_time=ps.start_time or None, terminal=ps.terminal or None)
+            start_time=ps.start_time or None, terminal=ps.terminal or None, ended=ps.ended)
 
     def forget(self, ps: PodState) -> None:
         self.pods.pop(ps.uid, None)
@@ -399,13 +412,16 @@ class NodeAgent:
         for uid in list(self.checkpoint.uids()):
             entry = self.checkpoint.entry(uid) or {}
             pod = cache.get(uid)
-            if pod is None or entry.get("terminal") or _phase(pod) in ("Succeeded", "Failed"):
+            if pod is None or _phase(pod) in ("Succeeded", "Failed"):
                 await self._remove_runtime_state(entry.get("sandbox"))
                 self.checkpoint.remove(uid)
                 if pod is not None:
                     self.finished.add(uid)
                 continue
-            self._restore_pod(pod, entry)
+            ps = self._restore_pod(pod, entry)
+            if entry.get("terminal"):
+                # it ended here before the restart, but the API may not know yet: say so
+                ps.terminal, ps.ended = entry["terminal"], entry.get("ended")
         # pods running here per the API but unknown to the checkpoint (no checkpoint dir)
         for uid, pod in cache.items():
             if uid in self.pods or uid in self.finished:
@@ -524,6 +540,8 @@ class NodeAgent:
         for pod in new:
             await self._admit(pod)
         await self._handle_resizes()
+        self.apply_node_cgroups()
+        await self._finish_stuck(cache)
         if any(ps.active and ps.resize.pending_reason == rz.DEFERRED for ps in self.pods.values()):
             if not self._next_resize_retry or self._next_resize_retry <= self.clock.now():
                 self._next_resize_retry = self.clock.now() + self.resize_retry_seconds
@@ -539,6 +557,25 @@ class NodeAgent:
         wanted = ps.spec_allocation
         return any(not rz.same_requirements(wanted.get(n), ps.allocated.get(n))
                    for n in rz.resizable_names(ps.pod))
+
+    async def _finish_stuck(self, cache: dict[str, dict]) -> None:
+        """Pods being deleted that no worker here will finish (rejected, or finished before
+        a restart) are deleted for good, as the kubelet does once they are terminal."""
+        now = self.clock.now()
+        for uid, pod in cache.items():
+            meta = pod.get("metadata") or {}
+            if not meta.get("deletionTimestamp") or uid in self.pods:
+                continue
+            if now - self._force_deleted.get(uid, -STUCK_DELETE_RETRY) < STUCK_DELETE_RETRY:
+                continue
+            self._force_deleted[uid] = now
+            try:
+                await self.client.delete("pods", meta.get("name", ""), namespace=meta.get("namespace", ""),
+                                         grace_period_seconds=0, preconditions={"uid": uid})
+            except ApiError as e:
+                log.debug("node %s: finishing %s/%s: %s", self.name, meta.get("namespace"), meta.get("name"), e)
+        for uid in [u for u in self._force_deleted if u not in cache]:
+            del self._force_deleted[uid]
 
     def holding(self, ps: PodState) -> dict[str, int]:
         return rz.holding(ps.pod, ps.allocated, ps.actuated)
@@ -558,7 +595,8 @@ class NodeAgent:
             except ApiError:
                 pass
             return
-        decision = adm.admit_pod(pod_requests(pod), self._others(), self.allocatable)
+        decision = self.admit_under_pressure(pod) or \
+            adm.admit_pod(pod_requests(pod), self._others(), self.allocatable)
         summary = {**decision.as_dict(), "time": format_time(self.clock.now())}
         if not decision.ok:
             self.finished.add(uid)
@@ -665,6 +703,111 @@ class NodeAgent:
             ps.wake.set()
             await self.event(pod, "Warning", reason, f"Pod resize {decision.reason}: {decision.message}")
         return False
+
+    # ==== node-pressure eviction =====================================================================
+
+    async def _eviction_loop(self) -> None:
+        while True:
+            evicted = False
+            try:
+                evicted = await self.eviction_pass()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("node %s: eviction pass failed", self.name)
+            # after an eviction, look again once the pod is gone (the kubelet's cleanup wait)
+            await self.clock.sleep(EVICTION_CLEANUP_POLL if evicted else self.eviction_interval)
+
+    async def eviction_pass(self) -> bool:
+        """One pass of the eviction manager: report pressure, evict at most one pod.
+        Returns whether a pod was evicted."""
+        stats = await self.runtime.node_stats()
+        if not stats.memory_capacity:      # a runtime that does not know the machine: the config does
+            stats.memory_capacity = self.memory_capacity
+        if not stats.pods_memory_limit:
+            from kvert.kubelet.allocatable import kubepods_resources
+            stats.pods_memory_limit = kubepods_resources(self.config).get("memory", 0)
+        observations = make_observations(stats)
+        active = [ps for ps in self.pods.values()
+                  if ps.active and ps.eviction is None and not (ps.pod.get("metadata") or {}).get("deletionTimestamp")]
+        result, eviction = self.eviction.decide(self.clock.now(), observations, [ps.pod for ps in active],
+                                                lambda pod: stats.pods.get(_uid(pod)))
+        await self._set_pressure(result.conditions)
+        if result.starved is None or not active:
+            return False
+        await self.event(self.node_ref(), "Warning", "EvictionThresholdMet",
+                         f"Attempting to reclaim {SIGNAL_RESOURCE[result.starved.signal]}")
+        if eviction is None:
+            log.info("node %s: eviction manager: unable to evict any pods from the node", self.name)
+            return False
+        ps = self.pods[_uid(eviction.pod)]
+        await self.evict(ps, eviction)
+        return True
+
+    async def evict(self, ps: PodState, eviction: Eviction) -> None:
+        """Kill the pod as the eviction manager decided and wait (at most 30 s) until it is."""
+        await self.recorder.record({"apiVersion": "v1", "kind": "Pod", **ps.pod}, "Warning", REASON,
+                                   eviction.message, annotations=eviction.annotations)
+        log.info("node %s: evicting pod %s/%s: %s", self.name, ps.namespace, ps.name, eviction.message)
+        self.evictions.append({"time": self.clock.now(), "namespace": ps.namespace, "pod": ps.name,
+                               "signal": eviction.signal, "resource": eviction.resource,
+                               "gracePeriod": eviction.grace_period, "message": eviction.message})
+        del self.evictions[:-1000]
+        ps.eviction = eviction
+        ps.wake.set()
+        deadline = self.clock.now() + EVICTION_CLEANUP_TIMEOUT
+        while not ps.terminal and not ps.deleted and self.clock.now() < deadline:
+            await self.clock.sleep(EVICTION_CLEANUP_POLL)
+
+    async def _set_pressure(self, conditions: list[str]) -> None:
+        wanted = {ctype: ctype in conditions for ctype in self.pressure}
+        if wanted == self.pressure:
+            return
+        changed = [c for c in wanted if wanted[c] != self.pressure[c]]
+        self.pressure = wanted
+        for ctype in changed:
+            ok_reason, _, bad_reason, _ = _PRESSURE[ctype]
+            reason = bad_reason if wanted[ctype] else ok_reason
+            # NodeHasInsufficientMemory / NodeHasSufficientMemory ... as the kubelet's setters
+            await self.event(self.node_ref(), "Normal", "Node" + reason[len("Kubelet"):],
+                             f"Node {self.name} status is now: {'Node' + reason[len('Kubelet'):]}")
+        try:
+            await self._update_node_status(force=True)
+        except (ApiError, OSError) as e:
+            log.warning("node %s: status not written: %s", self.name, e)
+
+    def node_ref(self) -> dict:
+        meta = (self.node or {}).get("metadata") or {}
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": self.name, **({"uid": meta["uid"]} if meta.get("uid") else {})}}
+
+    def admit_under_pressure(self, pod: dict) -> adm.Decision | None:
+        """The eviction manager's admission (before the resource fit), as a refusal or None."""
+        result = self.eviction.admit(pod)
+        if result.admit:
+            return None
+        return adm.Decision(False, result.reason, result.message, {"rule": "node-pressure",
+                                                                   "conditions": list(self.eviction.node_conditions)})
+
+    # ==== node-level cgroups ===========================================================================
+
+    def apply_node_cgroups(self) -> None:
+        """kubepods and the QoS tiers (the kubelet's container manager writes them itself),
+        recomputed when the admitted pods or their allocations change."""
+        setter = getattr(self.runtime, "set_node_cgroups", None)
+        if setter is None:
+            return
+        active = [ps for ps in self.pods.values() if ps.active]
+        key = tuple((ps.uid, id(ps.allocated)) for ps in active)
+        if key == self._node_cgroups_key:
+            return
+        from kvert.kubelet.allocatable import kubepods_resources
+        from kvert.kubelet.cgroups import qos_cgroup_values
+        values = qos_cgroup_values(((qos_class(ps.pod), rz.requests_of(ps.pod, ps.allocated)) for ps in active),
+                                   kubepods_resources(self.config), qos_reserved=self.config.qos_reserved,
+                                   cpu_period=self.config.cpu_cfs_quota_period_us)
+        setter(values)
+        self._node_cgroups_key = key
 
     # ==== PLEG ===================================================================================
 

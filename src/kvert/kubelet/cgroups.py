@@ -315,14 +315,19 @@ def qos_cgroups(pods: Iterable[Pod], allocatable: Mapping[str, int] | Any, *,
         if qos_reserved is None:
             qos_reserved = allocatable.qos_reserved
         allocatable = kubepods_resources(allocatable)
-    pods = list(pods)
+    return qos_cgroup_values(((qos_class(pod), pod_requests(pod)) for pod in pods), allocatable,
+                             qos_reserved=qos_reserved, cpu_period=cpu_period)
+
+
+def qos_cgroup_values(pods: Iterable[tuple[str, Mapping[str, int]]], allocatable: Mapping[str, int], *,
+                      qos_reserved: Mapping[str, int] | None = None,
+                      cpu_period: int = QUOTA_PERIOD) -> dict[str, LinuxContainerResources]:
+    """``qos_cgroups`` from each pod's (QoS class, requests) and the kubepods ResourceList."""
     burstable_cpu = 0
     memory_requests = {GUARANTEED: 0, BURSTABLE: 0}
-    for pod in pods:
-        qos = qos_class(pod)
+    for qos, requests in pods:
         if qos == BEST_EFFORT:
             continue
-        requests = pod_requests(pod)
         if qos == BURSTABLE:
             burstable_cpu += requests.get("cpu", 0)
         memory_requests[qos] += requests.get("memory", 0)
@@ -463,6 +468,6 @@ __all__ = [
     "cgroup_files", "cgroup_v2_weight", "container_cgroup_path", "container_resources", "cpu_max",
     "cri_container_resources", "explain_pod", "find_container", "hugepage_limits", "is_node_critical",
     "milli_cpu_to_quota", "milli_cpu_to_shares", "oom_score_adj", "pod_cgroup", "pod_cgroup_path",
-    "pod_hugepages", "qos_cgroup_path", "qos_cgroups", "qos_tier", "quota_to_milli_cpu",
+    "pod_hugepages", "qos_cgroup_path", "qos_cgroup_values", "qos_cgroups", "qos_tier", "quota_to_milli_cpu",
     "shares_to_milli_cpu",
 ]

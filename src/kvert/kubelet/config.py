@@ -26,9 +26,9 @@ Sources and rules (seed 004 and the kubelet's own parsing and defaulting):
   ``NodeConfig.ignore_eviction_threshold``: Allocatable then leaves hard eviction
   thresholds out.
 
-Percentages are kept exactly (``Fraction``); the kubelet keeps them as float32, which
-makes e.g. 10% of 100Gi come out 160 bytes larger than 10Gi. kvert computes the exact
-value (10Gi), which is also what the Kubernetes documentation's examples state.
+Percentages are parsed exactly (``Fraction``) and applied as the kubelet applies them, in
+float32 (``parsePercentage``, ``GetThresholdQuantity``): 10% of 100Gi comes out 160 bytes
+larger than 10Gi, so Node Allocatable matches a real node's to the byte.
 
 Every error is a ``ConfigError`` (a ``ValueError``) whose ``field`` names the file field and
 the flag, e.g. ``kubeReserved (--kube-reserved)``.
@@ -36,13 +36,14 @@ the flag, e.g. ``kubeReserved (--kube-reserved)``.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from kvert.api.quantity import Quantity, QuantityError, to_int
 from kvert.api.resources import ResourceList
@@ -246,12 +247,20 @@ class EvictionThreshold:
     grace_period: float = 0.0
     text: str = ""
 
+    @property
+    def percentage_f32(self) -> float:
+        """The percentage as the kubelet holds it: ``float32(value) / 100`` in float32
+        arithmetic (``parsePercentage``)."""
+        assert self.percentage is not None
+        return float(np.float32(np.float32(float(self.percentage * 100))) / np.float32(100))
+
     def amount(self, capacity: int) -> int:
-        """The threshold in absolute terms for a resource of the given capacity (floor)."""
+        """The threshold in absolute terms for a resource of the given capacity:
+        ``GetThresholdQuantity``, ``int64(float64(capacity) * float64(percentage))`` with the
+        float32 percentage (10% of 10Gi is 1073741840 bytes, 16 more than a tenth)."""
         if self.quantity is not None:
             return self.quantity
-        assert self.percentage is not None
-        return math.floor(capacity * self.percentage)
+        return int(float(capacity) * self.percentage_f32)
 
     @property
     def value_text(self) -> str:

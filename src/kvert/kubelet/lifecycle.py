@@ -123,6 +123,8 @@ class PodState:
     worker: Any = None
     worker_task: Any = None
     failed_reason: str = ""            # e.g. a regular init container failed under Never
+    eviction: Any = None               # an eviction the eviction manager asked for (kvert.kubelet.eviction)
+    ended: dict | None = None          # why it ended, when not on its own: status reason, message, condition
 
     @property
     def active(self) -> bool:
@@ -182,6 +184,9 @@ class PodWorker:
         ps.next_due = None
         if ps.deleted or _is_deleting(ps.pod):
             await self.terminate()
+            return
+        if ps.eviction is not None and not ps.terminal:
+            await self.evict(ps.eviction)
             return
         if ps.terminal:
             await self.write_status()
@@ -604,6 +609,26 @@ class PodWorker:
         agent.save(ps)
         agent.trigger("pod_terminated")
 
+    async def evict(self, eviction: Any) -> None:
+        """Node-pressure eviction: stop the containers within the eviction's grace period,
+        then the pod is Failed / Evicted with the DisruptionTarget condition."""
+        ps, agent = self.ps, self.agent
+        await self.refresh()
+        await self.stop_all(int(eviction.grace_period))
+        if ps.sandbox_id:
+            try:
+                await agent.runtime.stop_pod_sandbox(ps.sandbox_id)
+            except CriError as e:
+                log.warning("stopping the sandbox of %s/%s: %s", ps.namespace, ps.name, e)
+        ps.terminal = "Failed"
+        ps.ended = {"reason": "Evicted", "message": eviction.message,
+                    "condition": {**eviction.condition(), "lastTransitionTime": format_time(agent.clock.now())}}
+        ps.resize.finish()
+        ps.resize.clear_pending()
+        agent.save(ps)
+        agent.trigger("pod_evicted")
+        await self.write_status()
+
     async def terminate(self) -> None:
         """Graceful deletion (or the pod vanished): stop, report, delete with grace 0, clean up."""
         ps, agent = self.ps, self.agent
@@ -741,6 +766,8 @@ class PodWorker:
         else:
             phase = "Pending"
         status["phase"] = phase
+        if ps.ended:
+            status["reason"], status["message"] = ps.ended["reason"], ps.ended["message"]
         status["hostIP"] = agent.host_ip
         status["hostIPs"] = [{"ip": agent.host_ip}]
         if ps.pod_ip:
@@ -786,9 +813,14 @@ class PodWorker:
             if message:
                 cond["message"] = message
             conditions.append(cond)
+        ended = (ps.ended or {}).get("condition")
         for ctype, cond in old_conditions.items():
-            if ctype not in SYSTEM_CONDITIONS and ctype not in (rz.PENDING, rz.IN_PROGRESS):
+            if ctype not in SYSTEM_CONDITIONS and ctype not in (rz.PENDING, rz.IN_PROGRESS) and \
+                    not (ended and ctype == ended["type"]):
                 conditions.append(cond)
+        if ended:
+            conditions.append({**ended, "lastProbeTime": None,
+                               **({"observedGeneration": generation} if generation else {})})
         conditions.extend(ps.resize.conditions())
         status["conditions"] = conditions
         return status

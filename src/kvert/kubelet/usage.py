@@ -13,7 +13,9 @@ container not named)::
 
 Per container: ``cpu`` and ``memory`` (each a profile, below), or ``replay`` (both from one
 trace); optionally ``exitAfter`` (a duration: the process exits that long after it starts)
-and ``exitCode`` (default 0). A profile is a bare quantity (constant) or an object with
+and ``exitCode`` (default 0); ``disk`` (a memory-like profile: bytes written to the
+container's writable layer and logs, for the node's ``nodefs`` signals; default 0) and
+``pids`` (processes it runs, for ``pid.available``; default 1). A profile is a bare quantity (constant) or an object with
 ``profile`` and its parameters. Quantities are Kubernetes quantities (cpu ``"250m"`` or
 ``0.25``; memory ``"128Mi"``); durations are Go durations (``"90s"``, ``"1h30m"``), a
 number of seconds, or days (``"2d"``). Profiles:
@@ -251,6 +253,8 @@ class ContainerUsage:
     replay: Replay | None = None
     exit_after: float | None = None
     exit_code: int = 0
+    disk: Profile | None = None        # bytes written to its writable layer and logs
+    pids: int = 1                      # processes it runs
 
 
 # -- parsing -----------------------------------------------------------------------------------------------
@@ -366,7 +370,15 @@ def parse_container_usage(spec: object, name: str = "", path: str = "") -> Conta
     spec = _decoded(spec, path)
     if not isinstance(spec, Mapping):
         raise UsageError(f"{path}: expected an object with cpu/memory or replay")
-    _check_keys(spec, {"cpu", "memory", "replay", "exitAfter", "exitCode"}, path)
+    _check_keys(spec, {"cpu", "memory", "replay", "exitAfter", "exitCode", "disk", "pids"}, path)
+    extra: dict[str, Any] = {}
+    if "disk" in spec:
+        extra["disk"] = parse_profile("memory", spec["disk"], f"{path}.disk", seed=_seed_for(name, "disk"))
+    if "pids" in spec:
+        pids = spec["pids"]
+        if isinstance(pids, bool) or not isinstance(pids, int) or pids < 0:
+            raise UsageError(f"{path}.pids: expected a non-negative integer")
+        extra["pids"] = pids
     exit_after = _duration(spec["exitAfter"], f"{path}.exitAfter") if "exitAfter" in spec else None
     exit_code = spec.get("exitCode", 0)
     if isinstance(exit_code, bool) or not isinstance(exit_code, int) or not 0 <= exit_code <= 255:
@@ -375,7 +387,7 @@ def parse_container_usage(spec: object, name: str = "", path: str = "") -> Conta
         if "cpu" in spec or "memory" in spec:
             raise UsageError(f"{path}: replay gives both cpu and memory; do not set them too")
         return ContainerUsage(replay=_parse_replay(spec["replay"], f"{path}.replay"),
-                              exit_after=exit_after, exit_code=exit_code)
+                              exit_after=exit_after, exit_code=exit_code, **extra)
     usage = ContainerUsage(exit_after=exit_after, exit_code=exit_code)
     kwargs: dict[str, Any] = {}
     for resource in ("cpu", "memory"):
@@ -383,7 +395,18 @@ def parse_container_usage(spec: object, name: str = "", path: str = "") -> Conta
             kwargs[resource] = parse_profile(resource, spec[resource], f"{path}.{resource}",
                                              seed=_seed_for(name, resource))
     return ContainerUsage(cpu=kwargs.get("cpu", usage.cpu), memory=kwargs.get("memory", usage.memory),
-                          exit_after=exit_after, exit_code=exit_code)
+                          exit_after=exit_after, exit_code=exit_code, **extra)
+
+
+def disk_usage(usages: Sequence[ContainerUsage], t: float, started_at: Sequence[float]) -> np.ndarray:
+    """Bytes each container has written (its ``disk`` profile; 0 without one) at time ``t``."""
+    out = np.zeros(len(usages))
+    idx = [i for i, u in enumerate(usages) if u.disk is not None]
+    if idx:
+        batch = UsageBatch([ContainerUsage(cpu=Constant(), memory=usages[i].disk) for i in idx])  # type: ignore[arg-type]
+        _, values = batch.evaluate(t, np.asarray([started_at[i] for i in idx], dtype=float))
+        out[idx] = values
+    return out
 
 
 def _annotation(obj: Mapping[str, Any]) -> object:

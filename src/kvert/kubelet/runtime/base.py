@@ -81,6 +81,48 @@ class ContainerStatus:
     cpu_periods: int = 0                         # elapsed CFS enforcement periods (cumulative)
 
 
+# -- statistics (the kubelet's summary API: cAdvisor and the CRI's stats calls) --------------------
+
+@dataclass
+class ContainerStats:
+    memory: int = 0                   # working set, bytes
+    disk: int = 0                     # writable layer + logs, bytes
+    inodes: int = 0
+
+
+@dataclass
+class PodStats:
+    memory: int = 0
+    disk: int = 0
+    inodes: int = 0
+    processes: int = 0
+    containers: dict[str, ContainerStats] = field(default_factory=dict)
+
+
+@dataclass
+class FsStats:
+    capacity: int
+    available: int
+    inodes: int
+    inodes_free: int
+
+
+@dataclass
+class NodeStats:
+    """The node's statistics at ``time`` (the summary API's node part, plus the pods')."""
+    time: float
+    memory_capacity: int
+    memory_working_set: int           # everything on the node: pods and system daemons
+    pods_memory_limit: int            # the pods cgroup's limit (allocatable, absolute)
+    pods_memory_working_set: int
+    nodefs: FsStats | None = None
+    imagefs: FsStats | None = None    # None: the images share nodefs
+    max_pid: int = 0
+    processes: int = 0
+    pods: dict[str, PodStats] = field(default_factory=dict)   # by pod uid
+
+
+
 class Runtime(Protocol):
     async def run_pod_sandbox(self, config: PodSandboxConfig) -> str: ...
 
@@ -105,3 +147,8 @@ class Runtime(Protocol):
     async def container_status(self, container_id: str) -> ContainerStatus: ...
 
     async def list_containers(self, sandbox_id: str | None = None) -> list[ContainerStatus]: ...
+
+    async def node_stats(self) -> NodeStats: ...
+
+    def set_node_cgroups(self, values: dict[str, LinuxContainerResources]) -> None:
+        """The kubepods and QoS-level cgroups, which the kubelet writes itself."""

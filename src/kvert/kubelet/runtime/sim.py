@@ -59,10 +59,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvert.api.quantity import to_int
-from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStatus, CriError,
-                                        LinuxContainerResources, PodSandboxConfig)
+from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
+                                        CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
+                                        PodStats)
 from kvert.kubelet.usage import (DEFAULT_CPU_MILLI, DEFAULT_MEMORY_BYTES, USAGE_ANNOTATION, Constant,
-                                 ContainerUsage, UsageBatch, UsageError, parse_container_usage)
+                                 ContainerUsage, UsageBatch, UsageError, disk_usage, parse_container_usage)
 
 OOM_EXIT_CODE = 137
 STOP_EXIT_CODE = 143          # 128 + SIGTERM
@@ -72,6 +73,9 @@ CALLS = frozenset({
     "update_container_resources", "container_status", "list_containers",
 })
 _CHUNK_CELLS = 1 << 18        # containers x ticks evaluated at once
+DEFAULT_MAX_PID = 4_194_304   # /proc/sys/kernel/pid_max of a 64-bit node
+BYTES_PER_INODE = 16_384      # mke2fs' default inode ratio
+CONTAINER_INODES = 64         # files a container's writable layer and logs take
 _EPS = 1e-9
 
 
@@ -134,6 +138,7 @@ class _Layout:
     period_s: np.ndarray
     under_quota: np.ndarray
     exits: list[tuple[int, float]]
+    tiers: np.ndarray               # each container's QoS tier: "", "burstable", "besteffort"
     cpu_pins: list[tuple[int, float]]
     memory_pins: list[tuple[int, float]]
 
@@ -149,6 +154,14 @@ def _default_usage(resources: LinuxContainerResources) -> ContainerUsage:
     request = shares * 1000 // 1024 if shares > 2 else 0
     return ContainerUsage(cpu=Constant(value=float(request // 2 or DEFAULT_CPU_MILLI)),
                           memory=Constant(value=float(DEFAULT_MEMORY_BYTES)))
+
+
+def _tier_of(cgroup_parent: str) -> str:
+    """The QoS tier of a pod cgroup path (cgroupfs or systemd naming)."""
+    for tier in ("burstable", "besteffort"):
+        if f"/{tier}/" in cgroup_parent or f"kubepods-{tier}.slice" in cgroup_parent:
+            return tier
+    return ""
 
 
 def _share(demand: np.ndarray, weights: np.ndarray, capacity: float) -> np.ndarray:
@@ -190,7 +203,9 @@ class SimRuntime:
     """
 
     def __init__(self, clock, tick: float = 1.0, *, cpu_capacity: int | None = None,
-                 memory_capacity: int | None = None, name: str = "sim"):
+                 memory_capacity: int | None = None, name: str = "sim", disk_capacity: int | None = None,
+                 inodes: int | None = None, max_pid: int = DEFAULT_MAX_PID, system_memory: int = 0,
+                 system_processes: int = 0):
         if tick <= 0:
             raise ValueError("tick must be positive")
         self.clock = clock
@@ -198,6 +213,13 @@ class SimRuntime:
         self.cpu_capacity = cpu_capacity
         self.memory_capacity = memory_capacity
         self.name = name
+        self.disk_capacity = disk_capacity
+        self.inodes = inodes if inodes is not None else (
+            disk_capacity // BYTES_PER_INODE if disk_capacity else None)
+        self.max_pid = max_pid
+        self.system_memory = system_memory           # what the node's own daemons use
+        self.system_processes = system_processes
+        self._node_cgroups: dict[str, LinuxContainerResources] = {}
         self.origin = clock.now()
         self.oom_kills: list[OomKill] = []
         self.on_oom: list[Callable[[OomKill], None]] = []
@@ -318,6 +340,8 @@ class SimRuntime:
             under_quota=np.isfinite(quota_cap) | np.isfinite(pod_caps[row_sandbox]),
             exits=[(i, c.started_at + c.usage.exit_after) for i, c in enumerate(running)
                    if c.usage.exit_after is not None],
+            tiers=np.array([_tier_of(self._sandboxes[c.sandbox_id].config.cgroup_parent) for c in running],
+                           dtype=object),
             cpu_pins=[(i, c.cpu_override) for i, c in enumerate(running) if c.cpu_override is not None],
             memory_pins=[(i, c.memory_override) for i, c in enumerate(running) if c.memory_override is not None],
         )
@@ -342,8 +366,8 @@ class SimRuntime:
         event = (memory > lay.mem_limit[:, None]).any(axis=0)
         if np.isfinite(lay.pod_mem_limit).any():
             event |= ((lay.group @ memory) > lay.pod_mem_limit[:, None]).any(axis=0)
-        if self.memory_capacity is not None:
-            event |= memory.sum(axis=0) > self.memory_capacity
+        for rows, limit, _ in self._shared_limits(lay):
+            event |= memory[rows].sum(axis=0) > limit
         for _, at in lay.exits:
             j = int(np.searchsorted(times, at - _EPS, side="left"))
             if j < count:
@@ -381,6 +405,24 @@ class SimRuntime:
         if event[last]:
             self._handle_events(running, float(times[last]), memory[:, last], lay.sandbox_ids, lay.row_sandbox)
 
+    def _shared_limits(self, lay: _Layout) -> list[tuple[np.ndarray, float, str]]:
+        """Memory limits shared by many pods, innermost first: the QoS tiers' and kubepods'
+        cgroups (set by the node agent through ``set_node_cgroups``), then the machine's
+        memory less what the system uses. Each as (rows of the containers under it, limit,
+        the OOM kill's scope)."""
+        out = []
+        for tier in ("burstable", "besteffort"):
+            res = self._node_cgroups.get(tier)
+            if res is not None and res.memory_limit_in_bytes > 0:
+                out.append((lay.tiers == tier, float(res.memory_limit_in_bytes), tier))
+        everyone = np.ones(len(lay.tiers), dtype=bool)
+        kubepods = self._node_cgroups.get("kubepods")
+        if kubepods is not None and kubepods.memory_limit_in_bytes > 0:
+            out.append((everyone, float(kubepods.memory_limit_in_bytes), "kubepods"))
+        if self.memory_capacity is not None:
+            out.append((everyone, float(self.memory_capacity - self.system_memory), "node"))
+        return out
+
     @staticmethod
     def _cap(res: LinuxContainerResources | None) -> float:
         if res is None or res.cpu_quota <= 0 or res.cpu_period <= 0:
@@ -411,9 +453,8 @@ class SimRuntime:
             limit = self._pod_memory_limit(sandbox_id)
             rows = np.flatnonzero(row_sandbox == s)
             self._kill_until_fits(running, rows, alive, memory, limit, now, "pod")
-        if self.memory_capacity is not None:
-            self._kill_until_fits(running, np.arange(len(running)), alive, memory,
-                                  float(self.memory_capacity), now, "node")
+        for rows, limit, scope in self._shared_limits(self._layout(running)):
+            self._kill_until_fits(running, np.flatnonzero(rows), alive, memory, limit, now, scope)
         for i, c in enumerate(running):
             if not alive[i] or c.usage.exit_after is None:
                 continue
@@ -485,6 +526,57 @@ class SimRuntime:
 
     def list_sandboxes(self) -> list[str]:
         return list(self._sandboxes)
+
+    def set_node_cgroups(self, values: dict[str, LinuxContainerResources]) -> None:
+        """The node-level cgroups the kubelet's container manager writes itself (not through
+        the CRI): ``kubepods``, ``burstable``, ``besteffort``. Their memory limits bound the
+        pods under them (an OOM kill in that scope when passed)."""
+        self.advance()
+        if values != self._node_cgroups:
+            self._node_cgroups = dict(values)
+            self._changed()
+
+    def node_cgroups(self) -> dict[str, LinuxContainerResources]:
+        return dict(self._node_cgroups)
+
+    async def node_stats(self) -> NodeStats:
+        """The node's statistics now (the kubelet's summary API), for the eviction manager."""
+        self.advance()
+        now = self.clock.now()
+        containers = list(self._containers.values())
+        disks = disk_usage([c.usage for c in containers], now, [c.started_at or c.created_at for c in containers])
+        pods: dict[str, PodStats] = {}
+        pods_ws = 0
+        processes = self.system_processes
+        for c, disk in zip(containers, disks.tolist()):
+            sandbox = self._sandboxes.get(c.sandbox_id)
+            if sandbox is None:
+                continue
+            ps = pods.setdefault(sandbox.config.uid, PodStats())
+            running = c.state == "running"
+            memory = int(round(c.memory)) if running else 0
+            inodes = CONTAINER_INODES
+            ps.containers[c.config.name] = ContainerStats(memory=memory, disk=int(disk), inodes=inodes)
+            ps.memory += memory
+            ps.disk += int(disk)
+            ps.inodes += inodes
+            if running:
+                ps.processes += c.usage.pids
+                processes += c.usage.pids
+            pods_ws += memory
+        capacity = self.memory_capacity or 0
+        kubepods = self._node_cgroups.get("kubepods")
+        pods_limit = kubepods.memory_limit_in_bytes if kubepods is not None and \
+            kubepods.memory_limit_in_bytes > 0 else capacity
+        nodefs = None
+        if self.disk_capacity:
+            used = sum(p.disk for p in pods.values())
+            inodes_used = sum(p.inodes for p in pods.values())
+            nodefs = FsStats(self.disk_capacity, max(0, self.disk_capacity - used),
+                             self.inodes or 0, max(0, (self.inodes or 0) - inodes_used))
+        return NodeStats(time=now, memory_capacity=capacity, memory_working_set=pods_ws + self.system_memory,
+                         pods_memory_limit=pods_limit, pods_memory_working_set=pods_ws, nodefs=nodefs,
+                         max_pid=self.max_pid, processes=processes, pods=pods)
 
     def memory_working_set(self) -> int:
         """The working sets of all running containers together (bytes), now."""

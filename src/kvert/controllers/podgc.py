@@ -1,0 +1,145 @@
+"""The pod garbage collector (kube-controller-manager's ``podgc``), every 20 s:
+
+* terminated pods (phase neither Pending, Running nor Unknown) beyond
+  ``--terminated-pod-gc-threshold`` (12 500; 0 turns it off) are deleted, evicted pods
+  first, then the oldest, then by name;
+* pods being deleted on a node that is not Ready and carries the
+  ``node.kubernetes.io/out-of-service`` taint are finished;
+* pods bound to a node that does not exist are finished once the node has been missing
+  for 40 s (a live GET confirms it is gone), with the ``DisruptionTarget`` condition
+  (reason ``DeletionByPodGC``, "PodGC: node no longer exists");
+* pods being deleted that were never scheduled are finished.
+
+"Finished": a pod not yet Succeeded or Failed is first marked ``Failed`` (with the
+condition, for orphans) through a status patch, then deleted with grace period 0.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kvert.api.errors import ApiError, NotFound
+from kvert.api.meta import format_time
+from kvert.clock import Clock
+from kvert.controllers.base import Controller, InformerFactory
+from kvert.controllers.util import creation_time, is_deleting
+
+log = logging.getLogger(__name__)
+
+GC_PERIOD = 20.0
+QUARANTINE = 40.0
+DEFAULT_THRESHOLD = 12500
+OUT_OF_SERVICE_TAINT = "node.kubernetes.io/out-of-service"
+_KEY = "gc"
+
+
+def is_terminated(pod: dict) -> bool:
+    """``isPodTerminated``: an empty phase counts too, as upstream."""
+    return (pod.get("status") or {}).get("phase", "") not in ("Pending", "Running", "Unknown")
+
+
+def is_evicted(pod: dict) -> bool:
+    status = pod.get("status") or {}
+    return status.get("phase") == "Failed" and status.get("reason") == "Evicted"
+
+
+def gc_order(pod: dict) -> tuple:
+    """``byEvictionAndCreationTimestamp``: evicted first, then the oldest, then by name."""
+    meta = pod.get("metadata") or {}
+    return (0 if is_evicted(pod) else 1, creation_time(pod), meta.get("namespace", ""), meta.get("name", ""))
+
+
+def terminated_to_delete(pods: list[dict], threshold: int) -> list[dict]:
+    """The terminated pods past the threshold, in deletion order."""
+    if threshold <= 0:
+        return []
+    terminated = [p for p in pods if is_terminated(p)]
+    excess = len(terminated) - threshold
+    if excess <= 0:
+        return []
+    return sorted(terminated, key=gc_order)[:excess]
+
+
+def _ready(node: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (node.get("status") or {}).get("conditions") or [])
+
+
+def _out_of_service(node: dict) -> bool:
+    return any(t.get("key") == OUT_OF_SERVICE_TAINT for t in (node.get("spec") or {}).get("taints") or [])
+
+
+class PodGC(Controller):
+    name = "pod-garbage-collector"
+
+    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+                 workers: int = 1, terminated_pod_gc_threshold: int = DEFAULT_THRESHOLD):
+        super().__init__(client, clock, informers=informers, workers=1)
+        self.threshold = terminated_pod_gc_threshold
+        self.pods = self.use("pods")
+        self.nodes = self.use("nodes")
+        self._missing: dict[str, float] = {}      # node name -> when first seen missing
+        self.deleted: list[tuple[str, str, str]] = []   # (namespace, name, why), latest 1000
+        self.enqueue(_KEY)
+
+    async def sync(self, key: str) -> None:
+        try:
+            await self.gc()
+        finally:
+            self.enqueue_after(_KEY, GC_PERIOD)
+
+    async def gc(self) -> None:
+        pods = self.pods.list()
+        nodes = {(n.get("metadata") or {}).get("name", ""): n for n in self.nodes.list()}
+        for pod in terminated_to_delete(pods, self.threshold):
+            await self._finish(pod, "terminated", None)
+        for pod in sorted(pods, key=gc_order):
+            node = nodes.get((pod.get("spec") or {}).get("nodeName") or "")
+            if is_deleting(pod) and node is not None and not _ready(node) and _out_of_service(node):
+                await self._finish(pod, "out-of-service", None)
+        await self._orphans(pods, nodes)
+        for pod in pods:
+            if is_deleting(pod) and not (pod.get("spec") or {}).get("nodeName"):
+                await self._finish(pod, "unscheduled-terminating", None)
+
+    async def _orphans(self, pods: list[dict], nodes: dict[str, dict]) -> None:
+        now = self.clock.now()
+        wanted = {(p.get("spec") or {}).get("nodeName") for p in pods} - {None, ""} - set(nodes)
+        self._missing = {n: t for n, t in self._missing.items() if n in wanted}
+        gone = set()
+        for name in wanted:
+            first = self._missing.setdefault(name, now)
+            if now - first < QUARANTINE:
+                continue
+            try:
+                await self.client.get("nodes", name)
+                self._missing.pop(name, None)       # it exists after all: the cache lags
+            except NotFound:
+                gone.add(name)
+        condition = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByPodGC",
+                     "message": "PodGC: node no longer exists"}
+        for pod in pods:
+            if (pod.get("spec") or {}).get("nodeName") in gone:
+                await self._finish(pod, "orphaned", condition)
+
+    async def _finish(self, pod: dict, why: str, condition: dict | None) -> None:
+        meta = pod.get("metadata") or {}
+        name, namespace = meta.get("name", ""), meta.get("namespace", "")
+        try:
+            if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                status: dict[str, Any] = {"phase": "Failed"}
+                if condition is not None:
+                    status["conditions"] = [{**condition, "lastProbeTime": None,
+                                             "lastTransitionTime": format_time(self.clock.now())}]
+                await self.client.patch("pods", name, {"status": status}, "strategic",
+                                        namespace=namespace, subresource="status")
+            await self.client.delete("pods", name, namespace=namespace, grace_period_seconds=0)
+        except NotFound:
+            return
+        except ApiError as e:
+            log.warning("%s: deleting pod %s/%s (%s) failed: %s", self.name, namespace, name, why, e)
+            return
+        self.deleted.append((namespace, name, why))
+        del self.deleted[:-1000]
+        log.info("%s: deleted %s pod %s/%s", self.name, why, namespace, name)
