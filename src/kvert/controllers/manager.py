@@ -1,9 +1,10 @@
-"""The controller manager: every workload controller of ``kvert up`` on shared informers.
+"""The controller manager: every controller of ``kvert up`` on shared informers.
 
-``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, disruption and
-ResourceClaim controllers and the garbage collector (which also collects ResourceClaims
-owned by deleted pods) over one ``InformerFactory`` (one list+watch per
-resource, as kube-controller-manager's shared informers). ``await manager.run()`` starts
+``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, disruption,
+ResourceClaim, namespace, pod GC, node lifecycle and taint eviction controllers and the
+garbage collector (which also collects ResourceClaims owned by deleted pods) over one
+``InformerFactory`` (one list+watch per resource, as kube-controller-manager's shared
+informers). ``await manager.run()`` starts
 the informers, waits until they have listed the store, and runs the controllers until
 ``manager.stop()``. Stopping (or killing the task) loses nothing: a new manager rebuilds
 everything from the store.
@@ -21,14 +22,16 @@ from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
 from kvert.controllers.namespace import NamespaceController
+from kvert.controllers.nodelifecycle import NodeLifecycleController
 from kvert.controllers.podgc import PodGC
 from kvert.controllers.replicaset import ReplicaSetController
 from kvert.controllers.resourceclaim import CLAIMS, ResourceClaimController
+from kvert.controllers.tainteviction import TaintEvictionController
 
 log = logging.getLogger(__name__)
 
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
-                   "namespace", "podgc")
+                   "namespace", "podgc", "nodelifecycle", "tainteviction")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -44,6 +47,8 @@ _FACTORIES = {
     "resourceclaim": ResourceClaimController,
     "namespace": NamespaceController,
     "podgc": PodGC,
+    "nodelifecycle": NodeLifecycleController,
+    "tainteviction": TaintEvictionController,
 }
 
 

@@ -209,7 +209,13 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         for crd in defs:
             await crds.wait_established(crd["metadata"]["name"])
 
-    start(ControllerManager(client("system:kube-controller-manager"), clock))
+    # Simulated node agents renew their leases less often than a kubelet (every heartbeat,
+    # up to 5 minutes, so a week costs less): the node lifecycle controller's grace periods
+    # follow, so a node is judged dead only when it really stopped.
+    heartbeat = max(10.0, min(300.0, scn.sample_interval))
+    lifecycle = {"node_monitor_period": max(5.0, heartbeat / 2), "node_monitor_grace_period": 5 * heartbeat,
+                 "node_startup_grace_period": 6 * heartbeat}
+    start(ControllerManager(client("system:kube-controller-manager"), clock, settings={"nodelifecycle": lifecycle}))
     start(Scheduler(client("system:kube-scheduler"), clock, seed=scn.seed))
     agents: list[NodeAgent] = []
     runtimes: dict[str, SimRuntime] = {}
@@ -229,7 +235,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         runtime.on_oom.append(on_oom)
         runtimes[name] = runtime
         agent = NodeAgent(client("system:node-agent"), clock, config, runtime, name=name,
-                          heartbeat_seconds=max(10.0, min(300.0, scn.sample_interval)), lease_seconds=1200,
+                          heartbeat_seconds=heartbeat, lease_seconds=1200,
                           pleg_seconds=max(1.0, scn.tick))
         agents.append(start(agent))
     for agent in agents:
