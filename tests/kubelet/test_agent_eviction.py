@@ -128,6 +128,18 @@ def test_node_level_cgroups_follow_the_pods():
         assert values["kubepods"].cpu_shares == 7 * 1024
         assert values["burstable"].cpu_shares == 1536
         assert values["besteffort"].cpu_shares == 2
+        # kvert explain pod shows them, as applied (cgroup v2, the kubelet's linear weight)
+        import json
+
+        async def explained():
+            p = await get_pod(client, "b")
+            text = (p["metadata"].get("annotations") or {}).get("explain.kvert.io/node")
+            return text and json.loads(text)
+        out = await wait_for(clock, explained, what="explanation")
+        assert out["kubepods"] == {"path": "/kubepods", "cgroup": {
+            "cpu.weight": "274", "cpu.max": "max 100000", "memory.max": str(7 * GI)}}
+        assert out["qos"]["path"] == "/kubepods/burstable"
+        assert out["qos"]["cgroup"]["cpu.weight"] == "59"
         await stop(agent, task)
 
     clock.run(main())

@@ -48,12 +48,36 @@ def test_resize_decisions_of_the_kubectl_walkthrough():
 
 
 def test_static_cpu_rule():
+    # TestRetryPendingResizesGuanteedQOSPods: any cpu change of a Guaranteed pod is refused
     refuse = adm.static_cpu_refusal
-    assert refuse("Guaranteed", "static", {"c": 1000}, {"c": 1500})
-    assert not refuse("Guaranteed", "static", {"c": 1000}, {"c": 2000})
+    message = 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"'
+    assert refuse("Guaranteed", "static", {"c": 1000}, {"c": 1500}) == message
+    assert refuse("Guaranteed", "static", {"c": 1000}, {"c": 2000}) == message
     assert not refuse("Guaranteed", "static", {"c": 1500}, {"c": 1500})     # cpu unchanged
     assert not refuse("Burstable", "static", {"c": 1000}, {"c": 1500})
     assert not refuse("Guaranteed", "none", {"c": 1000}, {"c": 1500})
+    # InPlacePodVerticalScalingExclusiveCPUs: seed 000's rule, whole CPUs only
+    assert refuse("Guaranteed", "static", {"c": 1000}, {"c": 1500}, exclusive_cpus=True)
+    assert not refuse("Guaranteed", "static", {"c": 1000}, {"c": 2000}, exclusive_cpus=True)
+
+
+def test_infeasible_is_judged_against_the_absolute_allocatable():
+    # TestRetryPendingResizes: absolute allocatable 4 CPUs / 4Gi (no eviction threshold); the
+    # node's status allocatable decides Deferred
+    absolute = {"cpu": 4000, "memory": 4 * GI}
+    status = {"cpu": 4000, "memory": 4 * GI - 100 * 2**20, "pods": 40}
+    others = [{"cpu": 1000, "memory": GI}, {"cpu": 1000, "memory": GI}]
+    d = adm.decide_resize({"cpu": 1000, "memory": 4500 * 2**20}, others, status, absolute=absolute)
+    assert (d.reason, d.message) == ("Infeasible", "Node didn't have enough capacity: memory, requested: "
+                                                   "4718592000, capacity: 4294967296")
+    d = adm.decide_resize({"cpu": 5000, "memory": GI}, others, status, absolute=absolute)
+    assert (d.reason, d.message) == ("Infeasible", "Node didn't have enough capacity: cpu, requested: 5000, "
+                                                   "capacity: 4000")
+    d = adm.decide_resize({"cpu": 2500, "memory": 2500 * 2**20}, others, status, absolute=absolute)
+    assert d.reason == "Deferred" and d.message.startswith("Node didn't have enough resource: cpu")
+    # between the two allocatables: Deferred, not Infeasible
+    d = adm.decide_resize({"cpu": 1000, "memory": 4 * GI - 50 * 2**20}, [], status, absolute=absolute)
+    assert d.reason == "Deferred"
 
 
 def _pod(name, cpu, new_cpu=None, priority=0, limits=True, qos=None):

@@ -32,26 +32,64 @@ def pod(*containers, init=(), uid="1234-abcd", overhead=None, **spec):
 
 
 @pytest.mark.parametrize("milli, shares", [
-    (0, 2), (1, 2), (2, 2), (3, 3), (250, 256), (500, 512), (1000, 1024), (4000, 4096),
-    (256_000, 262144), (1_000_000, 262144),
+    # TestMilliCPUToShares (pkg/kubelet/cm)
+    (0, 2), (1, 2), (2, 2), (3, 3), (5, 5), (10, 10), (100, 102), (200, 204), (250, 256), (500, 512),
+    (1000, 1024), (2000, 2048), (4000, 4096), (255_999, 262142), (256_000, 262144), (256_001, 262144),
+    (1_000_000, 262144), (-1, 2), (-1_000_000, 2),
 ])
 def test_shares(milli, shares):
     assert milli_cpu_to_shares(milli) == shares
 
 
+@pytest.mark.parametrize("shares, milli", [
+    # TestSharesToMilliCPU: 2 shares read back as 2m, not 0
+    (0, 0), (1, 0), (2, 2), (3, 3), (102, 100), (512, 500), (1024, 1000), (262144, 256000), (-1, 0),
+])
+def test_shares_to_milli_cpu(shares, milli):
+    assert cgroups.shares_to_milli_cpu(shares) == milli
+
+
+def test_shares_round_trip():
+    # TestSharesToMilliCPU (kuberuntime): every milli-CPU in 0..2000 comes back as max(m, 2)
+    assert all(cgroups.shares_to_milli_cpu(milli_cpu_to_shares(m)) == max(m, 2) for m in range(2001))
+
+
+@pytest.mark.parametrize("quota, period, milli", [
+    # TestQuotaToMilliCPU
+    (5000, 100_000, 50), (75_000, 100_000, 750), (100_000, 100_000, 1000), (150_000, 100_000, 1500),
+    (-1, 100_000, 0), (0, 100_000, 0), (1000, 100_000, 10), (200_000, 100_000, 2000), (5000, 5000, 1000),
+    (1, 100_000, 0), (100, 100_000, 1),
+])
+def test_quota_to_milli_cpu(quota, period, milli):
+    assert cgroups.quota_to_milli_cpu(quota, period) == milli
+
+
 @pytest.mark.parametrize("milli, period, quota", [
-    (0, 100_000, 0), (1, 100_000, 1000), (10, 100_000, 1000), (11, 100_000, 1100), (250, 100_000, 25_000),
+    # TestMilliCPUToQuota (with the period passed through, as CPUCFSQuotaPeriod)
+    (0, 100_000, 0), (5, 100_000, 1000), (9, 100_000, 1000), (200, 100_000, 20_000), (1500, 100_000, 150_000),
+    (10, 200_000, 2000), (200, 200_000, 40_000), (500, 20_000, 10_000), (1000, 10_000, 10_000), (1500, 5000, 7500),
+    (1, 100_000, 1000), (10, 100_000, 1000), (11, 100_000, 1100), (250, 100_000, 25_000),
     (500, 100_000, 50_000), (1000, 100_000, 100_000), (4000, 100_000, 400_000), (500, 50_000, 25_000),
 ])
 def test_quota(milli, period, quota):
     assert milli_cpu_to_quota(milli, period) == quota
 
 
-@pytest.mark.parametrize("shares, weight", [(0, 0), (2, 1), (256, 10), (1024, 39), (4096, 157), (262144, 10000)])
+@pytest.mark.parametrize("shares, weight", [
+    # opencontainers/cgroups TestConvertCPUSharesToCgroupV2Value (the runtime's, for containers),
+    # and runc issue 4896's 2000 -> 170
+    (0, 0), (1, 1), (2, 1), (3, 2), (1024, 100), (2000, 170), (262143, 10000), (262144, 10000), (262145, 10000),
+])
 def test_cgroup_v2_weight(shares, weight):
     assert cgroup_v2_weight(shares) == weight
-    if shares:
-        assert weight == 1 + ((shares - 2) * 9999) // 262142
+
+
+@pytest.mark.parametrize("shares, weight", [
+    # TestCpuSharesToCPUWeight (pkg/kubelet/cm, getCPUWeight: the kubelet's own cgroups)
+    (2, 1), (3, 1), (4, 1), (28, 1), (29, 2), (245, 10), (1024, 39), (262144, 10000),
+])
+def test_kubelet_cpu_weight(shares, weight):
+    assert cgroups.kubelet_cpu_weight(shares) == weight
 
 
 def test_cpu_max():
@@ -68,10 +106,11 @@ CAP = 10**10  # bytes; decimal so that the fractions below are exact
     (CAP // 10, 900),            # the policy's own example: 10% of memory -> 900
     (CAP // 2, 500),
     (CAP // 4, 750),
-    (CAP * 998 // 1000, 2),      # raw value 2 (the kubelet's code would give 3)
-    (CAP * 999 // 1000, 2),      # raw 1 -> clamped to 2
-    (CAP, 2),                    # raw 0
-    (2 * CAP, 2),                # requests more than the machine
+    (CAP * 997 // 1000, 3),
+    (CAP * 998 // 1000, 3),      # raw 2: policy.go's floor is 3 (seed 001's table says 2)
+    (CAP * 999 // 1000, 3),
+    (CAP, 3),                    # raw 0
+    (2 * CAP, 3),                # requests more than the machine
     (1, 999),                    # tiny request: raw 999
 ])
 def test_oom_score_adj_burstable(request_bytes, expected):
@@ -80,6 +119,84 @@ def test_oom_score_adj_burstable(request_bytes, expected):
         requests["memory"] = str(request_bytes)
     p = pod(container("app", requests=requests))
     assert oom_score_adj(p, "app", CAP) == expected
+
+
+STANDARD = 8_000_000_000
+
+
+@pytest.mark.parametrize("containers, init, capacity, expected", [
+    # TestGetContainerOOMScoreAdjust (pkg/kubelet/qos): (requests, limits) per container
+    ([({}, {"cpu": "10"})], [], 4_000_000_000, [999]),                                 # cpu-limit
+    # memory-limit-cpu-request: upstream's pod is not defaulted (no memory request); kvert's
+    # pods always are (the request would default to the limit), so it says 0 explicitly
+    ([({"cpu": "0", "memory": "0"}, {"memory": "10G"})], [], STANDARD, [999]),
+    ([({}, {"memory": "0"})], [], 7_230_457_451, [1000]),                              # zero-memory-limit
+    ([({}, {})], [], 4_000_000_000, [1000]),                                           # no-request-limit
+    ([({"memory": "10G", "cpu": "5m"}, {"memory": "10G", "cpu": "5m"})], [], 123_456_789, [-997]),
+    ([({"memory": "4000000000"}, {"memory": "10G"})], [], STANDARD, [500]),
+    ([({"memory": str(STANDARD - 1)}, {})], [], STANDARD, [3]),                        # request-no-limit
+    ([({"memory": "1000000000"}, {"memory": "1000001000"})], [], STANDARD, [875]),     # burstable-unique-container
+    ([({"memory": "1000000000"}, {})], [({"memory": "1000000000"}, None)], STANDARD, [875, 875]),
+    ([({"memory": "1000000000"}, {})], [({"memory": "1000000000"}, None), ({"memory": "400000000"}, "Always")],
+     STANDARD, [875, 875, 875]),                                                       # small sidecar
+    ([({"memory": "1000000000"}, {})], [({"memory": "1000000000"}, None), ({"memory": "4000000000"}, "Always")],
+     STANDARD, [875, 875, 500]),                                                       # big sidecar
+])
+def test_get_container_oom_score_adjust(containers, init, capacity, expected):
+    app = [container(f"c{i}", requests=r or None, limits=lim or None) for i, (r, lim) in enumerate(containers)]
+    inits = [container(f"i{i}", requests=r, **({"restartPolicy": policy} if policy else {}))
+             for i, (r, policy) in enumerate(init)]
+    p = pod(*app, init=inits)
+    names = [c["name"] for c in app] + [c["name"] for c in inits]
+    assert [oom_score_adj(p, n, capacity) for n in names] == expected
+
+
+def test_get_container_oom_score_adjust_critical_pods():
+    # TestGetContainerOOMScoreAdjust "cluster-critical" / "node-critical"
+    cluster = pod(container("c"), priorityClassName="system-cluster-critical", priority=2_000_000_000)
+    node = pod(container("c"), priorityClassName="system-node-critical", priority=2_000_001_000)
+    assert oom_score_adj(cluster, "c", 4_000_000_000) == 1000
+    assert oom_score_adj(node, "c", 4_000_000_000) == -997
+
+
+def test_get_container_oom_score_adjust_pod_level_resources():
+    # TestGetContainerOOMScoreAdjust, burstable-pod-resources-unequal-container-requests(-with-sidecar)
+    p = pod(container("a", requests={"memory": "1000000000"}), container("b"),
+            resources={"requests": {"memory": "2000000000"}})
+    assert [oom_score_adj(p, n, 4_000_000_000) for n in ("a", "b")] == [625, 875]
+    p = pod(container("a", requests={"memory": "1000000000"}), container("b", requests={"memory": "500000000"}),
+            init=[container("s", requests={"memory": "200000000"}, restartPolicy="Always")],
+            resources={"requests": {"memory": "2000000000"}})
+    assert [oom_score_adj(p, n, 4_000_000_000) for n in ("a", "b", "s")] == [725, 850, 850]
+
+
+@pytest.mark.parametrize("requests, expected", [
+    # TestHugePageLimits
+    ({"2Mi": "128"}, {}),
+    ({"hugepages-2Mi": "128"}, {"2MB": 128}),
+    ({"hugepages-2Mi": "128", "hugepages-2097152": "256", "hugepages-4Mi": "512", "4Mi": "1024"},
+     {"2MB": 384, "4MB": 512}),
+])
+def test_huge_page_limits(requests, expected):
+    from kvert.api.resources import parse_resource_list
+    amounts = parse_resource_list({k: v for k, v in requests.items() if k.startswith("hugepages-")})
+    assert cgroups.hugepage_limits(amounts) == expected
+
+
+@pytest.mark.parametrize("containers, expected", [
+    # TestResourceConfigForPod (period 100000, cpu limits enforced): (shares, quota, memory)
+    ([], (2, 0, 0)),                                                                           # besteffort
+    ([({"cpu": "100m", "memory": "100Mi"}, {})], (102, 0, 0)),                                # burstable-no-limits
+    ([({"cpu": "100m", "memory": "100Mi"}, {"cpu": "200m", "memory": "200Mi"})], (102, 20000, 200 * MI)),
+    ([({"cpu": "100m", "memory": "100Mi"}, {"cpu": "200m", "memory": "200Mi"}),
+      ({"cpu": "100m", "memory": "100Mi"}, {})], (204, 0, 0)),                                # partial limits
+    ([({"cpu": "100m", "memory": "100Mi"}, {"cpu": "100m", "memory": "100Mi"})], (102, 10000, 100 * MI)),
+])
+def test_resource_config_for_pod(containers, expected):
+    app = [container(f"c{i}", requests=r, limits=lim or None) for i, (r, lim) in enumerate(containers)] or \
+        [container("c")]
+    res = pod_cgroup(pod(*app))
+    assert (res.cpu_shares, res.cpu_quota, res.memory_limit_in_bytes) == expected
 
 
 def test_oom_score_adj_guaranteed_besteffort_and_critical():
@@ -205,7 +322,8 @@ def test_cgroup_files():
     res = LinuxContainerResources(cpu_period=100_000, cpu_quota=50_000, cpu_shares=256, memory_limit_in_bytes=GI)
     assert cgroup_files(res, 1) == {"cpu.shares": "256", "cpu.cfs_period_us": "100000",
                                     "cpu.cfs_quota_us": "50000", "memory.limit_in_bytes": str(GI)}
-    assert cgroup_files(res, 2) == {"cpu.weight": "10", "cpu.max": "50000 100000", "memory.max": str(GI)}
+    assert cgroup_files(res, 2) == {"cpu.weight": "35", "cpu.max": "50000 100000", "memory.max": str(GI)}
+    assert cgroup_files(res, 2, kubelet=True)["cpu.weight"] == "10"
     unlimited = LinuxContainerResources(cpu_shares=2)
     assert cgroup_files(unlimited, 1)["cpu.cfs_quota_us"] == "-1"
     assert cgroup_files(unlimited, 1)["memory.limit_in_bytes"] == "-1"

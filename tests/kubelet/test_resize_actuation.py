@@ -1,5 +1,7 @@
-"""Applying resizes: resizePolicy, ordering and rollback on CRI failures, the memory-decrease
-control loop, the static CPU manager rule, the order deferred resizes are retried in."""
+"""Applying resizes: resizePolicy, ordering, CRI failures (Kubernetes: the other updates go
+ahead; seed 000 behind KvertResizeRollback: roll back), memory limits below usage
+(Kubernetes 1.34+: refused untouched; seed 000 behind KvertMemoryLimitReclaim: the control
+loop), the static CPU manager rule, the order deferred resizes are retried in."""
 
 from __future__ import annotations
 
@@ -96,14 +98,51 @@ class FailingRuntime(HeldRuntime):
         await self.inner.update_container_resources(container_id, resources)
 
 
-def test_cri_failure_rolls_back_and_is_retried_later():
+def test_cri_failure_the_other_updates_proceed_and_it_is_retried_later():
+    # Kubernetes (KEP-1287): a failed UpdateContainerResources does not stop the other
+    # updates of its phase; nothing is rolled back; the failed one is retried later
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        sim = SimRuntime(clock)
+        runtime = FailingRuntime(sim, fail_calls={1})
+        agent, task = await start_agent(client, clock, runtime)
+        await run_pod(client, pod("two", container("a", "500m", "128Mi"), container("b", "500m", "128Mi")))
+        p = await running(client, clock, "two")
+        a_id = cstatus(p, "a")["containerID"].split("://")[1]
+        b_id = cstatus(p, "b")["containerID"].split("://")[1]
+        patch = {"spec": {"containers": [
+            {"name": "a", "resources": {"requests": {"cpu": "700m"}, "limits": {"cpu": "700m"}}},
+            {"name": "b", "resources": {"requests": {"cpu": "600m"}, "limits": {"cpu": "600m"}}}]}}
+        await client.resize("default", "two", patch, patch_type="strategic")
+        p = await _resize_error(client, clock, "two")
+        message = condition(p, "PodResizeInProgress")["message"]
+        assert message == "container 'a': injected failure"
+        # a failed, b still went up; the pod cgroup was raised first
+        assert [(cid, quota) for cid, quota, _ in runtime.log] == [(a_id, 70000), (b_id, 60000)]
+        assert sim.status(a_id).resources.linux.cpu_quota == 50000
+        assert sim.status(b_id).resources.linux.cpu_quota == 60000
+        assert cstatus(p, "b")["resources"]["limits"]["cpu"] == "600m"
+        assert cstatus(p, "a")["resources"]["limits"]["cpu"] == "500m"
+        event = (await events(client, "two", "ResizeError"))[0]["message"]
+        assert event.startswith("Pod resize error: {") and '"error":"container \'a\': injected failure"' in event
+        p = await _resized(client, clock, "two", "a", "limits", "cpu", "700m")
+        assert cstatus(p, "a")["restartCount"] == 0 and cstatus(p, "b")["restartCount"] == 0
+        await stop(agent, task)
+
+    clock.run(main())
+
+
+def test_cri_failure_rolls_back_and_is_retried_later_with_the_seed_gate():
     clock = VirtualClock()
 
     async def main():
         client = await cluster(clock)
         sim = SimRuntime(clock)
         runtime = FailingRuntime(sim, fail_calls={2})
-        agent, task = await start_agent(client, clock, runtime)
+        agent, task = await start_agent(client, clock, runtime,
+                                        config=node_config(feature_gates={"KvertResizeRollback": True}))
         await run_pod(client, pod("two", container("a", "500m", "128Mi"), container("b", "500m", "128Mi")))
         p = await running(client, clock, "two")
         a_id = cstatus(p, "a")["containerID"].split("://")[1]
@@ -176,13 +215,47 @@ def test_update_order_decreases_before_increases_and_pod_cgroup_around_them():
     clock.run(main())
 
 
-def test_memory_limit_decrease_waits_until_usage_fits():
+def test_memory_limit_decrease_below_usage_leaves_the_container_untouched():
+    # Kubernetes 1.34+ (e2e "decrease memory limit below usage"): no PodResizePending,
+    # PodResizeInProgress reason Error, the status keeps the previous values; then it succeeds
     clock = VirtualClock()
 
     async def main():
         client = await cluster(clock)
         sim = SimRuntime(clock)
         agent, task = await start_agent(client, clock, sim)
+        await run_pod(client, pod("mem", container("c", "500m", "256Mi")),)
+        p = await running(client, clock, "mem")
+        cid = cstatus(p)["containerID"].split("://")[1]
+        sim.set_usage(cid, memory=200 * MI)
+        await client.resize("default", "mem", _resize("c", cpu="700m", memory="128Mi"), patch_type="strategic")
+        p = await _resize_error(client, clock, "mem")
+        assert condition(p, "PodResizePending") is None
+        assert condition(p, "PodResizeInProgress")["message"] == (
+            f"cannot decrease memory limits: [attempting to set pod memory limit ({128 * MI}) below current usage "
+            f"({200 * MI}), attempting to set container \"c\" memory limit ({128 * MI}) below current usage "
+            f"({200 * MI})]")
+        cs = cstatus(p)
+        assert cs["allocatedResources"]["memory"] == "128Mi"
+        assert cs["resources"]["limits"] == {"cpu": "500m", "memory": "256Mi"}     # untouched, cpu too
+        assert sim.status(cid).resources.linux.memory_limit_in_bytes == 256 * MI
+        sim.set_usage(cid, memory=100 * MI)
+        p = await _resized(client, clock, "mem", "c", "limits", "memory", "128Mi")
+        assert cstatus(p)["resources"]["limits"]["cpu"] == "700m"
+        assert cstatus(p)["restartCount"] == 0
+        await stop(agent, task)
+
+    clock.run(main())
+
+
+def test_memory_limit_decrease_waits_until_usage_fits_with_the_seed_gate():
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        sim = SimRuntime(clock)
+        agent, task = await start_agent(client, clock, sim,
+                                        config=node_config(feature_gates={"KvertMemoryLimitReclaim": True}))
         await run_pod(client, pod("mem", container("c", "500m", "256Mi")),)
         p = await running(client, clock, "mem")
         cid = cstatus(p)["containerID"].split("://")[1]
@@ -210,7 +283,7 @@ def test_memory_limit_decrease_waits_until_usage_fits():
     clock.run(main())
 
 
-def test_static_cpu_manager_refuses_non_integer_cpu_resize_of_guaranteed_pods():
+def test_static_cpu_manager_refuses_cpu_resizes_of_guaranteed_pods():
     clock = VirtualClock()
 
     async def main():
@@ -218,6 +291,37 @@ def test_static_cpu_manager_refuses_non_integer_cpu_resize_of_guaranteed_pods():
         config = NodeConfig(capacity={"cpu": 8000, "memory": 16 * GI}, cpu_manager_policy="static",
                             kube_reserved={"cpu": 500},
                             eviction_hard=parse_eviction_thresholds("memory.available<100Mi"))
+        agent, task = await start_agent(client, clock, config=config)
+        await run_pod(client, pod("pinned", container("c", "1", "256Mi")))
+        await running(client, clock, "pinned")
+        await client.resize("default", "pinned", _resize("c", cpu="2"), patch_type="strategic")
+
+        async def refused():
+            p = await client.get("pods", "pinned", "default")
+            c = condition(p, "PodResizePending")
+            return (p, c) if c else None
+        p, c = await wait_for(clock, refused)
+        assert (c["reason"], c["message"]) == (
+            "Infeasible", 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"')
+        assert cstatus(p)["allocatedResources"]["cpu"] == "1"
+        # a memory-only resize is not the CPU manager's business
+        await client.resize("default", "pinned", _resize("c", cpu="1", memory="512Mi"), patch_type="strategic")
+        await _resized(client, clock, "pinned", "c", "limits", "memory", "512Mi")
+        await stop(agent, task)
+
+    clock.run(main())
+
+
+def test_static_cpu_manager_whole_cpus_with_exclusive_cpus_gate():
+    # seed 000's rule, under InPlacePodVerticalScalingExclusiveCPUs
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        config = NodeConfig(capacity={"cpu": 8000, "memory": 16 * GI}, cpu_manager_policy="static",
+                            kube_reserved={"cpu": 500},
+                            eviction_hard=parse_eviction_thresholds("memory.available<100Mi"),
+                            feature_gates={"InPlacePodVerticalScalingExclusiveCPUs": True})
         agent, task = await start_agent(client, clock, config=config)
         await run_pod(client, pod("pinned", container("c", "1", "256Mi")))
         await running(client, clock, "pinned")

@@ -15,8 +15,10 @@ and the pod's status message prefixes it with ``Pod was rejected: ``.
 Resizes (seed 000; Kubernetes ``allocation.Manager.canResizePod``), in this order:
 
 1. static CPU manager rule (see :func:`static_cpu_refusal`);
-2. ``Infeasible`` when the pod's new requests (with overhead) exceed the node's
-   allocatable on their own -- memory is reported first, as Kubernetes does:
+2. ``Infeasible`` when the pod's new requests (with overhead) exceed what the node could
+   ever give pods, capacity minus the kube and system reservations (the kubelet's
+   ``GetNodeAllocatableAbsolute``; the eviction thresholds are not subtracted) -- memory is
+   reported first, as Kubernetes does:
    ``Node didn't have enough capacity: cpu, requested: 4650, capacity: 4000``;
 3. ``Deferred`` when they fit the node but not next to the other pods right now; the
    message is the admission message above (``Node didn't have enough resource: ...``);
@@ -26,10 +28,9 @@ The other pods are counted at their allocated resources, or at what the runtime 
 has applied when that is larger (a downsize holds its old size until actuated), which
 is how Kubernetes' ``canResizePod`` counts them; the resized pod at its new requests.
 
-Choice: "can never fit" is judged against the node's *allocatable* (status), the same
-number admission uses; Kubernetes compares with the cgroup-enforced allocatable, which
-ignores the hard eviction threshold, so a request between the two would be Deferred
-forever there and is Infeasible here.
+As in Kubernetes 1.35, a request between the two allocatables (above the node's status
+allocatable, within the absolute one) is Deferred, not Infeasible: it fits once the
+eviction threshold is no longer counted against it, which never happens, so it waits.
 """
 
 from __future__ import annotations
@@ -135,47 +136,56 @@ def rejection_message(decision: Decision) -> str:
     return f"Pod was rejected: {decision.message}"
 
 
+STATIC_CPU_MESSAGE = 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"'
+
+
 def static_cpu_refusal(qos_class: str, cpu_manager_policy: str,
-                       old_cpu: Mapping[str, int], new_cpu: Mapping[str, int]) -> str:
+                       old_cpu: Mapping[str, int], new_cpu: Mapping[str, int],
+                       exclusive_cpus: bool = False) -> str:
     """The static CPU manager rule for a resize; '' when it does not apply.
 
-    Seed 000: with ``cpuManagerPolicy: static`` only whole CPUs may be resized to; a
-    non-integer CPU resize is refused and an event says why. Kubernetes 1.35 is stricter
-    by default: it refuses *any* resize of a Guaranteed pod on a static-policy node
-    (``Infeasible``, "Resize is infeasible for Guaranteed Pods alongside CPU Manager static
-    policy") unless the alpha gate ``InPlacePodVerticalScalingExclusiveCPUs`` is on, which
-    permits resizes that keep whole exclusive CPUs. kvert follows the seed, which is what
-    that gate allows: only Guaranteed pods hold exclusive CPUs, so the rule applies to
-    them, and only to containers whose cpu request changes; a refused resize is reported
-    as ``PodResizePending`` / ``Infeasible`` with a Warning event.
+    Kubernetes 1.35: a resize that changes the cpu request of a container of a Guaranteed
+    pod on a node with ``cpuManagerPolicy: static`` is ``Infeasible`` ("Resize is infeasible
+    for Guaranteed Pods alongside CPU Manager policy "static""); memory-only resizes and
+    Burstable pods are not concerned. With the alpha gate
+    ``InPlacePodVerticalScalingExclusiveCPUs`` (``exclusive_cpus``) kvert applies seed 000's
+    rule instead: only whole CPUs may be resized to.
 
     ``old_cpu``/``new_cpu`` map container name -> cpu request in millicores.
     """
     if cpu_manager_policy != "static" or qos_class != "Guaranteed":
         return ""
-    for name, new in sorted(new_cpu.items()):
-        if new != old_cpu.get(name) and new % 1000 != 0:
+    changed = sorted(name for name, new in new_cpu.items() if new != old_cpu.get(name))
+    if not changed:
+        return ""
+    if not exclusive_cpus:
+        return STATIC_CPU_MESSAGE
+    for name in changed:
+        if new_cpu[name] % 1000 != 0:
             return ("Resize is infeasible for Guaranteed Pods alongside CPU Manager static policy: "
-                    f"container {name!r} asks for {new}m cpu, only whole CPUs can be resized to")
+                    f"container {name!r} asks for {new_cpu[name]}m cpu, only whole CPUs can be resized to")
     return ""
 
 
 def decide_resize(request: Mapping[str, int], others: list[Mapping[str, int]],
-                  allocatable: Mapping[str, int], *, qos_class: str = "",
-                  cpu_manager_policy: str = "none",
+                  allocatable: Mapping[str, int], *, absolute: Mapping[str, int] | None = None,
+                  qos_class: str = "", cpu_manager_policy: str = "none",
                   old_cpu: Mapping[str, int] | None = None,
-                  new_cpu: Mapping[str, int] | None = None) -> Decision:
+                  new_cpu: Mapping[str, int] | None = None, exclusive_cpus: bool = False) -> Decision:
     """Accept, defer or refuse a resize whose pod would then request ``request`` (overhead
-    included), next to ``others`` (what every other admitted pod holds)."""
+    included), next to ``others`` (what every other admitted pod holds). ``absolute`` is the
+    node's allocatable without the eviction thresholds (``allocatable_absolute``), what
+    Infeasible is judged against; ``allocatable`` (the node's status) decides Deferred."""
     used = total(others)
+    absolute = allocatable if absolute is None else absolute
     numbers = {"requested": {k: v for k, v in request.items() if k in (CPU, MEMORY)},
                "used": {k: used.get(k, 0) for k in (CPU, MEMORY)},
                "allocatable": {k: allocatable.get(k, 0) for k in (CPU, MEMORY)}}
-    refusal = static_cpu_refusal(qos_class, cpu_manager_policy, old_cpu or {}, new_cpu or {})
+    refusal = static_cpu_refusal(qos_class, cpu_manager_policy, old_cpu or {}, new_cpu or {}, exclusive_cpus)
     if refusal:
         return Decision(False, INFEASIBLE, refusal, {**numbers, "rule": "static-cpu-manager"})
     for name in (MEMORY, CPU):   # Kubernetes reports memory first
-        amount, capacity = request.get(name, 0), allocatable.get(name, 0)
+        amount, capacity = request.get(name, 0), absolute.get(name, 0)
         if amount > capacity:
             return Decision(False, INFEASIBLE,
                             f"Node didn't have enough capacity: {name}, requested: {amount}, "

@@ -48,6 +48,7 @@ from kvert.client.informer import Informer
 from kvert.kubelet import admission as adm
 from kvert.kubelet import resize as rz
 from kvert.kubelet.allocatable import allocatable as node_allocatable
+from kvert.kubelet.allocatable import allocatable_absolute
 from kvert.kubelet.checkpoint import Checkpoint
 from kvert.kubelet.config import NodeConfig
 from kvert.kubelet.eviction import (MONITORING_INTERVAL, REASON, SIGNAL_RESOURCE, Eviction, EvictionManager,
@@ -108,6 +109,7 @@ class NodeAgent:
         self.host_ip = host_ip
         self.extra_labels = dict(labels or {})
         self.allocatable = node_allocatable(config)
+        self.allocatable_absolute = allocatable_absolute(config)
         self.memory_capacity = config.capacity.get("memory", 0)
         self.checkpoint = Checkpoint(checkpoint_dir)
         self.recorder = EventRecorder(client, clock, "kubelet", name)
@@ -261,6 +263,7 @@ class NodeAgent:
         out: dict[str, Any] = {
             "node": self.name,
             "qosClass": data["qosClass"],
+            **self._node_cgroups_explained(data),
             "pod": {"path": data["pod"]["path"], "requests": data["pod"]["requests"],
                     "limits": data["pod"]["limits"], "cgroup": data["pod"][key]},
             "containers": [{"name": c["name"], "oomScoreAdj": c["oomScoreAdj"], "cgroup": c[key],
@@ -275,6 +278,23 @@ class NodeAgent:
         ps.explain_key = cache_key
         ps.explain_text = json.dumps(out, sort_keys=True, separators=(",", ":"))
         return ps.explain_text
+
+    def _node_cgroups_explained(self, data: dict) -> dict:
+        """The kubepods and QoS-tier values the runtime has applied (as of this explanation)."""
+        from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
+        applied = getattr(self.runtime, "node_cgroups", None)
+        values = applied() if applied is not None else {}
+        if not values:
+            return {}
+        version = self.config.cgroup_version
+        driver = self.config.cgroup_driver
+        tier = {"Guaranteed": "", "Burstable": "burstable", "BestEffort": "besteffort"}.get(data["qosClass"], "")
+        out = {"kubepods": {"path": qos_cgroup_path("", driver),
+                            "cgroup": cgroup_files(values["kubepods"], version, kubelet=True)}}
+        if tier and tier in values:
+            out["qos"] = {"path": qos_cgroup_path(tier, driver),
+                          "cgroup": cgroup_files(values[tier], version, kubelet=True)}
+        return out
 
     # ==== node registration, status, lease ==========================================================
 
@@ -612,6 +632,7 @@ class NodeAgent:
         ps.admission = summary
         self.pods[uid] = ps
         self.save(ps)
+        self.apply_node_cgroups()
         self._start_worker(ps)
 
     async def _reject(self, pod: dict, decision: adm.Decision, summary: dict) -> None:
@@ -676,9 +697,10 @@ class NodeAgent:
         names = rz.resizable_names(pod)
         old_cpu = {n: (ps.allocated.get(n) or {}).get("requests", {}).get("cpu", 0) for n in names}
         new_cpu = {n: (new_alloc.get(n) or {}).get("requests", {}).get("cpu", 0) for n in names}
-        decision = adm.decide_resize(request, others, self.allocatable,
+        decision = adm.decide_resize(request, others, self.allocatable, absolute=self.allocatable_absolute,
                                      qos_class=qos_class(pod), cpu_manager_policy=self.config.cpu_manager_policy,
-                                     old_cpu=old_cpu, new_cpu=new_cpu)
+                                     old_cpu=old_cpu, new_cpu=new_cpu,
+                                     exclusive_cpus=self.config.feature("InPlacePodVerticalScalingExclusiveCPUs"))
         generation = ps.generation()
         summary = {**decision.as_dict(), "generation": generation, "time": format_time(now),
                    "from": {n: rz.format_requirements(ps.allocated[n]) for n in names if n in ps.allocated},

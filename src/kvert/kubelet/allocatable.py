@@ -60,6 +60,13 @@ def allocatable(config: NodeConfig) -> ResourceList:
     return result
 
 
+def allocatable_absolute(config: NodeConfig) -> ResourceList:
+    """``GetNodeAllocatableAbsolute``: capacity - kube-reserved - system-reserved, without the
+    eviction thresholds (what an in-place resize can never exceed)."""
+    return {name: max(0, amount - config.kube_reserved.get(name, 0) - config.system_reserved.get(name, 0))
+            for name, amount in config.capacity.items() if name != "pods"}
+
+
 def kubepods_resources(config: NodeConfig) -> ResourceList:
     """The limits the kubelet puts on the kubepods cgroup: capacity - kube-reserved -
     system-reserved when ``pods`` is enforced (and cgroupsPerQOS is on), else capacity.
@@ -105,5 +112,5 @@ def node_status_resources(config: NodeConfig) -> dict[str, dict[str, str]]:
     }
 
 
-__all__ = ["SIGNAL_RESOURCES", "allocatable", "check_reservation", "eviction_reservation",
+__all__ = ["SIGNAL_RESOURCES", "allocatable", "allocatable_absolute", "check_reservation", "eviction_reservation",
            "kubepods_resources", "node_status_resources", "reservation", "reservation_errors"]

@@ -15,9 +15,13 @@ Formulas (Kubernetes ``pkg/kubelet/cm/helpers_linux.go``, ``qos_container_manage
 * ``cpu.shares = clamp(milliCPU * 1024 / 1000, 2, 262144)`` (integer division), 2 for zero;
 * CFS quota ``= milliCPU * period / 1000``, at least 1000us, with period 100000us; no cpu
   limit means no quota (unlimited);
-* cgroup v2: ``cpu.weight = 1 + ((shares - 2) * 9999) / 262142`` (runc's conversion, so
-  shares 2 -> 1, 1024 -> 39, 262144 -> 10000), ``cpu.max = "$QUOTA $PERIOD"`` or
-  ``"max $PERIOD"``, ``memory.max`` = bytes or ``"max"``; v1: ``cpu.shares``,
+* cgroup v2 ``cpu.weight``: for a container, the OCI runtime's conversion of the shares the
+  kubelet sends, which runc 1.3.2+ / crun 1.23+ make quadratic in log2(shares)
+  (``ConvertCPUSharesToCgroupV2Value``: 2 -> 1, 1024 -> 100, 262144 -> 10000); for the pod,
+  QoS and kubepods cgroups, which the kubelet writes itself, its own linear
+  ``1 + ((shares - 2) * 9999) / 262142`` (``getCPUWeight``: 1024 -> 39), unchanged in 1.35;
+  ``cpu.max = "$QUOTA $PERIOD"`` or ``"max $PERIOD"``, ``memory.max`` = bytes or ``"max"``;
+  v1: ``cpu.shares``,
   ``cpu.cfs_quota_us`` (-1 = unlimited), ``cpu.cfs_period_us``, ``memory.limit_in_bytes``
   (-1 = unlimited);
 * a container's shares come from its cpu request (its limit if it has no request), its
@@ -36,19 +40,19 @@ Formulas (Kubernetes ``pkg/kubelet/cm/helpers_linux.go``, ``qos_container_manage
   (``allocatable.kubepods_resources``).
 
 ``oom_score_adj``: Guaranteed and node-critical pods -997, BestEffort 1000, Burstable
-``1000 - 1000 * memoryRequest / memoryCapacity`` (integer division), clamped to [2, 999]
-as seed 001 states it (``min(max(2, ...), 999)``); the kubelet's code clamps the lower end
-to 3 (``1000 + guaranteedOOMScoreAdj``), which differs only for containers requesting more
-than 99.8% of the machine. A sidecar (restartable init container) gets at most the value
+``1000 - 1000 * memoryRequest / memoryCapacity`` (integer division), clamped to [3, 999]
+as ``pkg/kubelet/qos/policy.go`` does (``1000 + guaranteedOOMScoreAdj``); seed 001's table
+says ``min(max(2, ...), 999)``, which differs only for containers requesting more than
+99.8% of the machine. A sidecar (restartable init container) gets at most the value
 of the regular container with the smallest memory request; with pod-level memory
 requests, the part not requested by any container is shared equally among containers.
 Memory capacity is the machine's memory, not Allocatable.
 
-Note: runc 1.3+ can use a non-linear shares->weight mapping; kvert uses the linear one above.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -68,7 +72,7 @@ MIN_QUOTA_PERIOD = 1000         # microseconds (1ms)
 
 GUARANTEED_OOM_SCORE_ADJ = -997
 BEST_EFFORT_OOM_SCORE_ADJ = 1000
-BURSTABLE_MIN_OOM_SCORE_ADJ = 2     # seed 001; the kubelet's code uses 3
+BURSTABLE_MIN_OOM_SCORE_ADJ = 3     # 1000 + guaranteedOOMScoreAdj (seed 001's table says 2)
 BURSTABLE_MAX_OOM_SCORE_ADJ = 999
 KUBELET_OOM_SCORE_ADJ = -999
 NODE_CRITICAL_PRIORITY_CLASS = "system-node-critical"
@@ -96,8 +100,9 @@ def milli_cpu_to_quota(milli_cpu: int, period: int = QUOTA_PERIOD) -> int:
 
 
 def shares_to_milli_cpu(shares: int) -> int:
-    """Inverse of milli_cpu_to_shares, rounded up (``sharesToMilliCPU``); 2 shares -> 0."""
-    if shares <= MIN_SHARES:
+    """Inverse of milli_cpu_to_shares, rounded up (``sharesToMilliCPU``): 2 shares -> 2m,
+    fewer -> 0."""
+    if shares < MIN_SHARES:
         return 0
     return -(-shares * MILLI_CPU_TO_CPU // SHARES_PER_CPU)
 
@@ -110,10 +115,26 @@ def quota_to_milli_cpu(quota: int, period: int) -> int:
 
 
 def cgroup_v2_weight(shares: int) -> int:
-    """cgroup v1 ``cpu.shares`` -> v2 ``cpu.weight`` (runc): ``1 + ((shares-2)*9999)/262142``;
-    0 stays 0 (unset)."""
+    """cgroup v1 ``cpu.shares`` -> v2 ``cpu.weight`` as the OCI runtime converts a container's
+    (opencontainers/cgroups ``ConvertCPUSharesToCgroupV2Value``): a quadratic in log2(shares)
+    through (2, 1), (1024, 100) and (262144, 10000); 0 stays 0 (unset)."""
     if shares <= 0:
         return 0
+    if shares <= MIN_SHARES:
+        return 1
+    if shares >= MAX_SHARES:
+        return 10000
+    lg = math.log2(shares)
+    return math.ceil(10 ** ((lg * lg + 125 * lg) / 612.0 - 7.0 / 34.0))
+
+
+def kubelet_cpu_weight(shares: int) -> int:
+    """``cpu.weight`` of the cgroups the kubelet writes itself (pod, QoS, kubepods):
+    ``getCPUWeight``, linear: ``1 + ((shares-2)*9999)/262142``; 0 stays 0 (unset)."""
+    if shares <= 0:
+        return 0
+    if shares >= MAX_SHARES:
+        return 10000
     shares = max(MIN_SHARES, shares)
     return 1 + (shares - MIN_SHARES) * 9999 // (MAX_SHARES - MIN_SHARES)
 
@@ -352,8 +373,9 @@ def qos_cgroup_values(pods: Iterable[tuple[str, Mapping[str, int]]], allocatable
 # -- cgroup files and paths ----------------------------------------------------------------------------
 
 def cgroup_files(res: LinuxContainerResources, version: int = 2,
-                 hugepages: Mapping[str, int] | None = None) -> dict[str, str]:
-    """The file -> content a cgroup of the given version gets for these values."""
+                 hugepages: Mapping[str, int] | None = None, kubelet: bool = False) -> dict[str, str]:
+    """The file -> content a cgroup of the given version gets for these values; ``kubelet``:
+    a cgroup the kubelet writes itself (pod, QoS, kubepods), whose v2 weight is its own."""
     memory = res.memory_limit_in_bytes
     out: dict[str, str]
     if version == 1:
@@ -363,7 +385,8 @@ def cgroup_files(res: LinuxContainerResources, version: int = 2,
         for size, limit in (hugepages or {}).items():
             out[f"hugetlb.{size}.limit_in_bytes"] = str(limit)
     elif version == 2:
-        out = {"cpu.weight": str(cgroup_v2_weight(res.cpu_shares)), "cpu.max": cpu_max(res.cpu_quota, res.cpu_period),
+        weight = kubelet_cpu_weight(res.cpu_shares) if kubelet else cgroup_v2_weight(res.cpu_shares)
+        out = {"cpu.weight": str(weight), "cpu.max": cpu_max(res.cpu_quota, res.cpu_period),
                "memory.max": str(memory) if memory > 0 else "max"}
         for size, limit in (hugepages or {}).items():
             out[f"hugetlb.{size}.max"] = str(limit)
@@ -408,8 +431,9 @@ def container_cgroup_path(pod: Pod, container_id: str, driver: str = "cgroupfs")
 
 # -- explanation --------------------------------------------------------------------------------------
 
-def _both(res: LinuxContainerResources, hugepages: Mapping[str, int] | None = None) -> dict[str, dict[str, str]]:
-    return {"v1": cgroup_files(res, 1, hugepages), "v2": cgroup_files(res, 2, hugepages)}
+def _both(res: LinuxContainerResources, hugepages: Mapping[str, int] | None = None,
+          kubelet: bool = True) -> dict[str, dict[str, str]]:
+    return {"v1": cgroup_files(res, 1, hugepages, kubelet), "v2": cgroup_files(res, 2, hugepages, kubelet)}
 
 
 def explain_pod(pod: Pod, node_config: Any, pods_on_node: Iterable[Pod] | None = None) -> dict:
@@ -457,7 +481,7 @@ def explain_pod(pod: Pod, node_config: Any, pods_on_node: Iterable[Pod] | None =
                 entry["init"] = True
                 if is_restartable_init_container(c):
                     entry["sidecar"] = True
-            entry.update(_both(res))
+            entry.update(_both(res, kubelet=False))
             out["containers"].append(entry)
     return out
 
@@ -467,6 +491,7 @@ __all__ = [
     "GUARANTEED_OOM_SCORE_ADJ", "MAX_SHARES", "MIN_QUOTA_PERIOD", "MIN_SHARES", "QUOTA_PERIOD",
     "cgroup_files", "cgroup_v2_weight", "container_cgroup_path", "container_resources", "cpu_max",
     "cri_container_resources", "explain_pod", "find_container", "hugepage_limits", "is_node_critical",
+    "kubelet_cpu_weight",
     "milli_cpu_to_quota", "milli_cpu_to_shares", "oom_score_adj", "pod_cgroup", "pod_cgroup_path",
     "pod_hugepages", "qos_cgroup_path", "qos_cgroup_values", "qos_cgroups", "qos_tier", "quota_to_milli_cpu",
     "shares_to_milli_cpu",

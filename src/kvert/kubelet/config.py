@@ -93,6 +93,7 @@ FLAGS = {
     "qosReserved": "--qos-reserved",
     "nodeLabels": "--node-labels",
     "hostnameOverride": "--hostname-override",
+    "featureGates": "--feature-gates",
 }
 IGNORE_EVICTION_FLAG = "--experimental-node-allocatable-ignore-eviction-threshold"
 
@@ -476,6 +477,12 @@ class NodeConfig:
     pods_per_core: int = 0
     qos_reserved: dict[str, int] = field(default_factory=dict)
     ignore_eviction_threshold: bool = False
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+
+    def feature(self, name: str) -> bool:
+        """Is the feature gate ``name`` on for this node (``kvert.api.features``)?"""
+        from kvert.api.features import enabled
+        return enabled(self.feature_gates, name)
 
     def __post_init__(self) -> None:
         self.capacity = dict(self.capacity)
@@ -567,7 +574,8 @@ class NodeConfig:
                    cpu_manager_policy: str = "none", reserved_cpus: str = "",
                    cpu_cfs_quota: object = True, cpu_cfs_quota_period: object = "100ms",
                    max_pods: object = None, pods_per_core: object = 0, qos_reserved: object = "",
-                   experimental_node_allocatable_ignore_eviction_threshold: object = False) -> NodeConfig:
+                   experimental_node_allocatable_ignore_eviction_threshold: object = False,
+                   feature_gates: object = "") -> NodeConfig:
         """Build from kubelet command-line flag values (strings in the flags' own syntax, e.g.
         ``kube_reserved="cpu=500m,memory=1Gi"``, ``eviction_hard="memory.available<100Mi"``,
         ``enforce_node_allocatable="pods,kube-reserved"``). ``eviction_hard=None`` means the
@@ -586,6 +594,7 @@ class NodeConfig:
             "cpuManagerPolicy": cpu_manager_policy, "reservedSystemCPUs": reserved_cpus,
             "cpuCFSQuota": cpu_cfs_quota, "cpuCFSQuotaPeriod": cpu_cfs_quota_period,
             "podsPerCore": pods_per_core, "qosReserved": qos_reserved,
+            "featureGates": feature_gates,
         }
         if eviction_hard is not None:
             doc["evictionHard"] = eviction_hard
@@ -769,10 +778,19 @@ def _build(doc: Mapping[str, Any], *, capacity: object, node_name: str | None, l
         pods_per_core=_parse_int(get("podsPerCore", 0), "podsPerCore"),
         qos_reserved=_parse_qos_reserved(get("qosReserved", "")),
         ignore_eviction_threshold=ignore_eviction,
+        feature_gates=_parse_gates(get("featureGates", "")),
     )
     from kvert.kubelet.allocatable import check_reservation
     check_reservation(config)
     return config
+
+
+def _parse_gates(value: object) -> dict[str, bool]:
+    from kvert.api.features import FeatureGateError, parse_feature_gates
+    try:
+        return parse_feature_gates(value)  # type: ignore[arg-type]
+    except FeatureGateError as err:
+        raise ConfigError(field_label("featureGates"), str(err)) from None
 
 
 def _parse_min_reclaim(value: object) -> tuple[EvictionThreshold, ...]:

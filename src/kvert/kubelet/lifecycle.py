@@ -353,7 +353,8 @@ class PodWorker:
                 agent.runtime, ps.sandbox_id, ps.pod, ps.allocated, running, ps.pod_cgroup,
                 memory_capacity=agent.memory_capacity, cpu_cfs_quota=agent.config.cpu_cfs_quota,
                 cpu_period=agent.config.cpu_cfs_quota_period_us, set_actuated=set_actuated,
-                set_pod_cgroup=set_pod_cgroup)
+                set_pod_cgroup=set_pod_cgroup, rollback=agent.config.feature("KvertResizeRollback"),
+                reclaim=agent.config.feature("KvertMemoryLimitReclaim"))
         finally:
             ps.actuating = False
         for name in result.restart:
@@ -365,13 +366,16 @@ class PodWorker:
         decision = dict(ps.resize.last_decision or {})
         decision["actuation"] = result.calls
         if result.error:
-            message = f"error applying the resize: {result.error}"
+            message = result.error
             changed = ps.resize.error_message != message
             ps.resize.error_message = message
             ps.resize.retry_at = now + RESIZE_RETRY
             ps.resize.hold_memory = {}
+            if result.refused:
+                decision["refused"] = message
             if changed:
-                await agent.event(ps.pod, "Warning", "ResizeError", message)
+                await agent.event(ps.pod, "Warning", "ResizeError",
+                                  "Pod resize error: " + rz.resize_message(ps.pod, ps.allocated, error=message))
         elif result.waiting:
             parts = [f"attempting to set container {name!r} memory limit ({target}) below current "
                      f"usage ({usage})" for name, (target, usage) in sorted(result.waiting.items())]

@@ -381,13 +381,16 @@ def pending_order(item: tuple) -> tuple:
             meta.get("creationTimestamp") or "", meta.get("namespace") or "", meta.get("name") or "")
 
 
-def resize_message(pod: Mapping[str, Any], allocation: Mapping[str, Requirements]) -> str:
+def resize_message(pod: Mapping[str, Any], allocation: Mapping[str, Requirements], error: str = "") -> str:
     """``{"containers":[{"name":...,"resources":{...}}],"generation":N}`` (Kubernetes'
-    resize event payload)."""
+    resize event payload), with ``"error"`` for a ResizeError."""
     containers = [{"name": n, "resources": format_requirements(allocation[n])}
                   for n in resizable_names(pod) if n in allocation]
     generation = (pod.get("metadata") or {}).get("generation") or 0
-    return json.dumps({"containers": containers, "generation": generation}, separators=(",", ":"))
+    payload: dict[str, Any] = {"containers": containers, "generation": generation}
+    if error:
+        payload["error"] = error
+    return json.dumps(payload, separators=(",", ":"))
 
 
 # -- actual resources read back from the runtime ---------------------------------------------------
@@ -433,11 +436,31 @@ def _quota(v: int) -> float:
     return v if v > 0 else _INF
 
 
+def memory_decrease_refusals(pod_target: LinuxContainerResources, pod_now: LinuxContainerResources,
+                             running: list[RunningContainer],
+                             targets: Mapping[str, LinuxContainerResources]) -> list[str]:
+    """Kubernetes 1.34+'s check before a resize touches anything: a memory limit lowered (or
+    added) to at most what is in use now is refused, for the pod and for each container."""
+    out = []
+    pod_limit = pod_target.memory_limit_in_bytes
+    if 0 < pod_limit < _mem(pod_now.memory_limit_in_bytes):
+        usage = sum(rc.usage for rc in running)
+        if usage >= pod_limit:
+            out.append(f"attempting to set pod memory limit ({pod_limit}) below current usage ({usage})")
+    for rc in running:
+        limit = targets[rc.name].memory_limit_in_bytes
+        if 0 < limit < _mem(rc.applied.memory_limit_in_bytes) and rc.usage >= limit:
+            out.append(f"attempting to set container {rc.name!r} memory limit ({limit}) below current "
+                       f"usage ({rc.usage})".replace(f"'{rc.name}'", f'"{rc.name}"'))
+    return out
+
+
 @dataclass
 class Actuation:
     """What one attempt at applying the allocation did."""
     done: bool = False                        # everything running now matches the allocation
-    error: str = ""                           # a CRI failure (rolled back; retry later)
+    error: str = ""                           # a CRI failure or a refused memory decrease (retry later)
+    refused: bool = False                     # nothing was touched: a memory limit would go below usage
     waiting: dict[str, tuple[int, int]] = field(default_factory=dict)  # container -> (target, usage)
     restart: list[str] = field(default_factory=list)   # containers stopped to be recreated
     calls: list[str] = field(default_factory=list)     # the CRI calls made, in order (for tests/explain)
@@ -459,12 +482,15 @@ async def actuate(runtime: Any, sandbox_id: str, pod: Mapping[str, Any],
                   cpu_cfs_quota: bool = True, cpu_period: int = 100_000,
                   set_actuated: Callable[[str, Requirements | None], None],
                   set_pod_cgroup: Callable[[LinuxContainerResources], None],
-                  before_call: Callable[[], Awaitable[None]] | None = None) -> Actuation:
+                  before_call: Callable[[], Awaitable[None]] | None = None,
+                  rollback: bool = False, reclaim: bool = False) -> Actuation:
     """Apply ``allocated`` to the running containers of a pod, in the seed's order.
 
     ``set_actuated(name, requirements)`` records (and checkpoints) each container's new
     actuated resources; ``set_pod_cgroup(values)`` the pod cgroup's. Containers needing a
     restart are stopped here and listed in the result; the caller recreates them.
+    ``rollback`` (gate ``KvertResizeRollback``) and ``reclaim`` (``KvertMemoryLimitReclaim``)
+    choose seed 000's handling of failures and of memory limits below usage.
     """
     from kvert.kubelet.cgroups import container_resources, pod_cgroup
 
@@ -486,20 +512,31 @@ async def actuate(runtime: Any, sandbox_id: str, pod: Mapping[str, Any],
         else:
             in_place.append(rc)
 
-    # 2. targets per container; the memory control loop caps decreases at current usage
+    # 2. targets per container
     targets: dict[str, LinuxContainerResources] = {}
     for rc in in_place:
         want = container_resources(allocated_pod, rc.name, memory_capacity,
                                    cpu_cfs_quota=cpu_cfs_quota, cpu_period=cpu_period)
-        want = replace(want, oom_score_adj=rc.applied.oom_score_adj)   # fixed at creation
-        new_mem, cur_mem = want.memory_limit_in_bytes, rc.applied.memory_limit_in_bytes
-        if 0 < new_mem < _mem(cur_mem) and rc.usage > new_mem:
-            interim = max(new_mem, -(-int(rc.usage * (1 + MEMORY_HEADROOM)) // PAGE) * PAGE)
-            if interim >= _mem(cur_mem):
-                interim = cur_mem
-            want = replace(want, memory_limit_in_bytes=interim)
-            result.waiting[rc.name] = (new_mem, rc.usage)
-        targets[rc.name] = want
+        targets[rc.name] = replace(want, oom_score_adj=rc.applied.oom_score_adj)   # fixed at creation
+    if reclaim:
+        # seed 000's control loop: a decrease under the usage is set just above the usage
+        for rc in in_place:
+            want = targets[rc.name]
+            new_mem, cur_mem = want.memory_limit_in_bytes, rc.applied.memory_limit_in_bytes
+            if 0 < new_mem < _mem(cur_mem) and rc.usage > new_mem:
+                interim = max(new_mem, -(-int(rc.usage * (1 + MEMORY_HEADROOM)) // PAGE) * PAGE)
+                if interim >= _mem(cur_mem):
+                    interim = cur_mem
+                targets[rc.name] = replace(want, memory_limit_in_bytes=interim)
+                result.waiting[rc.name] = (new_mem, rc.usage)
+    else:
+        # Kubernetes 1.34+: a memory limit below what is in use is not applied at all
+        refusals = memory_decrease_refusals(pod_target, pod_now, in_place, targets)
+        if refusals:
+            result.error = "cannot decrease memory limits: " + (
+                refusals[0] if len(refusals) == 1 else "[" + ", ".join(refusals) + "]")
+            result.refused = True
+            return result
 
     current = {rc.name: rc.applied for rc in in_place}
     by_name = {rc.name: rc for rc in in_place}
@@ -514,10 +551,25 @@ async def actuate(runtime: Any, sandbox_id: str, pod: Mapping[str, Any],
         try:
             await runtime.update_pod_sandbox_resources(sandbox_id, values)
         except CriError as e:
-            result.error = f"pod cgroup {label}: {e}"
+            result.error = result.error or f"pod cgroup {label}: {e}"
             return False
         pod_now = values
         set_pod_cgroup(values)
+        return True
+
+    async def update(name: str, new: LinuxContainerResources, resource: str, label: str = "") -> bool:
+        result.calls.append(f"UpdateContainerResources({name}, {resource}{label})")
+        if before_call is not None:
+            await before_call()
+        try:
+            await runtime.update_container_resources(by_name[name].container_id, ContainerResources(linux=new))
+        except CriError as e:
+            if not label:
+                result.error = result.error or f"container {name!r}: {e}"
+            else:
+                log.warning("rollback of %s failed: %s", name, e)
+            return False
+        current[name] = new
         return True
 
     async def pass_for(resource: str) -> bool:
@@ -552,26 +604,22 @@ async def actuate(runtime: Any, sandbox_id: str, pod: Mapping[str, Any],
         order = {rc.name: i for i, rc in enumerate(in_place)}
         changes.sort(key=lambda x: (x[0], order[x[1]]))
         done: list[tuple[str, LinuxContainerResources]] = []
-        for _, name, new in changes:
-            result.calls.append(f"UpdateContainerResources({name}, {resource})")
-            if before_call is not None:
-                await before_call()
-            try:
-                await runtime.update_container_resources(by_name[name].container_id,
-                                                         ContainerResources(linux=new))
-            except CriError as e:
-                result.error = f"container {name!r}: {e}"
-                for prev_name, prev in reversed(done):     # roll back this pass
-                    result.calls.append(f"UpdateContainerResources({prev_name}, {resource} rollback)")
-                    try:
-                        await runtime.update_container_resources(by_name[prev_name].container_id,
-                                                                 ContainerResources(linux=prev))
-                        current[prev_name] = prev
-                    except CriError as e2:
-                        log.warning("rollback of %s failed: %s", prev_name, e2)
-                return False
-            done.append((name, current[name]))
-            current[name] = new
+        failed = False
+        for phase in (0, 1):
+            for _, name, new in (c for c in changes if c[0] == phase):
+                before = current[name]
+                if await update(name, new, resource):
+                    done.append((name, before))
+                    continue
+                failed = True
+                if rollback:
+                    # seed 000: undo this pass (in reverse) and leave the rest for the retry
+                    for prev_name, prev in reversed(done):
+                        await update(prev_name, prev, resource, " rollback")
+                    return False
+                # Kubernetes: the other updates of this phase still go ahead
+            if failed:
+                return False     # no increases after a failed decrease, no pod decrease after either
         # pod cgroup last where it shrinks
         if pod_want != pod_now:
             if not await set_pod(pod_want, f"{resource} down"):
