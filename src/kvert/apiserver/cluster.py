@@ -139,8 +139,9 @@ class Cluster:
                                                 node_name=name)
         else:
             config = NodeConfig.from_flags(node_name=name, **flags)
-        memory = config.capacity.get("memory")
-        runtime = SimRuntime(self.clock, cpu_capacity=config.capacity.get("cpu"), memory_capacity=memory)
+        runtime = SimRuntime(self.clock, cpu_capacity=config.capacity.get("cpu"),
+                             memory_capacity=config.capacity.get("memory"),
+                             disk_capacity=config.capacity.get("ephemeral-storage"), name=name)
         agent = NodeAgent(self._client("system:node-agent"), self.clock, config, runtime, name=name,
                           checkpoint_dir=self.data_dir / "nodes" / name)
         self.metrics.register(agent)     # its metrics: node proxy paths, metrics.k8s.io

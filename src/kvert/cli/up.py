@@ -51,6 +51,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="reserved for the OS, e.g. cpu=500m,memory=1Gi (default: none)")
     nodes.add_argument("--eviction-hard", default=None,
                        help="e.g. memory.available<100Mi (default: the kubelet's defaults)")
+    nodes.add_argument("--eviction-soft", default="",
+                       help="soft eviction thresholds, e.g. memory.available<1.5Gi (default: none)")
+    nodes.add_argument("--eviction-soft-grace-period", default="",
+                       help="how long each soft threshold must hold, e.g. memory.available=1m30s")
+    nodes.add_argument("--eviction-minimum-reclaim", default="",
+                       help="what an eviction must win back beyond a threshold, e.g. memory.available=500Mi")
+    nodes.add_argument("--eviction-max-pod-grace-period", type=int, default=0,
+                       help="the longest termination grace period a soft eviction gives a pod, in seconds")
+    nodes.add_argument("--eviction-pressure-transition-period", default="5m0s",
+                       help="how long a pressure condition stays after its threshold is last met (default: 5m0s)")
+    nodes.add_argument("--feature-gates", default="",
+                       help="e.g. InPlacePodVerticalScalingExclusiveCPUs=true (see docs/kubernetes-choices.md)")
     nodes.add_argument("--enforce-node-allocatable", default="pods",
                        help="pods[,kube-reserved][,system-reserved] (default: pods)")
     nodes.add_argument("--cpu-manager-policy", default="none", choices=["none", "static"],
@@ -105,20 +117,41 @@ def _scheduler_config(args: argparse.Namespace):
         raise SystemExit(2) from None
 
 
+def _check_node_flags(flags: dict, kubelet_config: Path | None) -> None:
+    """Refuse a bad node configuration before anything starts (exit 2, naming the flag)."""
+    from kvert.kubelet.config import ConfigError, NodeConfig, load_kubelet_configuration
+    try:
+        if kubelet_config is not None:
+            load_kubelet_configuration(kubelet_config, capacity=flags.get("capacity"))
+        else:
+            NodeConfig.from_flags(**flags)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 async def _up(args: argparse.Namespace) -> int:
     from kvert.apiserver.cluster import Cluster
 
     data_dir: Path = args.data_dir.expanduser()
+    node_flags = {"capacity": args.node_capacity,
+                  "kube_reserved": args.kube_reserved,
+                  "system_reserved": args.system_reserved,
+                  "eviction_hard": args.eviction_hard,
+                  "eviction_soft": args.eviction_soft,
+                  "eviction_soft_grace_period": args.eviction_soft_grace_period,
+                  "eviction_minimum_reclaim": args.eviction_minimum_reclaim,
+                  "eviction_max_pod_grace_period": args.eviction_max_pod_grace_period,
+                  "eviction_pressure_transition_period": args.eviction_pressure_transition_period,
+                  "feature_gates": args.feature_gates,
+                  "enforce_node_allocatable": args.enforce_node_allocatable,
+                  "cpu_manager_policy": args.cpu_manager_policy}
+    _check_node_flags(node_flags, args.kubelet_config)
     cluster = Cluster(data_dir=data_dir, store_url=args.store or f"sqlite:{data_dir / 'kvert.db'}",
                       host=args.host, port=args.port,
                       kubeconfig=(args.kubeconfig or data_dir / "kubeconfig").expanduser(),
                       compaction_interval=args.compaction_interval, nodes=args.nodes,
-                      node_flags={"capacity": args.node_capacity,
-                                  "kube_reserved": args.kube_reserved,
-                                  "system_reserved": args.system_reserved,
-                                  "eviction_hard": args.eviction_hard,
-                                  "enforce_node_allocatable": args.enforce_node_allocatable,
-                                  "cpu_manager_policy": args.cpu_manager_policy},
+                      node_flags=node_flags,
                       kubelet_config=args.kubelet_config,
                       vpa_intervals=(args.vpa_recommender_interval, args.vpa_updater_interval),
                       vpa=getattr(args, "vpa", True),
