@@ -13,12 +13,15 @@ only the work done costs wall time. Every ``sampleInterval`` it samples, per wor
   cumulative cpu counters), straight from the node agents' runtimes;
 * pods running and pending; and the Ready nodes.
 
-Counters come from exact sources: OOM kills from the runtimes' ``on_oom`` listeners,
-container restarts from ``restartCount`` (max per pod, summed), CPU throttled time from the
-runtimes' throttled nanoseconds, evictions from pod deletions seen by an informer (in a
-simulation nothing else deletes a workload's pods), in-place resizes from the node agents'
+Counters come from exact sources: OOM kills from the runtimes' ``on_oom`` listeners (with
+the limit that was passed: the container's, the pod's, a QoS tier's, the node's allocatable
+or the node's memory), container restarts from ``restartCount`` (max per pod, summed), CPU
+throttled time from the runtimes' throttled nanoseconds, evictions from pod deletions seen
+by an informer (the VPA updater's, taint-based ones) and from pods their node failed as
+``Evicted`` under pressure (each pod once), in-place resizes from the node agents'
 ``ResizeCompleted`` events, pending pod-seconds from the time between a pod's creation and
-its first Running status.
+its first Running status. Every eviction and OOM kill is also kept as an event with its
+time (seconds since the start), workload, pod, node or container, and cause.
 
 The same scenario and seed give identical samples and counters.
 """
@@ -42,6 +45,9 @@ SERIES = ("cpu_request", "cpu_use", "memory_request", "memory_use", "pods_runnin
 COUNTERS = ("oom_kills", "restarts", "throttled_seconds", "evictions", "resizes", "pods_created")
 
 Progress = Callable[[str, float], None]
+# the simulated kernel's OOM scopes, as a report names the limit that was passed
+OOM_CAUSES = {"container": "container limit", "pod": "pod limit", "burstable": "QoS tier limit",
+              "besteffort": "QoS tier limit", "kubepods": "node allocatable (kubepods)", "node": "node memory"}
 
 
 class SimulationError(RuntimeError):
@@ -61,6 +67,7 @@ class PolicyRun:
     nodes_ready: np.ndarray                             # per sample
     skipped: str = ""                                   # why the policy could not run
     vpa_recommendations: dict[str, Any] = field(default_factory=dict)
+    events: list[dict] = field(default_factory=list)   # evictions and OOM kills, with their times
 
 
 # -- helpers -------------------------------------------------------------------------------------------
@@ -101,6 +108,9 @@ class _Tracker:
         self.workload_of_pod: dict[tuple[str, str], str] = {}
         self.evictions: dict[str, int] = {w: 0 for w in workloads}
         self.pods_created: dict[str, int] = {w: 0 for w in workloads}
+        self.evicted: set[str] = set()                         # uids already counted as evicted
+        self.events: list[dict] = []                           # evictions, in time order
+        self.start = clock.now()
         self.stopped = False
 
     def _see(self, pod: dict) -> None:
@@ -121,6 +131,12 @@ class _Tracker:
                     for cs in (pod.get("status") or {}).get("containerStatuses") or [])
         if total > self.restarts.get(uid, 0):
             self.restarts[uid] = total
+        status = pod.get("status") or {}
+        if status.get("phase") == "Failed" and status.get("reason") == "Evicted" and uid not in self.evicted:
+            # evicted by its node (node pressure): it stays, Failed; counted once
+            self.evicted.add(uid)
+            self.evictions[w] += 1
+            self._event("eviction", w, pod, cause="node-pressure", message=status.get("message", ""))
 
     def on_add(self, pod: dict) -> None:
         if not self.stopped:
@@ -136,12 +152,22 @@ class _Tracker:
         self._see(pod)
         uid = pod["metadata"]["uid"]
         w = self.workload_of_uid.get(uid)
-        if w is None:
+        if w is None or uid in self.evicted:
             return
+        self.evicted.add(uid)
         self.evictions[w] += 1
+        target = next((c for c in (pod.get("status") or {}).get("conditions") or []
+                       if c.get("type") == "DisruptionTarget"), None)
+        self._event("eviction", w, pod, cause=(target or {}).get("reason") or "api",
+                    message=(target or {}).get("message", ""))
         if uid not in self.running:            # never ran: pending until deleted
             self.running.add(uid)
             self.pending[w] += self.clock.now() - self.created[uid][1]
+
+    def _event(self, kind: str, workload: str, pod: dict, **detail: Any) -> None:
+        self.events.append({"time": round(self.clock.now() - self.start, 3), "kind": kind, "workload": workload,
+                            "pod": pod["metadata"]["name"], "node": (pod.get("spec") or {}).get("nodeName", ""),
+                            **detail})
 
     def finish(self) -> None:
         self.stopped = True
@@ -219,19 +245,21 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     start(Scheduler(client("system:kube-scheduler"), clock, seed=scn.seed))
     agents: list[NodeAgent] = []
     runtimes: dict[str, SimRuntime] = {}
-    ooms: list[tuple[str, str, float]] = []            # (namespace, pod, time)
+    ooms: list[tuple[str, str, float, Any]] = []       # (namespace, pod, time, the kill)
     for i in range(1, scn.nodes.count + 1):
         name = f"node-{i}"
         config = NodeConfig.from_flags(node_name=name, **scn.nodes.flags())
         runtime = SimRuntime(clock, tick=scn.tick, cpu_capacity=config.capacity.get("cpu"),
-                             memory_capacity=config.capacity.get("memory"), name=name)
+                             memory_capacity=config.capacity.get("memory"), name=name,
+                             disk_capacity=config.capacity.get("ephemeral-storage"),
+                             system_memory=scn.nodes.system_memory)
 
         def on_oom(kill: Any, runtime: SimRuntime = runtime) -> None:
             try:
                 sandbox = runtime.sandbox_config(kill.sandbox_id)
-                ooms.append((sandbox.namespace, sandbox.name, kill.time))
+                ooms.append((sandbox.namespace, sandbox.name, kill.time, kill))
             except Exception:  # pragma: no cover - the sandbox is there at the kill
-                ooms.append(("", "", kill.time))
+                ooms.append(("", "", kill.time, kill))
         runtime.on_oom.append(on_oom)
         runtimes[name] = runtime
         agent = NodeAgent(client("system:node-agent"), clock, config, runtime, name=name,
@@ -350,19 +378,30 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
 
     counters: dict[str, dict[str, float]] = {}
     for w in names:
-        kills = sum(1 for ns, pod, _ in ooms if tracker.workload_of_pod.get((ns, pod)) == w)
+        kills = sum(1 for ns, pod, _, _ in ooms if tracker.workload_of_pod.get((ns, pod)) == w)
         counters[w] = {
             "oom_kills": kills,
             "restarts": sum(v for uid, v in tracker.restarts.items() if tracker.workload_of_uid.get(uid) == w),
             "throttled_seconds": sum(ns for ww, ns in throttled.values() if ww == w) / 1e9,
             "evictions": tracker.evictions[w],
+            "node_pressure_evictions": sum(1 for e in tracker.events if e["workload"] == w
+                                           and e.get("cause") == "node-pressure"),
             "resizes": resizes[w],
             "pods_created": tracker.pods_created[w],
         }
+    events = list(tracker.events)
+    for ns, pod, when, kill in ooms:
+        w = tracker.workload_of_pod.get((ns, pod))
+        if w is None:
+            continue
+        events.append({"time": round(when - tracker.start, 3), "kind": "oom-kill", "workload": w, "pod": pod,
+                       "container": kill.name, "cause": OOM_CAUSES.get(kill.scope, kill.scope),
+                       "usage": kill.usage, "limit": kill.limit})
+    events.sort(key=lambda e: (e["time"], e["kind"], e["pod"]))
     return PolicyRun(policy=policy.name, update_mode=policy.update_mode,
                      times=np.arange(1, n + 1) * interval, interval=interval, workloads=series,
                      counters=counters, pending_seconds=dict(tracker.pending), nodes_ready=nodes_ready,
-                     vpa_recommendations=recommendations)
+                     vpa_recommendations=recommendations, events=events)
 
 
 def run_policy(scn: Scenario, policy: Policy, progress: Progress | None = None) -> PolicyRun:

@@ -52,6 +52,7 @@ def report_json(scn: Scenario, runs: list[PolicyRun], *, wall_seconds: float | N
         }
         if run.vpa_recommendations:
             entry["vpa_recommendations"] = run.vpa_recommendations
+        entry["events"] = run.events
         policies.append(entry)
     doc: dict[str, Any] = {"kind": "SimulationReport", "version": 1, "scenario": _scenario_summary(scn),
                            "policies": policies}
@@ -182,6 +183,35 @@ def _workload_table(doc: dict, workload: str) -> str:
     return f"<table><thead><tr><th>metric</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+MAX_EVENTS_SHOWN = 200
+
+
+def _clock(seconds: float) -> str:
+    """Seconds since the start as ``day 1 06:30:05``."""
+    day, rest = divmod(int(seconds), 86400)
+    return f"day {day + 1} {rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+
+
+def _events_table(policy: dict) -> str:
+    events = policy.get("events") or []
+    if not events:
+        return ""
+    rows = []
+    for e in events[:MAX_EVENTS_SHOWN]:
+        what = "evicted" if e["kind"] == "eviction" else f"OOM-killed ({html.escape(e.get('container', ''))})"
+        detail = e.get("message") or ""
+        if e["kind"] == "oom-kill":
+            detail = f"{e['usage'] / MIB:.0f}Mi used of {e['limit'] / MIB:.0f}Mi"
+        rows.append(f"<tr><td>{_clock(e['time'])}</td><td>{html.escape(e['workload'])}</td>"
+                    f"<td>{html.escape(e['pod'])}</td><td>{what}</td><td>{html.escape(str(e.get('cause', '')))}</td>"
+                    f"<td style=\"text-align:left\">{html.escape(detail)}</td></tr>")
+    more = len(events) - MAX_EVENTS_SHOWN
+    note = f"<p>{more} more in report.json.</p>" if more > 0 else ""
+    return (f"<h3>{html.escape(policy['name'])}: evictions and OOM kills</h3><table><thead><tr><th>time</th>"
+            f"<th>workload</th><th>pod</th><th>what</th><th>cause</th><th>detail</th></tr></thead><tbody>"
+            f"{''.join(rows)}</tbody></table>{note}")
+
+
 def report_html(doc: dict) -> str:
     scn = doc["scenario"]
     runs = [p for p in doc["policies"] if not p.get("skipped")]
@@ -207,6 +237,10 @@ def report_html(doc: dict) -> str:
             continue
         bars.append(bar_chart(label, [(p["name"], float(p["metrics"]["totals"].get(key, 0))) for p in runs]))
     parts.append(f"<div class=\"grid\">{''.join(bars)}</div>")
+    tables = [_events_table(p) for p in runs]
+    if any(tables):
+        parts.append("<h2>Evictions and OOM kills</h2>")
+        parts.extend(t for t in tables if t)
     for w in scn["workloads"]:
         name = w["name"]
         parts.append(f"<h2>Workload {html.escape(name)}: requests vs use</h2>")

@@ -12,7 +12,11 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
       capacity: {cpu: "4", memory: 8Gi}            # or "cpu=4,memory=8Gi"
       kubeReserved: {cpu: 100m, memory: 256Mi}     # optional, mapping or flag syntax
       systemReserved: "cpu=100m,memory=256Mi"      # optional
-      evictionHard: "memory.available<100Mi"       # optional
+      evictionHard: "memory.available<100Mi"       # optional, and the other kubelet eviction
+      evictionSoft: "memory.available<1Gi"         #   settings: evictionSoftGracePeriod,
+      evictionSoftGracePeriod: "memory.available=1m"   # evictionMinimumReclaim,
+      evictionPressureTransitionPeriod: 5m         #   evictionMaxPodGracePeriod, featureGates
+      systemMemory: 512Mi                          # optional: what the node's own daemons use
     workloads:
       - name: hamster             # short form: a Deployment is built from it
         namespace: default        # optional
@@ -64,6 +68,14 @@ class ScenarioError(ValueError):
     """A scenario kvert cannot run; the message names the field."""
 
 
+# scenario key -> NodeConfig.from_flags argument, for the kubelet settings taken as they are
+KUBELET_KEYS = {"evictionSoft": "eviction_soft", "evictionSoftGracePeriod": "eviction_soft_grace_period",
+                "evictionMinimumReclaim": "eviction_minimum_reclaim",
+                "evictionMaxPodGracePeriod": "eviction_max_pod_grace_period",
+                "evictionPressureTransitionPeriod": "eviction_pressure_transition_period",
+                "featureGates": "feature_gates"}
+
+
 @dataclass
 class NodeSpec:
     count: int
@@ -71,10 +83,12 @@ class NodeSpec:
     kube_reserved: str = ""
     system_reserved: str = ""
     eviction_hard: str | None = None
+    kubelet: dict[str, Any] = field(default_factory=dict)     # from_flags arguments (KUBELET_KEYS)
+    system_memory: int = 0                                   # bytes the node's daemons use
 
     def flags(self) -> dict[str, Any]:
         flags: dict[str, Any] = {"capacity": dict(self.capacity), "kube_reserved": self.kube_reserved,
-                                 "system_reserved": self.system_reserved}
+                                 "system_reserved": self.system_reserved, **self.kubelet}
         if self.eviction_hard is not None:
             flags["eviction_hard"] = self.eviction_hard
         return flags
@@ -200,7 +214,8 @@ def _name(value: object, path: str) -> str:
 
 def _nodes(doc: object, path: str = "nodes") -> NodeSpec:
     doc = _mapping(doc, path)
-    _keys(doc, {"count", "capacity", "kubeReserved", "systemReserved", "evictionHard"}, path)
+    _keys(doc, {"count", "capacity", "kubeReserved", "systemReserved", "evictionHard", "systemMemory",
+                *KUBELET_KEYS}, path)
     count = doc.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ScenarioError(f"{path}.count: expected a positive integer, got {count!r}")
@@ -214,9 +229,17 @@ def _nodes(doc: object, path: str = "nodes") -> NodeSpec:
     eviction = doc.get("evictionHard")
     if eviction is not None and not isinstance(eviction, str):
         raise ScenarioError(f"{path}.evictionHard: expected a string like \"memory.available<100Mi\"")
+    # checked below, with the rest, as the kubelet would check them
+    kubelet = {arg: doc[key] for key, arg in KUBELET_KEYS.items() if key in doc}
+    system_memory = 0
+    if "systemMemory" in doc:
+        try:
+            system_memory = to_int("memory", doc["systemMemory"])
+        except QuantityError as e:
+            raise ScenarioError(f"{path}.systemMemory: {e}") from None
     spec = NodeSpec(count=count, capacity=cap, kube_reserved=_flag(doc.get("kubeReserved"), f"{path}.kubeReserved"),
                     system_reserved=_flag(doc.get("systemReserved"), f"{path}.systemReserved"),
-                    eviction_hard=eviction)
+                    eviction_hard=eviction, kubelet=kubelet, system_memory=system_memory)
     try:
         from kvert.kubelet.config import NodeConfig
         NodeConfig.from_flags(node_name="check", **spec.flags())
