@@ -236,3 +236,41 @@ def test_yaml_bodies_must_be_json_shaped(tmp_path):
     assert [code for code, _ in answers] == [400, 400, 400]
     assert all(body["kind"] == "Status" for _, body in answers)
     assert before == after
+
+
+CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+
+
+def test_delete_options_from_the_query_or_the_body(tmp_path):
+    # handlers/delete.go: the body's DeleteOptions, else the query's; 422 for a bad policy;
+    # 200 with the object even when it stays for its finalizer, 202 only for orphanDependents=false
+    async def scenario(api, server, store):
+        base = "/api/v1/namespaces/default/configmaps"
+        out = {}
+        for name in ("q", "b", "bad", "legacy"):
+            await api.call("POST", base, {**CM, "metadata": {"name": name}})
+        before = store.current_revision()
+        out["bad"] = await api.call("DELETE", f"{base}/bad?propagationPolicy=Bogus")
+        out["unchanged"] = store.current_revision() == before
+        out["both"] = await api.call("DELETE", f"{base}/bad", {"propagationPolicy": "Orphan",
+                                                               "orphanDependents": True})
+        out["query"] = await api.call("DELETE", f"{base}/q?propagationPolicy=Foreground")
+        out["body"] = await api.call("DELETE", f"{base}/b?propagationPolicy=Foreground",
+                                     {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Orphan"})
+        out["legacy"] = await api.call("DELETE", f"{base}/legacy", {"orphanDependents": False,
+                                                                    "propagationPolicy": None})
+        return out
+
+    out = run(tmp_path, scenario)
+    code, status = out["bad"]
+    assert code == 422 and status["reason"] == "Invalid" and out["unchanged"]
+    assert status["message"] == ('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
+                                 '"Bogus": supported values: "Foreground", "Background", "Orphan", "nil"')
+    assert status["details"] == {"name": "", "group": "meta.k8s.io", "kind": "DeleteOptions",
+                                 "causes": [{"reason": "FieldValueNotSupported", "field": "propagationPolicy",
+                                             "message": status["message"].split("propagationPolicy: ")[1]}]}
+    assert out["both"][0] == 422
+    assert out["query"][0] == 200 and out["query"][1]["metadata"]["finalizers"] == ["foregroundDeletion"]
+    assert out["body"][0] == 200 and out["body"][1]["metadata"]["finalizers"] == ["orphan"]
+    # orphanDependents=false on an object that has nothing to wait for: gone at once, 200
+    assert out["legacy"][0] == 200

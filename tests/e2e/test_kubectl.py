@@ -7,6 +7,8 @@ import time
 
 import yaml
 
+from .conftest import wait_for
+
 POD = """
 apiVersion: v1
 kind: Pod
@@ -118,13 +120,18 @@ def test_label_annotate_taint_cordon_uncordon(kubectl):
     node = kubectl.json("get", "node", "node-a")
     assert node["metadata"]["labels"]["zone"] == "a"
     assert node["metadata"]["annotations"]["owner"] == "kvert"
-    assert node["spec"]["taints"] == [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    assert {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"} in node["spec"]["taints"]
     assert node["spec"]["unschedulable"] is True
     assert "Ready,SchedulingDisabled" in kubectl("get", "node", "node-a").stdout
+
+    def taint_keys():
+        return [t["key"] for t in kubectl.json("get", "node", "node-a")["spec"].get("taints") or []]
+    # the node lifecycle controller adds the unschedulable taint of a cordoned node
+    wait_for(lambda: "node.kubernetes.io/unschedulable" in taint_keys(), timeout=20)
     kubectl("uncordon", "node-a")
     kubectl("taint", "nodes", "node-a", "dedicated-")
-    node = kubectl.json("get", "node", "node-a")
-    assert not node["spec"].get("unschedulable") and not node["spec"].get("taints")
+    assert not kubectl.json("get", "node", "node-a")["spec"].get("unschedulable")
+    wait_for(lambda: not taint_keys(), timeout=20)
 
 
 def test_get_watch_sees_live_changes(kubectl):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from kvert.kubelet import admission as adm
 from kvert.kubelet import resize as rz
 from kvert.kubelet.cgroups import container_resources
@@ -137,3 +139,28 @@ def test_checkpoint_is_written_atomically_and_reloaded(tmp_path):
     (tmp_path / FILENAME).write_text("{not json")
     assert Checkpoint(tmp_path).uids() == []                    # a corrupt file is not trusted
     assert Checkpoint(None).allocated("x") is None
+
+
+def _resources(cpu, mem):
+    return {"requests": {"cpu": cpu, "memory": mem}} if cpu else {}
+
+
+@pytest.mark.parametrize("c1, c2, c3, increasing", [
+    # TestIsResizeIncreasingRequests (containers c1, c2 at 1 CPU / 1Gi; c3 requests nothing)
+    (("1500m", "1500Mi"), ("1", "1Gi"), None, True),
+    (("500m", "500Mi"), ("1", "1Gi"), None, False),
+    (("1500m", "500Mi"), ("1", "1Gi"), None, True),
+    (("500m", "1500Mi"), ("1", "1Gi"), None, True),
+    (("1500m", "1Gi"), ("500m", "1Gi"), None, False),      # c1 +500m, c2 -500m: net neutral
+    (("500m", "500Mi"), ("500m", "500Mi"), None, False),
+    (None, ("1", "1Gi"), None, False),                      # c1's requests removed
+    (("1", "1Gi"), ("1", "1Gi"), ("1", "1Gi"), True),       # c3 gains requests
+])
+def test_is_resize_increasing_requests(c1, c2, c3, increasing):
+    allocated = {"c1": {"requests": {"cpu": 1000, "memory": GI}, "limits": {}},
+                 "c2": {"requests": {"cpu": 1000, "memory": GI}, "limits": {}},
+                 "c3": {"requests": {}, "limits": {}}}
+    containers = [{"name": name, "image": "x", "resources": _resources(*(spec or (None, None)))}
+                  for name, spec in (("c1", c1), ("c2", c2), ("c3", c3))]
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": containers}}
+    assert rz.is_increasing(pod, allocated) == increasing

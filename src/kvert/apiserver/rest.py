@@ -259,22 +259,21 @@ class _DeleteOptions:
 
 
 def _delete_options(request: web.Request, body: Any) -> _DeleteOptions:
-    """DeleteOptions from the query and the body (the body wins), as kube-apiserver decodes them."""
-    query = request.query
+    """DeleteOptions from the body or, when there is none, the query (kube-apiserver never
+    merges the two)."""
     options = _DeleteOptions()
-    grace: Any = query.get("gracePeriodSeconds")
-    policy: Any = query.get("propagationPolicy")
-    orphan: Any = query.get("orphanDependents")
-    if orphan is not None:
-        orphan = orphan.lower() in _TRUE
     if isinstance(body, dict):
-        if body.get("gracePeriodSeconds") is not None:
-            grace = body["gracePeriodSeconds"]
+        grace, policy, orphan = body.get("gracePeriodSeconds"), body.get("propagationPolicy"), \
+            body.get("orphanDependents")
         options.preconditions = body.get("preconditions")
-        if body.get("propagationPolicy") is not None:
-            policy = body["propagationPolicy"]
-        if body.get("orphanDependents") is not None:
-            orphan = body["orphanDependents"]
+    else:
+        query = request.query
+        grace, policy, orphan = query.get("gracePeriodSeconds"), query.get("propagationPolicy"), \
+            query.get("orphanDependents")
+        if orphan is not None:
+            if orphan.lower() not in ("true", "false", "1", "0"):
+                raise BadRequest(f"orphanDependents: Invalid value: {orphan!r}: must be a boolean")
+            orphan = orphan.lower() in _TRUE
     if grace is not None:
         try:
             grace = int(grace)
