@@ -116,7 +116,12 @@ def test_explain_shows_qos_oom_score_adj_and_cgroups(nodes_cluster):
     # Burstable: 1000 - 1000 * request / capacity = 1000 - 1000 * 1Gi / 32Gi = 969 (integer division)
     assert b["node"]["containers"][0]["oomScoreAdj"] == 1000 - (1000 * 2**30) // (32 * 2**30)
     gc = g["node"]["containers"][0]["cgroup"]
-    # 1 cpu limit -> cpu.max "100000 100000"; 1024 shares -> cpu.weight 1 + (1022 * 9999) // 262142 = 39
-    assert gc["cpu.max"] == "100000 100000" and gc["cpu.weight"] == "39"
+    # 1 cpu limit -> cpu.max "100000 100000"; 1024 shares -> cpu.weight 100 by the runtime's
+    # conversion (opencontainers/cgroups TestConvertCPUSharesToCgroupV2Value); the pod cgroup,
+    # the kubelet's own, keeps the linear 1 + (1022 * 9999) // 262142 = 39
+    assert gc["cpu.max"] == "100000 100000" and gc["cpu.weight"] == "100"
+    assert g["node"]["pod"]["cgroup"]["cpu.weight"] == "39"
+    assert g["node"]["kubepods"]["path"] == "/kubepods"
+    assert b["node"]["qos"]["path"] == "/kubepods/burstable"
     assert gc["memory.max"] == str(2**30)
     assert e["node"]["containers"][0]["cgroup"]["cpu.weight"] == "1"     # 2 shares

@@ -283,24 +283,31 @@ def test_memory_limit_decrease_waits_until_usage_fits_with_the_seed_gate():
     clock.run(main())
 
 
+async def _pinned_pod_resized_to(client, clock, gates: dict, cpu: str):
+    """A static CPU manager node with a 1-CPU Guaranteed pod asked to resize to ``cpu``;
+    (agent, task, the pod, its PodResizePending condition) once the node refused."""
+    config = NodeConfig(capacity={"cpu": 8000, "memory": 16 * GI}, cpu_manager_policy="static",
+                        kube_reserved={"cpu": 500}, eviction_hard=parse_eviction_thresholds("memory.available<100Mi"),
+                        feature_gates=gates)
+    agent, task = await start_agent(client, clock, config=config)
+    await run_pod(client, pod("pinned", container("c", "1", "256Mi")))
+    await running(client, clock, "pinned")
+    await client.resize("default", "pinned", _resize("c", cpu=cpu), patch_type="strategic")
+
+    async def refused():
+        p = await client.get("pods", "pinned", "default")
+        c = condition(p, "PodResizePending")
+        return (p, c) if c else None
+    p, c = await wait_for(clock, refused)
+    return agent, task, p, c
+
+
 def test_static_cpu_manager_refuses_cpu_resizes_of_guaranteed_pods():
     clock = VirtualClock()
 
     async def main():
         client = await cluster(clock)
-        config = NodeConfig(capacity={"cpu": 8000, "memory": 16 * GI}, cpu_manager_policy="static",
-                            kube_reserved={"cpu": 500},
-                            eviction_hard=parse_eviction_thresholds("memory.available<100Mi"))
-        agent, task = await start_agent(client, clock, config=config)
-        await run_pod(client, pod("pinned", container("c", "1", "256Mi")))
-        await running(client, clock, "pinned")
-        await client.resize("default", "pinned", _resize("c", cpu="2"), patch_type="strategic")
-
-        async def refused():
-            p = await client.get("pods", "pinned", "default")
-            c = condition(p, "PodResizePending")
-            return (p, c) if c else None
-        p, c = await wait_for(clock, refused)
+        agent, task, p, c = await _pinned_pod_resized_to(client, clock, {}, "2")
         assert (c["reason"], c["message"]) == (
             "Infeasible", 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"')
         assert cstatus(p)["allocatedResources"]["cpu"] == "1"
@@ -318,20 +325,8 @@ def test_static_cpu_manager_whole_cpus_with_exclusive_cpus_gate():
 
     async def main():
         client = await cluster(clock)
-        config = NodeConfig(capacity={"cpu": 8000, "memory": 16 * GI}, cpu_manager_policy="static",
-                            kube_reserved={"cpu": 500},
-                            eviction_hard=parse_eviction_thresholds("memory.available<100Mi"),
-                            feature_gates={"InPlacePodVerticalScalingExclusiveCPUs": True})
-        agent, task = await start_agent(client, clock, config=config)
-        await run_pod(client, pod("pinned", container("c", "1", "256Mi")))
-        await running(client, clock, "pinned")
-        await client.resize("default", "pinned", _resize("c", cpu="1500m"), patch_type="strategic")
-
-        async def refused():
-            p = await client.get("pods", "pinned", "default")
-            c = condition(p, "PodResizePending")
-            return (p, c) if c else None
-        p, c = await wait_for(clock, refused)
+        agent, task, p, c = await _pinned_pod_resized_to(
+            client, clock, {"InPlacePodVerticalScalingExclusiveCPUs": True}, "1500m")
         assert c["reason"] == "Infeasible" and "static policy" in c["message"] and "1500m" in c["message"]
         assert cstatus(p)["allocatedResources"]["cpu"] == "1"
         assert await events(client, "pinned", "ResizeInfeasible")

@@ -296,27 +296,30 @@ def _usage(stats: PodStats, resource: str) -> int:
             PIDS: stats.processes}[resource]
 
 
-def exceeds_requests(stats: Stats, resource: str) -> Cmp:
-    """Pods without statistics first, then those using more than they request."""
+def _with_stats(stats: Stats, compare: Callable[[dict, PodStats, dict, PodStats], int]) -> Cmp:
+    """A comparator over pods' statistics; pods without any come first."""
     def cmp(p1: dict, p2: dict) -> int:
         s1, s2 = stats(p1), stats(p2)
         if s1 is None or s2 is None:
             return _cmp_bool(s1 is None, s2 is None)
-        request = EPHEMERAL_STORAGE if resource == INODES else resource
-        return _cmp_bool(_usage(s1, resource) > _request(p1, request),
-                         _usage(s2, resource) > _request(p2, request))
+        return compare(p1, s1, p2, s2)
     return cmp
+
+
+def _above(pod: dict, s: PodStats, resource: str) -> int:
+    """Usage above requests (inodes count against the ephemeral-storage request, as upstream)."""
+    return _usage(s, resource) - _request(pod, EPHEMERAL_STORAGE if resource == INODES else resource)
+
+
+def exceeds_requests(stats: Stats, resource: str) -> Cmp:
+    """Pods using more than they request first."""
+    return _with_stats(stats, lambda p1, s1, p2, s2: _cmp_bool(_above(p1, s1, resource) > 0,
+                                                               _above(p2, s2, resource) > 0))
 
 
 def usage_above_requests(stats: Stats, resource: str) -> Cmp:
     """The most usage above requests first (``memory`` / ``disk`` comparators)."""
-    def cmp(p1: dict, p2: dict) -> int:
-        s1, s2 = stats(p1), stats(p2)
-        if s1 is None or s2 is None:
-            return _cmp_bool(s1 is None, s2 is None)
-        request = EPHEMERAL_STORAGE if resource == INODES else resource
-        return _cmp_int(_usage(s2, resource) - _request(p2, request), _usage(s1, resource) - _request(p1, request))
-    return cmp
+    return _with_stats(stats, lambda p1, s1, p2, s2: _cmp_int(_above(p2, s2, resource), _above(p1, s1, resource)))
 
 
 def by_processes(stats: Stats) -> Cmp:
