@@ -94,13 +94,14 @@ class PodGC(Controller):
         nodes = {(n.get("metadata") or {}).get("name", ""): n for n in self.nodes.list()}
         for pod in terminated_to_delete(pods, self.threshold):
             await self._finish(pod, "terminated", None)
-        for pod in sorted(pods, key=gc_order):
+        deleting = [p for p in pods if is_deleting(p)]
+        for pod in sorted(deleting, key=gc_order):
             node = nodes.get((pod.get("spec") or {}).get("nodeName") or "")
-            if is_deleting(pod) and node is not None and not _ready(node) and _out_of_service(node):
+            if node is not None and not _ready(node) and _out_of_service(node):
                 await self._finish(pod, "out-of-service", None)
         await self._orphans(pods, nodes)
-        for pod in pods:
-            if is_deleting(pod) and not (pod.get("spec") or {}).get("nodeName"):
+        for pod in deleting:
+            if not (pod.get("spec") or {}).get("nodeName"):
                 await self._finish(pod, "unscheduled-terminating", None)
 
     async def _orphans(self, pods: list[dict], nodes: dict[str, dict]) -> None:

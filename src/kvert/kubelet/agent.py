@@ -750,12 +750,14 @@ class NodeAgent:
             from kvert.kubelet.allocatable import kubepods_resources
             stats.pods_memory_limit = kubepods_resources(self.config).get("memory", 0)
         observations = make_observations(stats)
-        active = [ps for ps in self.pods.values()
-                  if ps.active and ps.eviction is None and not (ps.pod.get("metadata") or {}).get("deletionTimestamp")]
-        result, eviction = self.eviction.decide(self.clock.now(), observations, [ps.pod for ps in active],
+
+        def active() -> list[dict]:
+            return [ps.pod for ps in self.pods.values() if ps.active and ps.eviction is None
+                    and not (ps.pod.get("metadata") or {}).get("deletionTimestamp")]
+        result, eviction = self.eviction.decide(self.clock.now(), observations, active,
                                                 lambda pod: stats.pods.get(_uid(pod)))
         await self._set_pressure(result.conditions)
-        if result.starved is None or not active:
+        if result.starved is None or not result.candidates:
             return False
         await self.event(self.node_ref(), "Warning", "EvictionThresholdMet",
                          f"Attempting to reclaim {SIGNAL_RESOURCE[result.starved.signal]}")

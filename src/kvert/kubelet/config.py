@@ -36,6 +36,7 @@ the flag, e.g. ``kubeReserved (--kube-reserved)``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -253,7 +254,7 @@ class EvictionThreshold:
         """The percentage as the kubelet holds it: ``float32(value) / 100`` in float32
         arithmetic (``parsePercentage``)."""
         assert self.percentage is not None
-        return float(np.float32(np.float32(float(self.percentage * 100))) / np.float32(100))
+        return _float32_percentage(self.percentage)
 
     def amount(self, capacity: int) -> int:
         """The threshold in absolute terms for a resource of the given capacity:
@@ -279,6 +280,11 @@ class EvictionThreshold:
         if self.grace_period:
             out["gracePeriod"] = format_duration(self.grace_period)
         return out
+
+
+@functools.lru_cache(maxsize=256)
+def _float32_percentage(fraction: Fraction) -> float:
+    return float(np.float32(np.float32(float(fraction * 100))) / np.float32(100))
 
 
 def _parse_threshold_value(signal: str, raw: object, label: str) -> EvictionThreshold | None:

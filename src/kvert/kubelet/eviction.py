@@ -487,11 +487,17 @@ class EvictionManager:
         return admit(pod, self.node_conditions)
 
     def synchronize(self, now: float, observations: Mapping[str, Observation],
-                    active_pods: Sequence[dict], stats: Stats) -> PassResult:
-        """One pass: update the conditions; rank the pods when a resource is starved."""
+                    active_pods: Sequence[dict] | Callable[[], Sequence[dict]], stats: Stats) -> PassResult:
+        """One pass: update the conditions; rank the pods when a resource is starved.
+        ``active_pods`` may be a function, called only then."""
         if not self.thresholds:
             return PassResult([], [])
         met = thresholds_met(self.thresholds, observations, False)
+        if not met and not self.thresholds_met and not self.node_conditions:
+            # nothing met now, nothing left to resolve, no condition reported: a quiet pass
+            self.thresholds_first_observed_at = {}
+            self.last_observations = dict(observations)
+            return PassResult([], [])
         if self.thresholds_met:
             unresolved = thresholds_met(self.thresholds_met, observations, True)
             met = merge_thresholds(met, unresolved)
@@ -507,13 +513,18 @@ class EvictionManager:
         self.last_observations = dict(observations)
         result = PassResult(conditions, met, reclaim=by_eviction_priority(fresh))
         starved = next((t for t in result.reclaim if t.signal in SIGNAL_RESOURCE), None)
-        if starved is None or not active_pods:
+        if starved is None:
+            return result
+        if callable(active_pods):
+            active_pods = active_pods()
+        if not active_pods:
             return result
         result.starved = starved
         result.candidates = rank(starved.signal, list(active_pods), stats)
         return result
 
-    def decide(self, now: float, observations: Mapping[str, Observation], active_pods: Sequence[dict],
+    def decide(self, now: float, observations: Mapping[str, Observation],
+               active_pods: Sequence[dict] | Callable[[], Sequence[dict]],
                stats: Stats) -> tuple[PassResult, Eviction | None]:
         """A pass and the pod it evicts (the first ranked pod that is not critical), if any."""
         result = self.synchronize(now, observations, active_pods, stats)

@@ -205,6 +205,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     from kvert.controllers import ControllerManager
     from kvert.kubelet.agent import NodeAgent
     from kvert.kubelet.config import NodeConfig
+    from kvert.kubelet.eviction import MONITORING_INTERVAL
     from kvert.kubelet.runtime.sim import SimRuntime
     from kvert.registry import Registry
     from kvert.scheduler import Scheduler
@@ -264,7 +265,9 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         runtimes[name] = runtime
         agent = NodeAgent(client("system:node-agent"), clock, config, runtime, name=name,
                           heartbeat_seconds=heartbeat, lease_seconds=1200,
-                          pleg_seconds=max(1.0, scn.tick))
+                          pleg_seconds=max(1.0, scn.tick),
+                          # usage changes only at the runtime's ticks: looking more often sees nothing new
+                          eviction_interval=max(MONITORING_INTERVAL, scn.tick))
         agents.append(start(agent))
     for agent in agents:
         await agent.ready.wait()

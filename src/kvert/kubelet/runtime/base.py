@@ -10,6 +10,7 @@ microseconds, memory in bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -119,8 +120,16 @@ class NodeStats:
     imagefs: FsStats | None = None    # None: the images share nodefs
     max_pid: int = 0
     processes: int = 0
-    pods: dict[str, PodStats] = field(default_factory=dict)   # by pod uid
+    # the per-pod statistics, by pod uid, made only when asked for (ranking pods for an
+    # eviction needs them; watching the node's totals does not)
+    pod_stats: Callable[[], dict[str, PodStats]] | None = field(default=None, repr=False)
+    _pods: dict[str, PodStats] | None = field(default=None, repr=False)
 
+    @property
+    def pods(self) -> dict[str, PodStats]:
+        if self._pods is None:
+            self._pods = self.pod_stats() if self.pod_stats is not None else {}
+        return self._pods
 
 
 class Runtime(Protocol):

@@ -543,40 +543,41 @@ class SimRuntime:
         """The node's statistics now (the kubelet's summary API), for the eviction manager."""
         self.advance()
         now = self.clock.now()
-        containers = list(self._containers.values())
-        disks = disk_usage([c.usage for c in containers], now, [c.started_at or c.created_at for c in containers])
-        pods: dict[str, PodStats] = {}
-        pods_ws = 0
-        processes = self.system_processes
-        for c, disk in zip(containers, disks.tolist()):
-            sandbox = self._sandboxes.get(c.sandbox_id)
-            if sandbox is None:
-                continue
-            ps = pods.setdefault(sandbox.config.uid, PodStats())
-            running = c.state == "running"
-            memory = int(round(c.memory)) if running else 0
-            inodes = CONTAINER_INODES
-            ps.containers[c.config.name] = ContainerStats(memory=memory, disk=int(disk), inodes=inodes)
-            ps.memory += memory
-            ps.disk += int(disk)
-            ps.inodes += inodes
-            if running:
-                ps.processes += c.usage.pids
-                processes += c.usage.pids
-            pods_ws += memory
+        containers = [c for c in self._containers.values() if c.sandbox_id in self._sandboxes]
+        running = [c for c in containers if c.state == "running"]
+        pods_ws = int(round(sum(c.memory for c in running)))
+        processes = self.system_processes + sum(c.usage.pids for c in running)
+        disks: list[float] | None = None
+        nodefs = None
+        if self.disk_capacity:
+            disks = disk_usage([c.usage for c in containers], now,
+                               [c.started_at or c.created_at for c in containers]).tolist()
+            used = int(sum(disks))
+            inodes = self.inodes or 0
+            nodefs = FsStats(self.disk_capacity, max(0, self.disk_capacity - used), inodes,
+                             max(0, inodes - CONTAINER_INODES * len(containers)))
+
+        def pod_stats() -> dict[str, PodStats]:
+            pods: dict[str, PodStats] = {}
+            for i, c in enumerate(containers):
+                ps = pods.setdefault(self._sandboxes[c.sandbox_id].config.uid, PodStats())
+                memory = int(round(c.memory)) if c.state == "running" else 0
+                disk = int(disks[i]) if disks is not None else 0
+                ps.containers[c.config.name] = ContainerStats(memory=memory, disk=disk, inodes=CONTAINER_INODES)
+                ps.memory += memory
+                ps.disk += disk
+                ps.inodes += CONTAINER_INODES
+                if c.state == "running":
+                    ps.processes += c.usage.pids
+            return pods
+
         capacity = self.memory_capacity or 0
         kubepods = self._node_cgroups.get("kubepods")
         pods_limit = kubepods.memory_limit_in_bytes if kubepods is not None and \
             kubepods.memory_limit_in_bytes > 0 else capacity
-        nodefs = None
-        if self.disk_capacity:
-            used = sum(p.disk for p in pods.values())
-            inodes_used = sum(p.inodes for p in pods.values())
-            nodefs = FsStats(self.disk_capacity, max(0, self.disk_capacity - used),
-                             self.inodes or 0, max(0, (self.inodes or 0) - inodes_used))
         return NodeStats(time=now, memory_capacity=capacity, memory_working_set=pods_ws + self.system_memory,
                          pods_memory_limit=pods_limit, pods_memory_working_set=pods_ws, nodefs=nodefs,
-                         max_pid=self.max_pid, processes=processes, pods=pods)
+                         max_pid=self.max_pid, processes=processes, pod_stats=pod_stats)
 
     def memory_working_set(self) -> int:
         """The working sets of all running containers together (bytes), now."""
