@@ -389,3 +389,40 @@ def test_pid_pressure_verify_pod_status():
     _, eviction = manager.decide(1.0, {PID_AVAILABLE: Observation(500, 1500, 1.0)}, [p],
                                  stats_of({"p": PodStats(processes=10)}))
     assert eviction.message == "The node was low on resource: pids. Threshold quantity: 1200, available: 500. "
+
+
+# ---- the manager as a state machine (property test) ----------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([1, 5, 10, 30, 60, 200]), st.integers(0, 4 * Gi)), min_size=1, max_size=40))
+def test_conditions_follow_the_thresholds_and_the_transition_period(steps):
+    """MemoryPressure is reported exactly while some threshold was met within the transition
+    period; an eviction happens only while a threshold holds past its grace period, hard ones
+    with 1 s and soft ones with the maximum pod grace period."""
+    hard, soft = threshold(MEMORY_AVAILABLE, "1Gi"), threshold(MEMORY_AVAILABLE, "2Gi", grace=90)
+    manager = EvictionManager([hard, soft], pressure_transition_period=120, max_pod_grace_period=7)
+    pods = [pod("p", 0, {"memory": "100Mi"})]
+    stats = stats_of({"p": mem(3 * Gi)})
+    now, met_at, soft_since = 0.0, [], None
+    for dt, available in steps:
+        now += dt
+        result, eviction = manager.decide(now, {MEMORY_AVAILABLE: Observation(available, 8 * Gi, now)}, pods, stats)
+        if available < 2 * Gi:
+            met_at.append(now)
+            soft_since = soft_since if soft_since is not None else now
+        else:
+            soft_since = None
+        recent = any(now - t < 120 for t in met_at)
+        assert (result.conditions == ["MemoryPressure"]) == recent
+        if eviction is not None:
+            assert available < 2 * Gi
+            if available < Gi:
+                assert eviction.grace_period == 1
+            else:
+                assert now - soft_since >= 90 and eviction.grace_period == 7
+        elif available < Gi:
+            raise AssertionError("a hard threshold met with a fresh observation must evict")
