@@ -16,6 +16,10 @@ agent.run()`` until ``agent.stop()`` (or cancellation). It
 * decides resizes (``resize``) in its reconcile loop: Proposed -> InProgress / Deferred /
   Infeasible, retrying deferred ones whenever a pod changes or leaves and every
   ``resize_retry_seconds``;
+* runs the eviction manager (``eviction``) every ``eviction_interval`` (10 s): the node's
+  MemoryPressure / DiskPressure / PIDPressure conditions, at most one pod evicted per pass
+  (``Failed`` / ``Evicted``), pods refused under pressure; hands the kubepods and QoS-tier
+  cgroup values to the runtime; finishes pods stuck terminating that no worker owns;
 * checkpoints allocations and resize state (``checkpoint``) so a restarted agent --
   given the same runtime object, which keeps its containers running -- re-admits its pods
   at their allocated values before anything else, without restarting containers, and
