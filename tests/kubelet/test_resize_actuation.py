@@ -98,6 +98,24 @@ class FailingRuntime(HeldRuntime):
         await self.inner.update_container_resources(container_id, resources)
 
 
+async def _two_raised_with_a_failure(client, clock, fail_calls: set, gates: dict):
+    """A pod of containers a and b (500m each) resized to 700m / 600m on a runtime failing
+    the given UpdateContainerResources calls; (agent, task, sim, runtime, the pod once its
+    resize shows Error, a's and b's container ids)."""
+    sim = SimRuntime(clock)
+    runtime = FailingRuntime(sim, fail_calls=fail_calls)
+    agent, task = await start_agent(client, clock, runtime, config=node_config(feature_gates=gates))
+    await run_pod(client, pod("two", container("a", "500m", "128Mi"), container("b", "500m", "128Mi")))
+    p = await running(client, clock, "two")
+    a_id = cstatus(p, "a")["containerID"].split("://")[1]
+    b_id = cstatus(p, "b")["containerID"].split("://")[1]
+    patch = {"spec": {"containers": [
+        {"name": "a", "resources": {"requests": {"cpu": "700m"}, "limits": {"cpu": "700m"}}},
+        {"name": "b", "resources": {"requests": {"cpu": "600m"}, "limits": {"cpu": "600m"}}}]}}
+    await client.resize("default", "two", patch, patch_type="strategic")
+    return agent, task, sim, runtime, await _resize_error(client, clock, "two"), a_id, b_id
+
+
 def test_cri_failure_the_other_updates_proceed_and_it_is_retried_later():
     # Kubernetes (KEP-1287): a failed UpdateContainerResources does not stop the other
     # updates of its phase; nothing is rolled back; the failed one is retried later
@@ -105,18 +123,7 @@ def test_cri_failure_the_other_updates_proceed_and_it_is_retried_later():
 
     async def main():
         client = await cluster(clock)
-        sim = SimRuntime(clock)
-        runtime = FailingRuntime(sim, fail_calls={1})
-        agent, task = await start_agent(client, clock, runtime)
-        await run_pod(client, pod("two", container("a", "500m", "128Mi"), container("b", "500m", "128Mi")))
-        p = await running(client, clock, "two")
-        a_id = cstatus(p, "a")["containerID"].split("://")[1]
-        b_id = cstatus(p, "b")["containerID"].split("://")[1]
-        patch = {"spec": {"containers": [
-            {"name": "a", "resources": {"requests": {"cpu": "700m"}, "limits": {"cpu": "700m"}}},
-            {"name": "b", "resources": {"requests": {"cpu": "600m"}, "limits": {"cpu": "600m"}}}]}}
-        await client.resize("default", "two", patch, patch_type="strategic")
-        p = await _resize_error(client, clock, "two")
+        agent, task, sim, runtime, p, a_id, b_id = await _two_raised_with_a_failure(client, clock, {1}, {})
         message = condition(p, "PodResizeInProgress")["message"]
         assert message == "container 'a': injected failure"
         # a failed, b still went up; the pod cgroup was raised first
@@ -139,19 +146,8 @@ def test_cri_failure_rolls_back_and_is_retried_later_with_the_seed_gate():
 
     async def main():
         client = await cluster(clock)
-        sim = SimRuntime(clock)
-        runtime = FailingRuntime(sim, fail_calls={2})
-        agent, task = await start_agent(client, clock, runtime,
-                                        config=node_config(feature_gates={"KvertResizeRollback": True}))
-        await run_pod(client, pod("two", container("a", "500m", "128Mi"), container("b", "500m", "128Mi")))
-        p = await running(client, clock, "two")
-        a_id = cstatus(p, "a")["containerID"].split("://")[1]
-        b_id = cstatus(p, "b")["containerID"].split("://")[1]
-        patch = {"spec": {"containers": [
-            {"name": "a", "resources": {"requests": {"cpu": "700m"}, "limits": {"cpu": "700m"}}},
-            {"name": "b", "resources": {"requests": {"cpu": "600m"}, "limits": {"cpu": "600m"}}}]}}
-        await client.resize("default", "two", patch, patch_type="strategic")
-        p = await _resize_error(client, clock, "two")
+        agent, task, sim, runtime, p, a_id, b_id = await _two_raised_with_a_failure(
+            client, clock, {2}, {"KvertResizeRollback": True})
         assert "injected failure" in condition(p, "PodResizeInProgress")["message"]
         # a was raised, b failed, a rolled back; b never touched; the pod cgroup was raised first
         assert [(cid, quota) for cid, quota, _ in runtime.log] == [(a_id, 70000), (b_id, 60000), (a_id, 50000)]

@@ -399,18 +399,13 @@ class NodeLifecycleController(Controller):
         queue = self._tainter(zone)
         status = observed.get("status")
         taints = {(t.get("key"), t.get("effect")) for t in (node.get("spec") or {}).get("taints") or []}
-        if status == "False":
-            if (UNREACHABLE, "NoExecute") in taints:
-                self._spawn(self._swap_taints(name, [(NOT_READY, "NoExecute")], [(UNREACHABLE, "NoExecute")]))
+        swap = _no_execute_swap(status)
+        if swap is not None:
+            wanted, other = swap
+            if (other, "NoExecute") in taints:      # not-ready <-> unreachable: at once
+                self._spawn(self._swap_taints(name, [(wanted, "NoExecute")], [(other, "NoExecute")]))
             else:
-                if (NOT_READY, "NoExecute") not in taints:
-                    queue.remove(name)
-                queue.add(name)
-        elif status == "Unknown":
-            if (NOT_READY, "NoExecute") in taints:
-                self._spawn(self._swap_taints(name, [(UNREACHABLE, "NoExecute")], [(NOT_READY, "NoExecute")]))
-            else:
-                if (UNREACHABLE, "NoExecute") not in taints:
+                if (wanted, "NoExecute") not in taints:
                     queue.remove(name)
                 queue.add(name)
         elif status == "True":
@@ -436,10 +431,9 @@ class NodeLifecycleController(Controller):
             status = ready_status(node)
             if status is None:
                 return False, RETRY_WAIT
-            if status == "False":
-                work.append((name, NOT_READY, UNREACHABLE))
-            elif status == "Unknown":
-                work.append((name, UNREACHABLE, NOT_READY))
+            swap = _no_execute_swap(status)
+            if swap is not None:
+                work.append((name, *swap))
             return True, 0.0
 
         for queue in self.tainters.values():
@@ -497,9 +491,11 @@ class NodeLifecycleController(Controller):
     # ---- writes -------------------------------------------------------------------------------------------------
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        task.add_done_callback(lambda t: t.cancelled() or t.exception() and
-                               log.warning("%s: %s", self.name, t.exception()))
+        """Run a taint change without waiting for it (the pass goes on to the next node)."""
+        def report(task: asyncio.Task) -> None:
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("%s: %s", self.name, task.exception())
+        asyncio.ensure_future(coro).add_done_callback(report)
 
     async def _swap_taints(self, name: str, add: list[tuple[str, str]], remove: list[tuple[str, str]]) -> bool:
         """``SwapNodeControllerTaint``: add and remove taints (by key and effect), retried on
@@ -559,6 +555,15 @@ class NodeLifecycleController(Controller):
         meta = node.get("metadata") or {}
         ref = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": meta.get("name"), "uid": meta.get("uid")}}
         await self.recorder.record(ref, type_, reason, message)
+
+
+def _no_execute_swap(ready: str | None) -> tuple[str, str] | None:
+    """The NoExecute taint a Ready status calls for and the one it replaces, or None."""
+    if ready == "False":
+        return NOT_READY, UNREACHABLE
+    if ready == "Unknown":
+        return UNREACHABLE, NOT_READY
+    return None
 
 
 def _excluded(node: dict) -> bool:

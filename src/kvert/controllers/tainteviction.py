@@ -27,7 +27,7 @@ from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import format_time
-from kvert.api.taints import NO_EXECUTE, no_execute_eviction_delay, tolerations_tolerate_taint
+from kvert.api.taints import NO_EXECUTE, find_untolerated_taint, no_execute_eviction_delay
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, safe_handler
@@ -121,7 +121,7 @@ class TaintEvictionController(Controller):
         if delay is None:                     # tolerated for ever
             await self._cancel(key)
             return
-        if delay == 0 and any(not _tolerated(t, pod) for t in taints):
+        if delay == 0 and find_untolerated_taint(taints, (pod.get("spec") or {}).get("tolerations")) is not None:
             await self._cancel(key)
             self.scheduled[key] = Scheduled(now, now)
             await self._fire(key)
@@ -178,7 +178,3 @@ class TaintEvictionController(Controller):
     async def _event(self, key: tuple[str, str], message: str) -> None:
         ref = {"apiVersion": "v1", "kind": "Pod", "metadata": {"namespace": key[0], "name": key[1]}}
         await self.recorder.record(ref, "Normal", "TaintManagerEviction", message)
-
-
-def _tolerated(taint: dict, pod: dict) -> bool:
-    return tolerations_tolerate_taint((pod.get("spec") or {}).get("tolerations"), taint)

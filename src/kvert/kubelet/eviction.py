@@ -152,10 +152,6 @@ class Threshold:
     def quantity(self, capacity: int) -> int:
         return self.value.amount(capacity)
 
-    def __str__(self) -> str:
-        kind = "hard" if self.hard else f"soft ({self.grace_period:g}s)"
-        return f"{self.signal}<{self.value.value_text} {kind}"
-
 
 def thresholds_from_config(config: NodeConfig) -> list[Threshold]:
     """``ParseThresholdConfig``: hard then soft thresholds, minimum reclaims attached;
@@ -457,7 +453,6 @@ class Eviction:
 class PassResult:
     """What one ``synchronize`` pass saw and decided."""
     conditions: list[str]
-    met: list[Threshold]                   # met now, grace periods aside
     starved: Threshold | None = None       # the threshold to reclaim for, if any
     reclaim: list[Threshold] = field(default_factory=list)   # met past grace, fresh, memory first
     candidates: list[dict] = field(default_factory=list)   # pods in eviction order
@@ -491,13 +486,13 @@ class EvictionManager:
         """One pass: update the conditions; rank the pods when a resource is starved.
         ``active_pods`` may be a function, called only then."""
         if not self.thresholds:
-            return PassResult([], [])
+            return PassResult([])
         met = thresholds_met(self.thresholds, observations, False)
         if not met and not self.thresholds_met and not self.node_conditions:
             # nothing met now, nothing left to resolve, no condition reported: a quiet pass
             self.thresholds_first_observed_at = {}
             self.last_observations = dict(observations)
-            return PassResult([], [])
+            return PassResult([])
         if self.thresholds_met:
             unresolved = thresholds_met(self.thresholds_met, observations, True)
             met = merge_thresholds(met, unresolved)
@@ -511,7 +506,7 @@ class EvictionManager:
         self.thresholds_met = due
         fresh = thresholds_updated_stats(due, observations, self.last_observations)
         self.last_observations = dict(observations)
-        result = PassResult(conditions, met, reclaim=by_eviction_priority(fresh))
+        result = PassResult(conditions, reclaim=by_eviction_priority(fresh))
         starved = next((t for t in result.reclaim if t.signal in SIGNAL_RESOURCE), None)
         if starved is None:
             return result

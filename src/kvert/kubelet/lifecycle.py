@@ -599,9 +599,9 @@ class PodWorker:
                     log.warning("stopping %s of %s/%s: %s", rec.name, ps.namespace, ps.name, e)
         await self.refresh()
 
-    async def finish(self, phase: str) -> None:
+    async def finish(self, phase: str, grace: int = 0) -> None:
         ps, agent = self.ps, self.agent
-        await self.stop_all(0)
+        await self.stop_all(grace)
         if ps.sandbox_id:
             try:
                 await agent.runtime.stop_pod_sandbox(ps.sandbox_id)
@@ -616,21 +616,11 @@ class PodWorker:
     async def evict(self, eviction: Any) -> None:
         """Node-pressure eviction: stop the containers within the eviction's grace period,
         then the pod is Failed / Evicted with the DisruptionTarget condition."""
-        ps, agent = self.ps, self.agent
         await self.refresh()
-        await self.stop_all(int(eviction.grace_period))
-        if ps.sandbox_id:
-            try:
-                await agent.runtime.stop_pod_sandbox(ps.sandbox_id)
-            except CriError as e:
-                log.warning("stopping the sandbox of %s/%s: %s", ps.namespace, ps.name, e)
-        ps.terminal = "Failed"
-        ps.ended = {"reason": "Evicted", "message": eviction.message,
-                    "condition": {**eviction.condition(), "lastTransitionTime": format_time(agent.clock.now())}}
-        ps.resize.finish()
-        ps.resize.clear_pending()
-        agent.save(ps)
-        agent.trigger("pod_evicted")
+        self.ps.ended = {"reason": "Evicted", "message": eviction.message,
+                         "condition": {**eviction.condition(),
+                                       "lastTransitionTime": format_time(self.agent.clock.now())}}
+        await self.finish("Failed", int(eviction.grace_period))
         await self.write_status()
 
     async def terminate(self) -> None:
