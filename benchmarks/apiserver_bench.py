@@ -19,7 +19,7 @@ from pathlib import Path
 from aiohttp import ClientSession, TCPConnector
 
 from kvert.apiserver.admission import default_chain
-from kvert.apiserver.auth import ADMIN, TokenAuthenticator
+from kvert.auth.tokens import ADMIN, TokenAuthenticator
 from kvert.apiserver.certs import ensure_pki
 from kvert.apiserver.server import ApiServer
 from kvert.clock import WallClock

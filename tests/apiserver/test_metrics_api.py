@@ -11,7 +11,7 @@ import pytest
 from aiohttp import ClientSession
 
 from kvert.apiserver.admission import default_chain
-from kvert.apiserver.auth import ADMIN, TokenAuthenticator
+from kvert.auth.tokens import ADMIN, TokenAuthenticator
 from kvert.apiserver.metrics import (CONTENT_TYPE, METRICS_TYPES, LocalNodeMetrics, NodeMetricsProvider,
                                      metrics_table)
 from kvert.api.quantity import Quantity

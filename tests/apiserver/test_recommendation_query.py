@@ -9,7 +9,7 @@ import asyncio
 import numpy as np
 
 from kvert.apiserver.admission import default_chain
-from kvert.apiserver.auth import ADMIN, TokenAuthenticator
+from kvert.auth.tokens import ADMIN, TokenAuthenticator
 from kvert.apiserver.recommendation_query import RECOMMENDATION_QUERY, QueryServer
 from kvert.apiserver.server import ApiServer
 from kvert.client import InProcessClient

@@ -8,7 +8,7 @@ import json
 from aiohttp import ClientSession
 
 from kvert.apiserver.admission import default_chain
-from kvert.apiserver.auth import ADMIN, TokenAuthenticator
+from kvert.auth.tokens import ADMIN, TokenAuthenticator
 from kvert.apiserver.server import ApiServer
 from kvert.clock import WallClock
 from kvert.store import open_store

@@ -237,7 +237,7 @@ def test_resource_the_server_does_not_serve_raises_its_error(tmp_path, monkeypat
     """A client that knows a type the server does not serve (a real cluster without the VPA
     CRDs): the server's 404 comes back instead of an informer retrying forever."""
     from kvert.apiserver.admission import default_chain
-    from kvert.apiserver.auth import ADMIN, TokenAuthenticator
+    from kvert.auth.tokens import ADMIN, TokenAuthenticator
     from kvert.apiserver.server import ApiServer
     from kvert.client.http import HttpClient
     from kvert.clock import WallClock

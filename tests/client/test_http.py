@@ -8,7 +8,7 @@ import pytest
 
 from kvert.api.errors import AlreadyExists, Conflict, Expired, Invalid, NotFound
 from kvert.apiserver.admission import default_chain
-from kvert.apiserver.auth import ADMIN, TokenAuthenticator
+from kvert.auth.tokens import ADMIN, TokenAuthenticator
 from kvert.apiserver.server import ApiServer
 from kvert.client import Informer
 from kvert.client.http import HttpClient

@@ -183,7 +183,7 @@ def test_cli_against_an_http_api_server(tmp_path):
     self-registration, informers over the kubeconfig."""
     import argparse
 
-    from kvert.apiserver.auth import ADMIN, TokenAuthenticator
+    from kvert.auth.tokens import ADMIN, TokenAuthenticator
     from kvert.apiserver.kubeconfig import write_kubeconfig
     from kvert.apiserver.server import ApiServer
     from kvert.cli.vpa_admission import _serve, register_subcommand

@@ -50,11 +50,16 @@ class ResourceType:
         return "status" in self.subresources
 
 
+# Review kinds (SubjectAccessReview, TokenReview, ...) are create-only and never stored:
+# the API server answers them (kvert.apiserver.reviews).
+CREATE_ONLY = ("create",)
+
+
 def _rt(group: str, version: str, kind: str, plural: str, namespaced: bool,
         subresources: tuple[str, ...] = (), short: tuple[str, ...] = (),
-        categories: tuple[str, ...] = ()) -> ResourceType:
+        categories: tuple[str, ...] = (), verbs: tuple[str, ...] = ALL_VERBS) -> ResourceType:
     return ResourceType(group, version, kind, plural, namespaced, frozenset(subresources), short,
-                        categories)
+                        categories, verbs)
 
 
 BUILTIN: tuple[ResourceType, ...] = (
@@ -65,6 +70,8 @@ BUILTIN: tuple[ResourceType, ...] = (
     _rt("", "v1", "Event", "events", True, (), ("ev",)),
     _rt("", "v1", "ConfigMap", "configmaps", True, (), ("cm",)),
     _rt("", "v1", "Service", "services", True, ("status",), ("svc",), ("all",)),
+    _rt("", "v1", "Secret", "secrets", True),
+    _rt("", "v1", "ServiceAccount", "serviceaccounts", True, ("token",), ("sa",)),
     _rt("", "v1", "LimitRange", "limitranges", True, (), ("limits",)),
     _rt("", "v1", "ResourceQuota", "resourcequotas", True, ("status",), ("quota",)),
     _rt("apps", "v1", "Deployment", "deployments", True, ("status", "scale"), ("deploy",), ("all",)),
@@ -82,6 +89,21 @@ BUILTIN: tuple[ResourceType, ...] = (
     _rt("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
     _rt("coordination.k8s.io", "v1", "Lease", "leases", True),
     _rt("events.k8s.io", "v1", "Event", "events", True, (), ("ev",)),
+    _rt("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
+    _rt("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
+    _rt("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
+    _rt("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
+    _rt("authorization.k8s.io", "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False,
+        verbs=CREATE_ONLY),
+    _rt("authorization.k8s.io", "v1", "SubjectAccessReview", "subjectaccessreviews", False,
+        verbs=CREATE_ONLY),
+    _rt("authorization.k8s.io", "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", True,
+        verbs=CREATE_ONLY),
+    _rt("authorization.k8s.io", "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", False,
+        verbs=CREATE_ONLY),
+    _rt("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", False, verbs=CREATE_ONLY),
+    _rt("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", False,
+        verbs=CREATE_ONLY),
     _rt("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions",
         False, ("status",), ("crd", "crds")),
     _rt("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration",

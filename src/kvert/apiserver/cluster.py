@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-from kvert.apiserver.auth import ADMIN, TokenAuthenticator
+from kvert.auth.tokens import ADMIN, TokenAuthenticator
 from kvert.apiserver.certs import ensure_pki
 from kvert.apiserver.kubeconfig import write_kubeconfig
 from kvert.apiserver.server import ApiServer

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aiohttp import web
+
 from kvert.api.errors import NotFound
+from kvert.auth.user import User
+
+USER = web.RequestKey("user", User)   # where the server keeps a request's authenticated user
 
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})

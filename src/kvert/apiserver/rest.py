@@ -17,7 +17,7 @@ from kvert.api import kinds
 from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import negotiation
-from kvert.apiserver.auth import USER
+from kvert.apiserver.requestinfo import USER
 from kvert.apiserver.openapi import unknown_fields
 from kvert.apiserver.tables import to_table
 from kvert.apiserver.requestinfo import RequestInfo

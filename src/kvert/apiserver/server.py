@@ -20,7 +20,8 @@ from kvert.api import kinds
 from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, NotFound, Unauthorized
 from kvert.apiserver import discovery, metrics, negotiation, openapi, recommendation_query, rest
 from kvert.apiserver.admission import bootstrap, recalculate_quota_usage
-from kvert.apiserver.auth import USER, TokenAuthenticator
+from kvert.apiserver.requestinfo import USER
+from kvert.auth.tokens import TokenAuthenticator
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.requestinfo import parse
 from kvert.apiserver.watch import WatchHub

@@ -12,25 +12,14 @@ import hmac
 import io
 import os
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 
-from aiohttp import web
+from kvert.auth.user import User
 
 ADMIN = "kvert-admin"
 # The identities of kvert's own components, as Kubernetes names its system users.
 COMPONENTS = ("system:kube-scheduler", "system:kube-controller-manager", "system:node-agent",
               "system:vpa-recommender", "system:vpa-updater", "system:vpa-admission-controller")
-
-
-@dataclass(frozen=True)
-class User:
-    name: str
-    uid: str
-    groups: tuple[str, ...]
-
-
-USER = web.RequestKey("user", User)   # where the server keeps a request's authenticated user
 
 
 class TokenAuthenticator:
