@@ -12,15 +12,16 @@ from aiohttp import ClientSession
 
 from kvert.apiserver.admission import default_chain
 from kvert.auth.tokens import ADMIN, TokenAuthenticator
-from kvert.apiserver.metrics import (CONTENT_TYPE, METRICS_TYPES, LocalNodeMetrics, NodeMetricsProvider,
-                                     metrics_table)
+from kvert.api.prometheus import CONTENT_TYPE, parse_exposition
+from kvert.apiserver.metrics import METRICS_TYPES, NodeMetricsProvider, metrics_table
+from kvert.cluster.metrics import LocalNodeMetrics
 from kvert.api.quantity import Quantity
 from kvert.apiserver.server import ApiServer
 from kvert.client import InProcessClient
 from kvert.clock import WallClock
 from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.config import NodeConfig
-from kvert.kubelet.metrics import node_metrics, parse_exposition, pod_metrics
+from kvert.kubelet.metrics import node_metrics, pod_metrics
 from kvert.kubelet.runtime.sim import SimRuntime
 from kvert.store import open_store
 

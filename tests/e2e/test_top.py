@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 import yaml
 
-from kvert.kubelet.metrics import parse_exposition
+from kvert.api.prometheus import parse_exposition
 
 from .conftest import Kubectl, KvertUp, free_port, wait_for
 

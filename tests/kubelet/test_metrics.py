@@ -4,9 +4,8 @@ import math
 import pytest
 
 from kvert.clock import VirtualClock
-from kvert.kubelet.metrics import (METRICS, ContainerSample, UsageTracker, cadvisor_metrics, container_sample,
-                                   cpu_quantity, format_value, memory_quantity, node_metrics, node_summary,
-                                   parse_exposition, pod_metrics)
+from kvert.api.prometheus import format_value, parse_exposition
+from kvert.kubelet.metrics import (METRICS, ContainerSample, UsageTracker, cadvisor_metrics, container_sample, cpu_quantity, memory_quantity, node_metrics, node_summary, pod_metrics)
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStatus, LinuxContainerResources,
                                         PodSandboxConfig)
 from kvert.kubelet.runtime.sim import SimRuntime

@@ -17,7 +17,7 @@ from kvert.scheduler.dra.allocator import (
     AllocationError, AllocationTimeout, Allocator, Features, SelectorCache, SliceInfo,
     gather_pools, slice_reaches_node,
 )
-from kvert.scheduler.dra.cel import MAX_EVAL_STEPS, CELError, compile_selector, device_value
+from kvert.api.cel import MAX_EVAL_STEPS, CELError, compile_selector, device_value
 
 T = "stable/allocator_test.go TestAllocator"  # the cases of allocatortesting/allocator_testing.go
 NODE1, NODE2, REGION1, REGION2 = "node-1", "node-2", "region-1", "region-2"

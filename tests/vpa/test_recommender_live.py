@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from kvert.api.quantity import Quantity
-from kvert.apiserver.metrics import LocalNodeMetrics
+from kvert.cluster.metrics import LocalNodeMetrics
 from kvert.clock import VirtualClock
 from kvert.controllers import ControllerManager
 from kvert.kubelet.agent import NodeAgent

@@ -251,11 +251,13 @@ class CRDController:
         self._finalizing: dict[str, asyncio.Task] = {}
         self._tasks: set[asyncio.Task] = set()
         self._no_finalizer: set[str] = set()        # CRDs whose finalizer the server refused
+        self._task: asyncio.Task | None = None
 
     # ---- public ---------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Follow the CRDs until cancelled."""
+        """Follow the CRDs until stopped."""
+        self._task = asyncio.current_task()
         informer_task = asyncio.ensure_future(self.informer.run())
         try:
             await self.informer.wait_synced()
@@ -274,6 +276,10 @@ class CRDController:
             informer_task.cancel()
             for task in [*self._tasks, *self._finalizing.values()]:
                 task.cancel()
+
+    def stop(self) -> None:
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
 
     async def install(self, crds: list[dict]) -> None:
         """Create each CRD, or update it where the stored one differs (spec, labels,

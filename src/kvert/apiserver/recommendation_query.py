@@ -33,7 +33,7 @@ from kvert.api.errors import ApiError, BadRequest, InternalError, MethodNotAllow
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import negotiation
 from kvert.apiserver.requestinfo import parse
-from kvert.vpa import query as q
+from kvert.api import recommendation_query as q
 
 if TYPE_CHECKING:
     from kvert.apiserver.server import ApiServer

@@ -95,12 +95,14 @@ class ApiServer:
             await self._runner.cleanup()
             self._runner = None
 
-    async def compact_history(self, interval: float) -> None:
+    async def compact_history(self, interval: float, *, at_start: bool = True) -> None:
         """Forget history as kube-apiserver does: at start (its watch cache begins empty, so a
-        watch from an older version is answered 410 Expired), then every ``interval`` seconds
-        up to the revision seen one interval earlier (its etcd compaction)."""
+        watch from an older version is answered 410 Expired; not on a store other servers
+        share), then every ``interval`` seconds up to the revision seen one interval earlier
+        (its etcd compaction)."""
         mark = self.store.current_revision()
-        self.store.compact(mark)
+        if at_start:
+            self.store.compact(mark)
         while True:
             await self.clock.sleep(interval)
             self.store.compact(mark)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from kvert.cli.history_flags import add_history_flags, history_from_args
+from kvert.cli.node_flags import add_node_flags, node_flags_from_args
 
 DEFAULT_DATA_DIR = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
 
@@ -27,52 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                "         kvert up --vpa-history-file usage.csv   # timestamp,pod,container,cpu,memory,"
                "event[,namespace]",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
-                   help="where the store, certificates, tokens and kubeconfig live "
-                        "(default: $KVERT_HOME, else ~/.kvert)")
-    p.add_argument("--store", default="",
-                   help="'sqlite:PATH', 'memory' or 'etcd://HOST:PORT' "
-                        "(default: sqlite:DATA_DIR/kvert.db)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback only)")
-    p.add_argument("--port", type=int, default=6443, help="HTTPS port, 0 picks a free one (default: 6443)")
-    p.add_argument("--kubeconfig", type=Path, default=None,
-                   help="where to write the kubeconfig (default: DATA_DIR/kubeconfig)")
-    p.add_argument("--compaction-interval", type=float, default=300.0,
-                   help="seconds between compactions of the store's history (kube-apiserver's "
-                        "--etcd-compaction-interval); watches from older versions get 410 Expired (default: 300)")
+    add_server_flags(p)
     nodes = p.add_argument_group("nodes", "simulated nodes (node agents with the sim runtime); the "
                                  "kubelet-style flags apply to every node")
     nodes.add_argument("--nodes", type=int, default=1, help="how many nodes to run (default: 1)")
-    nodes.add_argument("--node-capacity", default="cpu=4,memory=16Gi,pods=110",
-                       help="each node's capacity (default: cpu=4,memory=16Gi,pods=110)")
-    nodes.add_argument("--kube-reserved", default="",
-                       help="reserved for Kubernetes daemons, e.g. cpu=500m,memory=1Gi (default: none)")
-    nodes.add_argument("--system-reserved", default="",
-                       help="reserved for the OS, e.g. cpu=500m,memory=1Gi (default: none)")
-    nodes.add_argument("--eviction-hard", default=None,
-                       help="e.g. memory.available<100Mi (default: the kubelet's defaults)")
-    nodes.add_argument("--eviction-soft", default="",
-                       help="soft eviction thresholds, e.g. memory.available<1.5Gi (default: none)")
-    nodes.add_argument("--eviction-soft-grace-period", default="",
-                       help="how long each soft threshold must hold, e.g. memory.available=1m30s")
-    nodes.add_argument("--eviction-minimum-reclaim", default="",
-                       help="what an eviction must win back beyond a threshold, e.g. memory.available=500Mi")
-    nodes.add_argument("--eviction-max-pod-grace-period", type=int, default=0,
-                       help="the longest termination grace period a soft eviction gives a pod, in seconds")
-    nodes.add_argument("--eviction-pressure-transition-period", default="5m0s",
-                       help="how long a pressure condition stays after its threshold is last met (default: 5m0s)")
-    nodes.add_argument("--feature-gates", default="",
-                       help="e.g. InPlacePodVerticalScalingExclusiveCPUs=true (see docs/kubernetes-choices.md)")
-    nodes.add_argument("--enforce-node-allocatable", default="pods",
-                       help="pods[,kube-reserved][,system-reserved] (default: pods)")
-    nodes.add_argument("--cpu-manager-policy", default="none", choices=["none", "static"],
-                       help="the kubelet's CPU manager policy (default: none)")
-    nodes.add_argument("--kubelet-config", type=Path, default=None,
-                       help="a KubeletConfiguration file (kubelet.config.k8s.io/v1beta1) instead of "
-                            "the flags above (--node-capacity still applies)")
-    nodes.add_argument("--metrics-resolution", type=float, default=15.0,
-                       help="seconds between samples of the nodes' usage for the metrics.k8s.io API "
-                            "(kubectl top; metrics-server's --metric-resolution)")
+    add_node_flags(nodes)
     p.add_argument("--scheduler-config", type=Path, default=None, metavar="FILE",
                    help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for the "
                         "scheduler, as kube-scheduler's --config (default: its default profile)")
@@ -85,9 +45,57 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="run no VPA component (e.g. to run 'kvert vpa recommender' against the "
                           "cluster instead); the VPA CRDs are still installed")
     add_history_flags(vpa, prefix="vpa-")
+    add_leader_election_flags(p, default=True)
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log verbosity (default: info)")
     p.set_defaults(func=run)
+
+
+def add_server_flags(parser: argparse.ArgumentParser) -> None:
+    """The API server's flags, shared by ``kvert up`` and ``kvert apiserver``."""
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
+                   help="where the store, certificates, tokens and kubeconfig live "
+                        "(default: $KVERT_HOME, else ~/.kvert)")
+    parser.add_argument("--store", default="",
+                   help="'sqlite:PATH', 'memory' or 'etcd://HOST:PORT' "
+                        "(default: sqlite:DATA_DIR/kvert.db)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback only)")
+    parser.add_argument("--port", type=int, default=6443, help="HTTPS port, 0 picks a free one (default: 6443)")
+    parser.add_argument("--kubeconfig", type=Path, default=None,
+                   help="where to write the kubeconfig (default: DATA_DIR/kubeconfig)")
+    parser.add_argument("--compaction-interval", type=float, default=300.0,
+                   help="seconds between compactions of the store's history (kube-apiserver's "
+                        "--etcd-compaction-interval); watches from older versions get 410 Expired (default: 300)")
+
+
+def add_leader_election_flags(parser: argparse.ArgumentParser, *, default: bool) -> None:
+    """kube-scheduler's and kube-controller-manager's ``--leader-elect*`` flags."""
+    group = parser.add_argument_group("leader election", "replicas share a Lease in kube-system; "
+                                      "only its holder works")
+    group.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=default,
+                       help=f"take part in leader election (default: {str(default).lower()})")
+    group.add_argument("--leader-elect-lease-duration", type=_seconds, default=15.0, metavar="DURATION",
+                       help="how long a standby waits after the last renewal before it takes the "
+                            "lease (default: 15s)")
+    group.add_argument("--leader-elect-renew-deadline", type=_seconds, default=10.0, metavar="DURATION",
+                       help="how long the leader keeps trying to renew before it stops leading "
+                            "(default: 10s)")
+    group.add_argument("--leader-elect-retry-period", type=_seconds, default=2.0, metavar="DURATION",
+                       help="how often candidates try to acquire or renew (default: 2s)")
+
+
+def leader_election(args: argparse.Namespace) -> dict:
+    return {"lease_duration": args.leader_elect_lease_duration,
+            "renew_deadline": args.leader_elect_renew_deadline,
+            "retry_period": args.leader_elect_retry_period}
+
+
+def _seconds(text: str) -> float:
+    from kvert.kubelet.config import ConfigError, parse_duration
+    try:
+        return parse_duration(text)
+    except (ConfigError, ValueError) as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,36 +125,11 @@ def _scheduler_config(args: argparse.Namespace):
         raise SystemExit(2) from None
 
 
-def _check_node_flags(flags: dict, kubelet_config: Path | None) -> None:
-    """Refuse a bad node configuration before anything starts (exit 2, naming the flag)."""
-    from kvert.kubelet.config import ConfigError, NodeConfig, load_kubelet_configuration
-    try:
-        if kubelet_config is not None:
-            load_kubelet_configuration(kubelet_config, capacity=flags.get("capacity"))
-        else:
-            NodeConfig.from_flags(**flags)
-    except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
-
-
 async def _up(args: argparse.Namespace) -> int:
-    from kvert.apiserver.cluster import Cluster
+    from kvert.cluster.live import Cluster
 
     data_dir: Path = args.data_dir.expanduser()
-    node_flags = {"capacity": args.node_capacity,
-                  "kube_reserved": args.kube_reserved,
-                  "system_reserved": args.system_reserved,
-                  "eviction_hard": args.eviction_hard,
-                  "eviction_soft": args.eviction_soft,
-                  "eviction_soft_grace_period": args.eviction_soft_grace_period,
-                  "eviction_minimum_reclaim": args.eviction_minimum_reclaim,
-                  "eviction_max_pod_grace_period": args.eviction_max_pod_grace_period,
-                  "eviction_pressure_transition_period": args.eviction_pressure_transition_period,
-                  "feature_gates": args.feature_gates,
-                  "enforce_node_allocatable": args.enforce_node_allocatable,
-                  "cpu_manager_policy": args.cpu_manager_policy}
-    _check_node_flags(node_flags, args.kubelet_config)
+    node_flags = node_flags_from_args(args)
     cluster = Cluster(data_dir=data_dir, store_url=args.store or f"sqlite:{data_dir / 'kvert.db'}",
                       host=args.host, port=args.port,
                       kubeconfig=(args.kubeconfig or data_dir / "kubeconfig").expanduser(),
@@ -157,18 +140,39 @@ async def _up(args: argparse.Namespace) -> int:
                       vpa=getattr(args, "vpa", True),
                       vpa_history=_vpa_history(args),
                       metrics_resolution=args.metrics_resolution,
-                      scheduler_config=_scheduler_config(args))
+                      scheduler_config=_scheduler_config(args),
+                      leader_elect=args.leader_elect, leader_election=leader_election(args))
+    await cluster.start()
+    print(f"kvert API server listening at {cluster.url}", flush=True)
+    if cluster.node_names:
+        print(f"nodes: {', '.join(cluster.node_names)}", flush=True)
+    return await serve_until_stopped(cluster)
+
+
+async def serve_until_stopped(process) -> int:
+    """Print the kubeconfig, run until SIGINT/SIGTERM or a component crash (exit 1, naming
+    it), then stop everything."""
+    from kvert.cluster.supervisor import ComponentCrashed
+    print(f"kubeconfig written to {process.kubeconfig}", flush=True)
+    print(f"  export KUBECONFIG={process.kubeconfig}", flush=True)
+    print("press Ctrl-C to stop", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await cluster.start()
-    print(f"kvert API server listening at {cluster.url}", flush=True)
-    print(f"kubeconfig written to {cluster.kubeconfig}", flush=True)
-    print(f"  export KUBECONFIG={cluster.kubeconfig}", flush=True)
-    print("press Ctrl-C to stop", flush=True)
-    await stop.wait()
+    stopped = asyncio.ensure_future(stop.wait())
+    crashed = asyncio.ensure_future(process.supervisor.wait())
+    await asyncio.wait({stopped, crashed}, return_when=asyncio.FIRST_COMPLETED)
+    code = 0
+    if crashed.done():
+        try:
+            crashed.result()
+        except ComponentCrashed as e:
+            print(f"error: {e}", file=sys.stderr, flush=True)
+            code = 1
+    stopped.cancel()
+    crashed.cancel()
     print("stopping...", flush=True)
-    await cluster.stop()
+    await process.stop()
     print("stopped", flush=True)
-    return 0
+    return code

@@ -16,24 +16,22 @@
   ``window`` apart, ``UsageTracker``), memory as the working set, quantities formatted like
   metrics-server's (``"250m"``/``"12345n"``, ``"1536Ki"``).
 
-``parse_exposition`` reads the text format back (tests, and anything scraping a node).
+``kvert.api.prometheus.parse_exposition`` reads the text format back.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kvert.api.meta import format_time
+from kvert.api.prometheus import line as _line
 from kvert.api.quantity import BINARY_SI, DECIMAL_SI, Quantity
 from kvert.kubelet.config import format_duration
 from kvert.kubelet.runtime.base import ContainerStatus
 
 METRICS_API_VERSION = "metrics.k8s.io/v1beta1"
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 # name -> (type, help), in the order written
 METRICS = {
@@ -79,29 +77,6 @@ def container_sample(pod: Mapping[str, Any], status: ContainerStatus, *, image: 
 
 
 # -- exposition ------------------------------------------------------------------------------------
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def format_value(value: float) -> str:
-    """A sample value as Prometheus writes it (integers without a fraction, ``+Inf``, ``NaN``)."""
-    if isinstance(value, int):
-        return str(value)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return repr(value)
-
-
-def _line(name: str, labels: Mapping[str, str], value: float, timestamp_ms: int | None) -> str:
-    body = ",".join(f'{k}="{_escape(str(v))}"' for k, v in sorted(labels.items()))
-    text = f"{name}{{{body}}} {format_value(value)}" if labels else f"{name} {format_value(value)}"
-    return f"{text} {timestamp_ms}" if timestamp_ms is not None else text
-
 
 def cadvisor_metrics(samples: Iterable[ContainerSample], *, timestamp: float | None = None,
                      include_exited: bool = True, machine_cpu_cores: int | None = None,
@@ -153,76 +128,6 @@ def cadvisor_metrics(samples: Iterable[ContainerSample], *, timestamp: float | N
         out.append(f"# TYPE {name} {kind}")
         out.extend(lines)
     return "\n".join(out) + ("\n" if out else "")
-
-
-@dataclass(frozen=True)
-class Sample:
-    name: str
-    labels: dict[str, str]
-    value: float
-    timestamp_ms: int | None = None
-
-
-_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
-_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,|(?=\}))')
-
-
-def _unescape(value: str) -> str:
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "\\": "\\", '"': '"'}.get(m.group(1), "\\" + m.group(1)), value)
-
-
-def _parse_float(text: str) -> float:
-    return {"+Inf": math.inf, "Inf": math.inf, "-Inf": -math.inf, "NaN": math.nan}.get(text) or float(text)
-
-
-def parse_exposition(text: str) -> list[Sample]:
-    """Samples of a Prometheus text exposition; raises ValueError on a malformed line.
-    ``# TYPE`` lines are checked against the samples' names."""
-    samples: list[Sample] = []
-    types: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        if line.startswith("#"):
-            parts = line.split(None, 3)
-            if len(parts) >= 4 and parts[1] == "TYPE":
-                if parts[3] not in ("counter", "gauge", "histogram", "summary", "untyped"):
-                    raise ValueError(f"line {number}: unknown metric type {parts[3]!r}")
-                if parts[2] in types:
-                    raise ValueError(f"line {number}: second TYPE line for {parts[2]}")
-                types[parts[2]] = parts[3]
-            continue
-        m = _NAME.match(line)
-        if not m:
-            raise ValueError(f"line {number}: no metric name in {raw!r}")
-        name, pos = m.group(0), m.end()
-        labels: dict[str, str] = {}
-        if pos < len(line) and line[pos] == "{":
-            pos += 1
-            while True:
-                if line[pos:pos + 1] == "}":
-                    pos += 1
-                    break
-                lm = _LABEL.match(line, pos)
-                if not lm:
-                    raise ValueError(f"line {number}: malformed labels in {raw!r}")
-                if lm.group(1) in labels:
-                    raise ValueError(f"line {number}: duplicate label {lm.group(1)!r}")
-                labels[lm.group(1)] = _unescape(lm.group(2))
-                pos = lm.end()
-        rest = line[pos:].split()
-        if not 1 <= len(rest) <= 2:
-            raise ValueError(f"line {number}: expected a value and an optional timestamp in {raw!r}")
-        try:
-            value = _parse_float(rest[0])
-            stamp = int(rest[1]) if len(rest) == 2 else None
-        except ValueError:
-            raise ValueError(f"line {number}: bad number in {raw!r}") from None
-        if types and name not in types and not any(name.startswith(t + "_") for t in types):
-            raise ValueError(f"line {number}: sample {name} has no TYPE")
-        samples.append(Sample(name, labels, value, stamp))
-    return samples
 
 
 # -- metrics.k8s.io ------------------------------------------------------------------------------------
@@ -328,7 +233,7 @@ def node_summary(node_name: str, pods: Sequence[tuple[Mapping[str, Any], Sequenc
 
 
 __all__ = [
-    "CONTENT_TYPE", "ContainerSample", "METRICS", "METRICS_API_VERSION", "Rate", "Sample", "UsageTracker",
-    "cadvisor_metrics", "container_sample", "cpu_quantity", "format_value", "memory_quantity", "node_metrics",
-    "node_summary", "parse_exposition", "pod_metrics",
+    "ContainerSample", "METRICS", "METRICS_API_VERSION", "Rate", "UsageTracker",
+    "cadvisor_metrics", "container_sample", "cpu_quantity", "memory_quantity", "node_metrics",
+    "node_summary", "pod_metrics",
 ]

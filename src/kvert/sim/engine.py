@@ -190,51 +190,31 @@ def _vpa_parts() -> dict[str, Any]:
             "Updater": Updater, "VpaAdmissionPlugin": VpaAdmissionPlugin, "VpaMatcher": VpaMatcher}
 
 
-def _make(cls: Any, *args: Any, **kwargs: Any) -> Any:
-    """Instantiate with only the keyword arguments the constructor accepts."""
+def _accepted(cls: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``options`` that ``cls``'s constructor takes."""
     import inspect
     params = inspect.signature(cls).parameters
-    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        kwargs = {k: v for k, v in kwargs.items() if k in params}
-    return cls(*args, **kwargs)
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return options
+    return {k: v for k, v in options.items() if k in params}
 
 
 async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progress | None) -> PolicyRun:
-    from kvert.apiserver.admission import bootstrap, default_chain
-    from kvert.client import Informer, InProcessClient
-    from kvert.controllers import ControllerManager
-    from kvert.kubelet.agent import NodeAgent
+    from kvert.client import Informer
+    from kvert.cluster import assembly as build
+    from kvert.cluster.supervisor import Supervisor
     from kvert.kubelet.config import NodeConfig
     from kvert.kubelet.eviction import MONITORING_INTERVAL
-    from kvert.kubelet.runtime.sim import SimRuntime
-    from kvert.registry import Registry
-    from kvert.scheduler import Scheduler
     from kvert.store import open_store
 
     vpa = _vpa_parts() if policy.vpa is not None else None
     store = open_store("memory", clock=clock)
-    registry = Registry(store, clock, default_chain(store, clock), seed=scn.seed)
-    await bootstrap(registry)
-    admin = InProcessClient(registry)
-
-    def client(user: str) -> InProcessClient:
-        return InProcessClient(registry, user=user)
-
-    tasks: list[asyncio.Task] = []
-    components: list[Any] = []
-
-    def start(component: Any) -> Any:
-        components.append(component)
-        tasks.append(asyncio.ensure_future(component.run()))
-        return component
-
-    if vpa is not None:
-        from kvert.apiserver.crds import CRDController, vpa_crds
-        crds = start(CRDController(client("system:apiserver"), clock))
-        defs = vpa_crds()
-        await crds.install(defs)
-        for crd in defs:
-            await crds.wait_established(crd["metadata"]["name"])
+    plane = build.ControlPlane.in_process(store, clock, seed=scn.seed)
+    registry = plane.registry
+    supervisor = Supervisor()
+    supervisor.start()
+    await plane.bootstrap(supervisor, vpa_crds=vpa is not None)
+    admin = plane.client()
 
     # Simulated node agents renew their leases less often than a kubelet (every heartbeat,
     # up to 5 minutes, so a week costs less): the node lifecycle controller's grace periods
@@ -242,52 +222,46 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     heartbeat = max(10.0, min(300.0, scn.sample_interval))
     lifecycle = {"node_monitor_period": max(5.0, heartbeat / 2), "node_monitor_grace_period": 5 * heartbeat,
                  "node_startup_grace_period": 6 * heartbeat}
-    start(ControllerManager(client("system:kube-controller-manager"), clock, settings={"nodelifecycle": lifecycle}))
-    start(Scheduler(client("system:kube-scheduler"), clock, seed=scn.seed))
-    agents: list[NodeAgent] = []
-    runtimes: dict[str, SimRuntime] = {}
+    supervisor.add("controller-manager", build.controller_manager(
+        plane.client(build.CONTROLLER_MANAGER), clock, settings={"nodelifecycle": lifecycle}))
+    supervisor.add("scheduler", build.scheduler(plane.client(build.SCHEDULER), clock, seed=scn.seed))
+    agents: list[Any] = []
     ooms: list[tuple[str, str, float, Any]] = []       # (namespace, pod, time, the kill)
     for i in range(1, scn.nodes.count + 1):
         name = f"node-{i}"
         config = NodeConfig.from_flags(node_name=name, **scn.nodes.flags())
-        runtime = SimRuntime(clock, tick=scn.tick, cpu_capacity=config.capacity.get("cpu"),
-                             memory_capacity=config.capacity.get("memory"), name=name,
-                             disk_capacity=config.capacity.get("ephemeral-storage"),
-                             system_memory=scn.nodes.system_memory)
+        agent = build.sim_node(plane.client(build.node_user(name)), clock, config, name=name,
+                               tick=scn.tick, system_memory=scn.nodes.system_memory,
+                               heartbeat_seconds=heartbeat, lease_seconds=1200,
+                               pleg_seconds=max(1.0, scn.tick),
+                               # usage changes only at the runtime's ticks: looking more often sees nothing new
+                               eviction_interval=max(MONITORING_INTERVAL, scn.tick))
 
-        def on_oom(kill: Any, runtime: SimRuntime = runtime) -> None:
+        def on_oom(kill: Any, runtime: Any = agent.runtime) -> None:
             try:
                 sandbox = runtime.sandbox_config(kill.sandbox_id)
                 ooms.append((sandbox.namespace, sandbox.name, kill.time, kill))
             except Exception:  # pragma: no cover - the sandbox is there at the kill
                 ooms.append(("", "", kill.time, kill))
-        runtime.on_oom.append(on_oom)
-        runtimes[name] = runtime
-        agent = NodeAgent(client("system:node-agent"), clock, config, runtime, name=name,
-                          heartbeat_seconds=heartbeat, lease_seconds=1200,
-                          pleg_seconds=max(1.0, scn.tick),
-                          # usage changes only at the runtime's ticks: looking more often sees nothing new
-                          eviction_interval=max(MONITORING_INTERVAL, scn.tick))
-        agents.append(start(agent))
-    for agent in agents:
-        await agent.ready.wait()
+        agent.runtime.on_oom.append(on_oom)
+        agents.append(supervisor.add(f"node-agent/{name}", agent))
+    await build.wait_ready(agents)
 
     if vpa is not None:
         from kvert.sim.scenario import _recommender_config
         rec_cfg = dict(policy.vpa.get("recommender") or {})
         upd_cfg = dict(policy.vpa.get("updater") or {})
         source = vpa["NodeAgentsMetricsSource"](agents)
-        from kvert.client.cache import InformerFactory
-        informers = InformerFactory(client("system:vpa"), clock)
-        components.append(informers)
-        start(_make(vpa["Recommender"], client("system:vpa-recommender"), clock, source,
-                    interval=rec_cfg.get("interval", 60.0), config=_recommender_config(rec_cfg, "recommender"),
-                    informers=informers))
+        informers = build.vpa_informers(plane.client(build.VPA_RECOMMENDER), clock)
+        recommender = build.recommender(
+            plane.client(build.VPA_RECOMMENDER), clock, source, interval=rec_cfg.get("interval", 60.0),
+            config=_recommender_config(rec_cfg, "recommender"), informers=informers)
+        supervisor.add("vpa-recommender", build.Owning(recommender, informers))
         upd_cfg.setdefault("interval", 60.0)
-        start(_make(vpa["Updater"], client("system:vpa-updater"), clock, informers=informers, **upd_cfg))
-        matcher = vpa["VpaMatcher"](client("system:vpa-admission"), clock, informers=informers)
-        plugin = _make(vpa["VpaAdmissionPlugin"], matcher, clock)
-        registry.admission.plugins.append(plugin)
+        supervisor.add("vpa-updater", build.updater(plane.client(build.VPA_UPDATER), clock, informers=informers,
+                                                    **_accepted(vpa["Updater"], upd_cfg)))
+        matcher = vpa["VpaMatcher"](plane.client(build.VPA_ADMISSION), clock, informers=informers)
+        registry.admission.plugins.append(vpa["VpaAdmissionPlugin"](matcher, clock))
 
     names = [w.name for w in scn.workloads]
     tracker = _Tracker(clock, names)
@@ -347,6 +321,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
             conds = {c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
             if conds.get("Ready") == "True":
                 nodes_ready[k] += 1
+        supervisor.check()     # a crashed component ends the run, by name
         if progress is not None:
             progress(policy.name, (k + 1) / n)
 
@@ -369,14 +344,9 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
             resizes[w] += int(ev.get("count") or 1)
 
     informer.stop()
-    for component in components:
-        stop = getattr(component, "stop", None)
-        if stop is not None:
-            stop()
     informer_task.cancel()
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(informer_task, *tasks, return_exceptions=True)
+    await asyncio.gather(informer_task, return_exceptions=True)
+    await supervisor.stop()
     store.close()
 
     counters: dict[str, dict[str, float]] = {}

@@ -188,6 +188,8 @@ class BaseStore:
     # False where ``_persist`` itself refuses to create over an existing object (raising
     # AlreadyExists), saving a read: etcd's create is a txn on create_revision == 0.
     _read_before_create = True
+    # True where other processes may write the same backend (etcd): its history is theirs too
+    shared = False
 
     def __init__(self, clock: Any = None, history: int | None = 10000,
                  uid_factory: Callable[[], str] | None = None):

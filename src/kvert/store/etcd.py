@@ -172,6 +172,7 @@ class EtcdStore(BaseStore):
     ``timeout``: seconds for each etcd request and for a write's wait for its event."""
 
     _read_before_create = False  # the create txn compares create_revision == 0
+    shared = True                # other API servers may use the same etcd (and its history)
 
     def __init__(self, endpoint: str, clock: Any = None, prefix: str = "/registry/kvert",
                  history: int | None = 10000, uid_factory: Callable[[], str] | None = None,

@@ -6,7 +6,7 @@ Every source answers ``await source.pod_metrics()`` with a list of PodMetrics di
      "timestamp": "2024-01-01T00:01:00Z", "window": "15s",
      "containers": [{"name": "hamster", "usage": {"cpu": "512345678n", "memory": "262144Ki"}}]}
 
-* ``LocalMetricsSource(provider)``      the in-process ``apiserver.metrics.LocalNodeMetrics``
+* ``LocalMetricsSource(provider)``      the in-process ``kvert.cluster.metrics.LocalNodeMetrics``
   (what ``kvert up`` serves under ``/apis/metrics.k8s.io``);
 * ``HttpMetricsSource(client)``         ``GET /apis/metrics.k8s.io/v1beta1/pods`` of any API
   server through ``kvert.client.http.HttpClient``;

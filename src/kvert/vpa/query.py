@@ -46,15 +46,10 @@ import copy
 from typing import Any, Iterable, Mapping
 
 from kvert.api.errors import Cause, Invalid, invalid, not_supported, required
+from kvert.api.recommendation_query import API_VERSION, GROUP, KIND, PLURAL, RESOURCE, VERSION
 from kvert.vpa.admission import VpaMatcher, choose_vpa, stronger_key
 from kvert.vpa.recommendation import recommend
 
-GROUP = "autoscaling.kvert.io"
-VERSION = "v1"
-API_VERSION = f"{GROUP}/{VERSION}"
-KIND = "RecommendationQuery"
-PLURAL = "recommendationqueries"
-RESOURCE = f"{GROUP}/{PLURAL}"
 
 _TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec", "status")
 

@@ -26,7 +26,7 @@ The rules, with upstream's field paths and messages:
   the claim is being deleted, and a set ``allocation`` cannot change (only be cleared).
 
 CEL selector expressions are compiled with the scheduler's CEL environment
-(``kvert.scheduler.dra.cel``) when they are new or changed, and reported as upstream does
+(``kvert.api.cel``) when they are new or changed, and reported as upstream does
 (``Invalid value: "<expr>": compilation failed: ERROR: <input>:L:C: ...``).
 
 Where kvert differs: the CEL cost limit is not estimated (the scheduler bounds evaluation
@@ -404,7 +404,7 @@ def _cel_problem(expression: str) -> str | None:
     The scheduler's CEL environment does the compiling; the API layer only borrows it, so a
     missing or broken environment leaves expressions unchecked rather than unusable."""
     try:
-        from kvert.scheduler.dra.cel import CELError, compile_selector
+        from kvert.api.cel import CELError, compile_selector
     except ImportError:
         return None
     try:

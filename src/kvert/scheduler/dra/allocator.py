@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvert.api.nodeaffinity import NodeSelector
-from kvert.scheduler.dra.cel import CELError, compile_selector, device_value
+from kvert.api.cel import CELError, compile_selector, device_value
 
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32

@@ -1,0 +1,161 @@
+"""``kvert scheduler``, ``kvert controller-manager`` and ``kvert node-agent``: each component
+of ``kvert up`` as its own process against any API server (``--kubeconfig``).
+
+The scheduler and the controller manager take part in leader election by default, as
+kube-scheduler and kube-controller-manager do, so several replicas run each loop once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from kvert.cli.component import run_component, stop_on_signals
+from kvert.cli.node_flags import add_node_flags, node_flags_from_args
+from kvert.cli.up import add_leader_election_flags, leader_election
+from kvert.cli.vpa_components import default_kubeconfig
+
+EXAMPLES = {
+    "scheduler": "example: kvert scheduler --kubeconfig ~/.kvert/kubeconfig --config sched.yaml",
+    "controller-manager": "example: kvert controller-manager --kubeconfig ~/.kvert/kubeconfig "
+                          "--controllers replicaset,deployment,garbagecollector",
+    "node-agent": "example: kvert node-agent --kubeconfig ~/.kvert/kubeconfig --name node-7 "
+                  "--node-capacity cpu=8,memory=32Gi,pods=110",
+}
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kubeconfig", type=Path, default=None,
+                   help="the API server and credentials (default: $KUBECONFIG, else ~/.kube/config)")
+    p.add_argument("--context", default=None, help="the kubeconfig context (default: its current one)")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                   help="log verbosity (default: info)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("scheduler", help="run the scheduler against an API server",
+                       description="kube-scheduler: binds pending pods to nodes (filters, scores, "
+                                   "preemption), leader-elected by default.",
+                       epilog=EXAMPLES["scheduler"])
+    _common(s)
+    s.add_argument("--config", type=Path, default=None, metavar="FILE",
+                   help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    add_leader_election_flags(s, default=True)
+    s.set_defaults(func=lambda args: run_component(args, _scheduler))
+
+    c = sub.add_parser("controller-manager", help="run the controllers against an API server",
+                       description="kube-controller-manager: the ReplicaSet, Deployment, disruption, "
+                                   "garbage collector, namespace, pod GC, node lifecycle, taint "
+                                   "eviction and ResourceClaim controllers, leader-elected by default.",
+                       epilog=EXAMPLES["controller-manager"])
+    _common(c)
+    c.add_argument("--controllers", default="*",
+                   help="comma-separated controllers to run, '*' for all (default: *)")
+    add_leader_election_flags(c, default=True)
+    c.set_defaults(func=lambda args: run_component(args, _controller_manager))
+
+    n = sub.add_parser("node-agent", help="run one simulated node against an API server",
+                       description="A node agent (kvert's kubelet) with the simulated runtime: "
+                                   "registers the Node, renews its Lease, runs the pods bound to it.\n"
+                                   "A name another live agent runs (its Lease is fresh) is refused.",
+                       epilog=EXAMPLES["node-agent"],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _common(n)
+    n.add_argument("--name", required=True, help="the node's name")
+    n.add_argument("--checkpoint-dir", type=Path, default=None,
+                   help="where the agent keeps its state (default: $KVERT_HOME/nodes/NAME)")
+    add_node_flags(n)
+    n.set_defaults(func=lambda args: run_component(args, _node_agent))
+
+
+def _client(args: argparse.Namespace, manager: str) -> Any:
+    from kvert.client.http import HttpClient
+    path = (args.kubeconfig or default_kubeconfig()).expanduser()
+    if not path.is_file():
+        raise ValueError(f"kubeconfig {path} not found (pass --kubeconfig or set KUBECONFIG)")
+    return HttpClient.from_kubeconfig(path, args.context, field_manager=manager)
+
+
+async def _serve(name: str, make: Any, client: Any, args: argparse.Namespace, *,
+                 lease: str | None = None) -> int:
+    """Run one component under a supervisor until SIGINT/SIGTERM or a crash (exit 1)."""
+    from kvert.cluster import assembly as build
+    from kvert.cluster.supervisor import ComponentCrashed, Supervisor
+    from kvert.clock import WallClock
+    clock = WallClock()
+    supervisor = Supervisor()
+    if lease is not None and args.leader_elect:
+        supervisor.add(name, build.leader_elected(client, clock, lease, lambda: make(client, clock),
+                                                  **leader_election(args)))
+    else:
+        supervisor.add(name, make(client, clock))
+    stop = asyncio.Event()
+    stop_on_signals(stop)
+    supervisor.start()
+    print(f"{name} running against {client.server}", flush=True)
+    stopped = asyncio.ensure_future(stop.wait())
+    crashed = asyncio.ensure_future(supervisor.wait())
+    code = 0
+    try:
+        await asyncio.wait({stopped, crashed}, return_when=asyncio.FIRST_COMPLETED)
+        if crashed.done():
+            try:
+                crashed.result()
+            except ComponentCrashed as e:
+                print(f"error: {e}", file=sys.stderr, flush=True)
+                code = 1
+    finally:
+        stopped.cancel()
+        crashed.cancel()
+        await supervisor.stop()
+        await client.close()
+    print(f"{name} stopped", flush=True)
+    return code
+
+
+async def _scheduler(args: argparse.Namespace) -> int:
+    from kvert.cluster import assembly as build
+    config = None
+    if args.config is not None:
+        from kvert.scheduler.config import ConfigError, load_config
+        try:
+            config = load_config(args.config)
+        except ConfigError as e:
+            raise ValueError(f"--config: {e}") from None
+    return await _serve("scheduler", lambda client, clock: build.scheduler(client, clock, config=config),
+                        _client(args, "kube-scheduler"), args, lease="kube-scheduler")
+
+
+async def _controller_manager(args: argparse.Namespace) -> int:
+    from kvert.cluster import assembly as build
+    from kvert.controllers.manager import ALL_CONTROLLERS
+    wanted = tuple(ALL_CONTROLLERS) if args.controllers.strip() == "*" else tuple(
+        c.strip() for c in args.controllers.split(",") if c.strip())
+    unknown = [c for c in wanted if c not in ALL_CONTROLLERS]
+    if unknown:
+        raise ValueError(f"--controllers: unknown {', '.join(unknown)}; known: {', '.join(ALL_CONTROLLERS)}")
+    return await _serve("controller-manager",
+                        lambda client, clock: build.controller_manager(client, clock, controllers=wanted),
+                        _client(args, "kube-controller-manager"), args, lease="kube-controller-manager")
+
+
+async def _node_agent(args: argparse.Namespace) -> int:
+    from kvert.cluster import assembly as build
+    from kvert.clock import WallClock
+    flags = node_flags_from_args(args)
+    config = build.node_config(args.name, flags, args.kubelet_config)
+    home = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
+    checkpoint = (args.checkpoint_dir or home / "nodes" / args.name).expanduser()
+    client = _client(args, "kubelet")
+    if not checkpoint.is_dir() and await build.node_in_use(client, WallClock(), args.name):
+        await client.close()
+        raise ValueError(f"node {args.name} is run by another agent (its Lease in kube-node-lease "
+                         "is fresh); choose another --name")
+    return await _serve(f"node-agent/{args.name}",
+                        lambda client, clock: build.sim_node(client, clock, config, name=args.name,
+                                                             checkpoint_dir=checkpoint),
+                        client, args)

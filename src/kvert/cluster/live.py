@@ -1,0 +1,179 @@
+"""A running cluster as ``kvert up`` assembles it, and the API server alone as
+``kvert apiserver`` runs it.
+
+The API server (store, PKI, tokens, HTTPS) comes first; then, under one supervisor, the
+controller manager and scheduler (each leader-elected with a Lease in kube-system, so
+several ``kvert up`` on one etcd run each controller once), the node agents (named so
+they do not collide with another process's live nodes) and the VPA (recommender and
+updater leader-elected, and the admission webhook).
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+from kvert.auth.tokens import ADMIN, TokenAuthenticator
+from kvert.apiserver.certs import ensure_pki
+from kvert.apiserver.kubeconfig import write_kubeconfig
+from kvert.apiserver.server import ApiServer
+from kvert.clock import Clock, WallClock
+from kvert.cluster import assembly as build
+from kvert.cluster.metrics import LocalNodeMetrics
+from kvert.cluster.supervisor import Supervisor
+from kvert.store import open_store
+
+QUOTA_RESYNC_SECONDS = 60.0
+
+
+class ApiServerProcess:
+    """The API server with what it needs: the data directory (0700), PKI, tokens, store,
+    bootstrap objects, CRDs, history compaction and quota resync."""
+
+    def __init__(self, *, data_dir: Path, store_url: str, host: str = "127.0.0.1", port: int = 6443,
+                 kubeconfig: Path | None = None, clock: Clock | None = None,
+                 compaction_interval: float = 300.0, metrics_resolution: float = 15.0):
+        self.data_dir = data_dir
+        self.store_url = store_url
+        self.host = host
+        self.port = port
+        self.kubeconfig = kubeconfig or data_dir / "kubeconfig"
+        self.clock = clock or WallClock()
+        self.compaction_interval = compaction_interval
+        self.metrics = LocalNodeMetrics(self.clock, metrics_resolution)
+        self.supervisor = Supervisor()
+        self.url = ""
+        self.server: ApiServer | None = None
+        self.store: Any = None
+        self.pki: Any = None
+        self.tokens: TokenAuthenticator | None = None
+        self.control_plane: build.ControlPlane | None = None
+
+    async def start(self) -> None:
+        from kvert.apiserver.admission import default_chain
+        build.private_dir(self.data_dir)
+        now = datetime.datetime.fromtimestamp(self.clock.now(), tz=datetime.timezone.utc)
+        self.pki = ensure_pki(self.data_dir / "pki", now)
+        self.tokens = TokenAuthenticator.load_or_create(self.data_dir / "tokens.csv")
+        self.store = open_store(self.store_url, clock=self.clock)
+        self.server = ApiServer(self.store, self.clock, authenticator=self.tokens,
+                                admission=default_chain(self.store, self.clock),
+                                metrics_provider=self.metrics)
+        self.control_plane = build.ControlPlane(self.server.registry, self.clock)
+        self.supervisor.start()
+        await self.control_plane.bootstrap(self.supervisor)
+        # A store of our own starts its history at start, as kube-apiserver's watch cache
+        # does; a shared etcd's history is everyone's: compacted only on the interval.
+        self.server.run_background(self.server.compact_history(
+            self.compaction_interval, at_start=not self.store.shared))
+        self.server.run_background(self.server.resync_quotas(QUOTA_RESYNC_SECONDS))
+        self.url = await self.server.start(self.host, self.port, self.pki.server_context())
+        write_kubeconfig(self.kubeconfig, self.url, self.pki.ca_pem(), self.tokens.token_for(ADMIN))
+        self.server.run_background(self.metrics.run())
+
+    def client(self, user: str) -> Any:
+        assert self.control_plane is not None
+        return self.control_plane.client(user)
+
+    async def stop(self) -> None:
+        await self.supervisor.stop()
+        if self.server is not None:
+            await self.server.stop()
+        if self.store is not None:
+            self.store.close()
+
+
+class Cluster(ApiServerProcess):
+    """``kvert up``: the API server and every component in one process."""
+
+    def __init__(self, *, nodes: int = 0, node_flags: dict | None = None,
+                 kubelet_config: Path | None = None,
+                 vpa_intervals: tuple[float, float] = (60.0, 60.0), vpa: bool = True,
+                 vpa_history: Any = None, scheduler_config: Any = None, leader_elect: bool = True,
+                 leader_election: dict | None = None, **server: Any):
+        super().__init__(**server)
+        self.nodes = nodes
+        self.node_flags = node_flags or {}
+        self.kubelet_config = kubelet_config
+        self.vpa_intervals = vpa_intervals   # (recommender, updater) seconds
+        self.vpa = vpa                       # False: no recommender, updater, webhook (--no-vpa)
+        self.vpa_history = vpa_history       # the recommender's history provider (kvert.vpa.history)
+        self.scheduler_config = scheduler_config   # a KubeSchedulerConfiguration (None: default)
+        self.leader_elect = leader_elect
+        self.leader_election = leader_election or {}   # lease_duration, renew_deadline, retry_period
+        self.node_names: list[str] = []
+        self.agents: list[Any] = []
+        self.vpa_webhook: Any = None
+        self.vpa_informers: Any = None       # the informer caches the VPA recommender and updater share
+
+    async def start(self) -> None:
+        await super().start()
+        self._add_leader_elected("controller-manager", "kube-controller-manager",
+                                 build.CONTROLLER_MANAGER,
+                                 lambda client: build.controller_manager(client, self.clock))
+        self._add_leader_elected("scheduler", "kube-scheduler", build.SCHEDULER,
+                                 lambda client: build.scheduler(client, self.clock,
+                                                                config=self.scheduler_config))
+        self.node_names = await build.choose_node_names(self.client(build.APISERVER), self.clock,
+                                                        self.nodes, self.data_dir)
+        for name in self.node_names:
+            self.agents.append(self.supervisor.add(f"node-agent/{name}", self._node_agent(name)))
+        if self.vpa:
+            self._add_vpa()
+            await self._start_vpa_admission()
+
+    def _add_leader_elected(self, component: str, lease: str, user: str, make: Any) -> Any:
+        client = self.client(user)
+        if not self.leader_elect:
+            return self.supervisor.add(component, make(client))
+        return self.supervisor.add(component, build.leader_elected(
+            client, self.clock, lease, lambda: make(client), **self.leader_election))
+
+    def _node_agent(self, name: str) -> Any:
+        """A simulated node: the kubelet-style flags (or a KubeletConfiguration file) shape it."""
+        config = build.node_config(name, self.node_flags, self.kubelet_config)
+        agent = build.sim_node(self.client(build.node_user(name)), self.clock, config, name=name,
+                               checkpoint_dir=self.data_dir / "nodes" / name)
+        self.metrics.register(agent)     # its metrics: node proxy paths, metrics.k8s.io
+        return agent
+
+    def _add_vpa(self) -> None:
+        """The VPA recommender (fed by the nodes' metrics) and updater, each reading VPAs,
+        pods and targets through informer caches of its own process."""
+        from kvert.vpa.metrics_source import LocalMetricsSource
+        from kvert.vpa.query import QueryService
+
+        def make_recommender(client: Any) -> Any:
+            informers = build.vpa_informers(client, self.clock)
+            recommender = build.recommender(client, self.clock, LocalMetricsSource(self.metrics),
+                                            interval=self.vpa_intervals[0], history=self.vpa_history,
+                                            informers=informers)
+            # the API server answers RecommendationQuery from the leading recommender
+            self.server.recommendation_query = QueryService(recommender)
+            return build.Owning(recommender, informers)
+
+        def make_updater(client: Any) -> Any:
+            informers = build.vpa_informers(client, self.clock)
+            return build.Owning(build.updater(client, self.clock, interval=self.vpa_intervals[1],
+                                              informers=informers), informers)
+
+        self._add_leader_elected("vpa-recommender", "vpa-recommender", build.VPA_RECOMMENDER,
+                                 make_recommender)
+        self._add_leader_elected("vpa-updater", "vpa-updater", build.VPA_UPDATER, make_updater)
+
+    async def _start_vpa_admission(self) -> None:
+        """The VPA admission controller as on a real cluster: an HTTPS webhook the API server
+        calls, registered through a MutatingWebhookConfiguration."""
+        from kvert.vpa.webhook import VpaWebhookServer, register_webhook, webhook_configuration
+        client = self.client(build.VPA_ADMISSION)
+        self.vpa_webhook = VpaWebhookServer(client, self.clock, ssl_context=self.pki.server_context(),
+                                            informers=True)
+        await self.vpa_webhook.run()
+        await register_webhook(client, webhook_configuration(self.vpa_webhook.url, self.pki.ca_pem()))
+
+    async def stop(self) -> None:
+        await self.supervisor.stop()
+        if self.vpa_webhook is not None:
+            await self.vpa_webhook.stop()
+        await super().stop()

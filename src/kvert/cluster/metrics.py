@@ -1,0 +1,126 @@
+"""Node metrics for an API server whose node agents run in the same process.
+
+``LocalNodeMetrics`` is the ``NodeMetricsProvider`` (:mod:`kvert.apiserver.metrics`) of
+``kvert up``: it samples the in-process node agents every ``resolution`` seconds, as
+metrics-server scrapes kubelets, and answers the node proxy paths from them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from typing import Any
+
+from kvert.api.prometheus import exposition
+from kvert.apiserver.metrics import DEFAULT_RESOLUTION
+from kvert.kubelet.metrics import node_metrics
+
+log = logging.getLogger(__name__)
+
+
+class LocalNodeMetrics:
+    """A NodeMetricsProvider over in-process ``NodeAgent`` objects, sampled every
+    ``resolution`` seconds (on the clock) by ``run()``; ``sample()`` takes one round."""
+
+    def __init__(self, clock: Any, resolution: float = DEFAULT_RESOLUTION):
+        if resolution <= 0:
+            raise ValueError("the metrics resolution must be positive")
+        self.clock = clock
+        self.resolution = float(resolution)
+        self._agents: dict[str, Any] = {}
+        self._node: dict[str, dict] = {}
+        self._pods: dict[str, list[dict]] = {}
+        self._sampled: dict[str, list[float]] = {}   # node -> the times of its last two samples
+
+    # -- agents ---------------------------------------------------------------------------------
+
+    def register(self, agent: Any) -> None:
+        self._agents[agent.name] = agent
+
+    def unregister(self, node: str) -> None:
+        self._agents.pop(node, None)
+        self._node.pop(node, None)
+        self._pods.pop(node, None)
+        self._sampled.pop(node, None)
+
+    def nodes(self) -> list[str]:
+        return sorted(self._agents)
+
+    # -- sampling -------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        while True:
+            await self.sample()
+            await self.clock.sleep(self.resolution)
+
+    async def sample(self) -> None:
+        for name, agent in list(self._agents.items()):
+            try:
+                pods = await agent.pod_metrics()
+                node = agent.node_metrics()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - one node failing must not stop the others
+                log.warning("sampling the metrics of node %s failed", name, exc_info=True)
+                continue
+            if self._agents.get(name) is not agent:
+                continue                             # unregistered meanwhile
+            now = self.clock.now()
+            times = self._sampled.setdefault(name, [])
+            times[:] = [*times[-1:], now]
+            if node is None and len(times) == 2 and now > times[0]:
+                node = node_metrics(name, 0, 0, timestamp=now, window=now - times[0])
+            if node is not None and not node["metadata"].get("labels"):
+                labels = _node_labels(agent)
+                if labels:
+                    node["metadata"]["labels"] = labels
+            if node is None:
+                self._node.pop(name, None)
+            else:
+                self._node[name] = node
+            self._pods[name] = list(pods)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    async def cadvisor(self, node: str) -> str | None:
+        agent = self._agents.get(node)
+        return None if agent is None else await agent.metrics_text()
+
+    async def kubelet_metrics(self, node: str) -> str | None:
+        agent = self._agents.get(node)
+        if agent is None:
+            return None
+        states: Counter[str] = Counter()
+        running: set[str] = set()
+        for st in await agent.runtime.list_containers():
+            states[st.state] += 1
+            if st.state == "running":
+                running.add(st.id)
+        pods = sum(1 for ps in agent.pods.values()
+                   if any(rec.id in running for rec in ps.containers.values()))
+        return exposition([
+            ("kubelet_node_name", "gauge", "The node's name. The count is always 1.",
+             [({"node": node}, 1)]),
+            ("kubelet_running_pods", "gauge", "Number of pods that have a running pod sandbox",
+             [({}, pods)]),
+            ("kubelet_running_containers", "gauge", "Number of containers currently running",
+             [({"container_state": s}, states.get(s, 0)) for s in ("created", "exited", "running")]),
+        ])
+
+    def node_metrics(self) -> list[dict]:
+        return [self._node[n] for n in sorted(self._node)]
+
+    def pod_metrics(self, namespace: str | None = None) -> list[dict]:
+        items = [p for pods in self._pods.values() for p in pods
+                 if not namespace or p["metadata"].get("namespace") == namespace]
+        return sorted(items, key=lambda p: (p["metadata"].get("namespace", ""), p["metadata"]["name"]))
+
+
+def _node_labels(agent: Any) -> dict:
+    node = getattr(agent, "node", None) or {}
+    labels = (node.get("metadata") or {}).get("labels")
+    if labels:
+        return dict(labels)
+    get = getattr(agent, "labels", None)
+    return dict(get()) if callable(get) else {}
