@@ -100,6 +100,10 @@ class LeaderElector:
         self._observe(lease["spec"], now)
         return True
 
+    def _observed_duration(self) -> float:
+        duration = self._observed[4] if self._observed else None
+        return float(duration or self.lease_duration)
+
     def _observe(self, spec: dict, now: float) -> None:
         self._observed = _record(spec)
         self._observed_at = now
@@ -131,7 +135,11 @@ class LeaderElector:
 
     async def acquire(self) -> None:
         while not await self._attempt():
-            await self.clock.sleep(self.retry_period * (1 + self._random.random() * JITTER))
+            wait = self.retry_period * (1 + self._random.random() * JITTER)
+            # no later than the moment the holder's lease runs out, so a standby takes over
+            # within the lease duration of the last renewal it saw (plus one request)
+            expires = self._observed_at + self._observed_duration() - self.clock.now()
+            await self.clock.sleep(min(wait, max(expires, 0.05)))
         self.leading = True
         log.info("leader election %s: %s became leader", self.name, self.identity)
 
