@@ -41,9 +41,12 @@ def kubectl_path() -> str | None:
 
 
 class KvertUp:
-    """``kvert up`` in a child process on a free port, with its own data directory."""
+    """``kvert up`` (or ``kvert apiserver``: ``command``) in a child process on a free port,
+    with its own data directory."""
 
-    def __init__(self, data_dir: Path, store: str = "", args: tuple[str, ...] = ()):
+    def __init__(self, data_dir: Path, store: str = "", args: tuple[str, ...] = (),
+                 command: str = "up"):
+        self.command = command
         self.data_dir = data_dir
         self.store = store
         self.args = args
@@ -53,7 +56,7 @@ class KvertUp:
         self.output: list[str] = []
 
     def start(self, timeout: float = 30.0) -> "KvertUp":
-        cmd = [sys.executable, "-m", "kvert.cli.main", "up", "--port", "0",
+        cmd = [sys.executable, "-m", "kvert.cli.main", self.command, "--port", "0",
                "--data-dir", str(self.data_dir), "--log-level", "warning"]
         if self.store:
             cmd += ["--store", self.store]

@@ -1,0 +1,78 @@
+"""Every component as its own process: `kvert apiserver`, then `kvert controller-manager`,
+`kvert scheduler` and `kvert node-agent` against it through a kubeconfig, make a Deployment's
+pods run as `kvert up` does; a crashed component is reported by name."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .conftest import Kubectl, KvertUp, wait_for
+from .test_leader_election import DEPLOYMENT
+
+
+class Process:
+    def __init__(self, *args: str, env: dict | None = None):
+        self.proc = subprocess.Popen([sys.executable, "-m", "kvert.cli.main", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=env)
+
+    def wait_for_line(self, text: str, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        seen = []
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if text in line:
+                return
+        raise AssertionError(f"no {text!r} in:\n" + "".join(seen))
+
+    def stop(self) -> tuple[int, str]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode, self.proc.stdout.read()
+
+
+def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
+    api = KvertUp(tmp_path / "data", command="apiserver").start()
+    kubeconfig = str(api.kubeconfig)
+    k = Kubectl(kubectl_binary, api.kubeconfig, tmp_path / "home")
+    env = {**os.environ, "KVERT_HOME": str(tmp_path / "home")}
+    parts = [Process("controller-manager", "--kubeconfig", kubeconfig, env=env),
+             Process("scheduler", "--kubeconfig", kubeconfig, env=env),
+             Process("node-agent", "--kubeconfig", kubeconfig, "--name", "worker-1", env=env)]
+    try:
+        for part in parts:
+            part.wait_for_line("running against")
+        wait_for(lambda: [n["metadata"]["name"] for n in k.json("get", "nodes")["items"]] == ["worker-1"])
+        k("create", "-f", "-", input=json.dumps(dict(DEPLOYMENT, spec=dict(DEPLOYMENT["spec"], replicas=2))))
+        wait_for(lambda: len(k.json("get", "pods")["items"]) == 2 and all(
+            p["status"].get("phase") == "Running" and p["spec"].get("nodeName") == "worker-1"
+            for p in k.json("get", "pods")["items"]), timeout=60)
+        holders = {lease: k.json("get", "lease", lease, "-n", "kube-system")["spec"]["holderIdentity"]
+                   for lease in ("kube-scheduler", "kube-controller-manager")}
+        assert all(holders.values())
+        # a second agent may not take a live node's name
+        clash = subprocess.run([sys.executable, "-m", "kvert.cli.main", "node-agent", "--kubeconfig",
+                                kubeconfig, "--name", "worker-1", "--checkpoint-dir",
+                                str(tmp_path / "elsewhere")], capture_output=True, text=True, timeout=60,
+                               env=env)
+        assert clash.returncode == 1
+        assert "node worker-1 is run by another agent" in clash.stderr
+    finally:
+        results = [part.stop() for part in parts]
+        api.stop()
+    for code, output in results:
+        assert code == 0, output
