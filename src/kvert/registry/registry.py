@@ -74,6 +74,7 @@ class Registry:
         _check_kind(rt, obj)
         meta = obj.setdefault("metadata", {})
         _place(rt, meta, namespace)
+        strategy.decode(rt, obj)
         defaults.apply_defaults(obj)
         attrs = Attributes(CREATE, resource, namespace_of(obj), name_of(obj), obj,
                            dry_run=dry_run, user=user)
@@ -136,6 +137,7 @@ class Registry:
             raise BadRequest(f"subresource {subresource!r} of {resource} cannot be updated")
         else:
             new = obj
+            strategy.decode(rt, new)
             strategy.prepare_for_update(rt, new, old)
             defaults.apply_defaults(new)
             causes = []
