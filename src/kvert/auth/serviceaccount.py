@@ -81,9 +81,9 @@ def claims(service_account: dict, *, audiences: list[str], now: float, expiratio
         private["node"] = {k: v for k, v in _ref(node).items() if v}
     if warn_after_seconds:
         private["warnafter"] = issued + warn_after_seconds
-    return {"aud": list(audiences), "exp": issued + expiration_seconds, "iat": issued,
-            "jti": str(uuid.uuid4()), "nbf": issued,
-            "sub": username(namespace, meta.get("name", "")), _PRIVATE: private}
+    found: dict[str, Any] = {"aud": list(audiences)} if audiences else {}   # omitempty
+    return {**found, "exp": issued + expiration_seconds, "iat": issued, "jti": str(uuid.uuid4()),
+            "nbf": issued, "sub": username(namespace, meta.get("name", "")), _PRIVATE: private}
 
 
 class ServiceAccountTokens:
@@ -203,54 +203,56 @@ class ServiceAccountAuthenticator:
         if "iat" in found and now + LEEWAY < found["iat"]:
             raise TokenInvalid("service account token issued in the future")
 
-    def _get(self, resource: str, namespace: str, name: str) -> dict | None:
-        try:
-            obj = self.store.get(resource, namespace, name)
-        except NotFound:
-            return None
+    def _deleted(self, obj: dict) -> bool:
+        """Deleted more than the leeway ago (claims.go's validator): gone for tokens."""
         deleted = (obj.get("metadata") or {}).get("deletionTimestamp")
-        # things deleted before now minus the leeway are gone (claims.go's validator)
-        if deleted and parse_time(deleted) < self.clock.now() - LEEWAY:
-            return None
-        return obj
+        return bool(deleted) and parse_time(deleted) < self.clock.now() - LEEWAY
 
     @staticmethod
     def _uid(obj: dict) -> str:
         return (obj.get("metadata") or {}).get("uid", "")
 
+    def _bound(self, resource: str, namespace: str, ref: dict, what: str) -> None:
+        """The object a token is bound to must still be there, with the uid it had."""
+        try:
+            obj = self.store.get(resource, namespace, ref.get("name", ""))
+        except NotFound:
+            raise TokenInvalid("service account token has been invalidated") from None
+        if self._deleted(obj):
+            raise TokenInvalid("service account token has been invalidated")
+        if self._uid(obj) != ref.get("uid"):
+            raise TokenInvalid(f"{what} UID ({self._uid(obj)}) does not match service account "
+                               f"{what} ref claim ({ref.get('uid')})")
+
     def _user(self, found: dict, private: dict) -> User:
         namespace = private.get("namespace") or ""
         sa_ref = private.get("serviceaccount") or {}
-        sa = self._get("serviceaccounts", namespace, sa_ref.get("name", ""))
-        if sa is None:
-            raise TokenInvalid(f"service account {namespace}/{sa_ref.get('name', '')} has been deleted")
+        name = sa_ref.get("name", "")
+        try:
+            sa = self.store.get("serviceaccounts", namespace, name)
+        except NotFound as e:
+            raise TokenInvalid(str(e)) from None
+        if self._deleted(sa):
+            raise TokenInvalid(f"service account {namespace}/{name} has been deleted")
         if self._uid(sa) != sa_ref.get("uid"):
             raise TokenInvalid(f"service account UID ({self._uid(sa)}) does not match claim "
                                f"({sa_ref.get('uid')})")
         extra: dict[str, tuple[str, ...]] = {}
         secret_ref, pod_ref, node_ref = (private.get(k) for k in ("secret", "pod", "node"))
         if isinstance(secret_ref, dict):
-            secret = self._get("secrets", namespace, secret_ref.get("name", ""))
-            if secret is None or self._uid(secret) != secret_ref.get("uid"):
-                raise TokenInvalid("service account token has been invalidated")
+            self._bound("secrets", namespace, secret_ref, "secret")
         if isinstance(pod_ref, dict):
-            pod = self._get("pods", namespace, pod_ref.get("name", ""))
-            if pod is None or self._uid(pod) != pod_ref.get("uid"):
-                raise TokenInvalid("service account token has been invalidated")
-            extra[POD_NAME_KEY] = (pod_ref["name"],)
-            extra[POD_UID_KEY] = (pod_ref["uid"],)
+            self._bound("pods", namespace, pod_ref, "pod")
+            extra[POD_NAME_KEY] = (pod_ref.get("name", ""),)
+            extra[POD_UID_KEY] = (pod_ref.get("uid", ""),)
         if isinstance(node_ref, dict) and node_ref.get("name"):
             if not isinstance(pod_ref, dict):
-                # a node-bound token: the node must still be the same one (a pod-bound
-                # token only carries its pod's node as information)
-                node = self._get("nodes", "", node_ref["name"])
-                if node is None or self._uid(node) != node_ref.get("uid"):
-                    raise TokenInvalid("service account token has been invalidated")
+                # a node-bound token; a pod-bound one only tells which node the pod was on
+                self._bound("nodes", "", node_ref, "node")
             extra[NODE_NAME_KEY] = (node_ref["name"],)
             if node_ref.get("uid"):
                 extra[NODE_UID_KEY] = (node_ref["uid"],)
         if found.get("jti"):
             extra[CREDENTIAL_ID_KEY] = (f"JTI={found['jti']}",)
-        name = sa_ref.get("name", "")
         return User(username(namespace, name), sa_ref.get("uid", ""),
                     (ALL_SERVICE_ACCOUNTS, GROUP_PREFIX + namespace), tuple(sorted(extra.items())))
