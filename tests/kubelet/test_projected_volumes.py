@@ -20,8 +20,8 @@ from kvert.registry import Registry
 from kvert.registry.tokenrequest import TokenRequests
 from kvert.store import open_store
 
-from tests.kubelet.test_agent_support import (events, pod, run_pod, running, start_agent, stop,
-                                              wait_for)
+from tests.kubelet.test_agent_support import (events, in_phase, pod, run_pod, running, start_agent,
+                                              stop, wait_for)
 
 CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -87,6 +87,15 @@ def test_pod_gets_its_token_ca_and_namespace_as_private_files(tmp_path):
 
         await client.delete("pods", "web", namespace="default")
         await wait_for(clock, lambda: not (node_dir / "pods" / uid).exists(), what="files removed")
+
+        # a pod that ends has its volumes torn down too (and no more tokens asked for it)
+        job = await run_pod(client, pod("job", restart_policy="Never",
+                                        usage={"c": {"cpu": "10m", "memory": "8Mi",
+                                                     "exitAfter": "5s"}}))
+        job_dir = node_dir / "pods" / job["metadata"]["uid"]
+        await wait_for(clock, job_dir.exists, what="job volumes")
+        await in_phase(client, clock, "job", "Succeeded")
+        assert not job_dir.exists() and agent.volumes.next_refresh() is None
         await stop(agent, agent_task)
         manager.stop()
         task.cancel()

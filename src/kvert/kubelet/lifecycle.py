@@ -620,6 +620,7 @@ class PodWorker:
         ps.terminal = phase
         ps.resize.finish()
         ps.resize.clear_pending()
+        agent.volumes.remove(ps.uid)      # a terminated pod's volumes are torn down
         agent.save(ps)
         agent.trigger("pod_terminated")
 

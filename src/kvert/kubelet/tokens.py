@@ -15,7 +15,7 @@ Before a pod's sandbox starts, each of its ``projected`` volumes is filled under
   (and ``labels['k']``, ``annotations['k']``) field references.
 
 A source that cannot be fetched fails the mount (the caller retries); the pod's files
-go when the pod goes. Without a directory the files are only kept in memory (``files``).
+go when the pod ends or goes. Without a directory the files are only kept in memory (``files``).
 The simulated runtime ignores the files; a runtime that runs real processes mounts the
 directory at each volumeMount.
 """
