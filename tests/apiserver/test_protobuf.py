@@ -252,6 +252,19 @@ OBJECTS = [
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": META, "immutable": False,
      "data": {"a": "b", "empty": ""},
      "binaryData": {"bin": base64.b64encode(b"\x00\xff").decode()}},
+    # kubectl create secret generic / serviceaccount / token (core/v1 and authentication/v1
+    # generated.proto)
+    {"apiVersion": "v1", "kind": "Secret", "metadata": META, "immutable": True,
+     "data": {"password": base64.b64encode(b"\x00s3cr3t").decode()},
+     "stringData": {"user": "admin"}, "type": "Opaque"},
+    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": META,
+     "secrets": [{"name": "legacy-token"}], "imagePullSecrets": [{"name": "registry"}],
+     "automountServiceAccountToken": False},
+    {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "metadata": META,
+     "spec": {"audiences": ["https://kubernetes.default.svc.cluster.local"],
+              "expirationSeconds": 600,
+              "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": "web", "uid": "u"}},
+     "status": {"token": "a.b.c", "expirationTimestamp": "2026-01-02T03:04:05Z"}},
     {"apiVersion": "v1", "kind": "Service", "metadata": META,
      "spec": {"type": "NodePort", "selector": {"app": "web"}, "clusterIP": "10.96.0.10",
               "clusterIPs": ["10.96.0.10"], "ipFamilies": ["IPv4"],
@@ -633,7 +646,7 @@ def test_malformed_bodies_are_bad_requests(body):
 
 def test_unknown_kind_is_unsupported_media_type():
     with pytest.raises(UnsupportedMediaType):
-        protobuf.decode(_envelope("v1", "Secret", b""))
+        protobuf.decode(_envelope("v1", "ReplicationController", b""))
     with pytest.raises(UnsupportedMediaType):
         protobuf.encode({"apiVersion": "batch/v1", "kind": "Job"})
 

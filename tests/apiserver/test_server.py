@@ -274,3 +274,39 @@ def test_delete_options_from_the_query_or_the_body(tmp_path):
     assert out["body"][0] == 200 and out["body"][1]["metadata"]["finalizers"] == ["orphan"]
     # orphanDependents=false on an object that has nothing to wait for: gone at once, 200
     assert out["legacy"][0] == 200
+
+
+def test_token_request_answers_201_and_says_when_it_shortened_the_token(tmp_path):
+    # TokenREST.Create: 201 Created; a lifetime above --service-account-max-token-expiration
+    # is shortened with a warning
+    from kvert.auth.serviceaccount import ServiceAccountTokens
+    from kvert.registry.tokenrequest import TokenRequests
+
+    async def main():
+        store = open_store("memory", clock=WallClock())
+        tokens = TokenAuthenticator.load_or_create(tmp_path / "tokens.csv")
+        signer = ServiceAccountTokens.load_or_create(tmp_path / "sa.key")
+        server = ApiServer(store, WallClock(), authenticator=tokens,
+                           token_requests=TokenRequests(signer, max_expiration_seconds=3600))
+        await server.bootstrap()
+        api = Api(await server.start("127.0.0.1", 0), tokens.token_for(ADMIN))
+        try:
+            await api.call("POST", "/api/v1/namespaces/default/serviceaccounts",
+                           {"metadata": {"name": "robot"}})
+            path = "/api/v1/namespaces/default/serviceaccounts/robot/token"
+            h = {**api.headers, "Content-Type": "application/json"}
+            body = json.dumps({"spec": {"expirationSeconds": 7200}}).encode()
+            async with api.session.post(api.base + path, data=body, headers=h) as r:
+                assert r.status == 201
+                assert r.headers.getall("Warning") == [
+                    '299 - "requested expiration of 7200 seconds shortened to 3600 seconds"']
+                answer = await r.json()
+            assert answer["kind"] == "TokenRequest" and answer["spec"]["expirationSeconds"] == 3600
+            status, err = await api.call("GET", path)
+            assert status == 405 and err["reason"] == "MethodNotAllowed"
+        finally:
+            await api.close()
+            await server.stop()
+            store.close()
+
+    asyncio.run(main())

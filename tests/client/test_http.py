@@ -108,3 +108,51 @@ def test_informer_over_http(tmp_path):
         return seen
 
     assert run(tmp_path, scenario) == [("add", "web"), ("delete", "web")]
+
+
+def test_create_subresource_over_http_and_in_process(tmp_path):
+    # TokenRequest through both clients: the same answer shape and the same errors
+    from kvert.auth.serviceaccount import ServiceAccountTokens
+    from kvert.client import InProcessClient
+    from kvert.registry.tokenrequest import TokenRequests
+
+    async def main():
+        clock = WallClock()
+        store = open_store("memory", clock=clock)
+        tokens = TokenAuthenticator.load_or_create(tmp_path / "tokens.csv")
+        signer = ServiceAccountTokens.load_or_create(tmp_path / "sa.key")
+        server = ApiServer(store, clock, authenticator=tokens, admission=default_chain(store, clock),
+                           token_requests=TokenRequests(signer))
+        await server.bootstrap()
+        url = await server.start("127.0.0.1", 0)
+        http = HttpClient(url, {"Authorization": f"Bearer {tokens.token_for(ADMIN)}"})
+        local = InProcessClient(server.registry)
+        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                   "spec": {"audiences": ["vault"], "expirationSeconds": 600}}
+        try:
+            await http.create("serviceaccounts", {"metadata": {"name": "robot"}}, namespace="default")
+            for client in (http, local):
+                answer = await client.create_subresource("serviceaccounts", "robot", "token", request,
+                                                         namespace="default")
+                assert answer["kind"] == "TokenRequest"
+                assert answer["spec"]["audiences"] == ["vault"]
+                assert signer.verify(answer["status"]["token"])["aud"] == ["vault"]
+                with pytest.raises(NotFound):
+                    await client.create_subresource("serviceaccounts", "nobody", "token", request,
+                                                    namespace="default")
+                with pytest.raises(Invalid):
+                    await client.create_subresource("serviceaccounts", "robot", "token",
+                                                    {"spec": {"expirationSeconds": 60}},
+                                                    namespace="default")
+            await http.create("pods", POD, namespace="default")
+            status = await local.create_subresource(
+                "pods", "web", "binding", {"target": {"kind": "Node", "name": "node-1"}},
+                namespace="default")
+            assert status["status"] == "Success"
+            assert (await http.get("pods", "web", "default"))["spec"]["nodeName"] == "node-1"
+        finally:
+            await http.close()
+            await server.stop()
+            store.close()
+
+    asyncio.run(main())

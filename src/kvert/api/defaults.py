@@ -13,8 +13,9 @@ Pod (``SetDefaults_PodSpec`` and ``SetDefaults_Pod``):
   ``terminationMessagePolicy: File``, ``imagePullPolicy`` (``Always`` for a ``:latest`` or
   untagged image, else ``IfNotPresent``), port ``protocol: TCP`` (and ``hostPort`` =
   ``containerPort`` under ``hostNetwork``), probe timeouts/thresholds and ``httpGet``
-  path/scheme, volumes with no source become ``emptyDir: {}``; and, for Pods only (not pod
-  templates), each container's requests default to its limits, resource by resource.
+  path/scheme, volumes with no source become ``emptyDir: {}``, the deprecated
+  ``serviceAccount`` mirrors ``serviceAccountName`` (the v1 conversion); and, for Pods only
+  (not pod templates), each container's requests default to its limits, resource by resource.
 
 Deliberately not defaulted, as in Kubernetes:
   * ``resizePolicy``: today's API leaves it unset (the 1.27 alpha wrote ``NotRequired`` for cpu
@@ -33,8 +34,9 @@ ReplicaSet: ``replicas: 1``, template pod spec. PriorityClass: ``preemptionPolic
 PreemptLowerPriority``. Namespace: label ``kubernetes.io/metadata.name`` and ``status.phase:
 Active``. Node: ``status.allocatable`` copied from ``capacity`` when absent. Service:
 ``type: ClusterIP``, ``sessionAffinity: None``, port ``protocol: TCP`` and ``targetPort`` =
-``port``. LimitRange (Container items): ``default`` from ``max``, ``defaultRequest`` from
-``default`` then ``min``. PodDisruptionBudget, RuntimeClass, Lease, ConfigMap, Event: nothing.
+``port``. Secret: ``type: Opaque``. LimitRange (Container items): ``default`` from ``max``,
+``defaultRequest`` from ``default`` then ``min``. PodDisruptionBudget, RuntimeClass, Lease,
+ConfigMap, ServiceAccount, Event: nothing.
 
 ResourceClaim and ResourceClaimTemplate (``pkg/apis/resource/v1/defaults.go``): each
 ``exactly`` request and ``firstAvailable`` subrequest gets ``allocationMode: ExactCount`` and,
@@ -172,6 +174,17 @@ def default_pod_spec(spec: Any, *, host_ports: bool = False) -> None:
     for vol in _list(spec, "volumes"):
         if isinstance(vol, dict) and not any(k != "name" and v is not None for k, v in vol.items()):
             vol["emptyDir"] = {}
+    mirror_service_account(spec)
+
+
+def mirror_service_account(spec: dict) -> None:
+    """The v1 conversion of a pod spec's service account: the deprecated ``serviceAccount``
+    fills an empty ``serviceAccountName`` and always reads back as ``serviceAccountName``."""
+    if _unset(spec, "serviceAccountName") and isinstance(spec.get("serviceAccount"), str) \
+            and spec["serviceAccount"]:
+        spec["serviceAccountName"] = spec["serviceAccount"]
+    if isinstance(spec.get("serviceAccountName"), str) and spec["serviceAccountName"]:
+        spec["serviceAccount"] = spec["serviceAccountName"]
 
 
 def _requests_from_limits(c: Any) -> None:
@@ -243,6 +256,10 @@ def default_deployment(obj: dict) -> None:
 
 def default_replica_set(obj: dict) -> None:
     _default_replicated(obj)
+
+
+def default_secret(obj: dict) -> None:
+    _set(obj, "type", "Opaque")
 
 
 def default_priority_class(obj: dict) -> None:
@@ -345,6 +362,7 @@ _BY_KIND = {
     ("v1", "Node"): default_node,
     ("v1", "Service"): default_service,
     ("v1", "LimitRange"): default_limit_range,
+    ("v1", "Secret"): default_secret,
     ("apps/v1", "Deployment"): default_deployment,
     ("apps/v1", "ReplicaSet"): default_replica_set,
     ("scheduling.k8s.io/v1", "PriorityClass"): default_priority_class,

@@ -46,6 +46,7 @@ _SUBRESOURCES: dict[str, tuple[tuple[str, ...], tuple[str, str, str] | None]] = 
     "scale": (("get", "patch", "update"), ("autoscaling", "v1", "Scale")),
     "binding": (("create",), ("", "v1", "Binding")),
     "eviction": (("create",), ("policy", "v1", "Eviction")),
+    "token": (("create",), ("authentication.k8s.io", "v1", "TokenRequest")),
     "log": (("get",), None),
     "ephemeralcontainers": (("get", "patch", "update"), None),
     "finalize": (("update",), None),

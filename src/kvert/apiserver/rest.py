@@ -336,6 +336,15 @@ async def _eviction(server, request, rt, info):
     return json_response(status, status["code"])
 
 
+async def _token(server, request, rt, info):
+    warnings: list[str] = []
+    created = await server.registry.create_token(info.namespace, info.name, await _body(request),
+                                                 user=_user(request), warnings=warnings)
+    if warnings:
+        request[WARNINGS] = [*request.get(WARNINGS, ()), *warnings]
+    return json_response(created, 201)
+
+
 _VERBS = {
     ("GET", True, None): _get,
     ("GET", False, None): _list,
@@ -356,4 +365,5 @@ _VERBS = {
     ("PATCH", True, "scale"): _patch,
     ("POST", True, "binding"): _binding,
     ("POST", True, "eviction"): _eviction,
+    ("POST", True, "token"): _token,
 }

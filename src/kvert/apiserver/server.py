@@ -27,6 +27,7 @@ from kvert.apiserver.requestinfo import parse
 from kvert.apiserver.watch import WatchHub
 from kvert.clock import Clock
 from kvert.registry import AdmissionChain, Registry
+from kvert.registry.tokenrequest import TokenRequests
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +39,12 @@ _DISCOVERY_CONTENT = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDi
 class ApiServer:
     def __init__(self, store: Any, clock: Clock, *, authenticator: TokenAuthenticator | None,
                  admission: AdmissionChain | None = None, seed: int | None = None,
-                 metrics_provider: NodeMetricsProvider | None = None):
+                 metrics_provider: NodeMetricsProvider | None = None,
+                 token_requests: TokenRequests | None = None):
         self.store = store
         self.clock = clock
         self.authenticator = authenticator
-        self.registry = Registry(store, clock, admission, seed=seed)
+        self.registry = Registry(store, clock, admission, seed=seed, token_requests=token_requests)
         self.watches = WatchHub(self)
         self.address = ""
         # node proxy metrics, /metrics and metrics.k8s.io (kvert.apiserver.metrics)

@@ -61,6 +61,12 @@ class Client(Protocol):
         """Patch ``pods/resize`` (a strategic merge patch by default, as kubectl sends:
         containers merge by name and resources by key, so a patch may name only what changes)."""
 
+    async def create_subresource(self, resource: str, name: str, subresource: str, body: dict, *,
+                                 namespace: str = "") -> dict:
+        """POST ``body`` to a subresource that answers with something new: a TokenRequest
+        to ``serviceaccounts/NAME/token`` answers with the token (binding and eviction
+        answer a Status)."""
+
 
 def binding_body(namespace: str, pod_name: str, node_name: str,
                  annotations: dict[str, str] | None = None) -> dict:

@@ -250,3 +250,8 @@ class HttpClient:
                      patch_type: str = "strategic") -> dict:
         return await self.patch("pods", pod_name, patch, patch_type, namespace=namespace,
                                 subresource="resize")
+
+    async def create_subresource(self, resource: str, name: str, subresource: str, body: dict, *,
+                                 namespace: str = "") -> dict:
+        return await self._call("POST", resource_path(resource, namespace, name, subresource),
+                                None, body)

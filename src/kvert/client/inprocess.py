@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.errors import NotFound
 from kvert.client.base import binding_body, eviction_body
 from kvert.registry import Registry
 from kvert.api.meta import deep_copy
@@ -78,3 +79,13 @@ class InProcessClient:
                      patch_type: str = "strategic") -> dict:
         return await self.patch("pods", pod_name, patch, patch_type, namespace=namespace,
                                 subresource="resize")
+
+    async def create_subresource(self, resource: str, name: str, subresource: str, body: dict, *,
+                                 namespace: str = "") -> dict:
+        if (resource, subresource) == ("serviceaccounts", "token"):
+            return await self.registry.create_token(namespace, name, deep_copy(body), user=self.user)
+        if (resource, subresource) == ("pods", "binding"):
+            return await self.registry.bind(namespace, name, deep_copy(body))
+        if (resource, subresource) == ("pods", "eviction"):
+            return await self.registry.evict(namespace, name, deep_copy(body))
+        raise NotFound(resource, name, "the server could not find the requested resource")

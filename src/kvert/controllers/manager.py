@@ -1,13 +1,18 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
 ``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, disruption,
-ResourceClaim, namespace, pod GC, node lifecycle and taint eviction controllers and the
-garbage collector (which also collects ResourceClaims owned by deleted pods) over one
+ResourceClaim, namespace, pod GC, node lifecycle, taint eviction and ServiceAccount
+controllers and the garbage collector (which also collects ResourceClaims owned by
+deleted pods) over one
 ``InformerFactory`` (one list+watch per resource, as kube-controller-manager's shared
 informers). ``await manager.run()`` starts
 the informers, waits until they have listed the store, and runs the controllers until
 ``manager.stop()``. Stopping (or killing the task) loses nothing: a new manager rebuilds
 everything from the store.
+
+The root CA publisher (``root-ca-cert-publisher``) needs the cluster's CA, so it runs
+only when named, with it: ``controllers=ALL_CONTROLLERS + ("root-ca-cert-publisher",),
+settings={"root-ca-cert-publisher": {"ca_pem": pem}}``.
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ from kvert.controllers.nodelifecycle import NodeLifecycleController
 from kvert.controllers.podgc import PodGC
 from kvert.controllers.replicaset import ReplicaSetController
 from kvert.controllers.resourceclaim import CLAIMS, ResourceClaimController
+from kvert.controllers.rootcapublisher import RootCACertPublisher
+from kvert.controllers.serviceaccount import ServiceAccountsController
 from kvert.controllers.tainteviction import TaintEvictionController
 
 log = logging.getLogger(__name__)
 
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
-                   "namespace", "podgc", "nodelifecycle", "tainteviction")
+                   "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -49,6 +56,8 @@ _FACTORIES = {
     "podgc": PodGC,
     "nodelifecycle": NodeLifecycleController,
     "tainteviction": TaintEvictionController,
+    "serviceaccount": ServiceAccountsController,
+    "root-ca-cert-publisher": RootCACertPublisher,
 }
 
 

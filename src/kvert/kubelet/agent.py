@@ -13,6 +13,9 @@ agent.run()`` until ``agent.stop()`` (or cancellation). It
   ``OutOfcpu`` / ``OutOfmemory`` / ``OutOfpods`` ...;
 * runs one worker per admitted pod (``lifecycle``) and a PLEG-like relist of the runtime
   every ``pleg_seconds`` that wakes the worker of a pod whose containers changed;
+* fills each pod's projected volumes before its sandbox starts (``tokens``): service
+  account tokens bound to the pod, requested again at 80% of their lifetime, the
+  ``kube-root-ca.crt`` ConfigMap, downward API fields;
 * decides resizes (``resize``) in its reconcile loop: Proposed -> InProgress / Deferred /
   Infeasible, retrying deferred ones whenever a pod changes or leaves and every
   ``resize_retry_seconds``;
@@ -59,6 +62,7 @@ from kvert.kubelet.eviction import (MONITORING_INTERVAL, REASON, SIGNAL_RESOURCE
                                     make_observations)
 from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, ContainerRecord, PodState, PodWorker, parse_start_time
 from kvert.kubelet.runtime.base import CriError, LinuxContainerResources
+from kvert.kubelet.tokens import ProjectedVolumes
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +120,7 @@ class NodeAgent:
         self.allocatable_absolute = allocatable_absolute(config)
         self.memory_capacity = config.capacity.get("memory", 0)
         self.checkpoint = Checkpoint(checkpoint_dir)
+        self.volumes = ProjectedVolumes(client, clock, checkpoint_dir)
         self.recorder = EventRecorder(client, clock, "kubelet", name)
         self.informer = Informer(client, "pods", clock=clock, field_selector=f"spec.nodeName={name}")
         self.informer.add_handlers(self._on_add, self._on_update, self._on_delete)
@@ -151,7 +156,8 @@ class NodeAgent:
             await self._retry(self.register_node)
             await self.informer.wait_synced()
             await self.restore()
-            loops = [self._reconcile_loop(), self._heartbeat_loop(), self._pleg_loop()]
+            loops = [self._reconcile_loop(), self._heartbeat_loop(), self._pleg_loop(),
+                     self.volumes.run()]
             if self.eviction.thresholds and hasattr(self.runtime, "node_stats"):
                 loops.append(self._eviction_loop())
             for coro in loops:
@@ -250,6 +256,7 @@ class NodeAgent:
     def forget(self, ps: PodState) -> None:
         self.pods.pop(ps.uid, None)
         self.checkpoint.remove(ps.uid)
+        self.volumes.remove(ps.uid)
         self.trigger("pods_removed")
 
     def note_synced(self, ps: PodState) -> None:
@@ -439,6 +446,7 @@ class NodeAgent:
             if pod is None or _phase(pod) in ("Succeeded", "Failed"):
                 await self._remove_runtime_state(entry.get("sandbox"))
                 self.checkpoint.remove(uid)
+                self.volumes.remove(uid)
                 if pod is not None:
                     self.finished.add(uid)
                 continue

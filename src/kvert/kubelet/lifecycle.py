@@ -44,6 +44,7 @@ from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, parse_time
 from kvert.kubelet import resize as rz
 from kvert.kubelet.checkpoint import Requirements
+from kvert.kubelet.tokens import MountError
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStatus, CriError,
                                         LinuxContainerResources, PodSandboxConfig)
 
@@ -226,6 +227,15 @@ class PodWorker:
 
     async def ensure_sandbox(self) -> bool:
         ps, agent = self.ps, self.agent
+        if not agent.volumes.mounted(ps.uid):
+            # projected volumes (service account tokens) before anything runs, as the
+            # kubelet's volume manager waits for a pod's volumes
+            try:
+                await agent.volumes.mount(ps.pod)
+            except MountError as e:
+                await agent.event(ps.pod, "Warning", "FailedMount", str(e))
+                self.due(agent.clock.now() + ERROR_RETRY)
+                return False
         if ps.sandbox_id and not self.sandbox_checked:
             # restored from the checkpoint: is the sandbox still there (the runtime may have
             # restarted too, e.g. ``kvert up`` again)?
@@ -610,6 +620,7 @@ class PodWorker:
         ps.terminal = phase
         ps.resize.finish()
         ps.resize.clear_pending()
+        agent.volumes.remove(ps.uid)      # a terminated pod's volumes are torn down
         agent.save(ps)
         agent.trigger("pod_terminated")
 

@@ -23,6 +23,7 @@ from kvert.registry.eviction import evict
 from kvert.registry.admission import CREATE, DELETE, UPDATE, AdmissionChain, Attributes
 from kvert.registry.apply import ApplyConflict, server_side_apply, update_managed_fields
 from kvert.registry.patch import APPLY, apply_patch, content_type_of
+from kvert.registry.tokenrequest import TokenRequests
 
 # Kubernetes' generateName alphabet: no vowels (no words), no look-alike characters.
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -31,10 +32,14 @@ _PATCH_RETRIES = 8
 
 class Registry:
     def __init__(self, store: Any, clock: Clock | None = None,
-                 admission: AdmissionChain | None = None, seed: int | None = None):
+                 admission: AdmissionChain | None = None, seed: int | None = None,
+                 token_requests: TokenRequests | None = None):
+        """``token_requests``: the ``serviceaccounts/token`` subresource (a signer); None
+        leaves it unserved, as kube-apiserver without a service account issuer."""
         self.store = store
         self.clock = clock or WallClock()
         self.admission = admission or AdmissionChain()
+        self.token_requests = token_requests
         self._random = random.Random(seed)
 
     # ---- reads -----------------------------------------------------------------
@@ -74,6 +79,7 @@ class Registry:
         _check_kind(rt, obj)
         meta = obj.setdefault("metadata", {})
         _place(rt, meta, namespace)
+        strategy.decode(rt, obj)
         defaults.apply_defaults(obj)
         attrs = Attributes(CREATE, resource, namespace_of(obj), name_of(obj), obj,
                            dry_run=dry_run, user=user)
@@ -136,6 +142,7 @@ class Registry:
             raise BadRequest(f"subresource {subresource!r} of {resource} cannot be updated")
         else:
             new = obj
+            strategy.decode(rt, new)
             strategy.prepare_for_update(rt, new, old)
             defaults.apply_defaults(new)
             causes = []
@@ -334,6 +341,19 @@ class Registry:
 
     async def evict(self, namespace: str, name: str, eviction: dict | None = None) -> dict:
         return await evict(self, namespace, name, eviction or {})
+
+    # ---- service accounts ------------------------------------------------------
+
+    async def create_token(self, namespace: str, name: str, request: Any, *, user: str = "",
+                           warnings: list[str] | None = None) -> dict:
+        """``serviceaccounts/token``: a TokenRequest answered with a signed token (see
+        :mod:`kvert.registry.tokenrequest`); ``warnings`` collects what the client should
+        be told."""
+        if self.token_requests is None:
+            raise NotFound("serviceaccounts", name, "the server could not find the requested "
+                                                    "resource")
+        return await self.token_requests.create(self, namespace, name, request, user=user,
+                                                warnings=warnings)
 
     # ---- helpers ---------------------------------------------------------------
 

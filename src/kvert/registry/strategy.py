@@ -1,5 +1,7 @@
 """Per-kind rules for what a write may touch, as Kubernetes' REST strategies define them.
 
+- a Secret is decoded first (``stringData`` into ``data``), as Kubernetes' conversion to
+  its internal type does before anything else sees the object;
 - create resets status for kinds with a status subresource (a Node keeps it: the node
   agent registers with its status);
 - an update of the main resource keeps the stored status; an update of ``/status``
@@ -10,12 +12,18 @@
 from __future__ import annotations
 
 
-from kvert.api import pods
+from kvert.api import pods, secrets
 from kvert.api.kinds import ResourceType
 from kvert.api.meta import deep_copy
 
 # Kinds whose writers legitimately send status with the object on create.
 _STATUS_ON_CREATE = {"Node", "Event"}
+
+
+def decode(rt: ResourceType, obj: dict) -> None:
+    """What decoding the request body into the internal type does beyond parsing."""
+    if rt.group == "" and rt.kind == "Secret":
+        secrets.merge_string_data(obj)
 
 
 def prepare_for_create(rt: ResourceType, obj: dict) -> None:

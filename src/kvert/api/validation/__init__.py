@@ -7,7 +7,8 @@ Entry points (each returns a list of :class:`kvert.api.errors.Cause`; empty mean
 * :func:`validate_update` - update (PUT/PATCH of the main resource): the new object's rules
   plus the immutability rules (``metadata.name``/``namespace``/``uid``; Pod spec except the
   fields Kubernetes lets change; Deployment/ReplicaSet ``spec.selector``; PriorityClass
-  ``value`` and ``preemptionPolicy``; RuntimeClass ``handler``; immutable ConfigMaps; ...).
+  ``value`` and ``preemptionPolicy``; RuntimeClass ``handler``; immutable ConfigMaps and
+  Secrets; a Secret's ``type``; ...).
 * :func:`validate_status_update` - the ``status`` subresource.
 * :func:`validate_pod_resize` - the ``pods/resize`` subresource (see ``resize.py``).
 
@@ -55,7 +56,7 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import crd, dra, misc, node, pod, policy, resize, vpa, workload, workloads
+from . import crd, dra, misc, node, pod, policy, resize, secrets, vpa, workload, workloads
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -72,6 +73,8 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("v1", "Namespace"): misc.validate_namespace,
     ("v1", "Event"): misc.validate_core_event,
     ("v1", "ConfigMap"): misc.validate_config_map,
+    ("v1", "Secret"): secrets.validate_secret,
+    ("v1", "ServiceAccount"): secrets.validate_service_account,
     ("v1", "LimitRange"): misc.validate_limit_range,
     ("v1", "ResourceQuota"): misc.validate_resource_quota,
     ("apps/v1", "Deployment"): workloads.validate_deployment,
@@ -95,6 +98,8 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("v1", "Pod"): pod.validate_pod_update,
     ("v1", "Node"): node.validate_node_update,
     ("v1", "ConfigMap"): misc.validate_config_map_update,
+    ("v1", "Secret"): secrets.validate_secret_update,
+    ("v1", "ServiceAccount"): secrets.validate_service_account_update,
     ("apps/v1", "Deployment"): workloads.validate_deployment_update,
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set_update,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_update,

@@ -4,11 +4,14 @@
 plugin's ``admit`` in order, then validation, then every ``validate``), following
 kube-apiserver's ``AllOrderedPlugins`` restricted to what kvert implements::
 
-    NamespaceLifecycle, LimitRanger, Priority, DefaultTolerationSeconds, RuntimeClass,
-    MutatingAdmissionWebhook, ValidatingAdmissionWebhook, ResourceQuota
+    NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
+    RuntimeClass, MutatingAdmissionWebhook, ValidatingAdmissionWebhook, ResourceQuota
 
-(ServiceAccount, NodeRestriction, PodSecurity, TaintNodesByCondition, storage and
-certificate plugins, and the CEL admission policies are not implemented.)
+ServiceAccount only with ``service_accounts=True``: it refuses pods until their
+ServiceAccount exists and gives them token volumes, which needs the ServiceAccount and
+root CA publisher controllers and a token signer (``kvert up`` has them; a simulation does
+not). (NodeRestriction, PodSecurity, TaintNodesByCondition, storage and certificate
+plugins, and the CEL admission policies are not implemented.)
 
 What the API server must do besides running the chain (:func:`bootstrap` does the first
 two, idempotently):
@@ -35,17 +38,20 @@ from .limitranger import LimitRanger
 from .priority import Priority, builtin_priority_classes
 from .quota import ResourceQuota, recalculate_quota_usage
 from .runtimeclass import RuntimeClass
+from .serviceaccount import ServiceAccount
 from .tolerations import DefaultTolerationSeconds
 from .webhook import MutatingAdmissionWebhook, ValidatingAdmissionWebhook, WebhookClient
 
 SYSTEM_NAMESPACES = (*IMMORTAL_NAMESPACES, "kube-node-lease")
 
 
-def default_plugins(store: Any, clock: Any, *, webhook_client: WebhookClient | None = None) -> list:
+def default_plugins(store: Any, clock: Any, *, webhook_client: WebhookClient | None = None,
+                    service_accounts: bool = False) -> list:
     client = webhook_client or WebhookClient()
     return [
         NamespaceLifecycle(store),
         LimitRanger(store),
+        *([ServiceAccount(store, clock)] if service_accounts else []),
         Priority(store),
         DefaultTolerationSeconds(),
         RuntimeClass(store),
@@ -55,10 +61,11 @@ def default_plugins(store: Any, clock: Any, *, webhook_client: WebhookClient | N
     ]
 
 
-def default_chain(store: Any, clock: Any, *, webhook_client: WebhookClient | None = None
-                  ) -> AdmissionChain:
+def default_chain(store: Any, clock: Any, *, webhook_client: WebhookClient | None = None,
+                  service_accounts: bool = False) -> AdmissionChain:
     """The admission chain kube-apiserver enables by default, in its order."""
-    return AdmissionChain(default_plugins(store, clock, webhook_client=webhook_client))
+    return AdmissionChain(default_plugins(store, clock, webhook_client=webhook_client,
+                                          service_accounts=service_accounts))
 
 
 def default_namespaces() -> list[dict]:
@@ -82,7 +89,8 @@ async def bootstrap(registry: Any) -> None:
 
 __all__ = [
     "DefaultTolerationSeconds", "LimitRanger", "MutatingAdmissionWebhook", "NamespaceLifecycle",
-    "Priority", "ResourceQuota", "RuntimeClass", "SYSTEM_NAMESPACES", "ValidatingAdmissionWebhook",
+    "Priority", "ResourceQuota", "RuntimeClass", "SYSTEM_NAMESPACES", "ServiceAccount",
+    "ValidatingAdmissionWebhook",
     "WebhookClient", "bootstrap", "builtin_priority_classes", "default_chain", "default_namespaces",
     "default_plugins", "recalculate_quota_usage",
 ]

@@ -50,6 +50,7 @@ VERSION_INFO = "io.k8s.apimachinery.pkg.version.Info"
 SCALE = "io.k8s.api.autoscaling.v1.Scale"
 EVICTION = "io.k8s.api.policy.v1.Eviction"
 BINDING = "io.k8s.api.core.v1.Binding"
+TOKEN_REQUEST = "io.k8s.api.authentication.v1.TokenRequest"
 
 # Schemas of types Kubernetes marshals as scalars.
 _SCALAR_DEFS_V3 = {
@@ -88,6 +89,7 @@ _FIXED_GVKS = {
     SCALE: [("autoscaling", "v1", "Scale")],
     EVICTION: [("policy", "v1", "Eviction")],
     BINDING: [("", "v1", "Binding")],
+    TOKEN_REQUEST: [("authentication.k8s.io", "v1", "TokenRequest")],
     STATUS: [("", "v1", "Status")],
     API_RESOURCE_LIST: [("", "v1", "APIResourceList")],
     API_GROUP: [("", "v1", "APIGroup")],
@@ -102,6 +104,7 @@ _SUBRESOURCES = {
     "scale": (("get", "patch", "update"), SCALE),
     "binding": (("create",), BINDING),
     "eviction": (("create",), EVICTION),
+    "token": (("create",), TOKEN_REQUEST),
     "log": (("get",), "text"),
 }
 
@@ -555,8 +558,8 @@ class _Model:
             sub_verbs, target = _SUBRESOURCES.get(sub, (("get",), None))
             sub_path = f"{item}/{sub}"
             sc = _camel(sub)
-            entry: dict[str, Any] = {"parameters": [ops.path_param(
-                "name", f"name of the {_camel(sub) if target in (BINDING, EVICTION) else kind}")]
+            named = _camel(sub) if target in (BINDING, EVICTION, TOKEN_REQUEST) else kind
+            entry: dict[str, Any] = {"parameters": [ops.path_param("name", f"name of the {named}")]
                 + ns_param + common}
             if target == "text":
                 entry["get"] = ops.op(f"read {sub} of the specified {kind}",

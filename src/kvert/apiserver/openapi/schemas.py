@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 # Short package prefixes -> the definition name prefixes Kubernetes uses.
 PACKAGES = {
     "core.v1": "io.k8s.api.core.v1",
+    "authentication.v1": "io.k8s.api.authentication.v1",
     "apps.v1": "io.k8s.api.apps.v1",
     "policy.v1": "io.k8s.api.policy.v1",
     "scheduling.v1": "io.k8s.api.scheduling.v1",
@@ -1147,6 +1148,45 @@ A ConfigMap holds configuration data (non-secret key/value pairs) for pods to co
 data        {str}    UTF-8 values by key; keys consist of alphanumerics, '-', '_' and '.'.
 binaryData  {bytes}  Binary values (base64) by key; keys must not overlap with data.
 immutable   bool     If true, data cannot be changed, only the object deleted.
+
+@core.v1.Secret kind
+A Secret holds a small amount of sensitive data (passwords, tokens, keys) for pods to consume; at most 1 MiB in total.
+immutable   bool     If true, data cannot be changed, only the object deleted.
+data        {bytes}  Secret values (base64) by key; keys consist of alphanumerics, '-', '_' and '.'.
+stringData  {str}    Write-only plain-text values, merged into data on write (a key in both takes this value); never read back.
+type        str      How the data is to be used: Opaque (the default), kubernetes.io/service-account-token, kubernetes.io/dockercfg, kubernetes.io/dockerconfigjson, kubernetes.io/basic-auth, kubernetes.io/ssh-auth, kubernetes.io/tls, bootstrap.kubernetes.io/token. Cannot be changed.
+
+@core.v1.ServiceAccount kind
+A ServiceAccount is an identity for processes running in pods; pods get short-lived tokens of it through the TokenRequest API (serviceaccounts/token).
+secrets                       [ObjectReference]       Deprecated: legacy token secrets of this service account; not used to give pods credentials.
+imagePullSecrets              [LocalObjectReference]  Secrets in the same namespace that pods running as this service account use to pull images.
+automountServiceAccountToken  bool                    Whether pods running as this service account get an API token mounted; a pod's own setting wins.
+
+@authentication.v1.TokenRequest
+TokenRequest asks for a token of a service account: POST it to serviceaccounts/{name}/token.
+apiVersion  str                 APIVersion of this representation.
+kind        str                 Kind of this representation.
+metadata    meta.v1.ObjectMeta  Name and namespace of the service account (filled in by the server).
+spec!       TokenRequestSpec    What the token is for.
+status      TokenRequestStatus  The token, filled in by the server.
+
+@authentication.v1.TokenRequestSpec
+The parameters of a token request.
+audiences!         [str]                 Intended audiences of the token; empty means the API server's own.
+expirationSeconds  int64                 Requested lifetime in seconds (default 3600, at least 600); the server may shorten it.
+boundObjectRef     BoundObjectReference  An object (Pod, Secret or Node) the token is bound to: the token is valid only while it exists.
+
+@authentication.v1.BoundObjectReference
+A reference to the object a token is bound to.
+kind        str  Kind of the referent: Pod, Secret or Node.
+apiVersion  str  API version of the referent.
+name        str  Name of the referent.
+uid         str  UID of the referent; when set it must match.
+
+@authentication.v1.TokenRequestStatus
+The issued token.
+token!                str   The token (a signed JWT).
+expirationTimestamp!  time  When the token expires.
 
 @core.v1.Service kind
 A Service gives a set of pods, selected by labels, a stable virtual address and DNS name.

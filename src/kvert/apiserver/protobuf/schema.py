@@ -39,6 +39,9 @@ v1 Node core.Node
 v1 Pod core.Pod
 v1 Event core.Event
 v1 ConfigMap core.ConfigMap
+v1 Secret core.Secret
+v1 ServiceAccount core.ServiceAccount
+authentication.k8s.io/v1 TokenRequest authentication.TokenRequest
 v1 Service core.Service
 v1 LimitRange core.LimitRange
 v1 ResourceQuota core.ResourceQuota
@@ -99,6 +102,33 @@ core.ConfigMap
  4 immutable *bool o
  2 data map[str]str o
  3 binaryData map[str]bytes o
+core.Secret
+ 1 metadata meta.ObjectMeta o
+ 5 immutable *bool o
+ 2 data map[str]bytes o
+ 4 stringData map[str]str o
+ 3 type str o
+core.ServiceAccount
+ 1 metadata meta.ObjectMeta o
+ 2 secrets []core.ObjectReference o
+ 3 imagePullSecrets []core.LocalObjectReference o
+ 4 automountServiceAccountToken *bool o
+authentication.TokenRequest
+ 1 metadata meta.ObjectMeta o
+ 2 spec authentication.TokenRequestSpec
+ 3 status authentication.TokenRequestStatus o
+authentication.TokenRequestSpec
+ 1 audiences []str
+ 4 expirationSeconds *i64
+ 3 boundObjectRef *authentication.BoundObjectReference
+authentication.BoundObjectReference
+ 1 kind str o
+ 2 apiVersion str o
+ 3 name str o
+ 4 uid str o
+authentication.TokenRequestStatus
+ 1 token str
+ 2 expirationTimestamp meta.Time
 core.Service
  1 metadata meta.ObjectMeta o
  2 spec core.ServiceSpec o
