@@ -28,7 +28,8 @@ from kvert.clock import Clock, WallClock
 
 ADMIN = "kvert-admin"
 # The identities of kvert's own components, as Kubernetes names its system users.
-COMPONENTS = ("system:kube-scheduler", "system:kube-controller-manager", "system:node-agent",
+# A node agent is ``system:node:NAME`` in ``system:nodes`` (``node_identity``), made on demand.
+COMPONENTS = ("system:kube-scheduler", "system:kube-controller-manager",
               "system:vpa-recommender", "system:vpa-updater", "system:vpa-admission-controller")
 NODES = "system:nodes"
 RELOAD_INTERVAL = 1.0

@@ -55,6 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _common(c)
     c.add_argument("--controllers", default="*",
                    help="comma-separated controllers to run, '*' for all (default: *)")
+    c.add_argument("--root-ca-file", type=Path, default=None, metavar="FILE",
+                   help="the CA published to every namespace as ConfigMap kube-root-ca.crt "
+                        "(default: the kubeconfig's certificate authority)")
     add_leader_election_flags(c, default=True)
     c.set_defaults(func=lambda args: run_component(args, _controller_manager))
 
@@ -138,9 +141,31 @@ async def _controller_manager(args: argparse.Namespace) -> int:
     unknown = [c for c in wanted if c not in ALL_CONTROLLERS]
     if unknown:
         raise ValueError(f"--controllers: unknown {', '.join(unknown)}; known: {', '.join(ALL_CONTROLLERS)}")
+    ca_pem = args.root_ca_file.read_bytes() if args.root_ca_file else _kubeconfig_ca(args)
+    settings = {"root-ca-cert-publisher": {"ca_pem": ca_pem}}
     return await _serve("controller-manager",
-                        lambda client, clock: build.controller_manager(client, clock, controllers=wanted),
+                        lambda client, clock: build.controller_manager(
+                            client, clock, controllers=wanted, settings=settings, root_ca=bool(ca_pem)),
                         _client(args, "kube-controller-manager"), args, lease="kube-controller-manager")
+
+
+def _kubeconfig_ca(args: argparse.Namespace) -> bytes:
+    """The certificate authority of the kubeconfig's current (or named) context's cluster,
+    as kube-controller-manager uses it when --root-ca-file is not set."""
+    import base64
+
+    import yaml
+    path = (args.kubeconfig or default_kubeconfig()).expanduser()
+    config = yaml.safe_load(path.read_text()) or {}
+    context_name = args.context or config.get("current-context")
+    context = next((c["context"] for c in config.get("contexts") or [] if c.get("name") == context_name), {})
+    cluster = next((c["cluster"] for c in config.get("clusters") or []
+                    if c.get("name") == context.get("cluster")), {})
+    if cluster.get("certificate-authority-data"):
+        return base64.b64decode(cluster["certificate-authority-data"])
+    if cluster.get("certificate-authority"):
+        return (path.parent / cluster["certificate-authority"]).read_bytes()
+    return b""
 
 
 async def _node_agent(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time
+from kvert.auth.tokens import node_identity
 from kvert.client import InProcessClient
 from kvert.clock import Clock
 from kvert.registry import Registry
@@ -28,7 +29,7 @@ NODES_GROUP = "system:nodes"
 
 
 def node_user(name: str) -> str:
-    return f"system:node:{name}"
+    return node_identity(name)[0]
 
 
 class ControlPlane:
@@ -65,11 +66,13 @@ class ControlPlane:
 # ---- components ------------------------------------------------------------------------------
 
 def controller_manager(client: Any, clock: Clock, *, settings: dict | None = None,
-                       controllers: tuple[str, ...] | None = None) -> Any:
+                       controllers: tuple[str, ...] | None = None, root_ca: bool = False) -> Any:
+    """The controller manager; ``root_ca``: also publish the cluster's CA (the
+    ``root-ca-cert-publisher``, which needs ``settings[...]["ca_pem"]``)."""
     from kvert.controllers import ControllerManager
     from kvert.controllers.manager import ALL_CONTROLLERS
-    return ControllerManager(client, clock, settings=settings,
-                             controllers=controllers or ALL_CONTROLLERS)
+    wanted = tuple(controllers or ALL_CONTROLLERS) + (("root-ca-cert-publisher",) if root_ca else ())
+    return ControllerManager(client, clock, settings=settings, controllers=wanted)
 
 
 def scheduler(client: Any, clock: Clock, *, config: Any = None, seed: int | None = None) -> Any:

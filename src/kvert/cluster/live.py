@@ -14,7 +14,9 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from kvert.auth.tokens import ADMIN, TokenAuthenticator
+from kvert.auth.authenticator import Authenticator
+from kvert.auth.serviceaccount import ServiceAccountAuthenticator, ServiceAccountTokens
+from kvert.auth.tokens import ADMIN, COMPONENTS, TokenAuthenticator, node_identity
 from kvert.apiserver.certs import ensure_pki
 from kvert.apiserver.kubeconfig import write_kubeconfig
 from kvert.apiserver.server import ApiServer
@@ -22,14 +24,16 @@ from kvert.clock import Clock, WallClock
 from kvert.cluster import assembly as build
 from kvert.cluster.metrics import LocalNodeMetrics
 from kvert.cluster.supervisor import Supervisor
+from kvert.registry.tokenrequest import TokenRequests
 from kvert.store import open_store
 
 QUOTA_RESYNC_SECONDS = 60.0
 
 
 class ApiServerProcess:
-    """The API server with what it needs: the data directory (0700), PKI, tokens, store,
-    bootstrap objects, CRDs, history compaction and quota resync."""
+    """The API server with what it needs: the data directory (0700), PKI, tokens (static
+    and service-account), store, bootstrap objects, CRDs, history compaction and quota
+    resync; a kubeconfig per component identity in ``DATA_DIR/kubeconfigs/``."""
 
     def __init__(self, *, data_dir: Path, store_url: str, host: str = "127.0.0.1", port: int = 6443,
                  kubeconfig: Path | None = None, clock: Clock | None = None,
@@ -55,10 +59,14 @@ class ApiServerProcess:
         build.private_dir(self.data_dir)
         now = datetime.datetime.fromtimestamp(self.clock.now(), tz=datetime.timezone.utc)
         self.pki = ensure_pki(self.data_dir / "pki", now)
-        self.tokens = TokenAuthenticator.load_or_create(self.data_dir / "tokens.csv")
+        self.tokens = TokenAuthenticator.load_or_create(self.data_dir / "tokens.csv", self.clock)
+        signer = ServiceAccountTokens.load_or_create(self.data_dir / "pki" / "sa.key")
         self.store = open_store(self.store_url, clock=self.clock)
-        self.server = ApiServer(self.store, self.clock, authenticator=self.tokens,
-                                admission=default_chain(self.store, self.clock),
+        authenticator = Authenticator(self.tokens, self.clock,
+                                      ServiceAccountAuthenticator(signer, self.store, self.clock))
+        self.server = ApiServer(self.store, self.clock, authenticator=authenticator,
+                                admission=default_chain(self.store, self.clock, service_accounts=True),
+                                token_requests=TokenRequests(signer),
                                 metrics_provider=self.metrics)
         self.control_plane = build.ControlPlane(self.server.registry, self.clock)
         self.supervisor.start()
@@ -70,8 +78,16 @@ class ApiServerProcess:
         self.server.run_background(self.server.resync_quotas(QUOTA_RESYNC_SECONDS))
         self.url = await self.server.start(self.host, self.port, self.pki.server_context())
         write_kubeconfig(self.kubeconfig, self.url, self.pki.ca_pem(), self.tokens.token_for(ADMIN))
+        for user in COMPONENTS:
+            self.write_component_kubeconfig(user)
         self.server.run_background(self.metrics.run())
 
+    def write_component_kubeconfig(self, user: str, groups: tuple[str, ...] = ()) -> Path:
+        """``DATA_DIR/kubeconfigs/USER.kubeconfig`` with the user's own token (made if new),
+        e.g. for ``kvert scheduler --kubeconfig`` or ``kubectl auth can-i --list``."""
+        path = self.data_dir / "kubeconfigs" / f"{user.replace(':', '-')}.kubeconfig"
+        write_kubeconfig(path, self.url, self.pki.ca_pem(), self.tokens.ensure(user, groups), user=user)
+        return path
     def client(self, user: str) -> Any:
         assert self.control_plane is not None
         return self.control_plane.client(user)
@@ -109,15 +125,18 @@ class Cluster(ApiServerProcess):
 
     async def start(self) -> None:
         await super().start()
+        settings = {"root-ca-cert-publisher": {"ca_pem": self.pki.ca_pem()}}
         self._add_leader_elected("controller-manager", "kube-controller-manager",
                                  build.CONTROLLER_MANAGER,
-                                 lambda client: build.controller_manager(client, self.clock))
+                                 lambda client: build.controller_manager(
+                                     client, self.clock, settings=settings, root_ca=True))
         self._add_leader_elected("scheduler", "kube-scheduler", build.SCHEDULER,
                                  lambda client: build.scheduler(client, self.clock,
                                                                 config=self.scheduler_config))
         self.node_names = await build.choose_node_names(self.client(build.APISERVER), self.clock,
                                                         self.nodes, self.data_dir)
         for name in self.node_names:
+            self.write_component_kubeconfig(*node_identity(name))
             self.agents.append(self.supervisor.add(f"node-agent/{name}", self._node_agent(name)))
         if self.vpa:
             self._add_vpa()
