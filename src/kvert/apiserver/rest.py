@@ -16,7 +16,7 @@ from aiohttp import web
 from kvert.api import kinds
 from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound
 from kvert.api.kinds import ResourceType
-from kvert.apiserver import negotiation
+from kvert.apiserver import negotiation, reviews
 from kvert.apiserver.requestinfo import USER
 from kvert.apiserver.openapi import unknown_fields
 from kvert.apiserver.tables import to_table
@@ -61,6 +61,8 @@ def dry_run_of(request: web.Request, body: dict | None = None) -> bool:
 
 async def handle(server: "ApiServer", request: web.Request, info: RequestInfo) -> web.StreamResponse:
     rt = resource_type(info)
+    if rt.verbs == kinds.CREATE_ONLY:   # the review kinds: answered, never stored
+        return await reviews.handle(server, request, rt, info)
     method = request.method
     if info.legacy_watch or (method == "GET" and not info.name
                              and request.query.get("watch", "").lower() in _TRUE):

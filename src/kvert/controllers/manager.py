@@ -1,8 +1,8 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
 ``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, disruption,
-ResourceClaim, namespace, pod GC, node lifecycle and taint eviction controllers and the
-garbage collector (which also collects ResourceClaims owned by deleted pods) over one
+ResourceClaim, namespace, pod GC, node lifecycle, taint eviction and ClusterRole
+aggregation controllers and the garbage collector (which also collects ResourceClaims owned by deleted pods) over one
 ``InformerFactory`` (one list+watch per resource, as kube-controller-manager's shared
 informers). ``await manager.run()`` starts
 the informers, waits until they have listed the store, and runs the controllers until
@@ -18,6 +18,7 @@ from typing import Any
 
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory
+from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
@@ -31,7 +32,7 @@ from kvert.controllers.tainteviction import TaintEvictionController
 log = logging.getLogger(__name__)
 
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
-                   "namespace", "podgc", "nodelifecycle", "tainteviction")
+                   "namespace", "podgc", "nodelifecycle", "tainteviction", "clusterrole-aggregation")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -49,6 +50,7 @@ _FACTORIES = {
     "podgc": PodGC,
     "nodelifecycle": NodeLifecycleController,
     "tainteviction": TaintEvictionController,
+    "clusterrole-aggregation": ClusterRoleAggregationController,
 }
 
 
