@@ -116,7 +116,8 @@ def cluster_role(name: str, rules: list[PolicyRule], *, labels: dict[str, str] |
                             "metadata": _meta(name, labels)}
     if aggregate_from:
         role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {aggregate_from: "true"}}]}
-    role["rules"] = [r.to_dict() for r in rules]
+    # an aggregated role's rules are the aggregation controller's to fill (null until then)
+    role["rules"] = None if aggregate_from else [r.to_dict() for r in rules]
     return role
 
 
@@ -232,6 +233,8 @@ def _kube_scheduler() -> list[PolicyRule]:
              resources=("resourceclaims/status",)),
         rule("get", "list", "watch", "update", "patch", groups=(LEGACY,), resources=("pods/finalizers",)),
         rule(*READ, groups=(RESOURCE,), resources=("resourceslices",)),
+        # workload-aware scheduling (the GenericWorkload gate; kvert serves Workloads always)
+        rule(*READ, groups=(SCHEDULING,), resources=("workloads",)),
     ]
 
 
@@ -461,9 +464,7 @@ def _kvert_roles() -> list[tuple[str, list[PolicyRule], tuple[str, ...]]]:
         ("system:kvert:kube-scheduler", [
             # the scheduler writes its decision explanation as a pod annotation (kubectl
             # explain reads it); upstream's scheduler writes no pod metadata
-            rule("patch", groups=(LEGACY,), resources=("pods",)),
-            # DRA: the claim is re-read before writing its allocation
-            rule("get", groups=(RESOURCE,), resources=("resourceclaims",))],
+            rule("patch", groups=(LEGACY,), resources=("pods",))],
          (KUBE_SCHEDULER,)),
         ("system:kvert:vpa-recommender", [
             # checkpoints and the FetchingHistory condition are read-modify-write updates
