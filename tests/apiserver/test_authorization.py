@@ -35,6 +35,7 @@ USERS = {
     "node": User("system:node:node-1", "", ("system:nodes", AUTH)),
     "scheduler": User("system:kube-scheduler", "", (AUTH,)),
     "updater": User("system:vpa-updater", "", (AUTH,)),
+    "teamadmin": User("teamadmin", "", (AUTH,)),
 }
 
 
@@ -60,9 +61,17 @@ class Cluster:
             await self.server.bootstrap()
             await ensure_bootstrap_policy(self.server.registry)
             registry = self.server.registry
-            roles = registry.list(CLUSTER_ROLES)["items"]
-            view = registry.get(CLUSTER_ROLES, "view")   # as the aggregation controller fills it
-            await registry.update(CLUSTER_ROLES, {**view, "rules": aggregated_rules(view, roles)})
+            for name in ("view", "edit", "admin"):     # as the aggregation controller fills them
+                roles = registry.list(CLUSTER_ROLES)["items"]
+                current = registry.get(CLUSTER_ROLES, name)
+                await registry.update(CLUSTER_ROLES, {**current, "rules": aggregated_rules(current, roles)})
+            await registry.create("namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                 "metadata": {"name": "team"}})
+            await registry.create("rbac.authorization.k8s.io/rolebindings", {
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": "teamadmin", "namespace": "team"},
+                "roleRef": {"kind": "ClusterRole", "name": "admin"},
+                "subjects": [{"kind": "User", "name": "teamadmin"}]})
             await registry.create("rbac.authorization.k8s.io/rolebindings", {
                 "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
                 "metadata": {"name": "viewer", "namespace": "default"},
@@ -281,6 +290,56 @@ def test_reviews_are_only_created(cluster):
     assert (code, status["reason"]) == (404, "NotFound")
     code, status = cluster.json("admin", "DELETE", SSAR)
     assert code == 405
+
+
+# ---- escalation (pkg/registry/rbac/*/policybased) ---------------------------------------------
+
+ROLES = "/apis/rbac.authorization.k8s.io/v1/namespaces/team/roles"
+BINDINGS = "/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings"
+
+
+def _role(name, *rules):
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name},
+            "rules": list(rules)}
+
+
+def test_a_role_may_grant_only_what_its_writer_holds(cluster):
+    code, _ = cluster.json("teamadmin", "POST", ROLES, _role(
+        "readers", {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]}))
+    assert code == 201
+    code, status = cluster.json("teamadmin", "POST", ROLES, _role(
+        "nodes", {"verbs": ["delete", "get"], "apiGroups": [""], "resources": ["nodes", "pods"]}))
+    assert (code, status["reason"]) == (403, "Forbidden")
+    assert status["message"] == (
+        'roles.rbac.authorization.k8s.io "nodes" is forbidden: user "teamadmin" '
+        '(groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n'
+        '{APIGroups:[""], Resources:["nodes"], Verbs:["delete" "get"]}')
+    assert status["details"] == {"name": "nodes", "group": "rbac.authorization.k8s.io", "kind": "roles"}
+    # ... also through a patch of an existing role
+    code, status = cluster.json("teamadmin", "PATCH", ROLES + "/readers",
+                                {"rules": [{"verbs": ["*"], "apiGroups": [""], "resources": ["secrets"]}]},
+                                headers={"Content-Type": "application/merge-patch+json"})
+    assert code == 403 and "is attempting to grant RBAC permissions not currently held" in status["message"]
+
+
+def test_a_binding_may_grant_only_what_its_writer_holds(cluster):
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": "viewers"}, "roleRef": {"kind": "ClusterRole", "name": "view"},
+               "subjects": [{"kind": "Group", "name": "devs"}]}
+    assert cluster.json("teamadmin", "POST", BINDINGS, binding)[0] == 201
+    code, status = cluster.json("teamadmin", "POST", BINDINGS, {
+        **binding, "metadata": {"name": "root"}, "roleRef": {"kind": "ClusterRole", "name": "cluster-admin"}})
+    assert code == 403 and status["message"].endswith(
+        'not currently held:\n{APIGroups:["*"], Resources:["*"], Verbs:["*"]}\n'
+        '{NonResourceURLs:["*"], Verbs:["*"]}')
+    code, status = cluster.json("teamadmin", "POST", BINDINGS, {
+        **binding, "metadata": {"name": "ghost"}, "roleRef": {"kind": "Role", "name": "missing"}})
+    assert (code, status["message"]) == (403, 'rolebindings.rbac.authorization.k8s.io "ghost" is forbidden: '
+                                               'role.rbac.authorization.k8s.io "missing" not found')
+    # system:masters may grant anything
+    assert cluster.json("admin", "POST", BINDINGS, {
+        **binding, "metadata": {"name": "root"}, "roleRef": {"kind": "ClusterRole", "name": "cluster-admin"}}
+    )[0] == 201
 
 
 # ---- impersonation --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from kvert.api.errors import ApiError
+from kvert.api.errors import ApiError, Forbidden
 from kvert.api.fields import FieldSelector
 from kvert.api.names import path_segment_problems
 from kvert.api.selectors import SelectorError
@@ -122,7 +122,9 @@ def forbidden(attrs: Attributes, reason: str) -> ApiError:
         text = f"{qualified} is forbidden: {message}"
     details = {key: value for key, value in (("name", attrs.name), ("group", group),
                                              ("kind", resource)) if value}
-    return ApiError(text, 403, "Forbidden", details)
+    err = Forbidden(text)
+    err.details = details
+    return err
 
 
 def _forbidden_message(attrs: Attributes) -> str:
