@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvert.auth import Attributes, Decision
+from kvert.auth.escalation import compact, uncovered
 from kvert.auth.rbac import Binding, Policy, RbacAuthorizer, StorePolicy, Subject
 from kvert.auth.rules import PolicyRule, rule, rule_allows
 from kvert.auth.user import User
@@ -331,3 +332,35 @@ def test_store_policy_follows_writes_without_relisting():
 
     asyncio.run(main())
     store.close()
+
+
+# ---- Covers (component-helpers/auth/rbac/validation/policy_comparator_test.go) ---------------
+
+def r(verbs, groups=(), resources=(), names=(), urls=()):
+    return PolicyRule(tuple(verbs), tuple(groups), tuple(resources), tuple(names), tuple(urls))
+
+
+@pytest.mark.parametrize("owner,servant,covered", [
+    ([r(["get"], [""], ["builds"])], [r(["get"], [""], ["builds"])], True),                 # exact match
+    ([r(["get"], [""], ["builds"])], [r(["get", "delete"], [""], ["builds"])], False),
+    ([r(["*"], [""], ["*/scale"])], [r(["get"], [""], ["deployments/scale"])], True),       # subresource wildcard
+    ([r(["*"], [""], ["*/scale"])], [r(["get"], [""], ["deployments"])], False),
+    ([r(["*"], ["*"], ["*"])], [r(["delete"], ["apps"], ["deployments"], ["web"])], True),
+    ([r(["get"], [""], ["builds"], ["foo"])], [r(["get"], [""], ["builds"], ["foo"])], True),  # names
+    ([r(["get"], [""], ["builds"], ["foo"])], [r(["get"], [""], ["builds"])], False),
+    ([r(["get"], [""], ["builds"]), r(["delete"], [""], ["builds"])],
+     [r(["get", "delete"], [""], ["builds"])], True),                                        # several owners
+    ([r(["get"], urls=["/apis/*"])], [r(["get"], urls=["/apis/v1", "/apis"])], False),     # URL prefix
+    ([r(["get"], urls=["/apis*"])], [r(["get"], urls=["/apis/v1", "/apis"])], True),
+    ([r(["*"], urls=["*"])], [r(["get"], urls=["/healthz"])], True),
+])
+def test_covers(owner, servant, covered):
+    assert (not uncovered(owner, servant)) is covered
+
+
+def test_missing_rules_are_compacted_per_resource():
+    # CompactRules in pkg/registry/rbac/validation/policy_compact.go
+    missing = uncovered([], [r(["get", "list"], [""], ["pods", "nodes"])])
+    assert sorted(x.compact_string() for x in compact(missing)) == [
+        '{APIGroups:[""], Resources:["nodes"], Verbs:["get" "list"]}',
+        '{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}']
