@@ -1,7 +1,10 @@
 """API server throughput over HTTPS: get, list (1k and 10k pods), create, patch, and watch
 fan-out latency to 100 watchers, per store backend. Prints figures; asserts nothing.
 
-usage: python benchmarks/apiserver_bench.py [--backend sqlite|etcd|memory|all] [--seconds S]
+usage: python benchmarks/apiserver_bench.py [--backend sqlite|etcd|memory|all] [--authorization]
+
+``--authorization``: the Node,RBAC authorizer on, requests made by a user bound to
+``edit`` in the namespace (so RBAC evaluates each request, unlike for system:masters).
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from pathlib import Path
 from aiohttp import ClientSession, TCPConnector
 
 from kvert.apiserver.admission import default_chain
+from kvert.auth import default_authorizer
+from kvert.auth.policy import ensure_bootstrap_policy
 from kvert.auth.tokens import ADMIN, TokenAuthenticator
+from kvert.auth.user import AUTHENTICATED, User
 from kvert.apiserver.certs import ensure_pki
 from kvert.apiserver.server import ApiServer
 from kvert.clock import WallClock
@@ -48,15 +54,32 @@ async def rate(label: str, n: int, make_request, unit: str = "req/s") -> None:
     print(f"  {label:<34} {n / elapsed:10.0f} {unit}")
 
 
-async def bench(url_store: str, tmp: Path) -> None:
+async def bench(url_store: str, tmp: Path, authorization: bool = False) -> None:
     clock = WallClock()
     store = open_store(url_store, clock=clock)
     tokens = TokenAuthenticator.load_or_create(tmp / "tokens.csv")
+    tokens._users["bench-user-token"] = User("bench-user", "bench-user", (AUTHENTICATED,))
     pki = ensure_pki(tmp / "pki", datetime.datetime.fromtimestamp(clock.now(), datetime.timezone.utc))
-    server = ApiServer(store, clock, authenticator=tokens, admission=default_chain(store, clock))
+    server = ApiServer(store, clock, authenticator=tokens, admission=default_chain(store, clock),
+                       authorizer=default_authorizer(store) if authorization else None)
     await server.bootstrap()
+    token = tokens.token_for(ADMIN)
+    if authorization:
+        await ensure_bootstrap_policy(server.registry)
+        # edit, as the aggregation controller would have filled it
+        edit = server.registry.get("rbac.authorization.k8s.io/clusterroles", "system:aggregate-to-edit")
+        view = server.registry.get("rbac.authorization.k8s.io/clusterroles", "system:aggregate-to-view")
+        await server.registry.create("rbac.authorization.k8s.io/clusterroles", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "bench-edit"}, "rules": edit["rules"] + view["rules"]})
+        await server.registry.create("rbac.authorization.k8s.io/rolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "bench", "namespace": "default"},
+            "roleRef": {"kind": "ClusterRole", "name": "bench-edit"},
+            "subjects": [{"kind": "User", "name": "bench-user"}]})
+        token = "bench-user-token"
     base = await server.start("127.0.0.1", 0, pki.server_context())
-    headers = {"Authorization": f"Bearer {tokens.token_for(ADMIN)}", "Content-Type": "application/json"}
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     ns = f"{base}/api/v1/namespaces/default/pods"
     async with ClientSession(connector=TCPConnector(ssl=pki.client_context(), limit=200),
                              headers=headers) as http:
@@ -128,6 +151,8 @@ async def bench(url_store: str, tmp: Path) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", default="all", choices=["memory", "sqlite", "etcd", "all"])
+    parser.add_argument("--authorization", action="store_true",
+                        help="authorize every request with Node,RBAC as an RBAC-bound user")
     args = parser.parse_args(argv)
     backends = ["memory", "sqlite", "etcd"] if args.backend == "all" else [args.backend]
     for backend in backends:
@@ -143,7 +168,7 @@ def main(argv: list[str]) -> int:
                 etcd, url = None, "memory" if backend == "memory" else f"sqlite:{tmp_path / 'kvert.db'}"
             print(f"{backend}:")
             try:
-                asyncio.run(bench(url, tmp_path))
+                asyncio.run(bench(url, tmp_path, args.authorization))
             finally:
                 if etcd is not None:
                     etcd.stop()

@@ -356,6 +356,18 @@ def default_resource_claim_template(obj: dict) -> None:
     _default_device_claim(_dict(_dict(obj, "spec"), "spec"))
 
 
+def default_rbac_binding(obj: dict) -> None:
+    """``SetDefaults_RoleBinding``/``ClusterRoleBinding`` and ``SetDefaults_Subject``:
+    the role and User/Group subjects belong to rbac.authorization.k8s.io."""
+    ref = _dict(obj, "roleRef")
+    if ref is not None and not ref.get("apiGroup"):
+        ref["apiGroup"] = "rbac.authorization.k8s.io"
+    for subject in _list(obj, "subjects"):
+        if isinstance(subject, dict) and not subject.get("apiGroup") \
+                and subject.get("kind") in ("User", "Group"):
+            subject["apiGroup"] = "rbac.authorization.k8s.io"
+
+
 _BY_KIND = {
     ("v1", "Pod"): default_pod,
     ("v1", "Namespace"): default_namespace,
@@ -369,6 +381,8 @@ _BY_KIND = {
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): default_vpa,
     ("resource.k8s.io/v1", "ResourceClaim"): default_resource_claim,
     ("resource.k8s.io/v1", "ResourceClaimTemplate"): default_resource_claim_template,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): default_rbac_binding,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): default_rbac_binding,
 }
 
 

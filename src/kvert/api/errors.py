@@ -81,13 +81,13 @@ class ApiError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
         details = dict(self.details)
         if self.causes:
             details["causes"] = [c.to_dict() for c in self.causes]
         if details:
             status["details"] = details
+        status["code"] = self.code   # after details, in metav1.Status field order
         return status
 
     @classmethod

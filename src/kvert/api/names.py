@@ -227,3 +227,10 @@ def name_is_dns_label(name: str, prefix: bool = False) -> list[str]:
 
 def name_is_dns1035_label(name: str, prefix: bool = False) -> list[str]:
     return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def path_segment_problems(name: str) -> list[str]:
+    """``path.IsValidPathSegmentName``: a name usable as one URL path segment (RBAC names)."""
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]

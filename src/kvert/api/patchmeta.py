@@ -395,6 +395,14 @@ _TYPES.update({
         "metadata": (None, "ObjectMeta"),
         "webhooks": (_merge_map("name"), "Webhook"),
     },
+    # RBAC: every list is atomic (+listType=atomic), no merge keys
+    "Role": {"metadata": (None, "ObjectMeta"), "rules": (ATOMIC, None)},
+    "ClusterRole": {"metadata": (None, "ObjectMeta"), "rules": (ATOMIC, None),
+                    "aggregationRule": (None, "AggregationRule")},
+    "AggregationRule": {"clusterRoleSelectors": (ATOMIC, None)},
+    "RoleBinding": {"metadata": (None, "ObjectMeta"), "subjects": (ATOMIC, None)},
+    # The review kinds are only created, never patched: their metadata is all there is to know.
+    "Review": {"metadata": (None, "ObjectMeta")},
     # Custom resources: only the standard object metadata is known.
     "CustomResource": {"metadata": (None, "ObjectMeta")},
 })
@@ -427,6 +435,16 @@ _ROOTS: dict[tuple[str, str], str] = {
     ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"): "WebhookConfiguration",
     ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
         "WebhookConfiguration",
+    ("rbac.authorization.k8s.io/v1", "Role"): "Role",
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "ClusterRole",
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "Review",
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): "Review",
+    ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): "Review",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "Review",
+    ("authentication.k8s.io/v1", "TokenReview"): "Review",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "Review",
 }
 
 

@@ -31,6 +31,7 @@ class RequestInfo:
     name: str = ""
     subresource: str = ""
     legacy_watch: bool = False   # the deprecated /watch/ path prefix
+    beyond: str = ""             # parts past the subresource (a proxied path)
 
     @property
     def key(self) -> str:
@@ -39,6 +40,17 @@ class RequestInfo:
 
 
 def parse(path: str) -> RequestInfo:
+    """The RequestInfo of a path the REST handlers serve; NotFound for a resource path
+    that names nothing (no resource, or parts past the subresource)."""
+    info = resolve(path)
+    if info.is_resource and (not info.resource or info.beyond):
+        raise NotFound(path, "", "the server could not find the requested resource")
+    return info
+
+
+def resolve(path: str) -> RequestInfo:
+    """``RequestInfoFactory.NewRequestInfo``'s reading of a path, which never fails: parts
+    past the subresource (a node proxy's path) are kept in ``beyond``."""
     parts = [p for p in path.split("/") if p]
     if not parts or parts[0] not in ("api", "apis"):
         return RequestInfo(False, path)
@@ -62,13 +74,11 @@ def parse(path: str) -> RequestInfo:
             rest = rest[2:]
         else:
             info.namespace = ""
-    if not rest:
-        raise NotFound(path, "", "the server could not find the requested resource")
-    info.resource = rest[0]
+    if rest:
+        info.resource = rest[0]
     if len(rest) > 1:
         info.name = rest[1]
     if len(rest) > 2:
         info.subresource = rest[2]
-    if len(rest) > 3:
-        raise NotFound(path, "", "the server could not find the requested resource")
+    info.beyond = "/".join(rest[3:])
     return info

@@ -16,12 +16,14 @@ from aiohttp import web
 from kvert.api import kinds
 from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound
 from kvert.api.kinds import ResourceType
-from kvert.apiserver import negotiation
+from kvert.apiserver import negotiation, reviews
 from kvert.apiserver.requestinfo import USER
 from kvert.apiserver.openapi import unknown_fields
 from kvert.apiserver.tables import to_table
+from kvert.auth import escalation
 from kvert.apiserver.requestinfo import RequestInfo
 from kvert.registry import patch as patches
+from kvert.api.meta import deep_copy
 from kvert.registry.apply import manager_from_user_agent
 
 if TYPE_CHECKING:
@@ -61,6 +63,8 @@ def dry_run_of(request: web.Request, body: dict | None = None) -> bool:
 
 async def handle(server: "ApiServer", request: web.Request, info: RequestInfo) -> web.StreamResponse:
     rt = resource_type(info)
+    if rt.verbs == kinds.CREATE_ONLY:   # the review kinds: answered, never stored
+        return await reviews.handle(server, request, rt, info)
     method = request.method
     if info.legacy_watch or (method == "GET" and not info.name
                              and request.query.get("watch", "").lower() in _TRUE):
@@ -144,6 +148,29 @@ def _user(request: web.Request) -> str:
     return user.name if user is not None else ""
 
 
+async def _check_escalation(server, request: web.Request, info: RequestInfo, obj: Any = None,
+                            dry_run=None) -> None:
+    """RBAC writes may not grant more than the writer holds (``kvert.auth.escalation``).
+    ``obj`` is the object to be stored, or ``dry_run()`` produces it (a patch, an apply)."""
+    user = request.get(USER)
+    if (server.authorizer is None or user is None or info.group != escalation.GROUP
+            or info.subresource or info.resource not in escalation.WRITABLE):
+        return
+    if obj is None:
+        obj = await dry_run()
+    if not isinstance(obj, dict):
+        return
+    old = None
+    if info.name:
+        try:
+            old = server.registry.get(info.key, info.name, info.namespace)
+        except NotFound:
+            pass
+    if old is not None and escalation.only_gc_fields(obj, old):
+        return
+    escalation.check_write(server.authorizer, user, info.resource, info.namespace, info.name, obj)
+
+
 _FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
 
@@ -177,6 +204,7 @@ async def _create(server, request, rt, info):
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     _check_fields(request, rt, body)
+    await _check_escalation(server, request, info, body)
     created = await server.registry.create(info.key, body, namespace=info.namespace or None,
                                            dry_run=dry_run_of(request), user=_user(request),
                                            field_manager=_manager(request))
@@ -190,6 +218,7 @@ async def _update(server, request, rt, info):
     _check_identity(body, info)
     if info.subresource != "scale":
         _check_fields(request, rt, body)
+    await _check_escalation(server, request, info, body)
     dry_run = dry_run_of(request)
     if info.subresource == "scale":
         return json_response(await server.registry.update_scale(
@@ -229,6 +258,13 @@ async def _patch(server, request, rt, info):
         manager = request.query.get("fieldManager", "")
         if not manager:
             raise BadRequest("PATCH, application/apply-patch+yaml requires fieldManager to be set")
+
+        async def applied():
+            return (await server.registry.apply(
+                info.key, info.name, deep_copy(body), namespace=info.namespace, manager=manager,
+                force=request.query.get("force", "").lower() in _TRUE, dry_run=True,
+                user=_user(request)))[0]
+        await _check_escalation(server, request, info, dry_run=applied)
         obj, created = await server.registry.apply(
             info.key, info.name, body, namespace=info.namespace, manager=manager,
             force=request.query.get("force", "").lower() in _TRUE, subresource=info.subresource,
@@ -239,6 +275,10 @@ async def _patch(server, request, rt, info):
         scale = patches.apply_patch(current, body, content_type)
         return json_response(await server.registry.update_scale(
             info.key, info.name, scale, namespace=info.namespace, dry_run=dry_run, user=_user(request)))
+    async def patched_copy():
+        return await server.registry.patch(info.key, info.name, deep_copy(body), content_type,
+                                           namespace=info.namespace, dry_run=True, user=_user(request))
+    await _check_escalation(server, request, info, dry_run=patched_copy)
     patched = await server.registry.patch(info.key, info.name, body, content_type,
                                           namespace=info.namespace, subresource=info.subresource,
                                           dry_run=dry_run, user=_user(request),

@@ -1,9 +1,16 @@
 """The API server: the Kubernetes REST API over HTTPS, from a store, through the registry.
 
-One aiohttp application. Every request is authenticated (bearer tokens), routed to
-discovery / OpenAPI / health, or to a resource handler, and every failure leaves as a
-Kubernetes ``Status``: an unexpected exception is a 500 Status, never a dropped
-connection.
+One aiohttp application. Every request is authenticated (bearer tokens), may impersonate
+another user (``kvert.apiserver.impersonation``), is authorized (when the server has an
+authorizer: ``kvert.apiserver.authorization``), routed to discovery / OpenAPI / health, or
+to a resource handler, and every failure leaves as a Kubernetes ``Status``: an unexpected
+exception is a 500 Status, never a dropped connection.
+
+Authorization is on when ``ApiServer(..., authorizer=...)`` is given an authorizer, e.g.
+``kvert.auth.default_authorizer(store)`` (kube-apiserver's ``--authorization-mode=Node,RBAC``
+with ``system:masters`` always allowed); with ``authorizer=None`` every authenticated
+request is allowed, as before RBAC existed. The health and version paths are answered to
+anyone, as kube-apiserver's ``system:public-info-viewer`` role lets unauthenticated users.
 """
 
 from __future__ import annotations
@@ -19,8 +26,11 @@ import kvert
 from kvert.api import kinds
 from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, NotFound, Unauthorized
 from kvert.apiserver import discovery, metrics, negotiation, openapi, recommendation_query, rest
+from kvert.apiserver.authorization import forbidden, request_attributes
+from kvert.apiserver.impersonation import impersonated
 from kvert.apiserver.admission import bootstrap, recalculate_quota_usage
 from kvert.apiserver.requestinfo import USER
+from kvert.auth.attributes import Decision
 from kvert.auth.tokens import TokenAuthenticator
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.requestinfo import parse
@@ -40,10 +50,14 @@ class ApiServer:
     def __init__(self, store: Any, clock: Clock, *, authenticator: TokenAuthenticator | None,
                  admission: AdmissionChain | None = None, seed: int | None = None,
                  metrics_provider: NodeMetricsProvider | None = None,
-                 token_requests: TokenRequests | None = None):
+                 token_requests: TokenRequests | None = None, authorizer: Any = None):
         self.store = store
         self.clock = clock
         self.authenticator = authenticator
+        # kvert.auth's authorize(attrs) -> (Decision, reason), or None: everything allowed
+        self.authorizer = authorizer
+        # the audiences a TokenReview without its own checks tokens against (--api-audiences)
+        self.api_audiences: tuple[str, ...] = ("https://kubernetes.default.svc.cluster.local",)
         self.registry = Registry(store, clock, admission, seed=seed, token_requests=token_requests)
         self.watches = WatchHub(self)
         self.address = ""
@@ -60,7 +74,7 @@ class ApiServer:
 
     def make_app(self) -> web.Application:
         app = web.Application(middlewares=[self.request_metrics.middleware, self._errors,
-                                           self._authenticate],
+                                           self._authenticate, self._authorize],
                               client_max_size=negotiation.MAX_BODY_BYTES + 1)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         return app
@@ -93,6 +107,9 @@ class ApiServer:
             except (asyncio.CancelledError, Exception):
                 pass
         self._tasks.clear()
+        stop_authorizer = getattr(self.authorizer, "stop", None)
+        if stop_authorizer is not None:
+            stop_authorizer()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -155,6 +172,20 @@ class ApiServer:
             if user is None:
                 raise Unauthorized()
             request[USER] = user
+        return await handler(request)
+
+    @web.middleware
+    async def _authorize(self, request: web.Request, handler) -> web.StreamResponse:
+        user = request.get(USER)
+        if user is not None:
+            acting = impersonated(request, user, self.authorizer)
+            if acting is not None:
+                request[USER] = user = acting
+            if self.authorizer is not None:
+                attrs = request_attributes(request, user)
+                decision, reason = self.authorizer.authorize(attrs)
+                if decision is not Decision.ALLOW:
+                    raise forbidden(attrs, reason)
         return await handler(request)
 
     # ---- routing ---------------------------------------------------------------

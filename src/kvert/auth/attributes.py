@@ -26,3 +26,4 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     path: str = ""              # for non-resource requests (/api, /healthz, ...)
+    field_selector: str = ""    # of a list/watch/deletecollection, as the request sent it

@@ -4,7 +4,8 @@
 writes a core/v1 Event about ``obj``. A repeat of the same (object, type, reason, message)
 within the series window bumps ``count`` and ``lastTimestamp`` of the existing Event
 instead of writing a new one, as client-go's event correlator does, so a pod retried every
-few seconds does not flood the store.
+few seconds does not flood the store. As client-go, the recorder keeps the count itself and
+patches the event: it needs only create and patch on events (upstream's events rule).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class EventRecorder:
         self.clock = clock
         self.component = component
         self.host = host
-        self._recent: dict[tuple, tuple[str, str, float]] = {}   # key -> (namespace, name, time)
+        # key -> (namespace, name, time, count)
+        self._recent: dict[tuple, tuple[str, str, float, int]] = {}
         self._sequence = 0
 
     async def record(self, obj: dict, type_: str, reason: str, message: str,
@@ -43,8 +45,9 @@ class EventRecorder:
         try:
             previous = self._recent.get(key)
             if previous is not None and now - previous[2] < SERIES_WINDOW_SECONDS:
-                if await self._bump(previous[0], previous[1], now):
-                    self._recent[key] = (previous[0], previous[1], now)
+                namespace_, name_, _, count = previous
+                if await self._bump(namespace_, name_, count + 1, now):
+                    self._recent[key] = (namespace_, name_, now, count + 1)
                     return
             name = f"{meta.get('name', 'unknown')}.{self._next_suffix(now)}"
             event = {
@@ -64,18 +67,16 @@ class EventRecorder:
                 "action": reason,
             }
             await self.client.create("events", event, namespace=namespace)
-            self._recent[key] = (namespace, name, now)
+            self._recent[key] = (namespace, name, now, 1)
         except ApiError as e:
             log.debug("event %s/%s not recorded: %s", reason, meta.get("name"), e)
 
-    async def _bump(self, namespace: str, name: str, now: float) -> bool:
+    async def _bump(self, namespace: str, name: str, count: int, now: float) -> bool:
         try:
-            event = await self.client.get("events", name, namespace)
+            await self.client.patch("events", name, {"count": count, "lastTimestamp": format_time(now)},
+                                    "merge", namespace=namespace)
         except NotFound:
             return False
-        event["count"] = int(event.get("count", 1)) + 1
-        event["lastTimestamp"] = format_time(now)
-        await self.client.update("events", event)
         return True
 
     def _next_suffix(self, now: float) -> str:

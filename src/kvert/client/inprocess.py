@@ -3,10 +3,17 @@
 Simulation and the components inside ``kvert up`` use it. Every write takes the
 registry's full path (defaulting, admission, validation), so a component behaves the
 same here as against a remote API server.
+
+``user`` names who writes (a name, or a ``kvert.auth.User``). ``authorize``, when given,
+holds the client to the API server's rules: it is called before every request as
+``authorize(user, verb, resource, namespace, name, subresource, field_selector)`` and
+raises the 403 the server would answer (``kvert.auth.request_check(authorizer)`` makes
+one; this layer does not import ``kvert.auth``). Without it, everything is allowed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kvert.api.errors import NotFound
@@ -16,32 +23,50 @@ from kvert.api.meta import deep_copy
 
 
 class InProcessClient:
-    def __init__(self, registry: Registry, user: str = ""):
+    def __init__(self, registry: Registry, user: Any = "",
+                 authorize: Callable[..., None] | None = None):
         self.registry = registry
-        self.user = user
+        self.identity = user
+        self.user: str = getattr(user, "name", user)   # what the registry records
+        self._authorize = authorize
+
+    def _check(self, verb: str, resource: str, namespace: str | None = "", name: str = "",
+               subresource: str = "", field_selector: str = "") -> None:
+        if self._authorize is not None:
+            self._authorize(self.identity, verb, resource, namespace or "", name, subresource,
+                            field_selector)
 
     async def get(self, resource: str, name: str, namespace: str = "") -> dict:
+        self._check("get", resource, namespace, name)
         return self.registry.get(resource, name, namespace)
 
     async def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
                    field_selector: str = "", limit: int = 0, continue_token: str = "",
                    resource_version: str = "") -> dict:
+        self._check("list", resource, namespace, field_selector=field_selector)
         return self.registry.list(resource, namespace=namespace, label_selector=label_selector,
                                   field_selector=field_selector, limit=limit,
                                   continue_token=continue_token, resource_version=resource_version)
 
     async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
                      dry_run: bool = False) -> dict:
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        self._check("create", resource,
+                    namespace or (meta.get("namespace", "") if isinstance(meta, dict) else ""))
         return await self.registry.create(resource, obj, namespace=namespace, dry_run=dry_run,
                                           user=self.user)
 
     async def update(self, resource: str, obj: dict, *, subresource: str = "",
                      dry_run: bool = False) -> dict:
+        meta = (obj.get("metadata") if isinstance(obj, dict) else None) or {}
+        self._check("update", resource, meta.get("namespace", ""), meta.get("name", ""),
+                    subresource)
         return await self.registry.update(resource, obj, subresource=subresource, dry_run=dry_run,
                                           user=self.user)
 
     async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
                     namespace: str = "", subresource: str = "", dry_run: bool = False) -> dict:
+        self._check("patch", resource, namespace, name, subresource)
         return await self.registry.patch(resource, name, deep_copy(patch), patch_type,
                                          namespace=namespace, subresource=subresource,
                                          dry_run=dry_run, user=self.user)
@@ -49,6 +74,7 @@ class InProcessClient:
     async def delete(self, resource: str, name: str, *, namespace: str = "",
                      grace_period_seconds: int | None = None, preconditions: dict | None = None,
                      dry_run: bool = False, propagation_policy: str | None = None) -> dict:
+        self._check("delete", resource, namespace, name)
         return await self.registry.delete(resource, name, namespace=namespace,
                                           grace_period_seconds=grace_period_seconds,
                                           preconditions=preconditions, dry_run=dry_run,
@@ -57,6 +83,7 @@ class InProcessClient:
     async def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
                     field_selector: str = "", resource_version: str = "",
                     send_initial_events: bool = False, allow_bookmarks: bool = False) -> Any:
+        self._check("watch", resource, namespace, field_selector=field_selector)
         return self.registry.watch(resource, namespace=namespace, label_selector=label_selector,
                                    field_selector=field_selector, resource_version=resource_version,
                                    send_initial_events=send_initial_events,
@@ -67,11 +94,13 @@ class InProcessClient:
 
     async def bind(self, namespace: str, pod_name: str, node_name: str,
                    annotations: dict[str, str] | None = None) -> dict:
+        self._check("create", "pods", namespace, pod_name, "binding")
         return await self.registry.bind(namespace, pod_name,
                                         binding_body(namespace, pod_name, node_name, annotations))
 
     async def evict(self, namespace: str, pod_name: str, *,
                     grace_period_seconds: int | None = None) -> dict:
+        self._check("create", "pods", namespace, pod_name, "eviction")
         return await self.registry.evict(namespace, pod_name,
                                          eviction_body(namespace, pod_name, grace_period_seconds))
 

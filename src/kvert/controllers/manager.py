@@ -1,9 +1,9 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
 ``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, disruption,
-ResourceClaim, namespace, pod GC, node lifecycle, taint eviction and ServiceAccount
-controllers and the garbage collector (which also collects ResourceClaims owned by
-deleted pods) over one
+ResourceClaim, namespace, pod GC, node lifecycle, taint eviction, ServiceAccount and
+ClusterRole aggregation controllers and the garbage collector (which also collects
+ResourceClaims owned by deleted pods) over one
 ``InformerFactory`` (one list+watch per resource, as kube-controller-manager's shared
 informers). ``await manager.run()`` starts
 the informers, waits until they have listed the store, and runs the controllers until
@@ -23,6 +23,7 @@ from typing import Any
 
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory
+from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
@@ -38,7 +39,8 @@ from kvert.controllers.tainteviction import TaintEvictionController
 log = logging.getLogger(__name__)
 
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
-                   "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount")
+                   "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
+                   "clusterrole-aggregation")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -58,6 +60,7 @@ _FACTORIES = {
     "tainteviction": TaintEvictionController,
     "serviceaccount": ServiceAccountsController,
     "root-ca-cert-publisher": RootCACertPublisher,
+    "clusterrole-aggregation": ClusterRoleAggregationController,
 }
 
 

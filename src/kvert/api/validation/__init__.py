@@ -18,7 +18,7 @@ modified, and undefaulted objects validate the same as defaulted ones.
 
 Messages, reasons and field paths follow Kubernetes (``pkg/apis/core/validation``,
 ``apimachinery/pkg/api/validation``, ``pkg/apis/{apps,policy,scheduling,node,coordination,resource}``,
-the VPA CRD and the VPA admission controller), e.g. ``spec.containers[0].resources.requests:
+``pkg/apis/rbac``, the VPA CRD and the VPA admission controller), e.g. ``spec.containers[0].resources.requests:
 Invalid value: "2": must be less than or equal to cpu limit of 1`` or ``spec: Forbidden: pod
 updates may not change fields other than `spec.containers[*].image`,...``.
 
@@ -56,7 +56,7 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import crd, dra, misc, node, pod, policy, resize, secrets, vpa, workload, workloads
+from . import crd, dra, misc, node, pod, policy, rbac, resize, secrets, vpa, workload, workloads
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -92,6 +92,10 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd,
+    ("rbac.authorization.k8s.io/v1", "Role"): rbac.validate_role,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): rbac.validate_cluster_role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): rbac.validate_role_binding,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): rbac.validate_cluster_role_binding,
 }
 
 _UPDATE: dict[tuple[str, str], Update] = {
@@ -115,6 +119,10 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_update,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint_update,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd_update,
+    ("rbac.authorization.k8s.io/v1", "Role"): rbac.validate_role_update,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): rbac.validate_cluster_role_update,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): rbac.validate_role_binding_update,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): rbac.validate_cluster_role_binding_update,
 }
 
 _STATUS: dict[tuple[str, str], Update] = {

@@ -34,6 +34,8 @@ PACKAGES = {
     "scheduling.v1": "io.k8s.api.scheduling.v1",
     "node.v1": "io.k8s.api.node.v1",
     "coordination.v1": "io.k8s.api.coordination.v1",
+    "rbac.v1": "io.k8s.api.rbac.v1",
+    "authorization.v1": "io.k8s.api.authorization.v1",
     "events.v1": "io.k8s.api.events.v1",
     "autoscaling.v1": "io.k8s.api.autoscaling.v1",
     "scheduling.v1alpha1": "io.k8s.api.scheduling.v1alpha1",
@@ -1439,6 +1441,179 @@ leaseTransitions      int32      Number of times the holder changed.
 strategy              str        Strategy for picking leaders in coordinated leader election.
 preferredHolder       str        Holder the strategy prefers.
 
+@rbac.v1.Role kind
+A Role is a namespaced set of policy rules, granted by a RoleBinding.
+rules  [PolicyRule]  The rules of this role.
+
+@rbac.v1.ClusterRole kind
+A ClusterRole is a cluster-wide set of policy rules, granted by a RoleBinding (in its namespace) or a ClusterRoleBinding (everywhere).
+rules            [PolicyRule]     The rules of this role.
+aggregationRule  AggregationRule  When set, the rules are computed by the controller manager from the ClusterRoles its selectors match, and direct changes to rules are overwritten.
+
+@rbac.v1.AggregationRule
+How an aggregated ClusterRole finds the ClusterRoles whose rules it unites.
+clusterRoleSelectors  [meta.v1.LabelSelector]  ClusterRoles matching any of these selectors are aggregated.
+
+@rbac.v1.PolicyRule
+Actions on resources or non-resource URLs a rule allows.
+verbs!           [str]  Verbs the rule allows; "*" is every verb.
+apiGroups        [str]  API groups of the resources; "" is the core group, "*" every group.
+resources        [str]  Resources the rule applies to; "*" is every resource, "res/sub" a subresource, "*/sub" that subresource of every resource.
+resourceNames    [str]  Names the rule is limited to; empty means every object.
+nonResourceURLs  [str]  Partial URLs a user may access, a final "*" matching every suffix; only in ClusterRoles, and not with resources.
+
+@rbac.v1.RoleBinding kind
+A RoleBinding grants the rules of a Role or ClusterRole to subjects, in the binding's namespace.
+subjects  [Subject]  The users, groups and service accounts granted the role.
+roleRef!  RoleRef    The Role (of this namespace) or ClusterRole granted. Cannot be updated.
+
+@rbac.v1.ClusterRoleBinding kind
+A ClusterRoleBinding grants the rules of a ClusterRole to subjects in every namespace.
+subjects  [Subject]  The users, groups and service accounts granted the role.
+roleRef!  RoleRef    The ClusterRole granted. Cannot be updated.
+
+@rbac.v1.Subject
+A user, group or service account a binding names.
+kind!      str  User, Group or ServiceAccount.
+apiGroup   str  "" for ServiceAccount, "rbac.authorization.k8s.io" for User and Group.
+name!      str  Name of the subject.
+namespace  str  Namespace of a ServiceAccount subject; must be empty for users and groups.
+
+@rbac.v1.RoleRef
+The role a binding grants.
+apiGroup!  str  Group of the role: rbac.authorization.k8s.io.
+kind!      str  Role or ClusterRole.
+name!      str  Name of the role.
+
+@authorization.v1.SelfSubjectAccessReview kind
+Asks whether the current user may perform an action; answered by the server, never stored.
+spec!   SelfSubjectAccessReviewSpec  The action to check.
+status  SubjectAccessReviewStatus    The answer, set by the server.
+
+@authorization.v1.SelfSubjectAccessReviewSpec
+The action to check: exactly one of resourceAttributes and nonResourceAttributes.
+resourceAttributes     ResourceAttributes     A request on a resource.
+nonResourceAttributes  NonResourceAttributes  A request on a non-resource path.
+
+@authorization.v1.SubjectAccessReview kind
+Asks whether a user or group may perform an action; answered by the server, never stored.
+spec!   SubjectAccessReviewSpec    The subject and the action to check.
+status  SubjectAccessReviewStatus  The answer, set by the server.
+
+@authorization.v1.LocalSubjectAccessReview kind
+A SubjectAccessReview limited to one namespace, so it can be granted per namespace.
+spec!   SubjectAccessReviewSpec    The subject and the action to check; the namespace must be the review's.
+status  SubjectAccessReviewStatus  The answer, set by the server.
+
+@authorization.v1.SubjectAccessReviewSpec
+The subject and the action to check: exactly one of resourceAttributes and nonResourceAttributes, and a user or groups.
+resourceAttributes     ResourceAttributes     A request on a resource.
+nonResourceAttributes  NonResourceAttributes  A request on a non-resource path.
+user                   str                    The user to check.
+groups                 [str]                  The groups to check.
+extra                  {[str]}                Extra information about the user, as an authenticator gives it.
+uid                    str                    The UID of the user.
+
+@authorization.v1.ResourceAttributes
+A request on a resource, as the authorizer sees it.
+namespace      str                      Namespace of the request; empty means every namespace (or a cluster-scoped resource).
+verb           str                      Verb: get, list, watch, create, update, patch, delete, deletecollection, ...; "*" means all.
+group          str                      API group of the resource; "*" means all.
+version        str                      API version of the resource; "*" means all.
+resource       str                      The resource; "*" means all.
+subresource    str                      The subresource; empty means none.
+name           str                      Name of the object; empty means all.
+fieldSelector  FieldSelectorAttributes  A field selector the request is limited by.
+labelSelector  LabelSelectorAttributes  A label selector the request is limited by.
+
+@authorization.v1.FieldSelectorAttributes
+A field selector limiting a request.
+rawSelector   str                         The selector as a query parameter would carry it.
+requirements  [FieldSelectorRequirement]  The parsed selector.
+
+@authorization.v1.FieldSelectorRequirement
+One requirement of a field selector.
+key!       str    Field the requirement applies to.
+operator!  str    In, NotIn, Exists or DoesNotExist.
+values     [str]  Values for In and NotIn.
+
+@authorization.v1.LabelSelectorAttributes
+A label selector limiting a request.
+rawSelector   str                                 The selector as a query parameter would carry it.
+requirements  [meta.v1.LabelSelectorRequirement]  The parsed selector.
+
+@authorization.v1.NonResourceAttributes
+A request on a non-resource path.
+path  str  URL path of the request.
+verb  str  Lower-cased HTTP method.
+
+@authorization.v1.SubjectAccessReviewStatus
+The answer to an access review.
+allowed!         bool  Whether the action would be allowed.
+denied           bool  Whether the action would be denied; allowed and denied both false means no authorizer had an opinion.
+reason           str   Why the action would be allowed or denied.
+evaluationError  str   An error met while checking; the answer may still be right.
+
+@authorization.v1.SelfSubjectRulesReview kind
+Lists what the current user may do in a namespace; answered by the server, never stored.
+spec!   SelfSubjectRulesReviewSpec  The namespace to list.
+status  SubjectRulesReviewStatus    The rules, set by the server.
+
+@authorization.v1.SelfSubjectRulesReviewSpec
+The namespace whose rules to list.
+namespace  str  Namespace to list the rules of.
+
+@authorization.v1.SubjectRulesReviewStatus
+The rules of a user in a namespace; possibly incomplete when an authorizer cannot list its rules.
+resourceRules!     [ResourceRule]     Actions allowed on resources.
+nonResourceRules!  [NonResourceRule]  Actions allowed on non-resource URLs.
+incomplete!        bool               True when the list may be missing rules.
+evaluationError    str                An error met while listing.
+
+@authorization.v1.ResourceRule
+Actions allowed on resources.
+verbs!         [str]  Allowed verbs; "*" means all.
+apiGroups      [str]  API groups; "*" means all.
+resources      [str]  Resources; "*" means all, "*/sub" that subresource of every resource.
+resourceNames  [str]  Names the rule is limited to; empty means all.
+
+@authorization.v1.NonResourceRule
+Actions allowed on non-resource URLs.
+verbs!           [str]  Allowed verbs; "*" means all.
+nonResourceURLs  [str]  Partial URLs; a final "*" matches every suffix.
+
+@authentication.v1.TokenReview kind
+Asks the server who a bearer token authenticates; answered by the server, never stored.
+spec!   TokenReviewSpec    The token.
+status  TokenReviewStatus  The answer, set by the server.
+
+@authentication.v1.TokenReviewSpec
+The token to review.
+token      str    The opaque bearer token.
+audiences  [str]  Audiences the token must be valid for; empty means the API server's.
+
+@authentication.v1.TokenReviewStatus
+Who a token authenticates.
+authenticated  bool      Whether the token is valid.
+user           UserInfo  The user the token authenticates.
+audiences      [str]     Audiences the token is valid for, of those asked.
+error          str       Why the token could not be checked.
+
+@authentication.v1.UserInfo
+An authenticated user.
+username  str      The user's name.
+uid       str      A unique value identifying the user over time.
+groups    [str]    Groups the user belongs to.
+extra     {[str]}  Extra information the authenticator gives.
+
+@authentication.v1.SelfSubjectReview kind
+Asks the server who the current user is; answered by the server, never stored.
+status  SelfSubjectReviewStatus  The user, set by the server.
+
+@authentication.v1.SelfSubjectReviewStatus
+Who the current user is.
+userInfo  UserInfo  The user as the server authenticated it.
+
 @events.v1.Event kind
 An Event reports something that happened in the cluster (events.k8s.io form).
 eventTime!                 microtime                When the event was first observed.
@@ -2201,7 +2376,8 @@ def kind_definition(group: str, version: str, kind: str) -> str:
 BUILTIN_GROUPS = frozenset({
     "apps", "policy", "autoscaling", "batch", "scheduling.k8s.io", "node.k8s.io",
     "coordination.k8s.io", "events.k8s.io", "admissionregistration.k8s.io", "networking.k8s.io",
-    "storage.k8s.io", "rbac.authorization.k8s.io", "discovery.k8s.io", "certificates.k8s.io",
+    "storage.k8s.io", "rbac.authorization.k8s.io", "authorization.k8s.io", "authentication.k8s.io",
+    "discovery.k8s.io", "certificates.k8s.io",
     "flowcontrol.apiserver.k8s.io", "resource.k8s.io"})
 
 

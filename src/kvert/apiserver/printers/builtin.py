@@ -950,6 +950,51 @@ def resource_slice_row(rs: dict, now: int) -> Row:
             _s(_m(spec.get("pool")).get("name")), _age(rs, now)], None
 
 
+# -- RBAC ---------------------------------------------------------------------------------------
+# Roles and ClusterRoles have no printer upstream: the default table (Name, Created At).
+
+def _binding_columns(kind: str) -> list[dict[str, Any]]:
+    return [
+        name_col(),
+        col("Role", "string", "RoleRef can only reference a ClusterRole in the global namespace. "
+            "If the RoleRef cannot be resolved, the Authorizer must return an error. This field "
+            "is immutable." if kind == "clusterRoleBinding" else
+            "RoleRef can reference a Role in the current namespace or a ClusterRole in the global "
+            "namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. "
+            "This field is immutable."),
+        age_col(),
+        col("Users", "string", f"Users in the {kind}", priority=1),
+        col("Groups", "string", f"Groups in the {kind}", priority=1),
+        col("ServiceAccounts", "string", f"ServiceAccounts in the {kind}", priority=1),
+    ]
+
+
+ROLE_BINDING_COLUMNS = _binding_columns("roleBinding")
+CLUSTER_ROLE_BINDING_COLUMNS = _binding_columns("clusterRoleBinding")
+
+
+def subjects_strings(subjects: Any) -> tuple[list[str], list[str], list[str]]:
+    """``rbac.SubjectsStrings``: users, groups and ``namespace/name`` service accounts."""
+    users, groups, sas = [], [], []
+    for subject in _l(subjects):
+        subject = _m(subject)
+        kind, name = subject.get("kind"), _s(subject.get("name"))
+        if kind == "ServiceAccount":
+            sas.append(f"{_s(subject.get('namespace'))}/{name}")
+        elif kind == "User":
+            users.append(name)
+        elif kind == "Group":
+            groups.append(name)
+    return users, groups, sas
+
+
+def binding_row(binding: dict, now: int) -> Row:
+    ref = _m(binding.get("roleRef"))
+    users, groups, sas = subjects_strings(binding.get("subjects"))
+    return [_name(binding), f"{_s(ref.get('kind'))}/{_s(ref.get('name'))}", _age(binding, now),
+            ", ".join(users), ", ".join(groups), ", ".join(sas)], None
+
+
 # -- the registry -------------------------------------------------------------------------------
 
 # (group, kind) -> (column definitions, row function)
@@ -973,6 +1018,8 @@ PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], RowFunc]] = {
     ("scheduling.k8s.io", "PriorityClass"): (PRIORITY_CLASS_COLUMNS, priority_class_row),
     ("node.k8s.io", "RuntimeClass"): (RUNTIME_CLASS_COLUMNS, runtime_class_row),
     ("coordination.k8s.io", "Lease"): (LEASE_COLUMNS, lease_row),
+    ("rbac.authorization.k8s.io", "RoleBinding"): (ROLE_BINDING_COLUMNS, binding_row),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): (CLUSTER_ROLE_BINDING_COLUMNS, binding_row),
     ("resource.k8s.io", "DeviceClass"): (DEVICE_CLASS_COLUMNS, name_age_row),
     ("resource.k8s.io", "ResourceClaim"): (RESOURCE_CLAIM_COLUMNS, resource_claim_row),
     ("resource.k8s.io", "ResourceClaimTemplate"): (RESOURCE_CLAIM_TEMPLATE_COLUMNS, name_age_row),

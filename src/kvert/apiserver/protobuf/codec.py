@@ -331,7 +331,15 @@ def _bytes_of(wt: int, value) -> bytes:
     return value
 
 
+def _dec_extra_value(data: bytes, depth: int) -> list[str]:
+    """``ExtraValue``: a message of ``repeated string items = 1`` that is a plain list in JSON."""
+    return [_bytes_of(wt, value).decode("utf-8", errors="replace")
+            for num, wt, value in wire.read_fields(data) if num == 1]
+
+
 _SPECIAL_DECODERS = {
+    "authorization.ExtraValue": _dec_extra_value,
+    "authentication.ExtraValue": _dec_extra_value,
     "resource.Quantity": _dec_quantity,
     "meta.Time": _dec_time,
     "meta.MicroTime": _dec_micro_time,
@@ -630,7 +638,15 @@ def _enc_or_string_array(value, depth: int) -> bytes:
     return wire.field_bytes(1, encode_message(_SCHEMA, value, depth + 1))
 
 
+def _enc_extra_value(value, depth: int) -> bytes:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise EncodeError("extra: expected a list of strings")
+    return b"".join(wire.field_bytes(1, v.encode("utf-8", errors="surrogatepass")) for v in value)
+
+
 _SPECIAL_ENCODERS = {
+    "authorization.ExtraValue": _enc_extra_value,
+    "authentication.ExtraValue": _enc_extra_value,
     "resource.Quantity": _enc_quantity,
     "meta.Time": _enc_time,
     "meta.MicroTime": lambda value, depth: _enc_time(value, depth, micro=True),

@@ -20,7 +20,8 @@ Format of ``MESSAGES``: a line ``pkg.Name`` opens a message; each following inde
 
 Messages with their own encoding (``resource.Quantity``, ``meta.Time``, ``meta.MicroTime``,
 ``meta.Duration``, ``intstr.IntOrString``, ``runtime.RawExtension``, ``meta.FieldsV1``,
-``apiext.JSON`` and ``apiext.JSONSchemaPropsOr{Array,Bool,StringArray}``) are handled in
+``apiext.JSON``, ``apiext.JSONSchemaPropsOr{Array,Bool,StringArray}`` and the
+``authorization``/``authentication`` ``ExtraValue`` list wrappers) are handled in
 ``codec.py``, not listed here.
 
 ``KINDS``: ``apiVersion kind message`` for each top-level type a request body may carry.
@@ -58,6 +59,16 @@ resource.k8s.io/v1 ResourceClaimTemplate resource.ResourceClaimTemplate
 resource.k8s.io/v1 ResourceSlice resource.ResourceSlice
 node.k8s.io/v1 RuntimeClass node.RuntimeClass
 coordination.k8s.io/v1 Lease coordination.Lease
+rbac.authorization.k8s.io/v1 Role rbac.Role
+rbac.authorization.k8s.io/v1 ClusterRole rbac.ClusterRole
+rbac.authorization.k8s.io/v1 RoleBinding rbac.RoleBinding
+rbac.authorization.k8s.io/v1 ClusterRoleBinding rbac.ClusterRoleBinding
+authorization.k8s.io/v1 SelfSubjectAccessReview authorization.SelfSubjectAccessReview
+authorization.k8s.io/v1 SubjectAccessReview authorization.SubjectAccessReview
+authorization.k8s.io/v1 LocalSubjectAccessReview authorization.LocalSubjectAccessReview
+authorization.k8s.io/v1 SelfSubjectRulesReview authorization.SelfSubjectRulesReview
+authentication.k8s.io/v1 TokenReview authentication.TokenReview
+authentication.k8s.io/v1 SelfSubjectReview authentication.SelfSubjectReview
 events.k8s.io/v1 Event events.Event
 admissionregistration.k8s.io/v1 MutatingWebhookConfiguration admreg.MutatingWebhookConfiguration
 admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration admreg.ValidatingWebhookConfiguration
@@ -385,6 +396,129 @@ node.RuntimeClass
 coordination.Lease
  1 metadata meta.ObjectMeta o
  2 spec coordination.LeaseSpec o
+rbac.Role
+ 1 metadata meta.ObjectMeta o
+ 2 rules []rbac.PolicyRule
+rbac.ClusterRole
+ 1 metadata meta.ObjectMeta o
+ 2 rules []rbac.PolicyRule
+ 3 aggregationRule *rbac.AggregationRule o
+rbac.RoleBinding
+ 1 metadata meta.ObjectMeta o
+ 2 subjects []rbac.Subject o
+ 3 roleRef rbac.RoleRef
+rbac.ClusterRoleBinding
+ 1 metadata meta.ObjectMeta o
+ 2 subjects []rbac.Subject o
+ 3 roleRef rbac.RoleRef
+rbac.PolicyRule
+ 1 verbs []str
+ 2 apiGroups []str o
+ 3 resources []str o
+ 4 resourceNames []str o
+ 5 nonResourceURLs []str o
+rbac.AggregationRule
+ 1 clusterRoleSelectors []meta.LabelSelector o
+rbac.Subject
+ 1 kind str
+ 2 apiGroup str o
+ 3 name str
+ 4 namespace str o
+rbac.RoleRef
+ 1 apiGroup str
+ 2 kind str
+ 3 name str
+authorization.SelfSubjectAccessReview
+ 1 metadata meta.ObjectMeta o
+ 2 spec authorization.SelfSubjectAccessReviewSpec
+ 3 status authorization.SubjectAccessReviewStatus o
+authorization.SubjectAccessReview
+ 1 metadata meta.ObjectMeta o
+ 2 spec authorization.SubjectAccessReviewSpec
+ 3 status authorization.SubjectAccessReviewStatus o
+authorization.LocalSubjectAccessReview
+ 1 metadata meta.ObjectMeta o
+ 2 spec authorization.SubjectAccessReviewSpec
+ 3 status authorization.SubjectAccessReviewStatus o
+authorization.SelfSubjectRulesReview
+ 1 metadata meta.ObjectMeta o
+ 2 spec authorization.SelfSubjectRulesReviewSpec
+ 3 status authorization.SubjectRulesReviewStatus o
+authorization.SelfSubjectAccessReviewSpec
+ 1 resourceAttributes *authorization.ResourceAttributes o
+ 2 nonResourceAttributes *authorization.NonResourceAttributes o
+authorization.SubjectAccessReviewSpec
+ 1 resourceAttributes *authorization.ResourceAttributes o
+ 2 nonResourceAttributes *authorization.NonResourceAttributes o
+ 3 user str o
+ 4 groups []str o
+ 5 extra map[str]authorization.ExtraValue o
+ 6 uid str o
+authorization.ResourceAttributes
+ 1 namespace str o
+ 2 verb str o
+ 3 group str o
+ 4 version str o
+ 5 resource str o
+ 6 subresource str o
+ 7 name str o
+ 8 fieldSelector *authorization.FieldSelectorAttributes o
+ 9 labelSelector *authorization.LabelSelectorAttributes o
+authorization.FieldSelectorAttributes
+ 1 rawSelector str o
+ 2 requirements []authorization.FieldSelectorRequirement o
+authorization.FieldSelectorRequirement
+ 1 key str
+ 2 operator str
+ 3 values []str o
+authorization.LabelSelectorAttributes
+ 1 rawSelector str o
+ 2 requirements []meta.LabelSelectorRequirement o
+authorization.NonResourceAttributes
+ 1 path str o
+ 2 verb str o
+authorization.SubjectAccessReviewStatus
+ 1 allowed bool
+ 4 denied bool o
+ 2 reason str o
+ 3 evaluationError str o
+authorization.SelfSubjectRulesReviewSpec
+ 1 namespace str o
+authorization.SubjectRulesReviewStatus
+ 1 resourceRules []authorization.ResourceRule
+ 2 nonResourceRules []authorization.NonResourceRule
+ 3 incomplete bool
+ 4 evaluationError str o
+authorization.ResourceRule
+ 1 verbs []str
+ 2 apiGroups []str o
+ 3 resources []str o
+ 4 resourceNames []str o
+authorization.NonResourceRule
+ 1 verbs []str
+ 2 nonResourceURLs []str o
+authentication.TokenReview
+ 1 metadata meta.ObjectMeta o
+ 2 spec authentication.TokenReviewSpec
+ 3 status authentication.TokenReviewStatus o
+authentication.TokenReviewSpec
+ 1 token str o
+ 2 audiences []str o
+authentication.TokenReviewStatus
+ 1 authenticated bool o
+ 2 user authentication.UserInfo o
+ 4 audiences []str o
+ 3 error str o
+authentication.UserInfo
+ 1 username str o
+ 2 uid str o
+ 3 groups []str o
+ 4 extra map[str]authentication.ExtraValue o
+authentication.SelfSubjectReview
+ 1 metadata meta.ObjectMeta o
+ 2 status authentication.SelfSubjectReviewStatus o
+authentication.SelfSubjectReviewStatus
+ 1 userInfo authentication.UserInfo o
 events.Event
  1 metadata meta.ObjectMeta
  2 eventTime meta.MicroTime
