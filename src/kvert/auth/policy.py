@@ -54,6 +54,9 @@ VPA_RECOMMENDER = "system:vpa-recommender"
 VPA_UPDATER = "system:vpa-updater"
 VPA_ADMISSION = "system:vpa-admission-controller"
 CONTROLLER_ROLE_PREFIX = "system:controller:"
+# the VPA's leader-election Lease names (--leader-elect-resource-name defaults)
+VPA_RECOMMENDER_LEASE = "vpa-recommender-lease"
+VPA_UPDATER_LEASE = "vpa-updater"
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "update", "patch", "delete", "deletecollection")
@@ -385,6 +388,12 @@ def _controller_rules() -> dict[str, list[PolicyRule]]:
             rule("update", groups=(APPS, EXTENSIONS), resources=("replicasets/finalizers",)),
             rule("list", "watch", "patch", "create", "delete", groups=(LEGACY,), resources=("pods",)),
             events_rule()],
+        "root-ca-cert-publisher": [
+            rule("create", "update", groups=(LEGACY,), resources=("configmaps",)),
+            events_rule()],
+        "service-account-controller": [
+            rule("create", groups=(LEGACY,), resources=("serviceaccounts",)),
+            events_rule()],
         "resource-claim-controller": [
             rule(*READ, groups=(LEGACY,), resources=("pods",)),
             rule("update", groups=(LEGACY,), resources=("pods/finalizers",)),
@@ -452,6 +461,17 @@ def _vpa_roles() -> list[tuple[str, list[PolicyRule], tuple[str, ...]]]:
             rule("create", "update", "get", "list", "watch", groups=(COORDINATION,), resources=("leases",))],
          (VPA_ADMISSION,)),
         ("system:vpa-status-reader", [rule(*READ, groups=(COORDINATION,), resources=("leases",))],
+         (VPA_UPDATER,)),
+        # --leader-elect: upstream grants these as Roles in kube-system
+        ("system:leader-locking-vpa-recommender", [
+            rule("create", groups=(COORDINATION,), resources=("leases",)),
+            rule("get", "watch", "update", groups=(COORDINATION,), resources=("leases",),
+                 names=(VPA_RECOMMENDER_LEASE,))],
+         (VPA_RECOMMENDER,)),
+        ("system:leader-locking-vpa-updater", [
+            rule("create", groups=(COORDINATION,), resources=("leases",)),
+            rule("get", "watch", "update", groups=(COORDINATION,), resources=("leases",),
+                 names=(VPA_UPDATER_LEASE,))],
          (VPA_UPDATER,)),
     ]
 

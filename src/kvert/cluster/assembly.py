@@ -13,6 +13,7 @@ from typing import Any
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time
 from kvert.auth.tokens import node_identity
+from kvert.auth.user import AUTHENTICATED, MASTERS, User
 from kvert.client import InProcessClient
 from kvert.clock import Clock
 from kvert.registry import Registry
@@ -34,11 +35,13 @@ def node_user(name: str) -> str:
 
 class ControlPlane:
     """The registry (the write path every front end shares) over a store, with the objects
-    every cluster has and the CRD controller serving the VPA's CRDs."""
+    every cluster has and the CRD controller serving the VPA's CRDs. With an ``authorizer``
+    its in-process clients are held to the same rules as requests over HTTP."""
 
-    def __init__(self, registry: Registry, clock: Clock):
+    def __init__(self, registry: Registry, clock: Clock, authorizer: Any = None):
         self.registry = registry
         self.clock = clock
+        self.authorizer = authorizer
         self.crds: Any = None
 
     @classmethod
@@ -46,16 +49,26 @@ class ControlPlane:
         from kvert.apiserver.admission import default_chain
         return cls(Registry(store, clock, default_chain(store, clock), seed=seed), clock)
 
-    def client(self, user: str = "") -> InProcessClient:
-        return InProcessClient(self.registry, user=user)
+    def client(self, user: str = "", groups: tuple[str, ...] = ()) -> InProcessClient:
+        if self.authorizer is None:
+            return InProcessClient(self.registry, user=user)
+        from kvert.auth import request_check
+        return InProcessClient(self.registry, user=User(user, groups=(*groups, AUTHENTICATED)),
+                               authorize=request_check(self.authorizer))
 
     async def bootstrap(self, supervisor: Any, *, vpa_crds: bool = True) -> None:
-        """System namespaces and priority classes; the CRD controller (supervised), and the
-        VPA CRDs installed and established."""
+        """System namespaces and priority classes (and the RBAC defaults where requests are
+        authorized); the CRD controller (supervised), and the VPA CRDs installed and
+        established."""
         from kvert.apiserver.admission import bootstrap
         from kvert.apiserver.crds import CRDController, vpa_crds as vpa_definitions
         await bootstrap(self.registry)
-        self.crds = supervisor.add("crd-controller", CRDController(self.client(APISERVER), self.clock))
+        if self.authorizer is not None:
+            from kvert.auth.policy import ensure_bootstrap_policy
+            await ensure_bootstrap_policy(self.registry)
+        # kube-apiserver's own loopback client is a member of system:masters
+        self.crds = supervisor.add("crd-controller",
+                                   CRDController(self.client(APISERVER, (MASTERS,)), self.clock))
         if vpa_crds:
             definitions = vpa_definitions()
             await self.crds.install(definitions)

@@ -16,7 +16,10 @@ from typing import Any
 
 from kvert.auth.authenticator import Authenticator
 from kvert.auth.serviceaccount import ServiceAccountAuthenticator, ServiceAccountTokens
+from kvert.auth import default_authorizer
+from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
 from kvert.auth.tokens import ADMIN, COMPONENTS, TokenAuthenticator, node_identity
+from kvert.auth.user import MASTERS
 from kvert.apiserver.certs import ensure_pki
 from kvert.apiserver.kubeconfig import write_kubeconfig
 from kvert.apiserver.server import ApiServer
@@ -64,11 +67,13 @@ class ApiServerProcess:
         self.store = open_store(self.store_url, clock=self.clock)
         authenticator = Authenticator(self.tokens, self.clock,
                                       ServiceAccountAuthenticator(signer, self.store, self.clock))
+        authorizer = default_authorizer(self.store)
         self.server = ApiServer(self.store, self.clock, authenticator=authenticator,
+                                authorizer=authorizer,
                                 admission=default_chain(self.store, self.clock, service_accounts=True),
                                 token_requests=TokenRequests(signer),
                                 metrics_provider=self.metrics)
-        self.control_plane = build.ControlPlane(self.server.registry, self.clock)
+        self.control_plane = build.ControlPlane(self.server.registry, self.clock, authorizer)
         self.supervisor.start()
         await self.control_plane.bootstrap(self.supervisor)
         # A store of our own starts its history at start, as kube-apiserver's watch cache
@@ -88,9 +93,9 @@ class ApiServerProcess:
         path = self.data_dir / "kubeconfigs" / f"{user.replace(':', '-')}.kubeconfig"
         write_kubeconfig(path, self.url, self.pki.ca_pem(), self.tokens.ensure(user, groups), user=user)
         return path
-    def client(self, user: str) -> Any:
+    def client(self, user: str, groups: tuple[str, ...] = ()) -> Any:
         assert self.control_plane is not None
-        return self.control_plane.client(user)
+        return self.control_plane.client(user, groups)
 
     async def stop(self) -> None:
         await self.supervisor.stop()
@@ -133,7 +138,7 @@ class Cluster(ApiServerProcess):
         self._add_leader_elected("scheduler", "kube-scheduler", build.SCHEDULER,
                                  lambda client: build.scheduler(client, self.clock,
                                                                 config=self.scheduler_config))
-        self.node_names = await build.choose_node_names(self.client(build.APISERVER), self.clock,
+        self.node_names = await build.choose_node_names(self.client(build.APISERVER, (MASTERS,)), self.clock,
                                                         self.nodes, self.data_dir)
         for name in self.node_names:
             self.write_component_kubeconfig(*node_identity(name))
@@ -152,7 +157,7 @@ class Cluster(ApiServerProcess):
     def _node_agent(self, name: str) -> Any:
         """A simulated node: the kubelet-style flags (or a KubeletConfiguration file) shape it."""
         config = build.node_config(name, self.node_flags, self.kubelet_config)
-        agent = build.sim_node(self.client(build.node_user(name)), self.clock, config, name=name,
+        agent = build.sim_node(self.client(*node_identity(name)), self.clock, config, name=name,
                                checkpoint_dir=self.data_dir / "nodes" / name)
         self.metrics.register(agent)     # its metrics: node proxy paths, metrics.k8s.io
         return agent
@@ -177,9 +182,9 @@ class Cluster(ApiServerProcess):
             return build.Owning(build.updater(client, self.clock, interval=self.vpa_intervals[1],
                                               informers=informers), informers)
 
-        self._add_leader_elected("vpa-recommender", "vpa-recommender", build.VPA_RECOMMENDER,
+        self._add_leader_elected("vpa-recommender", VPA_RECOMMENDER_LEASE, build.VPA_RECOMMENDER,
                                  make_recommender)
-        self._add_leader_elected("vpa-updater", "vpa-updater", build.VPA_UPDATER, make_updater)
+        self._add_leader_elected("vpa-updater", VPA_UPDATER_LEASE, build.VPA_UPDATER, make_updater)
 
     async def _start_vpa_admission(self) -> None:
         """The VPA admission controller as on a real cluster: an HTTPS webhook the API server
