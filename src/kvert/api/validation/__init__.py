@@ -55,7 +55,7 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import crd, dra, misc, node, pod, policy, resize, vpa, workload, workloads
+from . import admissionregistration, crd, dra, misc, node, pod, policy, resize, vpa, workload, workloads
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -89,6 +89,10 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd,
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
+        admissionregistration.validate_mutating_configuration,
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
+        admissionregistration.validate_validating_configuration,
 }
 
 _UPDATE: dict[tuple[str, str], Update] = {
@@ -110,6 +114,10 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_update,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint_update,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd_update,
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
+        admissionregistration.validate_mutating_configuration_update,
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
+        admissionregistration.validate_validating_configuration_update,
 }
 
 _STATUS: dict[tuple[str, str], Update] = {
