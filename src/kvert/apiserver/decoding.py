@@ -35,6 +35,12 @@ from kvert.apiserver.openapi import unknown_fields
 from kvert.apiserver.openapi.builder import kind_schema_name
 
 DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
+# the types of subresource request bodies: (definition, kind, version)
+SUBRESOURCE_BODIES = {
+    "binding": ("io.k8s.api.core.v1.Binding", "Binding", "v1"),
+    "eviction": ("io.k8s.api.policy.v1.Eviction", "Eviction", "v1"),
+    "scale": ("io.k8s.api.autoscaling.v1.Scale", "Scale", "v1"),
+}
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 # Go's RFC 3339 layouts (metav1.Time, metav1.MicroTime)
 _RFC3339 = "2006-01-02T15:04:05Z07:00"
@@ -105,16 +111,41 @@ def decode_request(rt: ResourceType, body: Any, duplicates: tuple[str, ...],
             (rt.api_version, rt.kind):
         return body, []
     if definition_of(rt) is None:
-        typed = {k: v for k, v in body.items() if not k.startswith("$")}
-        typed.setdefault("apiVersion", rt.api_version)
-        typed.setdefault("kind", rt.kind)
-        decoded = Decoded(body, [p for p in unknown_fields(kinds.all_types(), typed) if "$" not in p])
+        decoded = Decoded(body, _undeclared(rt, body))
     else:
         decoded = decode(rt, body)
-    return decoded.object, strict_problems(rt, decoded.unknown, duplicates, validation)
+    return decoded.object, strict_problems(rt.kind, rt.version, decoded.unknown, duplicates,
+                                           validation)
 
 
-def strict_problems(rt: ResourceType, unknown: list[str], duplicates: tuple[str, ...],
+def decode_subresource(subresource: str, body: Any, duplicates: tuple[str, ...],
+                       validation: str) -> tuple[Any, list[str]]:
+    """A ``binding``, ``eviction`` or ``scale`` body as its own type, like
+    :func:`decode_request`."""
+    definition, kind, version = SUBRESOURCE_BODIES[subresource]
+    if not isinstance(body, dict):
+        return body, []
+    decoded = decode_as(S.DEFINITIONS[definition], body, kind, version)
+    return decoded.object, strict_problems(kind, version, decoded.unknown, duplicates, validation)
+
+
+def patch_problems(rt: ResourceType, patch: Any, duplicates: tuple[str, ...],
+                   validation: str) -> list[str]:
+    """The warnings for a merge or strategic patch (Strict refuses it): the fields it sets
+    that the kind does not declare. Types are checked on the patched object."""
+    unknown = _undeclared(rt, patch) if isinstance(patch, dict) and \
+        patch.get("kind", rt.kind) == rt.kind else []
+    return strict_problems(rt.kind, rt.version, unknown, duplicates, validation)
+
+
+def _undeclared(rt: ResourceType, body: dict) -> list[str]:
+    typed = {k: v for k, v in body.items() if not k.startswith("$")}
+    typed.setdefault("apiVersion", rt.api_version)
+    typed.setdefault("kind", rt.kind)
+    return [p for p in unknown_fields(kinds.all_types(), typed) if "$" not in p]
+
+
+def strict_problems(kind: str, version: str, unknown: list[str], duplicates: tuple[str, ...],
                     validation: str) -> list[str]:
     """What Strict refuses (400) and Warn says in ``Warning`` headers."""
     problems = [f"unknown field {quote(p)}" for p in unknown] + \
@@ -122,15 +153,22 @@ def strict_problems(rt: ResourceType, unknown: list[str], duplicates: tuple[str,
     if not problems or validation == "Ignore":
         return []
     if validation == "Strict":
-        raise DecodeError(rt.kind, rt.version, "strict decoding error: " + ", ".join(problems))
+        raise DecodeError(kind, version, "strict decoding error: " + ", ".join(problems))
     return problems
 
 
-def patched_decoder(rt: ResourceType) -> Callable[[dict], dict]:
-    """Decodes the result of a JSON, merge or strategic patch: a patch that makes the
-    object undecodable is 422 on the field "patch" (``applyPatchToCurrentObject``)."""
-    def decode_patched(obj: dict) -> dict:
+def patched_decoder(rt: ResourceType, subresource: str = "") -> Callable[[Any], dict]:
+    """Decodes the result of a JSON, merge or strategic patch (of the object, or of its
+    ``scale``): a patch that makes it undecodable is 422 on the field "patch"
+    (``applyPatchToCurrentObject``)."""
+    def decode_patched(obj: Any) -> dict:
         try:
+            if not isinstance(obj, dict):
+                raise DecodeError(rt.kind, rt.version, "json: cannot unmarshal "
+                                  f"{_json_kind(obj)} into Go value of type map[string]interface {{}}")
+            if subresource:
+                definition, kind, version = SUBRESOURCE_BODIES[subresource]
+                return decode_as(S.DEFINITIONS[definition], obj, kind, version).object
             return decode(rt, obj).object
         except DecodeError as e:
             text = json.dumps(obj, separators=(",", ":"))

@@ -46,11 +46,14 @@ def parse_accept(header: str | None) -> list[MediaType]:
     return out
 
 
-def wants(accept: list[MediaType], as_kind: str, group: str) -> MediaType | None:
-    """The first accepted JSON media type asking for ``as=as_kind`` in ``group``, if any."""
+def wants(accept: list[MediaType], as_kind: str, group: str,
+          versions: tuple[str, ...] = ()) -> MediaType | None:
+    """The first accepted JSON media type asking for ``as=as_kind`` in ``group`` (and, when
+    ``versions`` are given, one of them or none: the first), if any."""
     for media in accept:
         if media.type in ("application/json", "*/*") and media.param("as") == as_kind \
-                and media.param("g") == group:
+                and media.param("g") == group \
+                and (not versions or (media.param("v") or versions[0]) in versions):
             return media
         if media.type == "application/json" and not media.param("as"):
             return None   # plain JSON preferred before any such representation

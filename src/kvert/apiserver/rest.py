@@ -128,11 +128,16 @@ def _user(request: web.Request) -> str:
 
 
 def _decode(request: web.Request, rt: ResourceType, document: negotiation.Document,
-            opts: options.WriteOptions) -> Any:
-    """The body as the kind's type (server-side ``fieldValidation``; kubectl sends Strict by
-    default): unknown fields dropped, refused (Strict) or also warned about (Warn)."""
-    body, warnings = decoding.decode_request(rt, document.value, document.duplicates,
-                                             opts.field_validation)
+            opts: options.WriteOptions, subresource: str = "") -> Any:
+    """The body as the kind's type, or the ``subresource``'s body type (server-side
+    ``fieldValidation``; kubectl sends Strict by default): unknown fields dropped, refused
+    (Strict) or also warned about (Warn)."""
+    if subresource:
+        body, warnings = decoding.decode_subresource(subresource, document.value,
+                                                     document.duplicates, opts.field_validation)
+    else:
+        body, warnings = decoding.decode_request(rt, document.value, document.duplicates,
+                                                 opts.field_validation)
     if warnings:
         request[WARNINGS] = warnings
     return body
@@ -156,8 +161,7 @@ async def _update(server, request, rt, info):
     body = document.value
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
-    if info.subresource != "scale":
-        body = _decode(request, rt, document, opts)
+    body = _decode(request, rt, document, opts, "scale" if info.subresource == "scale" else "")
     _check_identity(body, info)
     if info.subresource == "scale":
         return json_response(await server.registry.update_scale(
@@ -203,10 +207,13 @@ async def _patch(server, request, rt, info):
             user=_user(request))
         return json_response(obj, 201 if created else 200)
     if content_type != patches.JSON and info.subresource != "scale":
-        _decode(request, rt, document, opts)   # the patch's unknown fields, as Strict/Warn say
+        warnings = decoding.patch_problems(rt, body, document.duplicates, opts.field_validation)
+        if warnings:
+            request[WARNINGS] = warnings
     if info.subresource == "scale":
         current = server.registry.get_scale(info.key, info.name, info.namespace)
-        scale = patches.apply_patch(current, body, content_type)
+        scale = decoding.patched_decoder(rt, "scale")(
+            patches.apply_patch(current, body, content_type))
         return json_response(await server.registry.update_scale(
             info.key, info.name, scale, namespace=info.namespace, dry_run=opts.dry_run,
             user=_user(request)))
@@ -264,7 +271,7 @@ async def _get_scale(server, request, rt, info):
 
 async def _binding(server, request, rt, info):
     opts = options.write_options(request.query, options.CREATE)
-    body = (await _body(request, rt)).value
+    body = _decode(request, rt, await _body(request, rt), opts, "binding")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a Binding object")
     status = await server.registry.bind(info.namespace, info.name, body, dry_run=opts.dry_run)
@@ -272,8 +279,8 @@ async def _binding(server, request, rt, info):
 
 
 async def _eviction(server, request, rt, info):
-    options.write_options(request.query, options.CREATE)
-    body = (await _body(request, rt)).value
+    opts = options.write_options(request.query, options.CREATE)
+    body = _decode(request, rt, await _body(request, rt), opts, "eviction")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be an Eviction object")
     # Seed 001 section 14: an allowed eviction answers 200 OK.

@@ -70,7 +70,7 @@ class ApiServer:
         app = web.Application(middlewares=[self._headers_arrived, self.request_metrics.middleware,
                                            self._errors, self._authenticate],
                               client_max_size=negotiation.MAX_BODY_BYTES + 1)
-        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        app.router.add_route("*", "/{tail:.*}", self._dispatch, expect_handler=_expect)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 6443, ssl_context=None) -> str:
@@ -204,7 +204,9 @@ class ApiServer:
         served = served + recommendation_query.served_types(self)
         accept = negotiation.parse_accept(request.headers.get("Accept"))
         if path in ("/api", "/apis"):
-            media = negotiation.wants(accept, "APIGroupDiscoveryList", "apidiscovery.k8s.io")
+            # an unserved version is not negotiated: legacy discovery answers, as upstream
+            media = negotiation.wants(accept, "APIGroupDiscoveryList", "apidiscovery.k8s.io",
+                                      ("v2", "v2beta1"))
             if media is not None:
                 version = media.param("v") or "v2"
                 return rest.json_response(
@@ -238,6 +240,17 @@ class ApiServer:
                 "gitCommit": "", "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z",
                 "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
                 "platform": f"{platform.system().lower()}/{platform.machine()}"}
+
+
+async def _expect(request: web.Request) -> web.StreamResponse | None:
+    """``Expect``: 100-continue is honoured, anything else is Go's bodiless 417 (aiohttp's
+    own handler fails on a value that is not ASCII)."""
+    if request.headers.get("Expect", "").lower() == "100-continue":
+        if request.version >= (1, 1):
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0
+        return None
+    return web.Response(status=417, headers={"Connection": "close"})
 
 
 class _DeadlineSite(web.BaseSite):
