@@ -2,7 +2,10 @@
 
 HTTP shapes follow kube-apiserver: 201 for a create, 202 for a delete that is still
 pending (finalizers, grace period), Status objects for errors and for the bodyless
-subresources (binding, eviction), Tables and PartialObjectMetadata on request.
+subresources (binding, eviction), Tables and PartialObjectMetadata on request. Query
+options are converted and validated by ``options``, bodies read within the size limit and
+decoded into their kind's type by ``negotiation`` and ``decoding`` before the registry
+sees them.
 """
 
 from __future__ import annotations

@@ -53,6 +53,10 @@ class WatchHub:
         allow_bookmarks = opts.allow_watch_bookmarks
         accept = negotiation.parse_accept(request.headers.get("Accept"))
         as_table = negotiation.wants(accept, "Table", "meta.k8s.io") is not None
+        include_object = q.get("includeObject", "Metadata")
+        if as_table:
+            # an unknown includeObject is refused (406) before the stream starts, not in it
+            to_table(rt, [], now=0, include_object=include_object)
         try:
             watch = self.server.registry.watch(
                 info.key, namespace=info.namespace or None, label_selector=opts.label_selector,
@@ -72,7 +76,7 @@ class WatchHub:
         self._active.add(watch)
         try:
             await self._pump(response, watch, rt, timeout, allow_bookmarks, as_table,
-                             q.get("includeObject", "Metadata"))
+                             include_object)
         except (ConnectionResetError, ConnectionError):
             pass   # the client went away
         finally:
