@@ -238,7 +238,8 @@ def test_requirement_matching_table():
 
 
 def test_error_messages_name_the_culprit():
-    with pytest.raises(SelectorError, match="'-bad'"):
+    # validateLabelKey in labels.Parse: a field error with the parser's nil path
+    with pytest.raises(SelectorError, match='<nil>: Invalid value: "-bad"'):
         parse("-bad=x")
     with pytest.raises(SelectorError, match="invalid label value 'a b'|found 'b'"):
         parse("x in (a b)")

@@ -38,6 +38,7 @@ import re
 from functools import lru_cache
 from typing import Any, Iterable, Mapping, NamedTuple
 
+from kvert.api.gostrings import quote
 from kvert.api.names import is_label_value, is_qualified_name
 
 __all__ = [
@@ -262,11 +263,7 @@ class LabelSelector:
             raise SelectorError(f"label selector must be a string, not {type(text).__name__}")
         if not text.strip(" \t\r\n"):
             return _EVERYTHING
-        try:
-            reqs = _Parser(text).parse()
-        except SelectorError as e:
-            raise SelectorError(f"invalid label selector {text!r}: {e}") from None
-        return cls(reqs)
+        return cls(_Parser(text).parse())
 
     @classmethod
     def from_dict(cls, sel: Mapping[str, Any] | None) -> "LabelSelector":
@@ -551,10 +548,10 @@ class _Parser:
         try:
             key, op = self._key_and_inferred_operator()
             if op in (EXISTS, DOES_NOT_EXIST):
-                return make_requirement(key, op, ())
+                return Requirement(key, op, ())
             op = self._operator()
             values = self._value_set() if op in (IN, NOT_IN) else self._exact_value()
-            return make_requirement(key, op, values)
+            return _parsed_requirement(key, op, sorted(set(values)))
         except SelectorError as e:
             raise SelectorError(f"unable to parse requirement: {e}") from None
 
@@ -568,7 +565,8 @@ class _Parser:
             raise SelectorError(f"found '{lit}', expected: identifier")
         problems = _key_problems(lit)
         if problems:
-            raise SelectorError(f"invalid label key {lit!r}: " + "; ".join(problems))
+            # validateLabelKey with the parser's nil field path
+            raise SelectorError(f"<nil>: Invalid value: {quote(lit)}: " + "; ".join(problems))
         if self._peek()[0] in (_T_EOS, _T_COMMA) and op is None:
             op = EXISTS
         return lit, op
@@ -578,7 +576,7 @@ class _Parser:
         op = {_T_IN: IN, _T_EQ: EQUALS, _T_DEQ: DOUBLE_EQUALS, _T_GT: GREATER_THAN,
               _T_LT: LESS_THAN, _T_NOTIN: NOT_IN, _T_NEQ: NOT_EQUALS}.get(tok)
         if op is None:
-            raise SelectorError(f"found '{lit}', expected: {', '.join(_BINARY_OPERATORS)}")
+            raise SelectorError(f"found '{lit}', expected: '=', '!=', '==', 'in', notin'")
         return op
 
     def _value_set(self) -> set[str]:
@@ -630,3 +628,20 @@ class _Parser:
         if tok == _T_ID:
             return [lit]
         raise SelectorError(f"found '{lit}', expected: identifier")
+
+
+def _parsed_requirement(key: str, op: str, values: list[str]) -> Requirement:
+    """``labels.NewRequirement`` for what the parser read (the key is already checked, and
+    the grammar gives every operator its number of values): Kubernetes' field errors."""
+    problems = []
+    if op in (GREATER_THAN, LESS_THAN):
+        problems += [f"values[{i}]: Invalid value: {quote(v)}: for 'Gt', 'Lt' operators, the "
+                     "value must be an integer" for i, v in enumerate(values) if parse_int64(v) is None]
+    for i, v in enumerate(values):
+        if _value_problems(v):
+            problems.append(f"values[{i}][{key}]: Invalid value: {quote(v)}: "
+                            + "; ".join(_value_problems(v)))
+    if problems:
+        # utilerrors.NewAggregate's text
+        raise SelectorError(problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
+    return Requirement(key, op, tuple(values))

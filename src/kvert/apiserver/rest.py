@@ -2,13 +2,15 @@
 
 HTTP shapes follow kube-apiserver: 201 for a create, 202 for a delete that is still
 pending (finalizers, grace period), Status objects for errors and for the bodyless
-subresources (binding, eviction), Tables and PartialObjectMetadata on request.
+subresources (binding, eviction), Tables and PartialObjectMetadata on request. Query
+options are converted and validated by ``options``, bodies read within the size limit and
+decoded into their kind's type by ``negotiation`` and ``decoding`` before the registry
+sees them.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -16,9 +18,8 @@ from aiohttp import web
 from kvert.api import kinds
 from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound
 from kvert.api.kinds import ResourceType
-from kvert.apiserver import negotiation, reviews
+from kvert.apiserver import decoding, negotiation, options, reviews
 from kvert.apiserver.requestinfo import USER
-from kvert.apiserver.openapi import unknown_fields
 from kvert.apiserver.tables import to_table
 from kvert.auth import escalation
 from kvert.apiserver.requestinfo import RequestInfo
@@ -29,7 +30,6 @@ from kvert.registry.apply import manager_from_user_agent
 if TYPE_CHECKING:
     from kvert.apiserver.server import ApiServer
 
-_TRUE = ("true", "1")
 WARNINGS = web.RequestKey("warnings", list)   # Warning headers to send with the response
 
 
@@ -51,23 +51,13 @@ def resource_type(info: RequestInfo) -> ResourceType:
     return rt
 
 
-def dry_run_of(request: web.Request, body: dict | None = None) -> bool:
-    values = request.query.getall("dryRun", [])
-    if body and isinstance(body.get("dryRun"), list):
-        values = [*values, *body["dryRun"]]
-    for v in values:
-        if v != "All":
-            raise BadRequest(f'Invalid dry run value: unsupported dry run value "{v}": supported values: "All"')
-    return bool(values)
-
-
 async def handle(server: "ApiServer", request: web.Request, info: RequestInfo) -> web.StreamResponse:
     rt = resource_type(info)
     if rt.verbs == kinds.CREATE_ONLY:   # the review kinds: answered, never stored
         return await reviews.handle(server, request, rt, info)
     method = request.method
     if info.legacy_watch or (method == "GET" and not info.name
-                             and request.query.get("watch", "").lower() in _TRUE):
+                             and options.wants_watch(request.query)):
         if method != "GET":
             raise MethodNotAllowed()
         return await server.watches.serve(request, rt, info)
@@ -86,15 +76,12 @@ async def _get(server, request, rt, info):
 
 async def _list(server, request, rt, info):
     q = request.query
-    try:
-        limit = int(q.get("limit", "0") or 0)
-    except ValueError:
-        raise BadRequest(f"limit: Invalid value: {q.get('limit')!r}: must be an integer") from None
+    opts = options.list_options(q, rt)
     listing = server.registry.list(info.key, namespace=info.namespace or None,
-                                   label_selector=q.get("labelSelector", ""),
-                                   field_selector=q.get("fieldSelector", ""), limit=max(limit, 0),
-                                   continue_token=q.get("continue", ""),
-                                   resource_version=q.get("resourceVersion", ""))
+                                   label_selector=opts.label_selector,
+                                   field_selector=opts.field_selector, limit=max(opts.limit, 0),
+                                   continue_token=opts.continue_token,
+                                   resource_version=opts.resource_version)
     listing["apiVersion"], listing["kind"] = rt.api_version, f"{rt.kind}List"
     accept = negotiation.parse_accept(request.headers.get("Accept"))
     if negotiation.wants(accept, "Table", "meta.k8s.io"):
@@ -130,17 +117,16 @@ def _partial(obj: dict) -> dict:
 
 # ---- writes ----------------------------------------------------------------------
 
-async def _body(request: web.Request) -> Any:
-    raw = await request.read()
+async def _body(request: web.Request, rt: ResourceType) -> negotiation.Document:
+    raw = await negotiation.read_body(request)
     if not raw:
         raise BadRequest("the request body is empty")
-    return negotiation.decode_body(raw, request.headers.get("Content-Type"))
+    return negotiation.decode_document(raw, request.headers.get("Content-Type"), into=rt.kind)
 
 
-def _manager(request: web.Request) -> str:
+def _manager(request: web.Request, opts: options.WriteOptions) -> str:
     """The field manager of an ordinary write: ``fieldManager``, else the user agent's name."""
-    return request.query.get("fieldManager") or manager_from_user_agent(
-        request.headers.get("User-Agent", ""))
+    return opts.field_manager or manager_from_user_agent(request.headers.get("User-Agent", ""))
 
 
 def _user(request: web.Request) -> str:
@@ -171,61 +157,51 @@ async def _check_escalation(server, request: web.Request, info: RequestInfo, obj
     escalation.check_write(server.authorizer, user, info.resource, info.namespace, info.name, obj)
 
 
-_FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
-
-
-def _check_fields(request: web.Request, rt: ResourceType, obj: Any) -> None:
-    """Server-side field validation (``fieldValidation``; kubectl sends Strict by default):
-    Strict refuses unknown fields with 400, Warn (the server's default) answers with
-    Warning headers, Ignore says nothing."""
-    mode = request.query.get("fieldValidation", "Warn")
-    if mode not in _FIELD_VALIDATION:
-        raise BadRequest(f'fieldValidation: Unsupported value: "{mode}": supported values: '
-                         '"Ignore", "Strict", "Warn"')
-    if mode == "Ignore" or not isinstance(obj, dict):
-        return
-    body = {k: v for k, v in obj.items() if not k.startswith("$")}
-    body.setdefault("apiVersion", rt.api_version)
-    body.setdefault("kind", rt.kind)
-    if (body["apiVersion"], body["kind"]) != (rt.api_version, rt.kind):
-        return   # the registry refuses a body of another kind, with its own message
-    unknown = [p for p in unknown_fields(kinds.all_types(), body) if "$" not in p]
-    if not unknown:
-        return
-    problems = ", ".join(f'unknown field "{p}"' for p in unknown)
-    if mode == "Strict":
-        raise BadRequest(f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                         f"strict decoding error: {problems}")
-    request[WARNINGS] = [f'unknown field "{p}"' for p in unknown]
+def _decode(request: web.Request, rt: ResourceType, document: negotiation.Document,
+            opts: options.WriteOptions, subresource: str = "") -> Any:
+    """The body as the kind's type, or the ``subresource``'s body type (server-side
+    ``fieldValidation``; kubectl sends Strict by default): unknown fields dropped, refused
+    (Strict) or also warned about (Warn)."""
+    if subresource:
+        body, warnings = decoding.decode_subresource(subresource, document.value,
+                                                     document.duplicates, opts.field_validation)
+    else:
+        body, warnings = decoding.decode_request(rt, document.value, document.duplicates,
+                                                 opts.field_validation)
+    if warnings:
+        request[WARNINGS] = warnings
+    return body
 
 
 async def _create(server, request, rt, info):
-    body = await _body(request)
-    if not isinstance(body, dict):
+    opts = options.write_options(request.query, options.CREATE)
+    document = await _body(request, rt)
+    if not isinstance(document.value, dict):
         raise BadRequest("the request body must be a JSON object")
-    _check_fields(request, rt, body)
+    body = _decode(request, rt, document, opts)
     await _check_escalation(server, request, info, body)
     created = await server.registry.create(info.key, body, namespace=info.namespace or None,
-                                           dry_run=dry_run_of(request), user=_user(request),
-                                           field_manager=_manager(request))
+                                           dry_run=opts.dry_run, user=_user(request),
+                                           field_manager=_manager(request, opts))
     return json_response(created, 201)
 
 
 async def _update(server, request, rt, info):
-    body = await _body(request)
+    opts = options.write_options(request.query, options.UPDATE)
+    document = await _body(request, rt)
+    body = document.value
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
+    body = _decode(request, rt, document, opts, "scale" if info.subresource == "scale" else "")
     _check_identity(body, info)
-    if info.subresource != "scale":
-        _check_fields(request, rt, body)
     await _check_escalation(server, request, info, body)
-    dry_run = dry_run_of(request)
     if info.subresource == "scale":
         return json_response(await server.registry.update_scale(
-            info.key, info.name, body, namespace=info.namespace, dry_run=dry_run, user=_user(request)))
+            info.key, info.name, body, namespace=info.namespace, dry_run=opts.dry_run,
+            user=_user(request)))
     updated = await server.registry.update(info.key, body, subresource=info.subresource,
-                                           dry_run=dry_run, user=_user(request),
-                                           field_manager=_manager(request))
+                                           dry_run=opts.dry_run, user=_user(request),
+                                           field_manager=_manager(request, opts))
     return json_response(updated)
 
 
@@ -250,104 +226,83 @@ async def _patch(server, request, rt, info):
         raise negotiation.UnsupportedMediaType(
             f"the body of the request was in an unknown format - accepted media types include: "
             f"{patches.JSON}, {patches.MERGE}, {patches.STRATEGIC}, {patches.APPLY}")
-    body = await _body(request)
-    if content_type != patches.JSON and info.subresource != "scale":
-        _check_fields(request, rt, body)
-    dry_run = dry_run_of(request)
+    opts = options.write_options(request.query, options.PATCH,
+                                 apply=content_type == patches.APPLY)
+    document = await _body(request, rt)
+    body = document.value
     if content_type == patches.APPLY:
-        manager = request.query.get("fieldManager", "")
-        if not manager:
-            raise BadRequest("PATCH, application/apply-patch+yaml requires fieldManager to be set")
+        if info.subresource != "scale":
+            body = _decode(request, rt, document, opts)
 
         async def applied():
             return (await server.registry.apply(
-                info.key, info.name, deep_copy(body), namespace=info.namespace, manager=manager,
-                force=request.query.get("force", "").lower() in _TRUE, dry_run=True,
-                user=_user(request)))[0]
+                info.key, info.name, deep_copy(body), namespace=info.namespace,
+                manager=opts.field_manager, force=opts.force, dry_run=True, user=_user(request)))[0]
         await _check_escalation(server, request, info, dry_run=applied)
         obj, created = await server.registry.apply(
-            info.key, info.name, body, namespace=info.namespace, manager=manager,
-            force=request.query.get("force", "").lower() in _TRUE, subresource=info.subresource,
-            dry_run=dry_run, user=_user(request))
+            info.key, info.name, body, namespace=info.namespace, manager=opts.field_manager,
+            force=opts.force, subresource=info.subresource, dry_run=opts.dry_run,
+            user=_user(request))
         return json_response(obj, 201 if created else 200)
+    if content_type != patches.JSON and info.subresource != "scale":
+        warnings = decoding.patch_problems(rt, body, document.duplicates, opts.field_validation)
+        if warnings:
+            request[WARNINGS] = warnings
     if info.subresource == "scale":
         current = server.registry.get_scale(info.key, info.name, info.namespace)
-        scale = patches.apply_patch(current, body, content_type)
+        scale = decoding.patched_decoder(rt, "scale")(
+            patches.apply_patch(current, body, content_type))
         return json_response(await server.registry.update_scale(
-            info.key, info.name, scale, namespace=info.namespace, dry_run=dry_run, user=_user(request)))
+            info.key, info.name, scale, namespace=info.namespace, dry_run=opts.dry_run,
+            user=_user(request)))
+
     async def patched_copy():
         return await server.registry.patch(info.key, info.name, deep_copy(body), content_type,
-                                           namespace=info.namespace, dry_run=True, user=_user(request))
+                                           namespace=info.namespace, dry_run=True, user=_user(request),
+                                           decode=decoding.patched_decoder(rt))
     await _check_escalation(server, request, info, dry_run=patched_copy)
     patched = await server.registry.patch(info.key, info.name, body, content_type,
                                           namespace=info.namespace, subresource=info.subresource,
-                                          dry_run=dry_run, user=_user(request),
-                                          field_manager=_manager(request))
+                                          dry_run=opts.dry_run, user=_user(request),
+                                          field_manager=_manager(request, opts),
+                                          decode=decoding.patched_decoder(rt))
     return json_response(patched)
 
 
-@dataclass
-class _DeleteOptions:
-    grace: int | None = None
-    preconditions: dict | None = None
-    propagation_policy: str | None = None
-    orphan_dependents: bool | None = None
+async def _delete_options(request: web.Request) -> options.DeleteOptions:
+    raw = await negotiation.read_body(request)
+    body = None
+    if raw:
+        body = negotiation.decode_body(raw, request.headers.get("Content-Type"))
+        if not isinstance(body, dict):
+            raise BadRequest("decoded object cannot be converted to DeleteOptions")
+        body = decoding.decode_delete_options(body)
+    return options.delete_options(request.query, body)
 
-    def registry_args(self) -> dict[str, Any]:
-        return {"grace_period_seconds": self.grace, "propagation_policy": self.propagation_policy,
-                "orphan_dependents": self.orphan_dependents}
 
-
-def _delete_options(request: web.Request, body: Any) -> _DeleteOptions:
-    """DeleteOptions from the body or, when there is none, the query (kube-apiserver never
-    merges the two)."""
-    options = _DeleteOptions()
-    if isinstance(body, dict):
-        grace, policy, orphan = body.get("gracePeriodSeconds"), body.get("propagationPolicy"), \
-            body.get("orphanDependents")
-        options.preconditions = body.get("preconditions")
-    else:
-        query = request.query
-        grace, policy, orphan = query.get("gracePeriodSeconds"), query.get("propagationPolicy"), \
-            query.get("orphanDependents")
-        if orphan is not None:
-            if orphan.lower() not in ("true", "false", "1", "0"):
-                raise BadRequest(f"orphanDependents: Invalid value: {orphan!r}: must be a boolean")
-            orphan = orphan.lower() in _TRUE
-    if grace is not None:
-        try:
-            grace = int(grace)
-        except (TypeError, ValueError):
-            raise BadRequest(f"gracePeriodSeconds: Invalid value: {grace!r}: must be an integer") from None
-    options.grace = grace
-    options.propagation_policy = policy
-    options.orphan_dependents = orphan
-    return options
+def _delete_args(opts: options.DeleteOptions) -> dict[str, Any]:
+    return {"grace_period_seconds": opts.grace_period_seconds, "dry_run": opts.dry_run,
+            "propagation_policy": opts.propagation_policy,
+            "orphan_dependents": opts.orphan_dependents}
 
 
 async def _delete(server, request, rt, info):
-    raw = await request.read()
-    body = negotiation.decode_body(raw, request.headers.get("Content-Type")) if raw else None
-    options = _delete_options(request, body)
+    opts = await _delete_options(request)
     obj = await server.registry.delete(info.key, info.name, namespace=info.namespace,
-                                       preconditions=options.preconditions,
-                                       dry_run=dry_run_of(request, body if isinstance(body, dict) else None),
-                                       user=_user(request), **options.registry_args())
+                                       preconditions=opts.preconditions, user=_user(request),
+                                       **_delete_args(opts))
     # As kube-apiserver: 200 with the object, 202 only when the client explicitly asked not
     # to orphan (orphanDependents=false) and the object is still there.
     pending = bool(obj.get("metadata", {}).get("deletionTimestamp"))
-    return json_response(obj, 202 if pending and options.orphan_dependents is False else 200)
+    return json_response(obj, 202 if pending and opts.orphan_dependents is False else 200)
 
 
 async def _delete_collection(server, request, rt, info):
-    raw = await request.read()
-    body = negotiation.decode_body(raw, request.headers.get("Content-Type")) if raw else None
-    options = _delete_options(request, body)
+    listed = options.list_options(request.query, rt)
+    opts = await _delete_options(request)
     deleted = await server.registry.delete_collection(
-        info.key, namespace=info.namespace, label_selector=request.query.get("labelSelector", ""),
-        field_selector=request.query.get("fieldSelector", ""),
-        dry_run=dry_run_of(request, body if isinstance(body, dict) else None), user=_user(request),
-        **options.registry_args())
+        info.key, namespace=info.namespace, label_selector=listed.label_selector,
+        field_selector=listed.field_selector, user=_user(request), **_delete_args(opts))
     return json_response({"apiVersion": rt.api_version, "kind": f"{rt.kind}List",
                           "metadata": {}, "items": deleted})
 
@@ -359,16 +314,17 @@ async def _get_scale(server, request, rt, info):
 
 
 async def _binding(server, request, rt, info):
-    body = await _body(request)
+    opts = options.write_options(request.query, options.CREATE)
+    body = _decode(request, rt, await _body(request, rt), opts, "binding")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a Binding object")
-    status = await server.registry.bind(info.namespace, info.name, body,
-                                        dry_run=dry_run_of(request))
+    status = await server.registry.bind(info.namespace, info.name, body, dry_run=opts.dry_run)
     return json_response(status, status["code"])
 
 
 async def _eviction(server, request, rt, info):
-    body = await _body(request)
+    opts = options.write_options(request.query, options.CREATE)
+    body = _decode(request, rt, await _body(request, rt), opts, "eviction")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be an Eviction object")
     # Seed 001 section 14: an allowed eviction answers 200 OK.

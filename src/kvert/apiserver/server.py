@@ -42,11 +42,19 @@ from kvert.registry.tokenrequest import TokenRequests
 log = logging.getLogger(__name__)
 
 KUBERNETES_VERSION = ("1", "35")
+# the longest request line or header line read (Go's limit is 1 MiB for all headers)
+MAX_HEADER_LINE = 64 * 1024
 _PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 _DISCOVERY_CONTENT = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
 
 
 class ApiServer:
+    # kube-apiserver's http.Server (secure_serving.go): the TLS handshake and a request's
+    # headers must arrive within ReadHeaderTimeout, a connection idle between requests is
+    # closed after IdleTimeout. Settable per instance before start().
+    header_timeout = 32.0
+    idle_timeout = 90.0
+
     def __init__(self, store: Any, clock: Clock, *, authenticator: TokenAuthenticator | None,
                  admission: AdmissionChain | None = None, seed: int | None = None,
                  metrics_provider: NodeMetricsProvider | None = None,
@@ -69,22 +77,30 @@ class ApiServer:
         self.recommendation_query: Any = None
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task] = []
+        # connections whose first request has not arrived: their header deadline
+        self._awaiting_headers: dict[Any, asyncio.TimerHandle] = {}
 
     # ---- lifecycle -------------------------------------------------------------
 
     def make_app(self) -> web.Application:
-        app = web.Application(middlewares=[self.request_metrics.middleware, self._errors,
-                                           self._authenticate, self._authorize],
+        app = web.Application(middlewares=[self._headers_arrived, self.request_metrics.middleware,
+                                           self._errors, self._authenticate, self._authorize],
                               client_max_size=negotiation.MAX_BODY_BYTES + 1)
-        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        app.router.add_route("*", "/{tail:.*}", self._dispatch, expect_handler=_expect)
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 6443, ssl_context=None) -> str:
         """Listen; returns the base URL (with the real port when ``port`` is 0)."""
-        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False,
-                                     shutdown_timeout=2.0)
+        self._runner = web.AppRunner(
+            self.make_app(), access_log=None, handle_signals=False, shutdown_timeout=2.0,
+            keepalive_timeout=self.idle_timeout, max_line_size=MAX_HEADER_LINE,
+            max_field_size=MAX_HEADER_LINE,
+            # request bodies are taken as sent (kube-apiserver does not inflate them): no
+            # gzip bomb gets past the body limit
+            auto_decompress=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, ssl_context=ssl_context, reuse_address=True)
+        site = _DeadlineSite(self._runner, host, port, ssl_context, self.header_timeout,
+                             self._awaiting_headers)
         await site.start()
         bound_host, bound_port = self._runner.addresses[0][:2]
         scheme = "https" if ssl_context is not None else "http"
@@ -142,6 +158,13 @@ class ApiServer:
         await bootstrap(self.registry)
 
     # ---- middleware ------------------------------------------------------------
+
+    @web.middleware
+    async def _headers_arrived(self, request: web.Request, handler) -> web.StreamResponse:
+        deadline = self._awaiting_headers.pop(request.protocol, None)
+        if deadline is not None:
+            deadline.cancel()
+        return await handler(request)
 
     @web.middleware
     async def _errors(self, request: web.Request, handler) -> web.StreamResponse:
@@ -216,7 +239,9 @@ class ApiServer:
         served = served + recommendation_query.served_types(self)
         accept = negotiation.parse_accept(request.headers.get("Accept"))
         if path in ("/api", "/apis"):
-            media = negotiation.wants(accept, "APIGroupDiscoveryList", "apidiscovery.k8s.io")
+            # an unserved version is not negotiated: legacy discovery answers, as upstream
+            media = negotiation.wants(accept, "APIGroupDiscoveryList", "apidiscovery.k8s.io",
+                                      ("v2", "v2beta1"))
             if media is not None:
                 version = media.param("v") or "v2"
                 return rest.json_response(
@@ -250,6 +275,54 @@ class ApiServer:
                 "gitCommit": "", "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z",
                 "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
                 "platform": f"{platform.system().lower()}/{platform.machine()}"}
+
+
+async def _expect(request: web.Request) -> web.StreamResponse | None:
+    """``Expect``: 100-continue is honoured, anything else is Go's bodiless 417 (aiohttp's
+    own handler fails on a value that is not ASCII)."""
+    if request.headers.get("Expect", "").lower() == "100-continue":
+        if request.version >= (1, 1):
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0
+        return None
+    return web.Response(status=417, headers={"Connection": "close"})
+
+
+class _DeadlineSite(web.BaseSite):
+    """A TCP site whose connections must complete the TLS handshake and send their first
+    request's headers within ``header_timeout`` seconds, or are closed (later requests are
+    bounded by the idle timeout, which aiohttp applies to partial requests too)."""
+
+    def __init__(self, runner: web.AppRunner, host: str, port: int, ssl_context: Any,
+                 header_timeout: float, awaiting: dict):
+        super().__init__(runner, ssl_context=ssl_context)
+        self._host, self._port = host, port
+        self._header_timeout = header_timeout
+        self._awaiting = awaiting
+
+    @property
+    def name(self) -> str:
+        return f"{'https' if self._ssl_context else 'http'}://{self._host}:{self._port}"
+
+    async def start(self) -> None:
+        await super().start()
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            self._connection, self._host, self._port, ssl=self._ssl_context,
+            backlog=self._backlog, reuse_address=True,
+            ssl_handshake_timeout=self._header_timeout if self._ssl_context else None)
+
+    def _connection(self) -> Any:
+        server = self._runner.server
+        assert server is not None
+        protocol = server()
+        self._awaiting[protocol] = asyncio.get_running_loop().call_later(
+            self._header_timeout, self._expire, protocol)
+        return protocol
+
+    def _expire(self, protocol: Any) -> None:
+        if self._awaiting.pop(protocol, None) is not None:
+            protocol.force_close()
 
 
 def _openapi_v2(types, accept) -> web.Response:

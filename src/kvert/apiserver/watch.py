@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from kvert.api.errors import ApiError, BadRequest
+from kvert.api.errors import ApiError
 from kvert.api.kinds import ResourceType
-from kvert.apiserver import negotiation
+from kvert.apiserver import negotiation, options
 from kvert.apiserver.requestinfo import RequestInfo
 from kvert.apiserver.tables import to_table
 
@@ -42,25 +42,25 @@ class WatchHub:
 
     async def serve(self, request: web.Request, rt: ResourceType, info: RequestInfo) -> web.StreamResponse:
         q = request.query
-        try:
-            timeout = float(q["timeoutSeconds"]) if "timeoutSeconds" in q else \
-                MIN_REQUEST_TIMEOUT * (1 + self._random.random())
-        except ValueError:
-            raise BadRequest(f"timeoutSeconds: Invalid value: {q['timeoutSeconds']!r}") from None
-        field_selector = q.get("fieldSelector", "")
+        opts = options.list_options(q, rt, watch=True)
+        # timeoutSeconds bounds every watch: 0 (or none) is kube-apiserver's random 30-60
+        # minutes, a negative one ends the stream at once.
+        timeout = opts.timeout_seconds or MIN_REQUEST_TIMEOUT * (1 + self._random.random())
+        field_selector = opts.field_selector
         if info.legacy_watch and info.name:
             field_selector = ",".join(filter(None, [field_selector, f"metadata.name={info.name}"]))
-        send_initial = q.get("sendInitialEvents", "").lower() == "true"
-        if send_initial and q.get("resourceVersionMatch") != "NotOlderThan":
-            raise BadRequest("resourceVersionMatch: Invalid value: sendInitialEvents requires "
-                             "setting resourceVersionMatch to NotOlderThan")
-        allow_bookmarks = q.get("allowWatchBookmarks", "").lower() == "true"
+        send_initial = bool(opts.send_initial_events)
+        allow_bookmarks = opts.allow_watch_bookmarks
         accept = negotiation.parse_accept(request.headers.get("Accept"))
         as_table = negotiation.wants(accept, "Table", "meta.k8s.io") is not None
+        include_object = q.get("includeObject", "Metadata")
+        if as_table:
+            # an unknown includeObject is refused (406) before the stream starts, not in it
+            to_table(rt, [], now=0, include_object=include_object)
         try:
             watch = self.server.registry.watch(
-                info.key, namespace=info.namespace or None, label_selector=q.get("labelSelector", ""),
-                field_selector=field_selector, resource_version=q.get("resourceVersion", ""),
+                info.key, namespace=info.namespace or None, label_selector=opts.label_selector,
+                field_selector=field_selector, resource_version=opts.resource_version,
                 send_initial_events=send_initial, allow_bookmarks=allow_bookmarks or send_initial)
         except ApiError as e:
             if e.code != 410:
@@ -76,7 +76,7 @@ class WatchHub:
         self._active.add(watch)
         try:
             await self._pump(response, watch, rt, timeout, allow_bookmarks, as_table,
-                             q.get("includeObject", "Metadata"))
+                             include_object)
         except (ConnectionResetError, ConnectionError):
             pass   # the client went away
         finally:

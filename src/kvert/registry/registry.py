@@ -8,7 +8,7 @@ the HTTP API server both call this, so an object written either way is treated a
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Callable
 
 from kvert.api import defaults, validation
 from kvert.api.schema import prepare_custom_object, prepare_custom_status
@@ -77,7 +77,7 @@ class Registry:
         rt = by_key(resource)
         obj = deep_copy(obj)
         _check_kind(rt, obj)
-        meta = obj.setdefault("metadata", {})
+        meta = _metadata(obj)
         _place(rt, meta, namespace)
         strategy.decode(rt, obj)
         defaults.apply_defaults(obj)
@@ -86,7 +86,7 @@ class Registry:
         await self.admission.admit(attrs)
         # Mutating plugins may have replaced any part of the object (a webhook's JSON patch).
         obj = attrs.object
-        meta = obj.setdefault("metadata", {})
+        meta = _metadata(obj)
         # As kube-apiserver's BeforeCreate: after mutation, so status (a pod's QoS class)
         # describes the object as admitted.
         if not meta.get("name") and meta.get("generateName"):
@@ -114,7 +114,7 @@ class Registry:
         caller has just read it (a patch), else read here."""
         rt = by_key(resource)
         _check_kind(rt, obj)
-        meta = obj.setdefault("metadata", {})
+        meta = _metadata(obj)
         _place(rt, meta, meta.get("namespace"))
         if subresource and subresource not in rt.subresources:
             raise NotFound(resource, name_of(obj), "the server could not find the requested resource")
@@ -168,8 +168,12 @@ class Registry:
 
     async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
                     namespace: str = "", subresource: str = "", dry_run: bool = False,
-                    user: str = "", field_manager: str = "") -> dict:
-        """Apply a patch to the stored object; retried on conflict unless the patch pins a version."""
+                    user: str = "", field_manager: str = "",
+                    decode: Callable[[dict], dict] | None = None) -> dict:
+        """Apply a patch to the stored object; retried on conflict unless the patch pins a version.
+
+        ``decode``: what the patched object must decode as (the API server's typed decoding:
+        a patch may give any field any shape)."""
         if content_type_of(patch_type) == APPLY:
             obj, _ = await self.apply(resource, name, patch, namespace=namespace,
                                       manager=field_manager, subresource=subresource,
@@ -182,9 +186,10 @@ class Registry:
             patched = apply_patch(current, patch, patch_type)
             if not isinstance(patched, dict):
                 raise BadRequest("the patch must produce an object")
-            pinned = (patched.get("metadata") or {}).get("resourceVersion") != \
-                current["metadata"]["resourceVersion"]
-            meta = patched.setdefault("metadata", {})
+            if decode is not None:
+                patched = decode(patched)
+            meta = _metadata(patched)
+            pinned = meta.get("resourceVersion") != current["metadata"]["resourceVersion"]
             if meta.get("name", name) != name or meta.get("namespace", namespace) != namespace:
                 raise BadRequest("the name or namespace of a patched object may not change")
             meta.setdefault("resourceVersion", current["metadata"]["resourceVersion"])
@@ -206,6 +211,8 @@ class Registry:
         if not isinstance(applied, dict):
             raise BadRequest("the applied configuration must be an object")
         meta = applied.get("metadata") or {}
+        if not isinstance(meta, dict):
+            raise BadRequest("metadata must be an object")
         if meta.get("name", name) != name:
             raise BadRequest(f"the name of the object ({meta.get('name')}) does not match the name "
                              f"on the URL ({name})")
@@ -392,6 +399,17 @@ def _check_kind(rt: ResourceType, obj: dict) -> None:
     if kind != rt.kind or api_version != rt.api_version:
         raise BadRequest(f"the API version in the data ({api_version}) does not match the expected "
                          f"API version ({rt.api_version}) and kind ({rt.kind}) of {rt.key}")
+
+
+def _metadata(obj: dict) -> dict:
+    """The object's metadata, made an empty object when unset; any other shape is refused
+    before anything reads it."""
+    meta = obj.get("metadata")
+    if meta is None:
+        meta = obj["metadata"] = {}
+    if not isinstance(meta, dict):
+        raise BadRequest("metadata must be an object")
+    return meta
 
 
 def _place(rt: ResourceType, meta: dict, namespace: str | None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 
 from kvert.api import pods, secrets
+from kvert.api.quantity import QuantityError
 from kvert.api.kinds import ResourceType
 from kvert.api.meta import deep_copy
 
@@ -28,7 +29,11 @@ def decode(rt: ResourceType, obj: dict) -> None:
 
 def prepare_for_create(rt: ResourceType, obj: dict) -> None:
     if rt.group == "" and rt.kind == "Pod":
-        obj["status"] = {"phase": "Pending", "qosClass": pods.compute_qos_class(obj)}
+        obj["status"] = {"phase": "Pending"}
+        try:
+            obj["status"]["qosClass"] = pods.compute_qos_class(obj)
+        except QuantityError:
+            pass   # validation refuses the quantity, naming its field
         if (obj.get("spec") or {}).get("schedulingGates"):
             # applySchedulingGatedCondition: the pod says why it waits before any scheduler runs
             obj["status"]["conditions"] = [{

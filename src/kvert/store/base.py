@@ -23,6 +23,7 @@ import asyncio
 import base64
 import binascii
 import json
+import re
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -62,6 +63,18 @@ _META_KNOWN = frozenset(_META_ORDER)
 _SET_ONCE = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """``text`` with lone surrogates (which UTF-8 cannot encode, so neither SQLite nor etcd
+    can keep) as U+FFFD, as Go's encoder writes invalid UTF-16."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def encode(obj: Obj) -> str:
+    """An object's stored JSON text."""
+    return storable(_dumps(obj))
 _loads = json.loads
 
 Obj = dict[str, Any]
@@ -250,7 +263,7 @@ class BaseStore:
         rev = self._rev + 1
         obj["metadata"]["resourceVersion"] = str(rev)
         try:
-            raw = _dumps(obj)
+            raw = encode(obj)
         except (TypeError, ValueError, RecursionError) as e:
             raise BadRequest(f"the object is not valid JSON: {e}") from None
         rec = Record(rev, resource, namespace, name, type, raw, prev if type != ADDED else None)

@@ -84,7 +84,7 @@ from urllib.parse import urlsplit
 
 from kvert.api.errors import AlreadyExists, BadRequest, Expired, InternalError, Timeout
 from kvert.store.base import (ADDED, DELETED, ERROR, MODIFIED, BaseStore, Match, Obj, Record,
-                              Watch, WatchEvent, WriteRaced, _dumps, _loads)
+                              Watch, WatchEvent, WriteRaced, _dumps, _loads, encode, storable)
 
 _SEP = "!"
 _COMPACTED = "required revision has been compacted"
@@ -96,7 +96,7 @@ _WATCH_BATCH_MAX_REVS = 1000
 
 
 def _b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode("ascii")
+    return base64.b64encode(storable(text).encode()).decode("ascii")
 
 
 def _unb64(data: str) -> str:
@@ -366,7 +366,7 @@ class EtcdStore(BaseStore):
                  prev: Record | None) -> Record:
         obj["metadata"]["resourceVersion"] = ""
         try:
-            raw = _dumps(obj)
+            raw = encode(obj)
         except (TypeError, ValueError, RecursionError) as e:
             raise BadRequest(f"the object is not valid JSON: {e}") from None
         key = _b64(self._key(resource, namespace, name))

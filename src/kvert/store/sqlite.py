@@ -15,12 +15,13 @@ writes, so one store instance should own the file.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from kvert.api.errors import InternalError
-from kvert.store.base import DELETED, BaseStore, Record
+from kvert.store.base import DELETED, BaseStore, Record, storable
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS revisions (
@@ -65,6 +66,16 @@ DELETE FROM revisions WHERE rev IN (
 _SYNC_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 
+def _owner_only(path: str, *, create: bool = True) -> None:
+    """Make ``path`` readable and writable by its owner only (0600, whatever the umask):
+    the store holds every object, Secrets and tokens too."""
+    if create:
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    elif not os.path.exists(path):
+        return
+    os.chmod(path, 0o600)
+
+
 class SqliteStore(BaseStore):
     """``synchronous`` may be lowered (e.g. "OFF" for throwaway test files); FULL is the
     durable default."""
@@ -76,12 +87,18 @@ class SqliteStore(BaseStore):
         if sync not in _SYNC_MODES:
             raise ValueError(f"synchronous must be one of {', '.join(_SYNC_MODES)}")
         self.path = str(path)
+        if self.path != ":memory:":
+            _owner_only(self.path)
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db = db
         try:
             mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal" and self.path != ":memory:":
                 raise sqlite3.OperationalError(f"cannot use WAL journal mode (got {mode})")
+            if self.path != ":memory:":
+                # SQLite gives the WAL and shared-memory files the database's mode; made sure
+                for suffix in ("-wal", "-shm"):
+                    _owner_only(self.path + suffix, create=False)
             db.execute(f"PRAGMA synchronous={sync}")
             db.execute("PRAGMA busy_timeout=5000")
             db.execute("BEGIN IMMEDIATE")
@@ -105,7 +122,7 @@ class SqliteStore(BaseStore):
             "SELECT r.rev, r.event_type, r.object FROM current AS c "
             "JOIN revisions AS r ON r.rev = c.rev "
             "WHERE c.resource = ? AND c.namespace = ? AND c.name = ?",
-            (resource, namespace, name)).fetchone()
+            (resource, storable(namespace), storable(name))).fetchone()
         if row is None:
             return None
         return Record(row[0], resource, namespace, name, row[1], row[2])
@@ -211,8 +228,8 @@ class SqliteStore(BaseStore):
         args: list[Any] = [resource]
         if namespace is not None:
             where.append(f"{t}.namespace = ?")
-            args.append(namespace)
+            args.append(storable(namespace))
         if after is not None:
             where.append(f"({t}.namespace, {t}.name) > (?, ?)")
-            args += list(after)
+            args += [storable(key) for key in after]
         return " AND ".join(where), args

@@ -331,7 +331,9 @@ def test_dry_run_and_side_effects(ca):
             await registry.create(VWC, configuration(VWC, "safe", hook(
                 "safe.example.com", server.url("/v"), bundle, sideEffects="NoneOnDryRun")))
             await registry.create("pods", new_pod(), dry_run=True)
-            await registry.create(VWC, configuration(VWC, "unsafe", hook(
+            # v1 validation refuses sideEffects Some; a configuration stored earlier (v1beta1)
+            # may still have it
+            registry.store.create(VWC, configuration(VWC, "unsafe", hook(
                 "unsafe.example.com", server.url("/v"), bundle, sideEffects="Some")))
             with pytest.raises(BadRequest) as e:
                 await registry.create("pods", new_pod(), dry_run=True)
@@ -397,7 +399,8 @@ def test_service_reference_without_a_resolver_applies_the_failure_policy(ca):
         registry = await make_registry()
         service = {"namespace": "webhooks", "name": "policy", "path": "/validate"}
         cfg = {"name": "svc.example.com", "clientConfig": {"service": service, "caBundle": ca_bundle(ca)},
-               "rules": [POD_RULE], "sideEffects": "None", "timeoutSeconds": 1}
+               "rules": [POD_RULE], "sideEffects": "None", "timeoutSeconds": 1,
+               "admissionReviewVersions": ["v1"]}
         await registry.create(VWC, configuration(VWC, "svc", cfg))
         with pytest.raises(InternalError) as e:
             await registry.create("pods", new_pod())
@@ -429,7 +432,7 @@ def test_service_resolver_and_service_tls_name():
             service = {"namespace": "webhooks", "name": "policy", "path": "/validate"}
             cfg = {"name": "svc.example.com",
                    "clientConfig": {"service": service, "caBundle": ca_bundle(ca)},
-                   "rules": [POD_RULE], "sideEffects": "None"}
+                   "rules": [POD_RULE], "sideEffects": "None", "admissionReviewVersions": ["v1"]}
             await registry.create(VWC, configuration(VWC, "svc", cfg))
             with pytest.raises(ApiError) as e:
                 await registry.create("pods", new_pod())

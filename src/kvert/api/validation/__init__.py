@@ -56,7 +56,8 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import crd, dra, misc, node, pod, policy, rbac, resize, secrets, vpa, workload, workloads
+from . import (admissionregistration, crd, dra, misc, node, pod, policy, rbac, resize, secrets, vpa,
+               workload, workloads)
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -96,6 +97,10 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): rbac.validate_cluster_role,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): rbac.validate_role_binding,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): rbac.validate_cluster_role_binding,
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
+        admissionregistration.validate_mutating_configuration,
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
+        admissionregistration.validate_validating_configuration,
 }
 
 _UPDATE: dict[tuple[str, str], Update] = {
@@ -123,6 +128,10 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): rbac.validate_cluster_role_update,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): rbac.validate_role_binding_update,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): rbac.validate_cluster_role_binding_update,
+    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
+        admissionregistration.validate_mutating_configuration_update,
+    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
+        admissionregistration.validate_validating_configuration_update,
 }
 
 _STATUS: dict[tuple[str, str], Update] = {

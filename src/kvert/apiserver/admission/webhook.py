@@ -72,6 +72,7 @@ from kvert.api.kinds import by_key
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.registry.admission import CONNECT, CREATE, DELETE, UPDATE, Attributes
 from kvert.api.meta import deep_copy
+from kvert.apiserver import decoding
 
 MUTATING_CONFIGURATIONS = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
 VALIDATING_CONFIGURATIONS = "admissionregistration.k8s.io/validatingwebhookconfigurations"
@@ -126,14 +127,21 @@ class WebhookClient:
         self._contexts: dict[str, ssl.SSLContext] = {}
 
     def endpoint(self, client_config: dict) -> tuple[str, str | None]:
-        """The URL to POST to and the TLS server name to verify (None: the URL's host)."""
+        """The URL to POST to and the TLS server name to verify (None: the URL's host).
+        Only https: an AdmissionReview carries the objects, secrets too."""
         if client_config.get("url"):
-            return str(client_config["url"]), None
-        service = client_config.get("service")
-        if isinstance(service, dict):
-            return self.service_resolver(service), \
-                f"{service.get('name', '')}.{service.get('namespace', '')}.svc"
-        raise ValueError("webhook clientConfig has neither url nor service")
+            url, server_name = str(client_config["url"]), None
+        elif isinstance(client_config.get("service"), dict):
+            service = client_config["service"]
+            url = self.service_resolver(service)
+            server_name = f"{service.get('name', '')}.{service.get('namespace', '')}.svc"
+        else:
+            raise ValueError("webhook clientConfig has neither url nor service")
+        scheme = urlsplit(url).scheme
+        if scheme != "https":
+            raise ValueError(f"webhook URL {url!r}: 'https' is the only allowed URL scheme "
+                             f"(got {scheme!r})")
+        return url, server_name
 
     def ssl_context(self, ca_bundle: str | None) -> ssl.SSLContext:
         key = ca_bundle or ""
@@ -151,15 +159,13 @@ class WebhookClient:
                    timeout: float) -> tuple[int, bytes]:
         """POST ``body``; returns (status, response body) or raises :class:`_CallFailed`."""
         parts = urlsplit(url)
-        ssl_arg: Any = None
-        if parts.scheme == "https":
-            ssl_arg = self.ssl_context(ca_bundle)
+        if parts.scheme != "https":
+            raise _CallFailed(f'Post "{url}": refusing to send an AdmissionReview in cleartext')
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        kwargs: dict[str, Any] = {"data": body, "headers": headers}
-        if ssl_arg is not None:
-            kwargs["ssl"] = ssl_arg
-            if server_name:
-                kwargs["server_hostname"] = server_name
+        kwargs: dict[str, Any] = {"data": body, "headers": headers,
+                                  "ssl": self.ssl_context(ca_bundle)}
+        if server_name:
+            kwargs["server_hostname"] = server_name
         try:
             async with asyncio.timeout(timeout):
                 async with aiohttp.ClientSession(
@@ -194,7 +200,7 @@ def _ssl_reason(err: Any) -> str:
 
 def _dial_error(e: aiohttp.ClientConnectorError, parts: Any) -> str:
     host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    port = parts.port or 443
     os_error = e.os_error
     if isinstance(os_error, socket.gaierror):
         return f"dial tcp: lookup {host}: no such host"
@@ -441,6 +447,11 @@ class MutatingAdmissionWebhook(_WebhookDispatcher):
         if not isinstance(patched, dict):
             raise InternalError(f'Internal error occurred: admission webhook "{name}" replaced the '
                                 "object with a non-object")
+        try:
+            # the patched object is decoded into its type again, as kube-apiserver does
+            patched = decoding.decode(by_key(attrs.resource), patched).object
+        except decoding.DecodeError as e:
+            raise InternalError(f"Internal error occurred: {e.problem}") from None
         defaults.apply_defaults(patched)
         attrs.object.clear()
         attrs.object.update(patched)
