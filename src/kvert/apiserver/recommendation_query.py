@@ -77,7 +77,7 @@ async def serve(service: Any, request: web.Request, info: Any) -> web.Response:
         raise NotFound(q.RESOURCE, info.name, _NOT_FOUND)
     if request.method != "POST" or info.name or info.legacy_watch:
         raise MethodNotAllowed()
-    raw = await request.read()
+    raw = await negotiation.read_body(request)
     if not raw:
         raise BadRequest("the request body is empty")
     body = negotiation.decode_body(raw, request.headers.get("Content-Type"))

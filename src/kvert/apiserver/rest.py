@@ -117,11 +117,11 @@ def _partial(obj: dict) -> dict:
 
 # ---- writes ----------------------------------------------------------------------
 
-async def _body(request: web.Request, rt: ResourceType) -> negotiation.Document:
+async def _body(request: web.Request, rt: ResourceType, into: str = "") -> negotiation.Document:
     raw = await negotiation.read_body(request)
     if not raw:
         raise BadRequest("the request body is empty")
-    return negotiation.decode_document(raw, request.headers.get("Content-Type"), into=rt.kind)
+    return negotiation.decode_document(raw, request.headers.get("Content-Type"), into=into or rt.kind)
 
 
 def _manager(request: web.Request, opts: options.WriteOptions) -> str:
@@ -334,7 +334,8 @@ async def _eviction(server, request, rt, info):
 
 async def _token(server, request, rt, info):
     warnings: list[str] = []
-    created = await server.registry.create_token(info.namespace, info.name, await _body(request),
+    body = (await _body(request, rt, into="TokenRequest")).value
+    created = await server.registry.create_token(info.namespace, info.name, body,
                                                  user=_user(request), warnings=warnings)
     if warnings:
         request[WARNINGS] = [*request.get(WARNINGS, ()), *warnings]

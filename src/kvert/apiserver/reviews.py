@@ -44,7 +44,7 @@ async def handle(server: "ApiServer", request: web.Request, rt: ResourceType,
         raise NotFound(rt.key, info.name, _NOT_FOUND)
     if request.method != "POST" or info.legacy_watch:
         raise MethodNotAllowed()
-    raw = await request.read()
+    raw = await negotiation.read_body(request)
     if not raw:
         raise BadRequest("the request body is empty")
     body = negotiation.decode_body(raw, request.headers.get("Content-Type"))
