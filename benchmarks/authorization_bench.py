@@ -1,6 +1,6 @@
 """What authorization costs: requests/s and latency percentiles of the same request mix
 over HTTPS with the Node,RBAC authorizer off and on, and the difference (the issue's
-target: under 5 %). The user is bound to an edit-like ClusterRole through a RoleBinding
+target: under 5 %; the median of the rounds' ratios, as machine noise is of that order). The user is bound to an edit-like ClusterRole through a RoleBinding
 (so RBAC, not the system:masters short cut, decides every request); runs alternate
 off/on to spread machine noise evenly. Prints figures; asserts nothing.
 
@@ -118,7 +118,7 @@ def _percentile(values: list[float], p: float) -> float:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3, help="off/on pairs (default: 3)")
+    parser.add_argument("--rounds", type=int, default=5, help="off/on pairs (default: 5)")
     parser.add_argument("--requests", type=int, default=3000, help="requests per round (default: 3000)")
     args = parser.parse_args(argv)
     results: dict[bool, list[tuple[float, list[float]]]] = {False: [], True: []}
@@ -136,9 +136,13 @@ def main(argv: list[str]) -> int:
         label = "Node,RBAC on " if authorization else "authorization off"
         print(f"  {label:<18} {rate:8.0f} req/s   p50 {figures[authorization][1] * 1000:6.2f} ms"
               f"   p99 {figures[authorization][2] * 1000:6.2f} ms")
-    cost = 1 - figures[True][0] / figures[False][0]
-    p99 = figures[True][2] / figures[False][2] - 1
-    print(f"  authorization costs {cost * 100:+.1f}% of requests/s, {p99 * 100:+.1f}% of p99 (target: < 5%)")
+    # each round's off and on ran back to back: their ratio is the least noisy figure
+    costs = sorted(1 - on[0] / off[0] for off, on in zip(results[False], results[True]))
+    p99s = sorted(_percentile(on[1], 0.99) / _percentile(off[1], 0.99) - 1
+                  for off, on in zip(results[False], results[True]))
+    print(f"  authorization costs {statistics.median(costs) * 100:+.1f}% of requests/s "
+          f"(rounds: {', '.join(f'{c * 100:+.1f}%' for c in costs)}), "
+          f"{statistics.median(p99s) * 100:+.1f}% of p99 (target: < 5%)")
     return 0
 
 

@@ -118,6 +118,8 @@ BUILTIN: tuple[ResourceType, ...] = (
 
 _BY_KEY: dict[str, ResourceType] = {rt.key: rt for rt in BUILTIN}
 _BY_GVK: dict[tuple[str, str], ResourceType] = {(rt.api_version, rt.kind): rt for rt in BUILTIN}
+_VERSIONS: dict = {}       # key -> versions, and _SIZE -> the table size they were made from
+_SIZE = object()
 
 
 def register(rt: ResourceType) -> None:
@@ -129,6 +131,7 @@ def register(rt: ResourceType) -> None:
     """
     _BY_KEY[rt.key] = rt
     _BY_GVK[(rt.api_version, rt.kind)] = rt
+    _VERSIONS.clear()
 
 
 def unregister(key: str) -> None:
@@ -136,6 +139,7 @@ def unregister(key: str) -> None:
     _BY_KEY.pop(key, None)
     for gvk in [gvk for gvk, rt in _BY_GVK.items() if rt.key == key]:
         del _BY_GVK[gvk]
+    _VERSIONS.clear()
 
 
 def by_gvk(api_version: str, kind: str) -> ResourceType:
@@ -146,8 +150,14 @@ def by_gvk(api_version: str, kind: str) -> ResourceType:
 
 
 def versions_of(key: str) -> list[ResourceType]:
-    """Every served version of a resource."""
-    return [rt for rt in _BY_GVK.values() if rt.key == key]
+    """Every served version of a resource (asked on every request: kept by key, rebuilt
+    when the table changes)."""
+    if _VERSIONS.get(_SIZE) != len(_BY_GVK):
+        _VERSIONS.clear()
+        for rt in _BY_GVK.values():
+            _VERSIONS.setdefault(rt.key, []).append(rt)
+        _VERSIONS[_SIZE] = len(_BY_GVK)
+    return list(_VERSIONS.get(key, ()))
 
 
 def by_key(key: str) -> ResourceType:

@@ -84,7 +84,7 @@ class ApiServer:
 
     def make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._headers_arrived, self.request_metrics.middleware,
-                                           self._errors, self._authenticate, self._authorize],
+                                           self._errors, self._authenticate],
                               client_max_size=negotiation.MAX_BODY_BYTES + 1)
         app.router.add_route("*", "/{tail:.*}", self._dispatch, expect_handler=_expect)
         return app
@@ -195,21 +195,19 @@ class ApiServer:
             if user is None:
                 raise Unauthorized()
             request[USER] = user
+            self._authorize(request, user)
         return await handler(request)
 
-    @web.middleware
-    async def _authorize(self, request: web.Request, handler) -> web.StreamResponse:
-        user = request.get(USER)
-        if user is not None:
-            acting = impersonated(request, user, self.authorizer)
-            if acting is not None:
-                request[USER] = user = acting
-            if self.authorizer is not None:
-                attrs = request_attributes(request, user)
-                decision, reason = self.authorizer.authorize(attrs)
-                if decision is not Decision.ALLOW:
-                    raise forbidden(attrs, reason)
-        return await handler(request)
+    def _authorize(self, request: web.Request, user: Any) -> None:
+        """Impersonation, then the authorizer's decision (403 unless allowed)."""
+        acting = impersonated(request, user, self.authorizer)
+        if acting is not None:
+            request[USER] = user = acting
+        if self.authorizer is not None:
+            attrs = request_attributes(request, user)
+            decision, reason = self.authorizer.authorize(attrs)
+            if decision is not Decision.ALLOW:
+                raise forbidden(attrs, reason)
 
     # ---- routing ---------------------------------------------------------------
 

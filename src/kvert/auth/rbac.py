@@ -127,6 +127,8 @@ class Policy:
         # namespace ("" for cluster bindings) -> subject key -> binding names
         self._by_subject: dict[str, dict[tuple, set[str]]] = {}
         self._cache: dict[tuple, Resolved] = {}
+        # decisions by request attributes: most requests repeat one of a few shapes
+        self.decisions: dict[tuple, tuple[Decision, str]] = {}
 
     @classmethod
     def from_objects(cls, objects: list[dict]) -> "Policy":
@@ -155,6 +157,7 @@ class Policy:
             for key in self._keys_of(binding):
                 index.setdefault(key, set()).add(name)
         self._cache.clear()
+        self.decisions.clear()
 
     def remove(self, resource: str, obj: dict) -> None:
         meta = obj.get("metadata") or {}
@@ -176,6 +179,7 @@ class Policy:
                         if not names:
                             del index[key]
         self._cache.clear()
+        self.decisions.clear()
 
     def clear(self) -> None:
         self._roles.clear()
@@ -183,6 +187,10 @@ class Policy:
         self._bindings.clear()
         self._by_subject.clear()
         self._cache.clear()
+        self.decisions.clear()
+
+    def refresh(self) -> None:
+        """Take in changes made elsewhere (a store's policy follows its watches)."""
 
     @staticmethod
     def _keys_of(binding: Binding) -> list[tuple]:
@@ -261,6 +269,9 @@ class StorePolicy(Policy):
         self.sync()
         return super().resolve(user, namespace)
 
+    def refresh(self) -> None:
+        self.sync()
+
     def role_rules(self, kind: str, name: str, namespace: str) -> tuple[PolicyRule, ...]:
         self.sync()
         return super().role_rules(kind, name, namespace)
@@ -301,6 +312,9 @@ class StorePolicy(Policy):
         self._watches = {}
 
 
+MAX_CACHED_DECISIONS = 50_000
+
+
 class RbacAuthorizer:
     """``rbac.New(...)``: Authorize and RulesFor over a :class:`Policy`."""
 
@@ -312,6 +326,19 @@ class RbacAuthorizer:
         return cls(StorePolicy(store))
 
     def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
+        policy = self.policy
+        policy.refresh()
+        key = (attrs.user.name, attrs.user.groups, attrs.verb, attrs.resource_request,
+               attrs.namespace, attrs.api_group, attrs.resource, attrs.subresource, attrs.name,
+               "" if attrs.resource_request else attrs.path)
+        found = policy.decisions.get(key)
+        if found is None:
+            if len(policy.decisions) >= MAX_CACHED_DECISIONS:
+                policy.decisions.clear()
+            found = policy.decisions[key] = self._decide(attrs)
+        return found
+
+    def _decide(self, attrs: Attributes) -> tuple[Decision, str]:
         resolved = self.policy.resolve(attrs.user, attrs.namespace)
         for source, rules in resolved.grants:
             for r in rules:
