@@ -52,7 +52,7 @@ def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
     env = {**os.environ, "KVERT_HOME": str(tmp_path / "home")}
     parts = [Process("controller-manager", "--kubeconfig", kubeconfig, env=env),
              Process("scheduler", "--kubeconfig", kubeconfig, env=env),
-             Process("node-agent", "--kubeconfig", kubeconfig, "--name", "worker-1", env=env)]
+             Process("node-agent", "--data-dir", str(api.data_dir), "--name", "worker-1", env=env)]
     try:
         for part in parts:
             part.wait_for_line("running against")
@@ -61,6 +61,13 @@ def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
         wait_for(lambda: len(k.json("get", "pods")["items"]) == 2 and all(
             p["status"].get("phase") == "Running" and p["spec"].get("nodeName") == "worker-1"
             for p in k.json("get", "pods")["items"]), timeout=60)
+        # the agent runs as its own node identity, bootstrapped from the data directory
+        lease = k.json("get", "lease", "worker-1", "-n", "kube-node-lease")
+        assert lease["spec"]["holderIdentity"] == "worker-1"
+        worker = Kubectl(k.binary, api.data_dir / "kubeconfigs" / "system-node-worker-1.kubeconfig",
+                         tmp_path / "home-worker")
+        assert worker("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout == \
+            "system:node:worker-1"
         holders = {lease: k.json("get", "lease", lease, "-n", "kube-system")["spec"]["holderIdentity"]
                    for lease in ("kube-scheduler", "kube-controller-manager")}
         assert all(holders.values())

@@ -23,7 +23,7 @@ EXAMPLES = {
     "scheduler": "example: kvert scheduler --kubeconfig ~/.kvert/kubeconfig --config sched.yaml",
     "controller-manager": "example: kvert controller-manager --kubeconfig ~/.kvert/kubeconfig "
                           "--controllers replicaset,deployment,garbagecollector",
-    "node-agent": "example: kvert node-agent --kubeconfig ~/.kvert/kubeconfig --name node-7 "
+    "node-agent": "example: kvert node-agent --data-dir ~/.kvert --name node-7 "
                   "--node-capacity cpu=8,memory=32Gi,pods=110",
 }
 
@@ -69,6 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(n)
     n.add_argument("--name", required=True, help="the node's name")
+    n.add_argument("--data-dir", type=Path, default=None,
+                   help="the data directory of a kvert API server on this machine: the agent makes "
+                        "its own identity there (system:node:NAME, written to "
+                        "DATA_DIR/kubeconfigs/) and uses it instead of --kubeconfig, as a kubelet "
+                        "bootstraps its credentials")
     n.add_argument("--checkpoint-dir", type=Path, default=None,
                    help="where the agent keeps its state (default: $KVERT_HOME/nodes/NAME)")
     add_node_flags(n)
@@ -175,6 +180,9 @@ async def _node_agent(args: argparse.Namespace) -> int:
     config = build.node_config(args.name, flags, args.kubelet_config)
     home = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
     checkpoint = (args.checkpoint_dir or home / "nodes" / args.name).expanduser()
+    if args.data_dir is not None:
+        args.kubeconfig = _node_kubeconfig(args.data_dir.expanduser(), args.name)
+        args.context = None
     client = _client(args, "kubelet")
     if not checkpoint.is_dir() and await build.node_in_use(client, WallClock(), args.name):
         await client.close()
@@ -184,3 +192,27 @@ async def _node_agent(args: argparse.Namespace) -> int:
                         lambda client, clock: build.sim_node(client, clock, config, name=args.name,
                                                              checkpoint_dir=checkpoint),
                         client, args)
+
+
+def _node_kubeconfig(data_dir: Path, name: str) -> Path:
+    """A kubeconfig for ``system:node:NAME`` from the API server's data directory: its
+    token added to ``tokens.csv`` (the server reads new identities from it), the server's
+    address and CA from the admin kubeconfig."""
+    import base64
+
+    import yaml
+
+    from kvert.apiserver.kubeconfig import write_kubeconfig
+    from kvert.auth.tokens import TokenAuthenticator, node_identity
+    admin = data_dir / "kubeconfig"
+    if not admin.is_file():
+        raise ValueError(f"{data_dir} is not a kvert API server's data directory (no kubeconfig)")
+    config = yaml.safe_load(admin.read_text()) or {}
+    cluster = (config.get("clusters") or [{}])[0].get("cluster") or {}
+    user, groups = node_identity(name)
+    token = TokenAuthenticator.load_or_create(data_dir / "tokens.csv").ensure(user, groups)
+    path = data_dir / "kubeconfigs" / f"{user.replace(':', '-')}.kubeconfig"
+    write_kubeconfig(path, cluster["server"], base64.b64decode(cluster["certificate-authority-data"]),
+                     token, user=user)
+    return path
+
