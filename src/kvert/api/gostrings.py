@@ -1,6 +1,9 @@
-"""Go's ``%q`` (``strconv.Quote``): how Kubernetes quotes values in its messages."""
+"""How Go names and quotes values in Kubernetes' messages: ``%q`` (``strconv.Quote``) and
+the JSON kinds of ``encoding/json``'s unmarshal errors."""
 
 from __future__ import annotations
+
+from typing import Any
 
 _ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
             "\v": "\\v", '"': '\\"', "\\": "\\\\"}
@@ -25,3 +28,14 @@ def quote(text: str) -> str:
             out.append(f"\\U{ord(c):08x}")
     out.append('"')
     return "".join(out)
+
+
+def json_kind(value: Any) -> str:
+    """The kind ``json: cannot unmarshal KIND into ...`` names for a decoded JSON value."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"

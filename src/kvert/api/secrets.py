@@ -10,9 +10,9 @@ with a 400 that names the byte offset, never the value.
 from __future__ import annotations
 
 import base64
-from typing import Any
 
 from kvert.api.errors import BadRequest
+from kvert.api.gostrings import json_kind
 
 OPAQUE = "Opaque"
 SERVICE_ACCOUNT_TOKEN = "kubernetes.io/service-account-token"
@@ -74,30 +74,18 @@ def _cannot_decode(detail: str) -> BadRequest:
     return BadRequest(f'Secret in version "v1" cannot be handled as a Secret: {detail}')
 
 
-def _go_json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def merge_string_data(secret: dict) -> None:
     """Decode a v1 Secret in place as ``Convert_v1_Secret_To_core_Secret`` does: check that
     every ``data`` value is base64 and move ``stringData`` into ``data``."""
     data = secret.get("data")
     if data is not None and not isinstance(data, dict):
-        raise _cannot_decode(f"json: cannot unmarshal {_go_json_type(data)} into Go struct field "
+        raise _cannot_decode(f"json: cannot unmarshal {json_kind(data)} into Go struct field "
                              "Secret.data of type map[string][]uint8")
     for value in (data or {}).values():
         if value is None:
             continue
         if not isinstance(value, str):
-            raise _cannot_decode(f"json: cannot unmarshal {_go_json_type(value)} into Go struct "
+            raise _cannot_decode(f"json: cannot unmarshal {json_kind(value)} into Go struct "
                                  "field Secret.data of type []uint8")
         offset = base64_error_offset(value)
         if offset is not None:
@@ -106,7 +94,7 @@ def merge_string_data(secret: dict) -> None:
     if string_data is None:
         return
     if not isinstance(string_data, dict):
-        raise _cannot_decode(f"json: cannot unmarshal {_go_json_type(string_data)} into Go struct "
+        raise _cannot_decode(f"json: cannot unmarshal {json_kind(string_data)} into Go struct "
                              "field Secret.stringData of type map[string]string")
     if not string_data:
         return
@@ -115,7 +103,7 @@ def merge_string_data(secret: dict) -> None:
         if value is None:
             value = ""
         if not isinstance(value, str):
-            raise _cannot_decode(f"json: cannot unmarshal {_go_json_type(value)} into Go struct "
+            raise _cannot_decode(f"json: cannot unmarshal {json_kind(value)} into Go struct "
                                  "field Secret.stringData of type string")
         merged[key] = base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii")
     secret["data"] = merged

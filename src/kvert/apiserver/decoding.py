@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from kvert.api import kinds
 from kvert.api.errors import BadRequest, Cause, Invalid
-from kvert.api.gostrings import quote
+from kvert.api.gostrings import json_kind, quote
 from kvert.api.kinds import ResourceType
 from kvert.api.quantity import QuantityError, parse_quantity
 from kvert.apiserver.openapi import schemas as S
@@ -165,7 +165,7 @@ def patched_decoder(rt: ResourceType, subresource: str = "") -> Callable[[Any], 
         try:
             if not isinstance(obj, dict):
                 raise DecodeError(rt.kind, rt.version, "json: cannot unmarshal "
-                                  f"{_json_kind(obj)} into Go value of type map[string]interface {{}}")
+                                  f"{json_kind(obj)} into Go value of type map[string]interface {{}}")
             if subresource:
                 definition, kind, version = SUBRESOURCE_BODIES[subresource]
                 return decode_as(S.DEFINITIONS[definition], obj, kind, version).object
@@ -284,19 +284,9 @@ class _Walk:
 
     def mismatch(self, value: Any, go: str, where: _Where, shown: str = "") -> Any:
         if self.problem is None:
-            self.problem = (f"json: cannot unmarshal {shown or _json_kind(value)} into Go struct "
+            self.problem = (f"json: cannot unmarshal {shown or json_kind(value)} into Go struct "
                             f"field {where.struct}.{'.'.join(where.fields)} of type {go}")
         return value
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _number(value: int | float) -> str:

@@ -111,11 +111,11 @@ class TokenAuthenticator:
         self._stamp = _stamp(self._path)
         return token
 
-    def _reload_if_changed(self) -> None:
+    def _reload_if_changed(self, *, now_or_never: bool = False) -> None:
         if self._path is None:
             return
         now = self._clock.now()
-        if now - self._checked < RELOAD_INTERVAL:
+        if now - self._checked < RELOAD_INTERVAL and not now_or_never:
             return
         self._checked = now
         stamp = _stamp(self._path)
@@ -125,6 +125,14 @@ class TokenAuthenticator:
 
     def authenticate_token(self, presented: str) -> User | None:
         self._reload_if_changed()
+        user = self._find(presented)
+        if user is None:
+            # a component may have just added its identity (``ensure``): look at once
+            self._reload_if_changed(now_or_never=True)
+            user = self._find(presented)
+        return user
+
+    def _find(self, presented: str) -> User | None:
         for token, user in self._users.items():
             # Compare in constant time so response timing does not leak a token's prefix.
             if hmac.compare_digest(token, presented):

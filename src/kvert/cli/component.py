@@ -21,6 +21,28 @@ def run_component(args: argparse.Namespace, serve: Callable[[argparse.Namespace]
         return 1
 
 
+async def until_stopped_or_crashed(supervisor) -> int:
+    """Wait for SIGINT/SIGTERM (0) or a supervised component's crash (1, said on stderr by
+    the component's name)."""
+    from kvert.cluster.supervisor import ComponentCrashed
+    stop = asyncio.Event()
+    stop_on_signals(stop)
+    stopped = asyncio.ensure_future(stop.wait())
+    crashed = asyncio.ensure_future(supervisor.wait())
+    try:
+        await asyncio.wait({stopped, crashed}, return_when=asyncio.FIRST_COMPLETED)
+        if crashed.done():
+            try:
+                crashed.result()
+            except ComponentCrashed as e:
+                print(f"error: {e}", file=sys.stderr, flush=True)
+                return 1
+        return 0
+    finally:
+        stopped.cancel()
+        crashed.cancel()
+
+
 def stop_on_signals(stop: asyncio.Event) -> None:
     """SIGINT and SIGTERM set ``stop`` (where the loop can take signal handlers)."""
     loop = asyncio.get_running_loop()
@@ -31,4 +53,4 @@ def stop_on_signals(stop: asyncio.Event) -> None:
             pass
 
 
-__all__ = ["run_component", "stop_on_signals"]
+__all__ = ["run_component", "stop_on_signals", "until_stopped_or_crashed"]

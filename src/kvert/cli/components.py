@@ -8,13 +8,11 @@ kube-scheduler and kube-controller-manager do, so several replicas run each loop
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
-from kvert.cli.component import run_component, stop_on_signals
+from kvert.cli.component import run_component, until_stopped_or_crashed
 from kvert.cli.node_flags import add_node_flags, node_flags_from_args
 from kvert.cli.up import add_leader_election_flags, leader_election
 from kvert.cli.vpa_components import default_kubeconfig
@@ -92,7 +90,7 @@ async def _serve(name: str, make: Any, client: Any, args: argparse.Namespace, *,
                  lease: str | None = None) -> int:
     """Run one component under a supervisor until SIGINT/SIGTERM or a crash (exit 1)."""
     from kvert.cluster import assembly as build
-    from kvert.cluster.supervisor import ComponentCrashed, Supervisor
+    from kvert.cluster.supervisor import Supervisor
     from kvert.clock import WallClock
     clock = WallClock()
     supervisor = Supervisor()
@@ -101,24 +99,11 @@ async def _serve(name: str, make: Any, client: Any, args: argparse.Namespace, *,
                                                   **leader_election(args)))
     else:
         supervisor.add(name, make(client, clock))
-    stop = asyncio.Event()
-    stop_on_signals(stop)
     supervisor.start()
     print(f"{name} running against {client.server}", flush=True)
-    stopped = asyncio.ensure_future(stop.wait())
-    crashed = asyncio.ensure_future(supervisor.wait())
-    code = 0
     try:
-        await asyncio.wait({stopped, crashed}, return_when=asyncio.FIRST_COMPLETED)
-        if crashed.done():
-            try:
-                crashed.result()
-            except ComponentCrashed as e:
-                print(f"error: {e}", file=sys.stderr, flush=True)
-                code = 1
+        code = await until_stopped_or_crashed(supervisor)
     finally:
-        stopped.cancel()
-        crashed.cancel()
         await supervisor.stop()
         await client.close()
     print(f"{name} stopped", flush=True)

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -152,26 +151,11 @@ async def _up(args: argparse.Namespace) -> int:
 async def serve_until_stopped(process) -> int:
     """Print the kubeconfig, run until SIGINT/SIGTERM or a component crash (exit 1, naming
     it), then stop everything."""
-    from kvert.cluster.supervisor import ComponentCrashed
+    from kvert.cli.component import until_stopped_or_crashed
     print(f"kubeconfig written to {process.kubeconfig}", flush=True)
     print(f"  export KUBECONFIG={process.kubeconfig}", flush=True)
     print("press Ctrl-C to stop", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    stopped = asyncio.ensure_future(stop.wait())
-    crashed = asyncio.ensure_future(process.supervisor.wait())
-    await asyncio.wait({stopped, crashed}, return_when=asyncio.FIRST_COMPLETED)
-    code = 0
-    if crashed.done():
-        try:
-            crashed.result()
-        except ComponentCrashed as e:
-            print(f"error: {e}", file=sys.stderr, flush=True)
-            code = 1
-    stopped.cancel()
-    crashed.cancel()
+    code = await until_stopped_or_crashed(process.supervisor)
     print("stopping...", flush=True)
     await process.stop()
     print("stopped", flush=True)
