@@ -106,3 +106,15 @@ def test_a_service_account_bound_to_view_lists_pods_and_cannot_create_them(kubec
             '"pods" in API group "" in the namespace "default"') in created.stderr
     assert kubectl("get", "pod", "nope", check=False).returncode != 0
     assert kubectl("auth", "can-i", "list", "pods", "--as=system:serviceaccount:default:viewer").stdout.strip() == "yes"
+
+
+def test_the_data_directory_and_its_secrets_are_private(cluster):
+    """Only the owner may read what authenticates to the cluster (the issue found 0755 and a
+    world-readable store)."""
+    import stat
+    mode = lambda p: stat.S_IMODE(p.stat().st_mode)  # noqa: E731
+    assert mode(cluster.data_dir) == 0o700
+    for name in ("tokens.csv", "kubeconfig", "kvert.db", "pki/sa.key"):
+        assert mode(cluster.data_dir / name) == 0o600, name
+    for path in (cluster.data_dir / "kubeconfigs").iterdir():
+        assert mode(path) == 0o600, path
