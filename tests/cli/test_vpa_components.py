@@ -281,3 +281,48 @@ def test_recommender_against_kvert_up_without_vpa(tmp_path):
                 proc.kill()
                 proc.wait()
         up.stop()
+
+
+def test_updaters_with_leader_election_take_turns(tmp_path):
+    """`kvert vpa updater --leader-elect`: of two replicas one holds the vpa-updater Lease; the
+    leader stopping cleanly releases it and the other leads at once (client-go's
+    ReleaseOnCancel), not after the 15 s lease."""
+    up = KvertUp(tmp_path / "cluster", args=("--nodes", "0", "--no-vpa")).start()
+    cmd = [sys.executable, "-m", "kvert.cli.main", "vpa", "updater", "--kubeconfig", str(up.kubeconfig),
+           "--leader-elect", "--log-level", "warning"]
+    replicas: list[subprocess.Popen] = []
+
+    async def lease(client):
+        try:
+            return (await client.get("coordination.k8s.io/leases", "vpa-updater", "kube-system"))["spec"]
+        except NotFound:
+            return {}
+
+    def wait_holder(unlike: str = "", timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = asyncio.run(_api(up.kubeconfig, lease)).get("holderIdentity", "")
+            if found and found != unlike:
+                return found
+            time.sleep(0.2)
+        raise AssertionError("no new holder of the vpa-updater Lease")
+
+    try:
+        replicas.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        first = wait_holder()                       # the only replica leads
+        replicas.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        time.sleep(5)
+        spec = asyncio.run(_api(up.kubeconfig, lease))
+        assert spec["holderIdentity"] == first and spec["leaseDurationSeconds"] == 15
+        replicas[0].send_signal(signal.SIGTERM)
+        replicas[0].wait(timeout=15)
+        released = time.monotonic()
+        wait_holder(unlike=first)
+        assert time.monotonic() - released < 5      # well before the 15 s lease ran out
+        assert asyncio.run(_api(up.kubeconfig, lease))["leaseTransitions"] >= 1
+    finally:
+        for p in replicas:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                p.wait(timeout=15)
+        up.stop()

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from kvert.cli.component import run_component, stop_on_signals
+from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
 from kvert.cli.history_flags import add_history_flags, history_from_args
 
 log = logging.getLogger(__name__)
@@ -217,6 +218,7 @@ def register(vpa_subparsers: argparse._SubParsersAction) -> None:
     history = r.add_argument_group("usage history", "where the recommender finds the history of VPAs "
                                    "that have no checkpoints yet, at start (default: nowhere)")
     add_history_flags(history)
+    _leader_election_flags(r, VPA_RECOMMENDER_LEASE)
     r.set_defaults(func=run_recommender)
 
     u = vpa_subparsers.add_parser(
@@ -245,7 +247,30 @@ def register(vpa_subparsers: argparse._SubParsersAction) -> None:
                    help="evict when an in-place resize is in progress longer (default: 1h)")
     u.add_argument("--deferred-timeout", type=_duration, default=300.0, metavar="DURATION",
                    help="evict when an in-place resize stays Deferred longer (default: 5m)")
+    _leader_election_flags(u, VPA_UPDATER_LEASE)
     u.set_defaults(func=run_updater)
+
+
+def _leader_election_flags(p: argparse.ArgumentParser, lease: str) -> None:
+    """The autoscaler's --leader-elect* flags (off by default, as upstream's VPA)."""
+    from kvert.cli.up import add_leader_election_flags
+    add_leader_election_flags(p, default=False)
+    p.add_argument("--leader-elect-resource-name", default=lease,
+                   help=f"the Lease replicas share (default: {lease})")
+    p.add_argument("--leader-elect-resource-namespace", default="kube-system",
+                   help="the Lease's namespace (default: kube-system)")
+
+
+def _elected(args: argparse.Namespace, client: Any, clock: Any, make: Any) -> Any:
+    """``make()``'s component, or with --leader-elect one that runs only while it leads
+    (a fresh one after each lost lease)."""
+    if not args.leader_elect:
+        return make()
+    from kvert.cli.up import leader_election
+    from kvert.client.leaderelection import LeaderElected, LeaderElector
+    return LeaderElected(make, LeaderElector(client, clock, args.leader_elect_resource_name,
+                                             namespace=args.leader_elect_resource_namespace,
+                                             **leader_election(args)))
 
 
 # -- shared -----------------------------------------------------------------------------------------
@@ -346,16 +371,24 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
     clock = WallClock()
     client = _client(args, "vpa-recommender")
     informers = InformerFactory(client, clock)
-    recommender = Recommender(client, clock, HttpMetricsSource(client), interval=args.interval, config=config,
-                              checkpoint_interval=args.checkpoints_gc_interval, name=args.recommender_name,
-                              history=history, informers=informers)
     server = None
+
+    def make() -> Recommender:
+        recommender = Recommender(client, clock, HttpMetricsSource(client), interval=args.interval,
+                                  config=config, checkpoint_interval=args.checkpoints_gc_interval,
+                                  name=args.recommender_name, history=history, informers=informers)
+        if server is not None:     # the API answers from the recommender that leads
+            server.recommendation_query = QueryService(recommender)
+        return recommender
+    runner = _elected(args, client, clock, make)
+    recommender = runner if isinstance(runner, Recommender) else None
     stop = stop or asyncio.Event()
     stop_on_signals(stop)
     try:
         if listen is not None:
             ctx, ca = _ssl_context(args, listen[0], clock)
-            server = QueryServer(QueryService(recommender), host=listen[0], port=listen[1], ssl_context=ctx)
+            server = QueryServer(QueryService(recommender) if recommender is not None else None,
+                                 host=listen[0], port=listen[1], ssl_context=ctx)
             url = await server.start()
             print(f"RecommendationQuery API serving {url}/apis/autoscaling.kvert.io/v1"
                   + (f" (CA: {ca})" if ca else ""), flush=True)
@@ -363,7 +396,7 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
               + (f", history from {history.source}" if history is not None else ""), flush=True)
         if ready is not None:
             ready.set()
-        await _run_until(recommender, stop)
+        await _run_until(runner, stop)
     finally:
         informers.stop()
         if server is not None:
@@ -388,13 +421,13 @@ async def serve_updater(args: argparse.Namespace, ready: asyncio.Event | None = 
     clock = WallClock()
     client = _client(args, "vpa-updater")
     informers = InformerFactory(client, clock)
-    updater = Updater(client, clock, informers=informers, interval=args.interval,
-                      eviction_tolerance=args.eviction_tolerance, min_replicas=args.min_replicas,
-                      in_place_timeout=args.in_place_timeout,
-                      deferred_timeout=args.deferred_timeout,
-                      pod_lifetime_threshold=args.in_recommendation_bounds_eviction_lifetime_threshold,
-                      evict_after_oom_threshold=args.evict_after_oom_threshold,
-                      min_change_priority=args.pod_update_threshold)
+    updater = _elected(args, client, clock, lambda: Updater(
+        client, clock, informers=informers, interval=args.interval,
+        eviction_tolerance=args.eviction_tolerance, min_replicas=args.min_replicas,
+        in_place_timeout=args.in_place_timeout, deferred_timeout=args.deferred_timeout,
+        pod_lifetime_threshold=args.in_recommendation_bounds_eviction_lifetime_threshold,
+        evict_after_oom_threshold=args.evict_after_oom_threshold,
+        min_change_priority=args.pod_update_threshold))
     stop = stop or asyncio.Event()
     stop_on_signals(stop)
     try:
