@@ -69,6 +69,9 @@ class FakeProvider:
     async def kubelet_metrics(self, node: str) -> str | None:
         return f'kubelet_node_name{{node="{node}"}} 1\n' if node in self.agents else None
 
+    def container_log(self, node, namespace, pod, container, *, previous=False):
+        return None
+
     def node_metrics(self) -> list[dict]:
         return self.nodes_
 

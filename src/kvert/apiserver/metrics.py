@@ -84,6 +84,11 @@ class NodeMetricsProvider(Protocol):
     async def kubelet_metrics(self, node: str) -> str | None:
         """The node's kubelet ``/metrics``, or None when it has no local agent."""
 
+    def container_log(self, node: str, namespace: str, pod: str, container: str, *,
+                      previous: bool = False) -> Any:
+        """The log (``lines(now)``, ``finished_at``) of a pod's container from the node's
+        agent, or None when it has no local agent or no such container instance."""
+
     def node_metrics(self) -> list[dict]:
         """The latest NodeMetrics of every node that has them."""
 

@@ -342,7 +342,13 @@ async def _token(server, request, rt, info):
     return json_response(created, 201)
 
 
+async def _log(server, request, rt, info):
+    from kvert.apiserver import podlogs
+    return await podlogs.serve(server, request, info)
+
+
 _VERBS = {
+    ("GET", True, "log"): _log,
     ("GET", True, None): _get,
     ("GET", False, None): _list,
     ("POST", False, None): _create,

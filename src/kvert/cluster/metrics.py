@@ -108,6 +108,14 @@ class LocalNodeMetrics:
              [({"container_state": s}, states.get(s, 0)) for s in ("created", "exited", "running")]),
         ])
 
+    def container_log(self, node: str, namespace: str, pod: str, container: str, *,
+                      previous: bool = False) -> Any:
+        """A container's log from the node's in-process agent (None: no agent, no log)."""
+        agent = self._agents.get(node)
+        if agent is None:
+            return None
+        return agent.container_log(namespace, pod, container, previous=previous)
+
     def node_metrics(self) -> list[dict]:
         return [self._node[n] for n in sorted(self._node)]
 

@@ -884,6 +884,16 @@ class NodeAgent:
                     samples.append(container_sample(ps.pod, st, cgroup_driver=self.config.cgroup_driver))
         return samples
 
+    def container_log(self, namespace: str, pod: str, container: str, *, previous: bool = False) -> Any:
+        """The runtime's log of a container of a pod on this node (the kubelet's
+        ``/containerLogs``), or None when the runtime has none for it."""
+        read = getattr(self.runtime, "container_log", None)
+        state = next((ps for ps in self.pods.values()
+                      if ps.namespace == namespace and ps.name == pod and ps.sandbox_id), None)
+        if read is None or state is None:
+            return None
+        return read(state.sandbox_id, container, previous=previous)
+
     async def metrics_text(self) -> str:
         """cAdvisor-style Prometheus text for this node's containers (fresh from the runtime)."""
         from kvert.kubelet.metrics import cadvisor_metrics

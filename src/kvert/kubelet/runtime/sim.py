@@ -59,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvert.api.quantity import to_int
+from kvert.kubelet.runtime.simlogs import ContainerLog
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
                                         CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
                                         PodStats)
@@ -121,6 +122,7 @@ class _Container:
     memory: float = 0.0
     cpu_override: float | None = None
     memory_override: float | None = None
+    log: ContainerLog | None = None
 
 
 @dataclass
@@ -226,6 +228,8 @@ class SimRuntime:
         self._k = 0                     # last processed tick boundary: origin + k * tick
         self._sandboxes: dict[str, _Sandbox] = {}
         self._containers: dict[str, _Container] = {}
+        # (sandbox, container name) -> the log of the instance removed last (for ``previous``)
+        self._removed_logs: dict[tuple[str, str], ContainerLog] = {}
         self._failures: dict[str, _Failure] = {}
         self._counter = 0
         self._version = 0
@@ -478,6 +482,7 @@ class SimRuntime:
 
     def _oom(self, c: _Container, now: float, scope: str, usage: float, limit: float) -> None:
         c.oom_events += 1
+        c.log.say(now, f"killed: out of memory ({scope} limit {int(limit)}, usage {int(usage)})")
         self._finish(c, now, OOM_EXIT_CODE, "OOMKilled")
         kill = OomKill(now, c.id, c.sandbox_id, c.config.name, scope, int(usage), int(limit))
         self.oom_kills.append(kill)
@@ -490,6 +495,8 @@ class SimRuntime:
         c.exit_code = code
         c.reason = reason
         c.memory = 0.0
+        c.log.finished_at = now
+        c.log.say(now, f"exited: code {code}" + (f" ({reason})" if reason else ""))
 
     # -- status ----------------------------------------------------------------------------------
 
@@ -625,6 +632,8 @@ class SimRuntime:
             return
         for cid in [c.id for c in self._containers.values() if c.sandbox_id == sandbox_id]:
             del self._containers[cid]
+        for key in [k for k in self._removed_logs if k[0] == sandbox_id]:
+            del self._removed_logs[key]
         del self._sandboxes[sandbox_id]
         self._changed()
 
@@ -642,7 +651,7 @@ class SimRuntime:
             raise CriError(f"container {config.name!r}: invalid {USAGE_ANNOTATION}: {err}") from None
         container_id = self._new_id("container")
         self._containers[container_id] = _Container(container_id, sandbox_id, config, usage, resources,
-                                                    created_at=self.clock.now())
+                                                    created_at=self.clock.now(), log=ContainerLog(usage))
         return container_id
 
     async def start_container(self, container_id: str) -> None:
@@ -656,6 +665,9 @@ class SimRuntime:
         now = self.clock.now()
         c.state = "running"
         c.started_at = now
+        c.log.started_at = now
+        command = " ".join(c.config.command)
+        c.log.say(now, f"started: image {c.config.image}" + (f", command {command}" if command else ""))
         _, memory = UsageBatch([c.usage]).evaluate(now, now)
         c.memory = c.memory_override if c.memory_override is not None else float(memory[0])
 
@@ -671,7 +683,9 @@ class SimRuntime:
     async def remove_container(self, container_id: str) -> None:
         self.advance()
         self._check_failure("remove_container")
-        self._containers.pop(container_id, None)
+        removed = self._containers.pop(container_id, None)
+        if removed is not None:
+            self._removed_logs[(removed.sandbox_id, removed.config.name)] = removed.log
         self._changed()
 
     async def update_container_resources(self, container_id: str, resources: ContainerResources) -> None:
@@ -686,7 +700,22 @@ class SimRuntime:
             raise CriError(f"container {container_id[:12]}: cannot set memory limit {limit} below the current "
                            f"usage {int(round(c.memory))} (the kernel refused it)")
         c.resources = linux
+        c.log.say(self.clock.now(), f"resources updated: cpu shares {linux.cpu_shares}, cpu quota "
+                                    f"{linux.cpu_quota}/{linux.cpu_period}, memory limit "
+                                    f"{linux.memory_limit_in_bytes or 'none'}")
         self._changed()
+
+    def container_log(self, sandbox_id: str, name: str, *, previous: bool = False) -> ContainerLog | None:
+        """The log of a pod's container (``previous``: of the instance before the current one,
+        as ``kubectl logs -p``), or None when there is no such instance."""
+        instances = sorted((c for c in self._containers.values()
+                            if c.sandbox_id == sandbox_id and c.config.name == name),
+                           key=lambda c: c.created_at)
+        if not previous:
+            return instances[-1].log if instances else None
+        if len(instances) > 1:
+            return instances[-2].log
+        return self._removed_logs.get((sandbox_id, name))
 
     async def container_status(self, container_id: str) -> ContainerStatus:
         self.advance()

@@ -1,0 +1,33 @@
+"""A simulated container's log: lifecycle lines as they happen, a usage line each minute
+of its life computed from its usage profile when read."""
+
+from __future__ import annotations
+
+from kvert.kubelet.runtime.simlogs import USAGE_EVERY, ContainerLog
+from kvert.kubelet.usage import parse_container_usage
+
+
+def _log() -> ContainerLog:
+    usage = parse_container_usage('{"cpu":{"profile":"linear","start":"100m","rate":"60m/min"},'
+                                  '"memory":{"profile":"constant","value":"64Mi"}}', "c")
+    return ContainerLog(usage)
+
+
+def test_usage_lines_every_minute_between_lifecycle_lines():
+    log = _log()
+    log.started_at = 1000.0
+    log.say(1000.0, "started: image x")
+    assert log.lines(1059.0) == [(1000.0, "started: image x")]
+    lines = log.lines(1000.0 + 2 * USAGE_EVERY + 1)
+    assert lines == [(1000.0, "started: image x"),
+                     (1060.0, "usage: cpu=160m memory=64Mi"),
+                     (1120.0, "usage: cpu=220m memory=64Mi")]
+    log.say(1130.0, "exited: code 0")
+    log.finished_at = 1130.0
+    assert log.lines(5000.0)[-1] == (1130.0, "exited: code 0")   # nothing after the end
+    assert len(log.lines(5000.0)) == 4
+
+
+def test_a_container_that_never_started_has_only_what_was_said():
+    log = _log()
+    assert log.lines(10_000.0) == []
