@@ -141,17 +141,26 @@ class Conflict(ApiError):
                          409, "Conflict", _details(resource, name))
 
 
+def aggregate_message(messages: list[str]) -> str:
+    """``utilerrors.NewAggregate(errs).Error()``: one message as it is; several without
+    repeats, joined by ", " in brackets."""
+    if len(messages) == 1:
+        return messages[0]
+    unique = list(dict.fromkeys(messages))
+    text = ", ".join(unique)
+    return text if len(unique) == 1 else f"[{text}]"
+
+
 class Invalid(ApiError):
     """422: the object failed validation; ``causes`` name each bad field."""
 
     def __init__(self, kind: str, name: str, causes: list[Cause], group: str = ""):
-        text = "; ".join(f"{c.field}: {c.message}" if c.field else c.message for c in causes)
         subject = f'{kind}.{group}' if group else kind
         details: dict[str, Any] = {"name": name, "kind": kind}
         if group:
             details["group"] = group
-        n = len(causes)
-        summary = f"[{text}]" if n > 1 else text
+        summary = aggregate_message([f"{c.field}: {c.message}" if c.field else c.message
+                                     for c in causes])
         super().__init__(f'{subject} "{name}" is invalid: {summary}', 422, "Invalid", details,
                          list(causes))
 
