@@ -407,3 +407,16 @@ def test_a_single_applier_ends_with_exactly_its_last_configuration(a, b):
     assert second["metadata"]["managedFields"] == \
         server_side_apply(None, b, "me", False, "v1", "Pod", second["metadata"][
             "managedFields"][0]["time"])["metadata"]["managedFields"]
+
+
+def test_a_write_whose_fields_cannot_be_tracked_gets_validations_answer(env):
+    """FieldManager.UpdateNoErrors (k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager): a
+    container without its merge key "name" cannot be tracked, so the object goes on with its
+    managedFields cleared and validation answers 422 (kubectl create of such a pod upstream:
+    `The Pod "bad" is invalid: spec.containers[0].name: Required value`)."""
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bad", "namespace": "default"},
+            "spec": {"containers": [{"image": "nginx"}]}}
+    with pytest.raises(Invalid) as info:
+        env.run(env.registry.create("pods", body, namespace="default", field_manager="kubectl-create"))
+    assert [c.field for c in info.value.causes] == ["spec.containers[0].name"]
+    assert info.value.causes[0].message == "Required value"

@@ -710,6 +710,18 @@ def _path_order(path: Path) -> tuple:
 # ---- ordinary writes ---------------------------------------------------------------------------
 
 
+def update_managed_fields_no_errors(old: dict | None, new: dict, manager: str, **options: Any) -> dict:
+    """``FieldManager.UpdateNoErrors``: as :func:`update_managed_fields`, but an object whose
+    fields cannot be tracked (a list item without its merge key) keeps going with its
+    managedFields cleared, so validation answers for it (422, not a field-manager 400)."""
+    try:
+        return update_managed_fields(old, new, manager, **options)
+    except ApiError:
+        result = deep_copy(new)
+        (result.get("metadata") or {}).pop("managedFields", None)
+        return result
+
+
 def update_managed_fields(old: dict | None, new: dict, manager: str, operation: str = UPDATE,
                           *, now: str | None = None, subresource: str = "") -> dict:
     """Record a create, update or patch by ``manager`` in ``new``'s managedFields.

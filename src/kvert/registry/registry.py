@@ -21,7 +21,7 @@ from kvert.clock import Clock, WallClock
 from kvert.registry import deletion, strategy
 from kvert.registry.eviction import evict
 from kvert.registry.admission import CREATE, DELETE, UPDATE, AdmissionChain, Attributes
-from kvert.registry.apply import ApplyConflict, server_side_apply, update_managed_fields
+from kvert.registry.apply import ApplyConflict, server_side_apply, update_managed_fields_no_errors
 from kvert.registry.patch import APPLY, apply_patch, content_type_of
 from kvert.registry.tokenrequest import TokenRequests
 
@@ -94,7 +94,7 @@ class Registry:
                 self._random.choice(_SUFFIX_ALPHABET) for _ in range(5))
         strategy.prepare_for_create(rt, obj)
         if field_manager:
-            obj = update_managed_fields(None, obj, field_manager, now=format_time(self.clock.now()))
+            obj = update_managed_fields_no_errors(None, obj, field_manager, now=format_time(self.clock.now()))
             attrs.object = obj
         _raise_invalid(rt, obj, prepare_custom_object(obj, rt.schema) + validation.validate(obj))
         await self.admission.validate(attrs)
@@ -151,8 +151,9 @@ class Registry:
         await self.admission.admit(attrs)
         new = attrs.object
         if field_manager:
-            new = update_managed_fields(old, new, field_manager, now=format_time(self.clock.now()),
-                                        subresource=subresource)
+            new = update_managed_fields_no_errors(old, new, field_manager,
+                                                  now=format_time(self.clock.now()),
+                                                  subresource=subresource)
             attrs.object = new
         if not subresource:
             causes = validation.validate_update(new, old)
