@@ -420,3 +420,36 @@ def test_a_write_whose_fields_cannot_be_tracked_gets_validations_answer(env):
         env.run(env.registry.create("pods", body, namespace="default", field_manager="kubectl-create"))
     assert [c.field for c in info.value.causes] == ["spec.containers[0].name"]
     assert info.value.causes[0].message == "Required value"
+
+
+def test_kubectl_server_side_apply_takes_over_its_client_side_apply(env):
+    """lastAppliedManager (k8s.io/apiserver/pkg/endpoints/handlers/fieldmanager,
+    TestApplyUsingLastAppliedAnnotation): `kubectl apply --server-side` (manager "kubectl")
+    after `kubectl apply` may change the fields the last-applied configuration set without a
+    conflict; other managers, and fields outside the last-applied configuration, still
+    conflict."""
+    import json as _json
+    last = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1", "b": "2"},
+            "metadata": {"annotations": {}, "name": "cm", "namespace": "default"}}
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1", "b": "2"},
+            "metadata": {"name": "cm", "namespace": "default", "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": _json.dumps(last)}}}
+
+    async def main():
+        await env.registry.create("configmaps", body, namespace="default",
+                                  field_manager="kubectl-client-side-apply")
+        await env.registry.patch("configmaps", "cm", {"data": {"c": "edited"}}, "merge",
+                                 namespace="default", field_manager="kubectl-edit")
+        config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"},
+                  "data": {"a": "3", "b": "2"}}
+        with pytest.raises(ApplyConflict):
+            await env.registry.apply("configmaps", "cm", config, namespace="default", manager="other")
+        obj, _ = await env.registry.apply("configmaps", "cm", config, namespace="default",
+                                          manager="kubectl")
+        assert obj["data"] == {"a": "3", "b": "2", "c": "edited"}
+        with pytest.raises(ApplyConflict) as info:      # c: kubectl-edit's, not in last-applied
+            await env.registry.apply("configmaps", "cm", {**config, "data": {"a": "3", "c": "x"}},
+                                     namespace="default", manager="kubectl")
+        assert [c.field for c in info.value.causes] == [".data.c"]
+
+    env.run(main())

@@ -569,6 +569,12 @@ def parse_apply_body(body: Any) -> dict:
 # ---- conflicts ------------------------------------------------------------------------------
 
 
+# lastAppliedManager upgrades client-side-applied objects for this manager only (kubectl
+# --server-side's default field manager)
+KUBECTL_APPLY_MANAGER = "kubectl"
+LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
+
+
 class ApplyConflict(Conflict):
     """409 Conflict: the apply would change fields other managers own."""
 
@@ -683,7 +689,12 @@ def server_side_apply(live: dict | None, applied: Any, manager: str, force: bool
         for path in sorted(entry.fields & changed, key=_path_order):
             conflicts.append((entry, path))
     if conflicts and not force:
-        raise ApplyConflict(conflicts)
+        # kubectl's first server-side apply of an object it applied client-side: conflicts
+        # on fields its last-applied configuration set are its own (lastAppliedManager)
+        allowed = _last_applied_fields(live, typed) if manager == KUBECTL_APPLY_MANAGER else set()
+        remaining = [(entry, path) for entry, path in conflicts if path not in allowed]
+        if remaining:
+            raise ApplyConflict(remaining)
     for key, entry in list(entries.items()):
         if key == mine.key:
             continue
@@ -701,6 +712,25 @@ def server_side_apply(live: dict | None, applied: Any, manager: str, force: bool
         merged.setdefault("apiVersion", api_version)
         merged.setdefault("kind", kind)
     return merged
+
+
+def _last_applied_fields(live: dict | None, typed: "_Typed") -> set[Path]:
+    """The fields of the ``kubectl.kubernetes.io/last-applied-configuration`` annotation's
+    object (none when it is missing or unreadable)."""
+    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(LAST_APPLIED_ANNOTATION)
+    if not isinstance(text, str) or not text:
+        return set()
+    try:
+        last_applied = json.loads(text)
+    except ValueError:
+        return set()
+    if not isinstance(last_applied, dict):
+        return set()
+    try:
+        return set(typed.field_set(last_applied))
+    except ApiError:
+        return set()
 
 
 def _path_order(path: Path) -> tuple:
