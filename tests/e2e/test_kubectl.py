@@ -79,11 +79,17 @@ def test_apply_client_side_and_server_side(kubectl):
     assert "created" in kubectl("apply", "-f", "-", input=DEPLOYMENT.format(replicas=2)).stdout
     assert "configured" in kubectl("apply", "-f", "-", input=DEPLOYMENT.format(replicas=3)).stdout
     assert kubectl("get", "deploy", "hamster", "-o", "jsonpath={.spec.replicas}").stdout == "3"
-    conflict = kubectl("apply", "--server-side", "-f", "-", input=DEPLOYMENT.format(replicas=4), check=False)
-    assert conflict.returncode != 0 and "conflict" in conflict.stderr.lower()
-    kubectl("apply", "--server-side", "--force-conflicts", "-f", "-", input=DEPLOYMENT.format(replicas=4))
+    # kubectl's server-side apply takes over what its client-side apply set (lastAppliedManager)
+    kubectl("apply", "--server-side", "-f", "-", input=DEPLOYMENT.format(replicas=4))
+    assert kubectl("get", "deploy", "hamster", "-o", "jsonpath={.spec.replicas}").stdout == "4"
     managers = kubectl("get", "deploy", "hamster", "-o", "jsonpath={.metadata.managedFields[*].manager}").stdout
     assert "kubectl" in managers.split()
+    conflict = kubectl("apply", "--server-side", "--field-manager=other", "-f", "-",
+                       input=DEPLOYMENT.format(replicas=5), check=False)
+    assert conflict.returncode != 0 and 'conflict with "kubectl"' in conflict.stderr
+    kubectl("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-",
+            input=DEPLOYMENT.format(replicas=5))
+    assert kubectl("get", "deploy", "hamster", "-o", "jsonpath={.spec.replicas}").stdout == "5"
     kubectl("apply", "--server-side", "-f", "-",
             input=DEPLOYMENT.format(replicas=4).replace("name: hamster\nspec", "name: created-by-ssa\nspec"))
     assert kubectl("get", "deploy", "created-by-ssa", "-o", "jsonpath={.spec.replicas}").stdout == "4"
