@@ -291,3 +291,19 @@ def test_custom_status_write_ratchets_a_spec_a_stricter_schema_refuses(env, widg
     written = env.run(env.client.update(widgets, created, subresource="status"))
     assert written["status"] == {"phase": "Ready", "ready": 8}
     assert written["spec"] == {"replicas": 8}
+
+
+def test_a_created_crd_answers_with_the_status_the_strategy_sets(env):
+    """apiextensions-apiserver's strategy PrepareForCreate: status reset, the storage version
+    recorded in storedVersions; acceptedNames' plural and kind always serialized."""
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"kind": "Widget", "plural": "widgets"},
+                    "versions": [{"name": "v1beta1", "served": True, "storage": False,
+                                  "schema": {"openAPIV3Schema": {"type": "object"}}},
+                                 {"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+           "status": {"storedVersions": ["v0"], "conditions": [{"type": "Established"}]}}
+    created = env.run(env.registry.create("apiextensions.k8s.io/customresourcedefinitions", crd))
+    assert created["status"] == {"acceptedNames": {"plural": "", "kind": ""}, "storedVersions": ["v1"]}

@@ -43,6 +43,13 @@ def prepare_for_create(rt: ResourceType, obj: dict) -> None:
         obj["status"] = {"phase": "Active"}
         spec = obj.setdefault("spec", {})
         spec.setdefault("finalizers", ["kubernetes"])
+    elif rt.group == "apiextensions.k8s.io" and rt.kind == "CustomResourceDefinition":
+        # the CRD strategy's PrepareForCreate: an empty status recording the storage version
+        versions = (obj.get("spec") or {}).get("versions")
+        storage = next((v.get("name") for v in versions if isinstance(v, dict) and v.get("storage")),
+                       None) if isinstance(versions, list) else None
+        obj["status"] = {"acceptedNames": {"plural": "", "kind": ""},
+                         "storedVersions": [storage] if isinstance(storage, str) else []}
     elif rt.has_status and rt.kind not in _STATUS_ON_CREATE:
         obj.pop("status", None)
 
