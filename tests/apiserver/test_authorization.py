@@ -121,8 +121,9 @@ def cluster(tmp_path_factory):
 # ---- the 403 (responsewriters.Forbidden, apierrors.NewForbidden) -----------------------------
 
 def _status(message: str, details: str) -> str:
+    # byte for byte as kube-apiserver writes it: json.Encoder's trailing newline included
     return ('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":' +
-            json.dumps(message) + ',"reason":"Forbidden","details":' + details + ',"code":403}')
+            json.dumps(message) + ',"reason":"Forbidden","details":' + details + ',"code":403}\n')
 
 
 def test_forbidden_named_object_in_a_namespace(cluster):
@@ -150,7 +151,7 @@ def test_forbidden_non_resource_path(cluster):
     code, text = cluster.call("alice", "GET", "/metrics")
     assert (code, text) == (403, '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
                                  '"message":"forbidden: User \\"alice\\" cannot get path \\"/metrics\\"",'
-                                 '"reason":"Forbidden","code":403}')
+                                 '"reason":"Forbidden","code":403}\n')
 
 
 def test_forbidden_carries_the_authorizers_reason(cluster):

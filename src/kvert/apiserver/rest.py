@@ -11,6 +11,7 @@ sees them.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -33,8 +34,29 @@ if TYPE_CHECKING:
 WARNINGS = web.RequestKey("warnings", list)   # Warning headers to send with the response
 
 
+# What Go's encoding/json escapes inside strings (HTML-safe by default) and Python does not.
+_GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+               ("\u2029", "\\u2029"))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encode_json(body: Any) -> bytes:
+    """JSON as kube-apiserver writes it (``json.Encoder.Encode``): compact, UTF-8 as it is,
+    ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, and a newline at the end."""
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in _GO_ESCAPES:
+        if char in text:
+            text = text.replace(char, escaped)
+    try:
+        return (text + "\n").encode()
+    except UnicodeEncodeError:   # a lone surrogate: Go writes U+FFFD for invalid UTF-16
+        return (_SURROGATE.sub("\ufffd", text) + "\n").encode()
+
+
 def json_response(body: Any, status: int = 200, content_type: str = "application/json") -> web.Response:
-    return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
+    return web.Response(body=encode_json(body), status=status,
                         headers={"Content-Type": content_type, "Cache-Control": "no-cache, private"})
 
 

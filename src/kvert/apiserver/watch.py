@@ -9,7 +9,6 @@ re-establish watches and spread their load.
 
 from __future__ import annotations
 
-import json
 import random
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ from aiohttp import web
 from kvert.api.errors import ApiError
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import negotiation, options
+from kvert.apiserver.rest import encode_json
 from kvert.apiserver.requestinfo import RequestInfo
 from kvert.apiserver.tables import to_table
 
@@ -112,4 +112,4 @@ class WatchHub:
 
 
 async def _write(response: web.StreamResponse, event: dict) -> None:
-    await response.write(json.dumps(event, separators=(",", ":")).encode() + b"\n")
+    await response.write(encode_json(event))
