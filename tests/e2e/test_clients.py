@@ -65,6 +65,11 @@ def test_kr8s_objects(cluster):
         await pod.refresh()
         assert pod.annotations["a"] == "b"
         await pod.delete()
+        # graceful deletion: the pod goes once its node has stopped it, as on any cluster
+        for _ in range(100):
+            if not await pod.exists():
+                break
+            await asyncio.sleep(0.1)
         assert not await pod.exists()
         version = await api.version()
         assert version["major"] == "1"
