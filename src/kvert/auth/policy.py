@@ -336,6 +336,7 @@ CONTROLLER_IDENTITIES = {
     "nodelifecycle": "node-controller",
     "tainteviction": "node-controller",
     "clusterrole-aggregation": "clusterrole-aggregation-controller",
+    "job": "job-controller",
 }
 
 

@@ -1,6 +1,6 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
-``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, disruption,
+``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, Job, disruption,
 ResourceClaim, namespace, pod GC, node lifecycle, taint eviction, ServiceAccount and
 ClusterRole aggregation controllers and the garbage collector (which also collects
 ResourceClaims owned by deleted pods) over one
@@ -27,6 +27,7 @@ from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationContr
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
+from kvert.controllers.job import JobController
 from kvert.controllers.namespace import NamespaceController
 from kvert.controllers.nodelifecycle import NodeLifecycleController
 from kvert.controllers.podgc import PodGC
@@ -40,7 +41,7 @@ log = logging.getLogger(__name__)
 
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
-                   "clusterrole-aggregation")
+                   "clusterrole-aggregation", "job")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -61,6 +62,7 @@ _FACTORIES = {
     "serviceaccount": ServiceAccountsController,
     "root-ca-cert-publisher": RootCACertPublisher,
     "clusterrole-aggregation": ClusterRoleAggregationController,
+    "job": JobController,
 }
 
 
