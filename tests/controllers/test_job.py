@@ -225,3 +225,24 @@ def test_pod_failure_policy_fail_job_on_exit_code():
         assert c["message"] == f"Container c for pod {NS}/{name} failed with exit code 5 matching FailJob rule at index 0"
 
     run(scenario)
+
+
+def test_ttl_after_finished_deletes_the_job_and_its_pods():
+    # TestTimeLeft / the ttlafterfinished controller: deleted ttl seconds after finishing
+    async def scenario(env):
+        env.start_manager(controllers=["job", "ttl-after-finished", "garbagecollector"])
+        await env.client.create(JOBS, job(ttlSecondsAfterFinished=30))
+        pods = await eventually(env, lambda: active_pods(env, 1), what="a pod")
+        await finish(env, pods[0], "Succeeded")
+        done = await eventually(env, lambda: job_condition(env, "Complete"), what="Complete")
+        finished_at = env.clock.now()
+        await env.clock.sleep(20)
+        assert (await env.get(JOBS, "pi"))["metadata"]["uid"] == done["metadata"]["uid"]
+
+        async def gone():
+            return not (await env.client.list(JOBS, namespace=NS))["items"]
+        await eventually(env, gone, timeout=60, what="job deleted")
+        assert env.clock.now() - finished_at >= 29
+        await eventually(env, lambda: _no_pods(env), timeout=60, what="pods collected")
+
+    run(scenario)

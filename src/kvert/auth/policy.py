@@ -337,6 +337,8 @@ CONTROLLER_IDENTITIES = {
     "tainteviction": "node-controller",
     "clusterrole-aggregation": "clusterrole-aggregation-controller",
     "job": "job-controller",
+    "cronjob": "cronjob-controller",
+    "ttl-after-finished": "ttl-after-finished-controller",
 }
 
 
