@@ -52,3 +52,13 @@ def test_cronjob_is_listed(kubectl):
     header, row = kubectl("get", "cronjobs").stdout.splitlines()
     assert header.split() == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "AGE"]
     assert row.split()[:9] == ["hello", "*/5", "*", "*", "*", "*", "<none>", "False", "0"]
+
+
+def test_kubectl_create_job_from_cronjob(kubectl):
+    kubectl("create", "cronjob", "tmpl", "--image=busybox", "--schedule=@hourly")
+    kubectl("create", "job", "manual", "--from=cronjob/tmpl")
+    job = kubectl.json("get", "job", "manual")
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    assert job["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+    assert job["spec"]["selector"]["matchLabels"] == {
+        "batch.kubernetes.io/controller-uid": job["metadata"]["uid"]}

@@ -153,6 +153,18 @@ class CronJobController(Controller):
                                            f"Saw completed job: {job['metadata']['name']}, "
                                            f"condition: {jobs.finished_condition(job)}")
             elif uid_of(job) not in active_uids and not finished:
+                # the cache may predate this controller's own status write: ask the server
+                try:
+                    fresh = await self.client.get(CRONJOBS, cj["metadata"]["name"], cj["metadata"]["namespace"])
+                except NotFound:
+                    fresh = {}
+                fresh_active = (fresh.get("status") or {}).get("active") or []
+                if any(r.get("uid") == uid_of(job) for r in fresh_active):
+                    cj["metadata"] = fresh["metadata"]
+                    status.clear()
+                    status.update(deep_copy(fresh["status"]))
+                    active_uids = {r.get("uid") for r in fresh_active}
+                    continue
                 await self.recorder.record(cj, "Warning", "UnexpectedJob",
                                            "Saw a job that the controller did not create or forgot: "
                                            f"{job['metadata']['name']}")
