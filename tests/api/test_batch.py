@@ -216,3 +216,25 @@ def test_cron_job_printer_row():
     cells, _ = cronjob_row(obj, now)
     assert cells[:7] == ["cronjob1", "0/5 * * * ?", "<none>", "False", 0, "0s", "0s"]
     assert cells[7:9] == ["fake-job-container1", "fake-job-image1"]
+
+
+@pytest.mark.parametrize("conditions, deleting, expected", [
+    # TestPrintJob in pkg/printers/internalversion/printers_test.go: the STATUS column
+    ([], False, "Running"),
+    ([{"type": "SuccessCriteriaMet", "status": "True"}], False, "SuccessCriteriaMet"),
+    ([{"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}], False,
+     "Complete"),
+    ([{"type": "FailureTarget", "status": "True"}], False, "FailureTarget"),
+    ([{"type": "FailureTarget", "status": "True"}, {"type": "Failed", "status": "True"}], False, "Failed"),
+    ([{"type": "Suspended", "status": "True"}], False, "Suspended"),
+    ([], True, "Terminating"),
+])
+def test_job_printer_status(conditions, deleting, expected):
+    from kvert.apiserver.printers.builtin import job_row
+    obj = {"metadata": {"name": "j", "creationTimestamp": "2026-01-01T00:00:00Z"},
+           "spec": {"completions": 1, "parallelism": 1},
+           "status": {"conditions": conditions}}
+    if deleting:
+        obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    cells, _ = job_row(obj, int(datetime(2026, 1, 1, tzinfo=UTC).timestamp() * 1e9))
+    assert cells[1] == expected and cells[2] == "0/1"

@@ -246,3 +246,45 @@ def test_ttl_after_finished_deletes_the_job_and_its_pods():
         await eventually(env, lambda: _no_pods(env), timeout=60, what="pods collected")
 
     run(scenario)
+
+
+def test_pod_failure_policy_ignore_on_disruption_target():
+    # TestJobPodFailurePolicy "ignore pod failure based on OnPodConditions": not counted, replaced
+    async def scenario(env):
+        env.start_manager(controllers=["job"])
+        policy = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+        await env.client.create(JOBS, job(backoffLimit=0, podFailurePolicy=policy))
+        pods = await eventually(env, lambda: active_pods(env, 1), what="a pod")
+        pod = await env.client.get("pods", pods[0]["metadata"]["name"], NS)
+        pod["status"]["phase"] = "Failed"
+        pod["status"]["conditions"] = [{"type": "DisruptionTarget", "status": "True",
+                                        "reason": "EvictionByEvictionAPI"}]
+        await env.client.update_status("pods", pod)
+
+        async def replaced():
+            now = await env.pods("job-name=pi")
+            return now if now and now[0]["metadata"]["name"] != pod["metadata"]["name"] else None
+        await eventually(env, replaced, what="a replacement, without back-off")
+        j = await env.get(JOBS, "pi")
+        assert j["status"].get("failed", 0) == 0 and condition(j, "Failed") is None
+
+    run(scenario)
+
+
+def test_on_failure_restarts_count_against_the_backoff_limit():
+    # TestJobBackoffOnRestartPolicyOnFailure in job_controller_test.go: restartCount 2 of limit 2
+    async def scenario(env):
+        env.start_manager(controllers=["job"])
+        obj = job(backoffLimit=2)
+        obj["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+        await env.client.create(JOBS, obj)
+        pods = await eventually(env, lambda: active_pods(env, 1), what="a pod")
+        pod = await env.client.get("pods", pods[0]["metadata"]["name"], NS)
+        pod["status"]["phase"] = "Running"
+        pod["status"]["containerStatuses"] = [{"name": "c", "image": "busybox", "imageID": "", "ready": False,
+                                               "restartCount": 2, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]
+        await env.client.update_status("pods", pod)
+        failed = await eventually(env, lambda: job_condition(env, "Failed"), what="Failed")
+        assert condition(failed, "Failed")["reason"] == "BackoffLimitExceeded"
+
+    run(scenario)

@@ -11,7 +11,8 @@ A sync of a Job that has not finished:
    finalizer, then moves into ``succeeded``/``failed``; a pod failure policy rule with
    ``Ignore`` keeps a failure out of ``failed``;
 3. decides whether the Job is done: ``FailureTarget`` (reason ``PodFailurePolicy``,
-   ``BackoffLimitExceeded`` when ``failed > backoffLimit``, or ``DeadlineExceeded`` after
+   ``BackoffLimitExceeded`` when ``failed > backoffLimit`` or, with ``restartPolicy:
+   OnFailure``, when its pods' container restarts reach it, or ``DeadlineExceeded`` after
    ``activeDeadlineSeconds``) or ``SuccessCriteriaMet`` (``CompletionsReached``); its
    remaining pods are deleted, and once none is left running the terminal condition
    ``Failed``/``Complete`` follows with the same reason (1.31+ ``delayTerminalCondition``),
@@ -144,6 +145,21 @@ def match_pod_failure_policy(job: dict, pod: dict) -> tuple[str, str]:
                     return action, (f"Pod {pod_name} has condition {c.get('type')} matching {action} "
                                     f"rule at index {i}")
     return "", ""
+
+
+def past_backoff_limit_on_failure(job: dict, pods: list[dict], limit: int) -> bool:
+    """``pastBackoffLimitOnFailure``: with ``restartPolicy: OnFailure`` failures are restarts in
+    place, so the running and pending pods' container restarts count against the limit."""
+    template_spec = (((job.get("spec") or {}).get("template") or {}).get("spec")) or {}
+    if template_spec.get("restartPolicy") != "OnFailure":
+        return False
+    restarts = 0
+    for pod in pods:
+        status = pod.get("status") or {}
+        if status.get("phase") in ("Running", "Pending"):
+            for field in ("initContainerStatuses", "containerStatuses"):
+                restarts += sum(int(cs.get("restartCount") or 0) for cs in status.get(field) or [])
+    return restarts > 0 if limit == 0 else restarts >= limit
 
 
 def backoff_delay(failures: int, last_failure: float, now: float) -> float:
@@ -327,7 +343,8 @@ class JobController(Controller):
             c = jobs.condition(job, jobs.FAILURE_TARGET) or {}
             failure_target = (c.get("reason", ""), c.get("message", ""))
         backoff_limit = spec.get("backoffLimit")
-        if not success and failure_target is None and failed > (6 if backoff_limit is None else int(backoff_limit)):
+        limit = 6 if backoff_limit is None else int(backoff_limit)
+        if not success and failure_target is None and (failed > limit or past_backoff_limit_on_failure(job, pods, limit)):
             failure_target = (REASON_BACKOFF, MESSAGE_BACKOFF)
         if not success and failure_target is None and deadline is not None and started is not None \
                 and not suspended and now - started >= deadline:

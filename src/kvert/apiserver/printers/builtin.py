@@ -783,6 +783,8 @@ def job_row(job: dict, now: int) -> Row:
         state = "Suspended"
     elif _condition_true(conditions, "FailureTarget"):
         state = "FailureTarget"
+    elif _condition_true(conditions, "SuccessCriteriaMet"):
+        state = "SuccessCriteriaMet"
     else:
         state = "Running"
     names, images = _template_container_cells(job)
