@@ -288,3 +288,16 @@ def test_on_failure_restarts_count_against_the_backoff_limit():
         assert condition(failed, "Failed")["reason"] == "BackoffLimitExceeded"
 
     run(scenario)
+
+
+def test_deleting_a_job_in_the_background_releases_its_pods():
+    # TestFinalizersRemovedExpectations / cleanupPodFinalizers: a deleted Job's pods lose the
+    # tracking finalizer, so the garbage collector can remove them
+    async def scenario(env):
+        env.start_manager(controllers=["job", "garbagecollector"])
+        await env.client.create(JOBS, job(parallelism=2, completions=2))
+        await eventually(env, lambda: active_pods(env, 2), what="2 pods")
+        await env.client.delete(JOBS, "pi", namespace=NS, propagation_policy="Background")
+        await eventually(env, lambda: _no_pods(env), timeout=60, what="pods gone")
+
+    run(scenario)

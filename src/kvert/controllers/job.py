@@ -63,6 +63,12 @@ MESSAGE_DEADLINE = "Job was active longer than specified deadline"
 REASON_POLICY = "PodFailurePolicy"
 
 
+@dataclass(frozen=True)
+class _Orphans:
+    """A work item: release the pods of a Job that no longer exists."""
+    uid: str
+
+
 @dataclass
 class _Backoff:
     failures: int = 0              # failures counted since the last success
@@ -223,7 +229,8 @@ class JobController(Controller):
         self.expectations.delete(key)
         self.backoffs.pop(key, None)
         self.counted.pop(key, None)
-        self.enqueue(key)
+        # its pods must not keep the tracking finalizer forever (cleanupPodFinalizers)
+        self.enqueue(_Orphans(uid_of(job)))
 
     def _job_of(self, pod: dict) -> dict | None:
         ref = controller_ref_of(pod)
@@ -242,6 +249,9 @@ class JobController(Controller):
         job = self._job_of(cur)
         if job is not None:
             self.enqueue(object_key(job))
+        elif jobs.TRACKING_FINALIZER in _finalizers(cur):
+            ref = controller_ref_of(cur)
+            self.enqueue(_Orphans(ref.get("uid", "") if ref else ""))
 
     def _delete_pod(self, pod: dict) -> None:
         job = self._job_of(pod)
@@ -261,7 +271,10 @@ class JobController(Controller):
         return [p for p in self.pod_informer.by_index(CONTROLLER_INDEX, uid_of(job))
                 if not selector.empty and selector.matches(labels_of(p))]
 
-    async def sync(self, key: str) -> None:
+    async def sync(self, key: Any) -> None:
+        if isinstance(key, _Orphans):
+            await self._release_orphans(key.uid)
+            return
         namespace, name = split_key(key)
         job = self.job_informer.get(name, namespace)
         if job is None:
@@ -278,6 +291,14 @@ class JobController(Controller):
         if not self.expectations.satisfied(key):
             return
         await self._sync_job(key, job, pods)
+
+    async def _release_orphans(self, uid: str) -> None:
+        """Drop the tracking finalizer of pods whose Job is gone (``uid`` "": pods without
+        a controller)."""
+        pods = self.pod_informer.by_index(CONTROLLER_INDEX, uid) if uid else \
+            [p for p in self.pod_informer.list() if controller_ref_of(p) is None]
+        orphans = [p for p in pods if jobs.TRACKING_FINALIZER in _finalizers(p) and self._job_of(p) is None]
+        await self._remove_finalizers("", orphans)
 
     async def _sync_job(self, key: str, job: dict, pods: list[dict]) -> None:
         job = deep_copy(job)     # the informer's object stays as listed
@@ -496,7 +517,8 @@ class JobController(Controller):
             except NotFound:
                 continue
             except Conflict:
-                self.enqueue_after(key, 0.001)
+                if key:
+                    self.enqueue_after(key, 0.001)
 
     async def _write_status(self, job: dict, status: dict) -> None:
         if status == (job.get("status") or {}):
