@@ -346,6 +346,34 @@ OBJECTS = [
      "spec": {"replicas": 3, "minReadySeconds": 1, "selector": {"matchLabels": {"app": "web"}},
               "template": TEMPLATE},
      "status": {"replicas": 3, "fullyLabeledReplicas": 3, "observedGeneration": 1}},
+    {"apiVersion": "batch/v1", "kind": "Job", "metadata": META,
+     "spec": {"parallelism": 2, "completions": 4, "activeDeadlineSeconds": 60, "backoffLimit": 6,
+              "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "u"}},
+              "manualSelector": False, "template": TEMPLATE, "ttlSecondsAfterFinished": 0,
+              "completionMode": "Indexed", "suspend": False,
+              "podReplacementPolicy": "Failed",
+              "podFailurePolicy": {"rules": [
+                  {"action": "FailJob", "onExitCodes": {"containerName": "c", "operator": "In",
+                                                        "values": [1, 2]}},
+                  {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget",
+                                                            "status": "True"}]}]}},
+     "status": {"conditions": [{"type": "Complete", "status": "True",
+                                "lastProbeTime": "2026-01-02T03:04:05Z",
+                                "lastTransitionTime": "2026-01-02T03:04:05Z",
+                                "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods"}],
+                "startTime": "2026-01-02T03:04:05Z", "completionTime": "2026-01-02T03:04:05Z",
+                "active": 1, "succeeded": 2, "failed": 1, "terminating": 0, "completedIndexes": "0,1",
+                "uncountedTerminatedPods": {"succeeded": ["a"], "failed": ["b"]}, "ready": 1}},
+    {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": META,
+     "spec": {"schedule": "*/5 * * * *", "timeZone": "Etc/UTC", "startingDeadlineSeconds": 30,
+              "concurrencyPolicy": "Forbid", "suspend": True,
+              "jobTemplate": {"metadata": {"labels": {"a": "b"}},
+                              "spec": {"backoffLimit": 2, "template": TEMPLATE}},
+              "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1},
+     "status": {"active": [{"kind": "Job", "namespace": "ns", "name": "j", "uid": "u",
+                            "apiVersion": "batch/v1", "resourceVersion": "5"}],
+                "lastScheduleTime": "2026-01-02T03:04:05Z",
+                "lastSuccessfulTime": "2026-01-02T03:04:05Z"}},
     {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": META,
      "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}},
               "unhealthyPodEvictionPolicy": "AlwaysAllow"},
@@ -690,7 +718,7 @@ def test_unknown_kind_is_unsupported_media_type():
     with pytest.raises(UnsupportedMediaType):
         protobuf.decode(_envelope("v1", "ReplicationController", b""))
     with pytest.raises(UnsupportedMediaType):
-        protobuf.encode({"apiVersion": "batch/v1", "kind": "Job"})
+        protobuf.encode({"apiVersion": "apps/v1", "kind": "StatefulSet"})
 
 
 def test_deep_nesting_is_refused_not_recursed():

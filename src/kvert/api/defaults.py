@@ -30,7 +30,15 @@ Deliberately not defaulted, as in Kubernetes:
 
 Deployment: ``replicas: 1``, strategy ``RollingUpdate`` with ``maxUnavailable``/``maxSurge``
 ``25%``, ``revisionHistoryLimit: 10``, ``progressDeadlineSeconds: 600``, template pod spec.
-ReplicaSet: ``replicas: 1``, template pod spec. PriorityClass: ``preemptionPolicy:
+ReplicaSet: ``replicas: 1``, template pod spec. Job (``pkg/apis/batch/v1/defaults.go``):
+``completions`` and ``parallelism`` 1 when both are unset (else ``parallelism: 1``),
+``backoffLimit: 6`` (2147483647 with ``backoffLimitPerIndex``), labels from the template's
+when the Job has none, ``completionMode: NonIndexed``, ``suspend: false``, a pod failure
+policy's ``onPodConditions`` ``status: "True"``, ``podReplacementPolicy:
+TerminatingOrFailed`` (``Failed`` with a pod failure policy), ``manualSelector: false``,
+template pod spec. CronJob: ``concurrencyPolicy: Allow``, ``suspend: false``,
+``successfulJobsHistoryLimit: 3``, ``failedJobsHistoryLimit: 1``, the job template's pod
+spec. PriorityClass: ``preemptionPolicy:
 PreemptLowerPriority``. Namespace: label ``kubernetes.io/metadata.name`` and ``status.phase:
 Active``. Node: ``status.allocatable`` copied from ``capacity`` when absent. Service:
 ``type: ClusterIP``, ``sessionAffinity: None``, port ``protocol: TCP`` and ``targetPort`` =
@@ -64,6 +72,7 @@ DEFAULT_CONTROLLED_VALUES = "RequestsAndLimits"
 DEFAULT_CONTROLLED_RESOURCES = ("cpu", "memory")
 DEFAULT_RESIZE_RESTART_POLICY = "NotRequired"
 METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
+MAX_INT32 = 2**31 - 1
 
 
 def _unset(d: dict, field: str) -> bool:
@@ -258,6 +267,62 @@ def default_replica_set(obj: dict) -> None:
     _default_replicated(obj)
 
 
+def _default_job_spec(spec: dict) -> None:
+    """What defaulting writes into a JobSpec, a Job's and a CronJob's job template's alike
+    (the generated defaulter reaches the template's pod spec through both)."""
+    template = _dict(spec, "template")
+    if template is not None:
+        default_pod_spec(_dict(template, "spec", create=True))
+
+
+def default_job(obj: dict) -> None:
+    """``SetDefaults_Job``."""
+    spec = _dict(obj, "spec", create=True)
+    if spec is None:
+        return
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    if spec.get("parallelism") is None:
+        spec["parallelism"] = 1
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else 6
+    template = _dict(spec, "template")
+    labels = (_dict(template, "metadata") or {}).get("labels") if template else None
+    meta = _dict(obj, "metadata", create=True)
+    if isinstance(labels, dict) and meta is not None and not meta.get("labels"):
+        meta["labels"] = deep_copy(labels)
+    _set(spec, "completionMode", "NonIndexed")
+    if spec.get("suspend") is None:
+        spec["suspend"] = False
+    policy = _dict(spec, "podFailurePolicy")
+    if policy is not None:
+        for rule in _list(policy, "rules"):
+            for pattern in _list(rule, "onPodConditions"):
+                if isinstance(pattern, dict):
+                    _set(pattern, "status", "True")
+    _set(spec, "podReplacementPolicy", "Failed" if policy is not None else "TerminatingOrFailed")
+    if spec.get("manualSelector") is None:
+        spec["manualSelector"] = False
+    _default_job_spec(spec)
+
+
+def default_cron_job(obj: dict) -> None:
+    """``SetDefaults_CronJob``."""
+    spec = _dict(obj, "spec", create=True)
+    if spec is None:
+        return
+    _set(spec, "concurrencyPolicy", "Allow")
+    if spec.get("suspend") is None:
+        spec["suspend"] = False
+    for field, value in (("successfulJobsHistoryLimit", 3), ("failedJobsHistoryLimit", 1)):
+        if spec.get(field) is None:
+            spec[field] = value
+    job_spec = _dict(_dict(spec, "jobTemplate") or {}, "spec")
+    if job_spec is not None:
+        _default_job_spec(job_spec)
+
+
 def default_secret(obj: dict) -> None:
     _set(obj, "type", "Opaque")
 
@@ -377,6 +442,8 @@ _BY_KIND = {
     ("v1", "Secret"): default_secret,
     ("apps/v1", "Deployment"): default_deployment,
     ("apps/v1", "ReplicaSet"): default_replica_set,
+    ("batch/v1", "Job"): default_job,
+    ("batch/v1", "CronJob"): default_cron_job,
     ("scheduling.k8s.io/v1", "PriorityClass"): default_priority_class,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): default_vpa,
     ("resource.k8s.io/v1", "ResourceClaim"): default_resource_claim,

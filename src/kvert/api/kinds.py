@@ -76,6 +76,8 @@ BUILTIN: tuple[ResourceType, ...] = (
     _rt("", "v1", "ResourceQuota", "resourcequotas", True, ("status",), ("quota",)),
     _rt("apps", "v1", "Deployment", "deployments", True, ("status", "scale"), ("deploy",), ("all",)),
     _rt("apps", "v1", "ReplicaSet", "replicasets", True, ("status", "scale"), ("rs",), ("all",)),
+    _rt("batch", "v1", "Job", "jobs", True, ("status",), (), ("all",)),
+    _rt("batch", "v1", "CronJob", "cronjobs", True, ("status",), ("cj",), ("all",)),
     _rt("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("status",),
         ("pdb",)),
     _rt("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, (), ("pc",)),

@@ -2,7 +2,7 @@
 merge patch, server-side apply and the OpenAPI extensions.
 
 Kubernetes declares these on its Go types, and kvert copies them here as they stand in
-``k8s.io/api`` (core/v1, apps/v1, policy/v1, resource/v1, scheduling/v1alpha1, ...):
+``k8s.io/api`` (core/v1, apps/v1, batch/v1, policy/v1, resource/v1, scheduling/v1alpha1, ...):
 
 * struct tags ``patchStrategy:"merge"`` / ``"merge,retainKeys"`` / ``"retainKeys"`` /
   ``"replace"`` and ``patchMergeKey:"name"`` drive strategic merge patch
@@ -280,6 +280,26 @@ _TYPES: dict[str, _Fields] = {
         "template": (None, "PodTemplateSpec"),
     },
     "ConditionsStatus": {"conditions": (_BY_TYPE, None)},
+    # ---- batch/v1 -----------------------------------------------------------------
+    "JobSpec": {
+        "selector": (ATOMIC_MAP, "LabelSelector"),
+        "template": (None, "PodTemplateSpec"),
+        "podFailurePolicy": (None, "PodFailurePolicy"),
+        "successPolicy": (None, "SuccessPolicy"),
+    },
+    "PodFailurePolicy": {"rules": (ATOMIC, "PodFailurePolicyRule")},
+    "PodFailurePolicyRule": {"onExitCodes": (None, "PodFailurePolicyOnExitCodes"),
+                             "onPodConditions": (ATOMIC, None)},
+    "PodFailurePolicyOnExitCodes": {"values": (PatchMeta(list_type="set"), None)},
+    "SuccessPolicy": {"rules": (ATOMIC, None)},
+    # conditions: patchMergeKey=type, patchStrategy=merge, but +listType=atomic for apply
+    "JobStatus": {"conditions": (PatchMeta("merge", "type", "atomic"), None),
+                  "uncountedTerminatedPods": (None, "UncountedTerminatedPods")},
+    "UncountedTerminatedPods": {"succeeded": (PatchMeta(list_type="set"), None),
+                                "failed": (PatchMeta(list_type="set"), None)},
+    "CronJobSpec": {"jobTemplate": (None, "JobTemplateSpec")},
+    "JobTemplateSpec": {"metadata": (None, "ObjectMeta"), "spec": (None, "JobSpec")},
+    "CronJobStatus": {"active": (ATOMIC, None)},
     # ---- policy/v1 ----------------------------------------------------------------
     "PodDisruptionBudgetSpec": {
         "selector": (PatchMeta("replace", map_type="atomic"), "LabelSelector"),
@@ -379,6 +399,8 @@ _TYPES.update({
     },
     "Deployment": _kind("DeploymentSpec", "ConditionsStatus"),
     "ReplicaSet": _kind("ReplicaSetSpec", "ConditionsStatus"),
+    "Job": _kind("JobSpec", "JobStatus"),
+    "CronJob": _kind("CronJobSpec", "CronJobStatus"),
     "PodDisruptionBudget": _kind("PodDisruptionBudgetSpec", "ConditionsStatus"),
     "PriorityClass": _kind(),
     "RuntimeClass": _kind(scheduling="RuntimeClassScheduling"),
@@ -421,6 +443,8 @@ _ROOTS: dict[tuple[str, str], str] = {
     ("v1", "Event"): "CoreEventObject",
     ("apps/v1", "Deployment"): "Deployment",
     ("apps/v1", "ReplicaSet"): "ReplicaSet",
+    ("batch/v1", "Job"): "Job",
+    ("batch/v1", "CronJob"): "CronJob",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
     ("scheduling.k8s.io/v1alpha1", "Workload"): "Workload",

@@ -336,6 +336,9 @@ CONTROLLER_IDENTITIES = {
     "nodelifecycle": "node-controller",
     "tainteviction": "node-controller",
     "clusterrole-aggregation": "clusterrole-aggregation-controller",
+    "job": "job-controller",
+    "cronjob": "cronjob-controller",
+    "ttl-after-finished": "ttl-after-finished-controller",
 }
 
 
@@ -345,6 +348,14 @@ def _controller_rules() -> dict[str, list[PolicyRule]]:
             # full permissions on clusterroles, to mutate them in any way
             rule("escalate", "get", "list", "watch", "update", "patch", groups=(RBAC_GROUP,),
                  resources=("clusterroles",))],
+        "cronjob-controller": [
+            rule("get", "list", "watch", "update", groups=(BATCH,), resources=("cronjobs",)),
+            rule("get", "list", "watch", "create", "update", "delete", "patch", groups=(BATCH,),
+                 resources=("jobs",)),
+            rule("update", groups=(BATCH,), resources=("cronjobs/status",)),
+            rule("update", groups=(BATCH,), resources=("cronjobs/finalizers",)),
+            rule("list", "delete", groups=(LEGACY,), resources=("pods",)),
+            events_rule()],
         "deployment-controller": [
             rule("get", "list", "watch", "update", groups=(EXTENSIONS, APPS), resources=("deployments",)),
             rule("update", groups=(EXTENSIONS, APPS), resources=("deployments/status",)),
@@ -366,6 +377,12 @@ def _controller_rules() -> dict[str, list[PolicyRule]]:
         "generic-garbage-collector": [
             # list/watches, selective gets, and updates against any resource
             rule("get", "list", "watch", "patch", "update", "delete", groups=("*",), resources=("*",)),
+            events_rule()],
+        "job-controller": [
+            rule("get", "list", "watch", "update", "patch", groups=(BATCH,), resources=("jobs",)),
+            rule("update", "patch", groups=(BATCH,), resources=("jobs/status",)),
+            rule("update", groups=(BATCH,), resources=("jobs/finalizers",)),
+            rule("list", "watch", "create", "delete", "patch", groups=(LEGACY,), resources=("pods",)),
             events_rule()],
         "namespace-controller": [
             rule("get", "list", "watch", "delete", groups=(LEGACY,), resources=("namespaces",)),
@@ -390,6 +407,9 @@ def _controller_rules() -> dict[str, list[PolicyRule]]:
             events_rule()],
         "root-ca-cert-publisher": [
             rule("create", "update", groups=(LEGACY,), resources=("configmaps",)),
+            events_rule()],
+        "ttl-after-finished-controller": [
+            rule("get", "list", "watch", "delete", groups=(BATCH,), resources=("jobs",)),
             events_rule()],
         "service-account-controller": [
             rule("create", groups=(LEGACY,), resources=("serviceaccounts",)),

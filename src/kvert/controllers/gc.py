@@ -49,7 +49,8 @@ from kvert.registry.deletion import BACKGROUND, FOREGROUND, FOREGROUND_FINALIZER
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RESOURCES = ("pods", "apps/replicasets", "apps/deployments", "policy/poddisruptionbudgets",
+DEFAULT_RESOURCES = ("pods", "apps/replicasets", "apps/deployments", "batch/jobs", "batch/cronjobs",
+                     "policy/poddisruptionbudgets",
                      "configmaps", "services", "nodes", "coordination.k8s.io/leases")
 
 SOLID, DANGLING, WAITING, UNKNOWN = "solid", "dangling", "waiting", "unknown"

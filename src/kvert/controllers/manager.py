@@ -1,6 +1,7 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
-``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, disruption,
+``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, Job, CronJob,
+TTL-after-finished, disruption,
 ResourceClaim, namespace, pod GC, node lifecycle, taint eviction, ServiceAccount and
 ClusterRole aggregation controllers and the garbage collector (which also collects
 ResourceClaims owned by deleted pods) over one
@@ -24,9 +25,11 @@ from typing import Any
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory
 from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationController
+from kvert.controllers.cronjob import CronJobController
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
+from kvert.controllers.job import JobController
 from kvert.controllers.namespace import NamespaceController
 from kvert.controllers.nodelifecycle import NodeLifecycleController
 from kvert.controllers.podgc import PodGC
@@ -35,12 +38,13 @@ from kvert.controllers.resourceclaim import CLAIMS, ResourceClaimController
 from kvert.controllers.rootcapublisher import RootCACertPublisher
 from kvert.controllers.serviceaccount import ServiceAccountsController
 from kvert.controllers.tainteviction import TaintEvictionController
+from kvert.controllers.ttlafterfinished import TTLAfterFinishedController
 
 log = logging.getLogger(__name__)
 
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
-                   "clusterrole-aggregation")
+                   "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -61,6 +65,9 @@ _FACTORIES = {
     "serviceaccount": ServiceAccountsController,
     "root-ca-cert-publisher": RootCACertPublisher,
     "clusterrole-aggregation": ClusterRoleAggregationController,
+    "job": JobController,
+    "cronjob": CronJobController,
+    "ttl-after-finished": TTLAfterFinishedController,
 }
 
 

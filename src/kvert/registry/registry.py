@@ -92,6 +92,10 @@ class Registry:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + "".join(
                 self._random.choice(_SUFFIX_ALPHABET) for _ in range(5))
+        # A Job's generated selector names its uid (upstream fills the uid before the strategy)
+        uid = self.store.new_uid() if strategy.names_own_uid(rt) else ""
+        if uid:
+            meta["uid"] = uid
         strategy.prepare_for_create(rt, obj)
         if field_manager:
             obj = update_managed_fields_no_errors(None, obj, field_manager, now=format_time(self.clock.now()))
@@ -101,7 +105,7 @@ class Registry:
         if dry_run:
             self._must_not_exist(resource, rt, obj)
             return obj
-        return self.store.create(resource, obj)
+        return self.store.create(resource, obj, uid=uid)
 
     async def update(self, resource: str, obj: dict, *, subresource: str = "",
                      dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:

@@ -6,13 +6,15 @@
   agent registers with its status);
 - an update of the main resource keeps the stored status; an update of ``/status``
   keeps everything but the status;
-- ``/resize`` takes only container resources and resizePolicy from the request.
+- ``/resize`` takes only container resources and resizePolicy from the request;
+- a Job without ``manualSelector: true`` gets the selector and template labels of its uid
+  (``generateSelector`` of the job strategy).
 """
 
 from __future__ import annotations
 
 
-from kvert.api import pods, secrets
+from kvert.api import jobs, pods, secrets
 from kvert.api.quantity import QuantityError
 from kvert.api.kinds import ResourceType
 from kvert.api.meta import deep_copy
@@ -52,6 +54,13 @@ def prepare_for_create(rt: ResourceType, obj: dict) -> None:
                          "storedVersions": [storage] if isinstance(storage, str) else []}
     elif rt.has_status and rt.kind not in _STATUS_ON_CREATE:
         obj.pop("status", None)
+    if names_own_uid(rt):
+        jobs.generate_selector(obj)
+
+
+def names_own_uid(rt: ResourceType) -> bool:
+    """Whether create must know the object's uid before validation (a Job's selector)."""
+    return rt.group == "batch" and rt.kind == "Job"
 
 
 def prepare_for_update(rt: ResourceType, new: dict, old: dict) -> None:

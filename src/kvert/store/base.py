@@ -100,7 +100,9 @@ class ListResult:
 
 @runtime_checkable
 class Store(Protocol):
-    def create(self, resource: str, obj: Obj) -> Obj: ...
+    def create(self, resource: str, obj: Obj, *, uid: str = "") -> Obj: ...
+
+    def new_uid(self) -> str: ...
 
     def get(self, resource: str, namespace: str, name: str) -> Obj: ...
 
@@ -387,11 +389,17 @@ class BaseStore:
 
     # ---- writes -----------------------------------------------------------------------
 
-    def create(self, resource: str, obj: Obj) -> Obj:
-        self._check_open()
-        return self._retrying(self._create, resource, obj)
+    def new_uid(self) -> str:
+        """A uid for an object about to be created, for a registry whose strategy must name
+        it before the write (a Job's generated selector)."""
+        return self._uid()
 
-    def _create(self, resource: str, obj: Obj) -> Obj:
+    def create(self, resource: str, obj: Obj, *, uid: str = "") -> Obj:
+        """Store a new object; ``uid``: one :meth:`new_uid` gave, else a fresh one."""
+        self._check_open()
+        return self._retrying(self._create, resource, obj, uid)
+
+    def _create(self, resource: str, obj: Obj, uid: str = "") -> Obj:
         new, md = _copy_in(obj)
         name = md.get("name")
         if not name:
@@ -403,7 +411,7 @@ class BaseStore:
             raise AlreadyExists(resource, name)
         md.pop("deletionTimestamp", None)
         md.pop("deletionGracePeriodSeconds", None)
-        md["uid"] = self._uid()
+        md["uid"] = uid or self._uid()
         md["resourceVersion"] = ""
         md["generation"] = 1
         md["creationTimestamp"] = format_time(self.clock.now())

@@ -56,7 +56,7 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import (admissionregistration, crd, dra, misc, node, pod, policy, rbac, resize, secrets, vpa,
+from . import (admissionregistration, batch, crd, dra, misc, node, pod, policy, rbac, resize, secrets, vpa,
                workload, workloads)
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
@@ -80,6 +80,8 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("v1", "ResourceQuota"): misc.validate_resource_quota,
     ("apps/v1", "Deployment"): workloads.validate_deployment,
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set,
+    ("batch/v1", "Job"): batch.validate_job,
+    ("batch/v1", "CronJob"): batch.validate_cron_job,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb,
     ("scheduling.k8s.io/v1", "PriorityClass"): policy.validate_priority_class,
     ("scheduling.k8s.io/v1alpha1", "Workload"): workload.validate_workload,
@@ -111,6 +113,8 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("v1", "ServiceAccount"): secrets.validate_service_account_update,
     ("apps/v1", "Deployment"): workloads.validate_deployment_update,
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set_update,
+    ("batch/v1", "Job"): batch.validate_job_update,
+    ("batch/v1", "CronJob"): batch.validate_cron_job_update,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_update,
     ("scheduling.k8s.io/v1", "PriorityClass"): policy.validate_priority_class_update,
     ("scheduling.k8s.io/v1alpha1", "Workload"): workload.validate_workload_update,
@@ -140,6 +144,8 @@ _STATUS: dict[tuple[str, str], Update] = {
     ("v1", "Namespace"): misc.validate_namespace_status_update,
     ("apps/v1", "Deployment"): lambda n, o: workloads.validate_workload_status_update(n, o, "Deployment"),
     ("apps/v1", "ReplicaSet"): lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet"),
+    ("batch/v1", "Job"): batch.validate_job_status_update,
+    ("batch/v1", "CronJob"): batch.validate_cron_job_status_update,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_status_update,
     ("resource.k8s.io/v1", "ResourceClaim"): dra.validate_resource_claim_status_update,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_status_update,

@@ -30,6 +30,7 @@ PACKAGES = {
     "core.v1": "io.k8s.api.core.v1",
     "authentication.v1": "io.k8s.api.authentication.v1",
     "apps.v1": "io.k8s.api.apps.v1",
+    "batch.v1": "io.k8s.api.batch.v1",
     "policy.v1": "io.k8s.api.policy.v1",
     "scheduling.v1": "io.k8s.api.scheduling.v1",
     "node.v1": "io.k8s.api.node.v1",
@@ -1382,6 +1383,118 @@ message             str                      Human readable details.
 """
 
 
+_BATCH = r"""
+@batch.v1.Job kind
+A Job runs pods until a number of them succeed (or it fails), tracking each pod's outcome.
+spec    JobSpec    Desired behavior of the job.
+status  JobStatus  Most recently observed status. Read-only.
+
+@batch.v1.JobSpec
+The desired state of a job.
+parallelism              int32                    Maximum number of pods running at any time. Default 1.
+completions              int32                    Number of pods that must succeed. Null: the success of any pod is the job's.
+activeDeadlineSeconds    int64                    Seconds after startTime the job may stay active before it fails with reason DeadlineExceeded.
+podFailurePolicy         PodFailurePolicy         How pod failures count towards the backoffLimit. Requires restartPolicy Never.
+successPolicy            SuccessPolicy            When an Indexed job is declared succeeded before all indexes succeed.
+backoffLimit             int32                    Number of retries before the job fails. Default 6.
+backoffLimitPerIndex     int32                    Retries within one index of an Indexed job.
+maxFailedIndexes         int32                    Failed indexes tolerated with backoffLimitPerIndex.
+selector                 meta.v1.LabelSelector    Label query over the job's pods. Normally generated.
+manualSelector           bool                     True when the user picks the selector; false (default) generates it from the job's uid.
+template!                core.v1.PodTemplateSpec  Template of the pods; restartPolicy must be OnFailure or Never.
+ttlSecondsAfterFinished  int32                    Seconds after the job finishes before it is deleted.
+completionMode           str(NonIndexed|Indexed)  How completions are tracked; Indexed gives each pod an index. Default NonIndexed.
+suspend                  bool                     True: no pods are created and active ones are deleted. Default false.
+podReplacementPolicy     str(TerminatingOrFailed|Failed)  When replacement pods are created.
+managedBy                str                      The controller that manages the job; kubernetes.io/job-controller or empty for the built-in one.
+
+@batch.v1.PodFailurePolicy
+Rules mapping pod failures to actions.
+rules!  [PodFailurePolicyRule]  Rules evaluated in order; the first match decides.
+
+@batch.v1.PodFailurePolicyRule
+One rule of a pod failure policy.
+action!          str(FailJob|FailIndex|Ignore|Count)        What a matching failure does.
+onExitCodes      PodFailurePolicyOnExitCodesRequirement     Requirement on container exit codes.
+onPodConditions  [PodFailurePolicyOnPodConditionsPattern]  Requirement on pod conditions.
+
+@batch.v1.PodFailurePolicyOnExitCodesRequirement
+Exit codes a rule matches.
+containerName  str            Only this container's exit code.
+operator!      str(In|NotIn)  How the exit codes relate to the values.
+values!        [int32]        The exit codes.
+
+@batch.v1.PodFailurePolicyOnPodConditionsPattern
+A pod condition a rule matches.
+type!   str  The pod condition type.
+status  str  The condition's status. Default True.
+
+@batch.v1.SuccessPolicy
+When an Indexed job succeeds early.
+rules!  [SuccessPolicyRule]  Alternative rules; the first met declares success.
+
+@batch.v1.SuccessPolicyRule
+One success rule.
+succeededIndexes  str    Indexes that must succeed, as "1,3-5".
+succeededCount    int32  Number of succeeded indexes required.
+
+@batch.v1.JobStatus
+The observed state of a job.
+conditions               [JobCondition]           Latest observations: Suspended, FailureTarget, SuccessCriteriaMet, Complete, Failed.
+startTime                time                     When the job controller started the job.
+completionTime           time                     When the job completed.
+active                   int32                    Pending and running pods that are not terminating.
+succeeded                int32                    Pods that reached phase Succeeded.
+failed                   int32                    Pods that reached phase Failed.
+terminating              int32                    Pods that are terminating.
+completedIndexes         str                      Completed indexes of an Indexed job, as "1,3-5,7".
+failedIndexes            str                      Failed indexes with backoffLimitPerIndex.
+uncountedTerminatedPods  UncountedTerminatedPods  Terminated pods not yet counted in the status.
+ready                    int32                    Active pods with a Ready condition.
+
+@batch.v1.UncountedTerminatedPods
+UIDs of terminated pods not yet counted.
+succeeded  [str]  UIDs of succeeded pods.
+failed     [str]  UIDs of failed pods.
+
+@batch.v1.JobCondition
+A condition of a job.
+type!               str                      Complete, Failed, Suspended, FailureTarget or SuccessCriteriaMet.
+status!             str(True|False|Unknown)  Status of the condition.
+lastProbeTime       time                     Last time the condition was checked.
+lastTransitionTime  time                     Last time the status changed.
+reason              str                      CamelCase reason.
+message             str                      Human readable details.
+
+@batch.v1.JobTemplateSpec
+The template of the jobs a cron job creates.
+metadata  meta.v1.ObjectMeta  Metadata of the jobs.
+spec      JobSpec             Specification of the jobs.
+
+@batch.v1.CronJob kind
+A CronJob creates Jobs on a repeating schedule.
+spec    CronJobSpec    Desired behavior of the cron job, including the schedule.
+status  CronJobStatus  Most recently observed status. Read-only.
+
+@batch.v1.CronJobSpec
+The desired state of a cron job.
+schedule!                   str                         The schedule in cron format.
+timeZone                    str                         The IANA time zone of the schedule.
+startingDeadlineSeconds     int64                       Seconds after a missed scheduled time during which the job may still start.
+concurrencyPolicy           str(Allow|Forbid|Replace)   How concurrent runs are treated. Default Allow.
+suspend                     bool                        True: later runs are not started. Default false.
+jobTemplate!                JobTemplateSpec             The job created at each scheduled time.
+successfulJobsHistoryLimit  int32                       Successful jobs kept. Default 3.
+failedJobsHistoryLimit      int32                       Failed jobs kept. Default 1.
+
+@batch.v1.CronJobStatus
+The observed state of a cron job.
+active              [core.v1.ObjectReference]  The running jobs.
+lastScheduleTime    time                       Last time a job was scheduled.
+lastSuccessfulTime  time                       Last time a job completed successfully.
+"""
+
+
 _MISC = r"""
 @policy.v1.PodDisruptionBudget kind
 A PodDisruptionBudget limits how many pods of a set may be down at once because of voluntary disruptions: evictions through the eviction API (node drains, VPA updates) are refused while they would break the budget.
@@ -2263,7 +2376,7 @@ timeAdded  time                            When the taint was added.
 """
 
 
-ALL_TEXT = (_META, _POD, _NODE, _CORE, _APPS, _MISC, _APIEXT, _ADMREG, _VPA, _WORKLOAD, _DRA)
+ALL_TEXT = (_META, _POD, _NODE, _CORE, _APPS, _BATCH, _MISC, _APIEXT, _ADMREG, _VPA, _WORKLOAD, _DRA)
 
 
 # -- parsing ----------------------------------------------------------------------------------

@@ -783,11 +783,52 @@ def job_row(job: dict, now: int) -> Row:
         state = "Suspended"
     elif _condition_true(conditions, "FailureTarget"):
         state = "FailureTarget"
+    elif _condition_true(conditions, "SuccessCriteriaMet"):
+        state = "SuccessCriteriaMet"
     else:
         state = "Running"
     names, images = _template_container_cells(job)
     return [_name(job), state, completions, duration, _age(job, now), names, images,
             format_label_selector(spec.get("selector"))], None
+
+
+CRONJOB_COLUMNS = [
+    name_col(),
+    col("Schedule", "string", "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+    col("Timezone", "string", "The time zone name for the given schedule, see "
+        "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will "
+        "default to the time zone of the kube-controller-manager process. The set of valid time zone "
+        "names and the time zone offset is loaded from the system-wide time zone database by the API "
+        "server during CronJob validation and the controller manager during execution. If no "
+        "system-wide time zone database can be found a bundled version of the database is used "
+        "instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a "
+        "change in host configuration, the controller will stop creating new new Jobs and will "
+        "create a system event with the reason UnknownTimeZone. More information can be found in "
+        "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones"),
+    col("Suspend", "boolean", "This flag tells the controller to suspend subsequent executions, it "
+        "does not apply to already started executions.  Defaults to false."),
+    col("Active", "integer", "A list of pointers to currently running jobs."),
+    col("Last Schedule", "string", "Information when was the last time the job was successfully "
+        "scheduled."),
+    age_col(),
+    *template_container_cols(),
+    JOB_COLUMNS[-1],
+]
+
+
+def cronjob_row(cj: dict, now: int) -> Row:
+    """``printCronJob``: ``<none>`` for an unset time zone or last schedule."""
+    spec, status = _m(cj.get("spec")), _m(cj.get("status"))
+    last = status.get("lastScheduleTime")
+    last_schedule = since(last, now) if last else "<none>"
+    zone = spec.get("timeZone")
+    suspend = spec.get("suspend")
+    suspend_cell = "<unset>" if suspend is None else ("True" if suspend else "False")
+    job_spec = _m(_m(spec.get("jobTemplate")).get("spec"))
+    names, images = layout_container_cells(_m(_m(job_spec.get("template")).get("spec")).get("containers"))
+    return [_name(cj), _s(spec.get("schedule")), "<none>" if zone is None else _s(zone), suspend_cell,
+            len(_l(status.get("active"))), last_schedule, _age(cj, now), names, images,
+            format_label_selector(job_spec.get("selector"))], None
 
 
 # -- policy, scheduling, node, coordination, quota, admission -----------------------------------
@@ -1014,6 +1055,7 @@ PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], RowFunc]] = {
     ("apps", "StatefulSet"): (STATEFULSET_COLUMNS, statefulset_row),
     ("apps", "DaemonSet"): (DAEMONSET_COLUMNS, daemonset_row),
     ("batch", "Job"): (JOB_COLUMNS, job_row),
+    ("batch", "CronJob"): (CRONJOB_COLUMNS, cronjob_row),
     ("policy", "PodDisruptionBudget"): (PDB_COLUMNS, pdb_row),
     ("scheduling.k8s.io", "PriorityClass"): (PRIORITY_CLASS_COLUMNS, priority_class_row),
     ("node.k8s.io", "RuntimeClass"): (RUNTIME_CLASS_COLUMNS, runtime_class_row),

@@ -45,6 +45,8 @@ v1 ServiceAccount core.ServiceAccount
 authentication.k8s.io/v1 TokenRequest authentication.TokenRequest
 v1 Service core.Service
 v1 LimitRange core.LimitRange
+batch/v1 Job batch.Job
+batch/v1 CronJob batch.CronJob
 v1 ResourceQuota core.ResourceQuota
 v1 Binding core.Binding
 apps/v1 Deployment apps.Deployment
@@ -154,6 +156,87 @@ core.ResourceQuota
 core.Binding
  1 metadata meta.ObjectMeta o
  2 target core.ObjectReference
+batch.Job
+ 1 metadata meta.ObjectMeta o
+ 2 spec batch.JobSpec o
+ 3 status batch.JobStatus o
+batch.JobSpec
+ 1 parallelism *i32 o
+ 2 completions *i32 o
+ 3 activeDeadlineSeconds *i64 o
+ 11 podFailurePolicy *batch.PodFailurePolicy o
+ 16 successPolicy *batch.SuccessPolicy o
+ 7 backoffLimit *i32 o
+ 12 backoffLimitPerIndex *i32 o
+ 13 maxFailedIndexes *i32 o
+ 4 selector *meta.LabelSelector o
+ 5 manualSelector *bool o
+ 6 template core.PodTemplateSpec
+ 8 ttlSecondsAfterFinished *i32 o
+ 9 completionMode *str o
+ 10 suspend *bool o
+ 14 podReplacementPolicy *str o
+ 15 managedBy *str o
+batch.PodFailurePolicy
+ 1 rules []batch.PodFailurePolicyRule
+batch.PodFailurePolicyRule
+ 1 action str
+ 2 onExitCodes *batch.PodFailurePolicyOnExitCodesRequirement
+ 3 onPodConditions []batch.PodFailurePolicyOnPodConditionsPattern
+batch.PodFailurePolicyOnExitCodesRequirement
+ 1 containerName *str
+ 2 operator str
+ 3 values []i32
+batch.PodFailurePolicyOnPodConditionsPattern
+ 1 type str
+ 2 status str
+batch.SuccessPolicy
+ 1 rules []batch.SuccessPolicyRule
+batch.SuccessPolicyRule
+ 1 succeededIndexes *str o
+ 2 succeededCount *i32 o
+batch.JobStatus
+ 1 conditions []batch.JobCondition o
+ 2 startTime *meta.Time o
+ 3 completionTime *meta.Time o
+ 4 active i32 o
+ 5 succeeded i32 o
+ 6 failed i32 o
+ 11 terminating *i32 o
+ 7 completedIndexes str o
+ 10 failedIndexes *str o
+ 8 uncountedTerminatedPods *batch.UncountedTerminatedPods o
+ 9 ready *i32 o
+batch.UncountedTerminatedPods
+ 1 succeeded []str o
+ 2 failed []str o
+batch.JobCondition
+ 1 type str
+ 2 status str
+ 3 lastProbeTime meta.Time o
+ 4 lastTransitionTime meta.Time o
+ 5 reason str o
+ 6 message str o
+batch.CronJob
+ 1 metadata meta.ObjectMeta o
+ 2 spec batch.CronJobSpec o
+ 3 status batch.CronJobStatus o
+batch.CronJobSpec
+ 1 schedule str
+ 8 timeZone *str o
+ 2 startingDeadlineSeconds *i64 o
+ 3 concurrencyPolicy str o
+ 4 suspend *bool o
+ 5 jobTemplate batch.JobTemplateSpec
+ 6 successfulJobsHistoryLimit *i32 o
+ 7 failedJobsHistoryLimit *i32 o
+batch.JobTemplateSpec
+ 1 metadata meta.ObjectMeta o
+ 2 spec batch.JobSpec o
+batch.CronJobStatus
+ 1 active []core.ObjectReference o
+ 4 lastScheduleTime *meta.Time o
+ 5 lastSuccessfulTime *meta.Time o
 apps.Deployment
  1 metadata meta.ObjectMeta o
  2 spec apps.DeploymentSpec o
