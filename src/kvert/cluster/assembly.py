@@ -62,7 +62,10 @@ class ControlPlane:
         established."""
         from kvert.apiserver.admission import bootstrap
         from kvert.apiserver.crds import CRDController, vpa_crds as vpa_definitions
+        from kvert.apiserver.kubernetesservice import ensure_kubernetes_service
+        from kvert.registry.serviceip import first_ip
         await bootstrap(self.registry)
+        await ensure_kubernetes_service(self.registry, first_ip(str(self.registry.services.network)))
         if self.authorizer is not None:
             from kvert.auth.policy import ensure_bootstrap_policy
             await ensure_bootstrap_policy(self.registry)

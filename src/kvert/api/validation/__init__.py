@@ -57,8 +57,8 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import (admissionregistration, crd, dra, misc, node, pod, policy, rbac, resize, secrets,
-               service, vpa, workload, workloads)
+from . import (admissionregistration, crd, dra, endpoints, misc, node, pod, policy, rbac, resize,
+               secrets, service, vpa, workload, workloads)
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -77,6 +77,8 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("v1", "ConfigMap"): misc.validate_config_map,
     ("v1", "Secret"): secrets.validate_secret,
     ("v1", "Service"): service.validate_service,
+    ("v1", "Endpoints"): endpoints.validate_endpoints,
+    ("discovery.k8s.io/v1", "EndpointSlice"): endpoints.validate_endpoint_slice,
     ("v1", "ServiceAccount"): secrets.validate_service_account,
     ("v1", "LimitRange"): misc.validate_limit_range,
     ("v1", "ResourceQuota"): misc.validate_resource_quota,
@@ -111,6 +113,8 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("v1", "ConfigMap"): misc.validate_config_map_update,
     ("v1", "Secret"): secrets.validate_secret_update,
     ("v1", "Service"): service.validate_service_update,
+    ("v1", "Endpoints"): endpoints.validate_endpoints_update,
+    ("discovery.k8s.io/v1", "EndpointSlice"): endpoints.validate_endpoint_slice_update,
     ("v1", "ServiceAccount"): secrets.validate_service_account_update,
     ("apps/v1", "Deployment"): workloads.validate_deployment_update,
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set_update,
