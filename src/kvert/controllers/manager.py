@@ -1,8 +1,8 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
 ``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, disruption,
-ResourceClaim, namespace, pod GC, node lifecycle, taint eviction, ServiceAccount and
-ClusterRole aggregation controllers and the garbage collector (which also collects
+ResourceClaim, namespace, pod GC, node lifecycle, taint eviction, ServiceAccount,
+ClusterRole aggregation, Endpoints and EndpointSlice controllers and the garbage collector (which also collects
 ResourceClaims owned by deleted pods) over one
 ``InformerFactory`` (one list+watch per resource, as kube-controller-manager's shared
 informers). ``await manager.run()`` starts
@@ -26,6 +26,8 @@ from kvert.controllers.base import Controller, InformerFactory
 from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
+from kvert.controllers.endpoints import EndpointsController
+from kvert.controllers.endpointslice import EndpointSliceController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
 from kvert.controllers.namespace import NamespaceController
 from kvert.controllers.nodelifecycle import NodeLifecycleController
@@ -40,7 +42,7 @@ log = logging.getLogger(__name__)
 
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
-                   "clusterrole-aggregation")
+                   "clusterrole-aggregation", "endpoints", "endpointslice")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -61,6 +63,8 @@ _FACTORIES = {
     "serviceaccount": ServiceAccountsController,
     "root-ca-cert-publisher": RootCACertPublisher,
     "clusterrole-aggregation": ClusterRoleAggregationController,
+    "endpoints": EndpointsController,
+    "endpointslice": EndpointSliceController,
 }
 
 
