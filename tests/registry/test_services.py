@@ -163,3 +163,29 @@ def test_validation(env, spec, expected):
     with pytest.raises(Invalid) as info:
         create(env, service(**spec))
     assert sorted(messages(info)) == sorted(expected)
+
+
+def test_type_change_drops_what_is_no_longer_needed(env):
+    # dropTypeDependentFields (TestDropTypeDependentFields in pkg/registry/core/service/
+    # strategy_test.go): NodePort -> ClusterIP drops the nodePorts the client left as they were
+    created = create(env, service(type="NodePort"))
+    changed = dict(created, spec=dict(created["spec"], type="ClusterIP"))
+    updated = env.run(env.client.update("services", changed))
+    assert "nodePort" not in updated["spec"]["ports"][0]
+    # ClusterIP -> ExternalName drops the ClusterIPs and IP families
+    changed = dict(updated, spec=dict(updated["spec"], type="ExternalName",
+                                      externalName="example.com"))
+    external = env.run(env.client.update("services", changed))
+    assert not {"clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy",
+                "internalTrafficPolicy"} & set(external["spec"])
+
+
+@pytest.mark.parametrize("spec", [
+    "x", {"clusterIP": 5}, {"clusterIPs": "10.96.0.1"}, {"clusterIPs": [1]}, {"ports": 3},
+    {"type": ["NodePort"]}, {"ports": [{"port": 80, "nodePort": "x"}], "type": "NodePort"},
+])
+def test_malformed_specs_are_invalid_not_errors(env, spec):
+    obj = service()
+    obj["spec"] = spec if not isinstance(spec, dict) else {**obj["spec"], **spec}
+    with pytest.raises(Invalid):
+        create(env, obj)

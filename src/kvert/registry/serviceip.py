@@ -75,6 +75,9 @@ class ServiceAllocator:
         """Allocate for a Service about to be created; what was taken stays reserved for the
         body of the ``with`` (the write) and is given back if it fails."""
         spec = svc.setdefault("spec", {})
+        if not _well_formed(spec):
+            yield   # validation names what is wrong; nothing to allocate for
+            return
         used_ips, used_ports = self._used()
         causes: list[Cause] = []
         ips = self._cluster_ips(spec, used_ips, causes)
@@ -89,6 +92,10 @@ class ServiceAllocator:
         """``patchAllocatedValues`` then allocation for what a type change needs: a PUT
         without ``clusterIP`` or ``nodePort`` keeps the stored ones, as upstream."""
         spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
+        if not _well_formed(spec):
+            yield
+            return
+        _drop_type_dependent(spec, old_spec)
         _keep_allocated(spec, old_spec)
         meta = old.get("metadata") or {}
         used_ips, used_ports = self._used(skip=(meta.get("namespace"), meta.get("name")))
@@ -216,6 +223,39 @@ class ServiceAllocator:
             if port not in used:
                 return port
         return None
+
+
+def _well_formed(spec: Any) -> bool:
+    """The fields allocation reads have their types (else validation refuses the write)."""
+    if not isinstance(spec, dict):
+        return False
+    ips = spec.get("clusterIPs")
+    return (isinstance(spec.get("clusterIP", ""), str)
+            and (ips is None or (isinstance(ips, list) and all(isinstance(i, str) for i in ips)))
+            and isinstance(spec.get("ports") or [], list)
+            and isinstance(spec.get("type", ""), str))
+
+
+def _node_ports_of(spec: dict) -> list:
+    return [p.get("nodePort") for p in spec.get("ports") or [] if isinstance(p, dict)]
+
+
+def _drop_type_dependent(spec: dict, old_spec: dict) -> None:
+    """Upstream's ``dropTypeDependentFields``: a type change that no longer needs what was
+    allocated drops it, unless the client asked for it (changed it in this write)."""
+    if _clusterip_family(old_spec) and not _clusterip_family(spec):
+        if spec.get("clusterIP") == old_spec.get("clusterIP") and \
+                spec.get("clusterIPs") == old_spec.get("clusterIPs"):
+            spec.pop("clusterIP", None)
+            spec.pop("clusterIPs", None)
+        for field in ("ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"):
+            if spec.get(field) == old_spec.get(field):
+                spec.pop(field, None)
+    if old_spec.get("type") in _NEEDS_NODE_PORTS and spec.get("type") not in _NEEDS_NODE_PORTS \
+            and _node_ports_of(spec) == _node_ports_of(old_spec):
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict):
+                port.pop("nodePort", None)
 
 
 def _keep_allocated(spec: dict, old_spec: dict) -> None:

@@ -85,6 +85,9 @@ def _port(port: dict, path: str, require_name: bool, seen: set[str]) -> Causes:
         errs.append(type_error(child(path, "port"), number, "integer"))
     else:
         errs.extend(invalid(child(path, "port"), number, m) for m in names.is_valid_port_num(number))
+    node_port = port.get("nodePort")
+    if node_port is not None and (not isinstance(node_port, int) or isinstance(node_port, bool)):
+        errs.append(type_error(child(path, "nodePort"), node_port, "integer"))
     protocol = get_str(port, "protocol", path, errs)
     if not protocol:
         errs.append(required(child(path, "protocol")))
@@ -149,7 +152,9 @@ def validate_service_update(new: dict, old: dict) -> Causes:
     (``validateServiceClusterIPsRelatedFields`` for an update)."""
     errs = validate_object_meta_update(new, old)
     errs.extend(c for c in validate_service(new) if not c.field.startswith("metadata"))
-    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    spec, old_spec = new.get("spec"), old.get("spec")
+    if not isinstance(spec, dict) or not isinstance(old_spec, dict):
+        return errs
     if "ExternalName" in (spec.get("type"), old_spec.get("type")):
         return errs
     if _headless(spec) and _headless(old_spec):
