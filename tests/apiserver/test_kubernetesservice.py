@@ -33,6 +33,10 @@ def test_a_new_server_port_updates_the_service():
     svc = registry.get("services", "kubernetes", "default")
     assert svc["spec"]["ports"][0]["targetPort"] == 41000
     assert svc["spec"]["clusterIP"] == "10.96.0.1"
+    # bootstrap creates it only: the running server's port stays
+    clock.run(ensure_kubernetes_service(registry, "10.96.0.1", reconcile=False))
+    assert registry.get("services", "kubernetes", "default")["spec"]["ports"][0]["targetPort"] \
+        == 41000
 
 
 def test_endpoints_and_slice_name_the_server():

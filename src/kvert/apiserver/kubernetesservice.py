@@ -63,9 +63,10 @@ def kubernetes_endpoint_slice(ip: str, port: int) -> dict:
     }
 
 
-async def ensure_kubernetes_service(registry: Any, cluster_ip: str, port: int = 6443) -> None:
-    """Create the Service, or bring its ports to the server's port (``CreateOrUpdate
-    MasterServiceIfNeeded`` with reconcile on)."""
+async def ensure_kubernetes_service(registry: Any, cluster_ip: str, port: int = 6443, *,
+                                    reconcile: bool = True) -> None:
+    """Create the Service, or (``reconcile``) bring its ports to the server's port
+    (``CreateOrUpdateMasterServiceIfNeeded``)."""
     wanted = kubernetes_service(cluster_ip, port)
     try:
         current = registry.get("services", NAME, NAMESPACE)
@@ -74,6 +75,8 @@ async def ensure_kubernetes_service(registry: Any, cluster_ip: str, port: int = 
             await registry.create("services", wanted, namespace=NAMESPACE)
         except AlreadyExists:
             pass
+        return
+    if not reconcile:
         return
     ports = current["spec"].get("ports") or []
     if [(p.get("name"), p.get("port"), p.get("targetPort")) for p in ports] != \

@@ -159,6 +159,8 @@ class EndpointSliceController(Controller):
                  workers: int = 1, max_endpoints_per_slice: int = MAX_ENDPOINTS_PER_SLICE):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.max_endpoints = max_endpoints_per_slice
+        # per Service: (slice name, resourceVersion written, or None for deleted)
+        self._written: dict[str, list[tuple[str, str | None]]] = {}
         self.services = self.use(SERVICES)
         self.pods = self.use(PODS)
         self.nodes = self.use(NODES)
@@ -205,9 +207,26 @@ class EndpointSliceController(Controller):
             return
         if (service.get("metadata") or {}).get("deletionTimestamp"):
             return
+        if self._stale(key):
+            # upstream's EndpointSliceTracker: never act on a cache older than our own writes
+            # (a slice made twice); the informer's event requeues the Service
+            self.enqueue_after(key, 0.1)
+            return
         desired = self._desired(service)
         existing = self.slices.by_index(_SERVICE_INDEX, key)
+        self._written[key] = []
         await self._reconcile(service, desired, existing)
+
+    def _stale(self, key: str) -> bool:
+        namespace, _ = split_key(key)
+        for name, version in self._written.get(key, ()):
+            cached = self.slices.get(name, namespace)
+            if version is None and cached is not None:
+                return True
+            if version is not None and (cached is None or _older(cached, version)):
+                return True
+        self._written.pop(key, None)
+        return False
 
     def _desired(self, service: dict) -> dict[tuple, list[tuple[list[dict], list[dict]]]]:
         """Slices wanted, grouped by port set: key -> [(ports, endpoints)]."""
@@ -271,7 +290,8 @@ class EndpointSliceController(Controller):
                                  "namespace": meta.get("namespace", ""), "labels": labels,
                                  "ownerReferences": [owner]},
                     "addressType": "IPv4", "endpoints": endpoints, "ports": ports}
-            await self.client.create(SLICES, body, namespace=meta.get("namespace", ""))
+            created = await self.client.create(SLICES, body, namespace=meta.get("namespace", ""))
+            self._track(service, created)
             return
         current_labels = current["metadata"].get("labels") or {}
         if current.get("endpoints") == endpoints and current.get("ports") == ports \
@@ -282,7 +302,7 @@ class EndpointSliceController(Controller):
         updated["metadata"]["labels"] = labels
         updated["metadata"]["ownerReferences"] = [owner]
         updated["endpoints"], updated["ports"] = endpoints, ports
-        await self.client.update(SLICES, updated)
+        self._track(service, await self.client.update(SLICES, updated))
 
     async def _delete(self, slice_: dict) -> None:
         try:
@@ -290,3 +310,18 @@ class EndpointSliceController(Controller):
                                      namespace=slice_["metadata"].get("namespace", ""))
         except NotFound:
             pass
+        service = slice_["metadata"].get("labels", {}).get(SERVICE_NAME_LABEL, "")
+        key = f"{slice_['metadata'].get('namespace', '')}/{service}"
+        self._written.setdefault(key, []).append((slice_["metadata"]["name"], None))
+
+    def _track(self, service: dict, written: dict) -> None:
+        self._written.setdefault(object_key(service), []).append(
+            (written["metadata"]["name"], written["metadata"].get("resourceVersion", "")))
+
+
+def _older(cached: dict, version: str) -> bool:
+    cached_version = cached["metadata"].get("resourceVersion", "")
+    try:
+        return int(cached_version) < int(version)
+    except ValueError:
+        return cached_version != version
