@@ -55,6 +55,11 @@ def test_expose_a_deployment(kubectl):
         return ep if ep.get("subsets") and len(ep["subsets"][0].get("addresses") or []) == 2 \
             else None
     wait_for(endpoints_filled, timeout=60)
+    listed = kubectl("get", "endpoints", "web")
+    # kube-apiserver 1.33+ on every v1 Endpoints request (KEP-4974)
+    assert "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice" \
+        in listed.stderr
+    assert listed.stdout.splitlines()[0].split() == ["NAME", "ENDPOINTS", "AGE"]
 
 
 def test_cluster_ip_errors(kubectl):
