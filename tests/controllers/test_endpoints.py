@@ -135,3 +135,35 @@ def test_endpoints_subsets_and_deletion():
             return not (await env.client.list("endpoints", namespace=NS))["items"]
         await eventually(env, gone, what="the endpoints deleted")
     run(scenario)
+
+
+# TestPodToEndpoint "Ready terminating pod": serving, terminating, not ready; the Endpoints
+# controller drops it (ShouldPodBeInEndpoints without terminating pods)
+def test_terminating_pod_is_serving_but_not_ready():
+    async def scenario(env):
+        env.start_manager(controllers=["endpointslice", "endpoints"])
+        await env.client.create("services", _service(), namespace=NS)
+        pod = await _add_pod(env, _pod("pod0", "1.2.3.4"))
+        await eventually(env, lambda: _ready_count(env, 1), what="one ready endpoint")
+        # a pod on a node is deleted gracefully: it stays, marked, until its node agent is done
+        await env.client.delete("pods", pod["metadata"]["name"], namespace=NS,
+                                grace_period_seconds=30)
+
+        async def terminating():
+            slices = await _slices(env)
+            endpoints = [e for s in slices for e in s.get("endpoints") or []]
+            return endpoints if endpoints and endpoints[0]["conditions"]["terminating"] else None
+        [endpoint] = await eventually(env, terminating, what="a terminating endpoint")
+        assert endpoint["conditions"] == {"ready": False, "serving": True, "terminating": True}
+
+        async def dropped():
+            ep = await env.client.get("endpoints", "foobar", NS)
+            return ep if not ep.get("subsets") else None
+        await eventually(env, dropped, what="the endpoints without the terminating pod")
+    run(scenario)
+
+
+async def _ready_count(env, count):
+    slices = await _slices(env)
+    return sum(1 for s in slices for e in s.get("endpoints") or []
+               if e["conditions"]["ready"]) == count
