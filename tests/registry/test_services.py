@@ -169,9 +169,11 @@ def test_type_change_drops_what_is_no_longer_needed(env):
     # dropTypeDependentFields (TestDropTypeDependentFields in pkg/registry/core/service/
     # strategy_test.go): NodePort -> ClusterIP drops the nodePorts the client left as they were
     created = create(env, service(type="NodePort"))
+    assert created["spec"]["externalTrafficPolicy"] == "Cluster"    # SetDefaults_Service
     changed = dict(created, spec=dict(created["spec"], type="ClusterIP"))
     updated = env.run(env.client.update("services", changed))
     assert "nodePort" not in updated["spec"]["ports"][0]
+    assert "externalTrafficPolicy" not in updated["spec"]
     # ClusterIP -> ExternalName drops the ClusterIPs and IP families
     changed = dict(updated, spec=dict(updated["spec"], type="ExternalName",
                                       externalName="example.com"))
@@ -189,3 +191,12 @@ def test_malformed_specs_are_invalid_not_errors(env, spec):
     obj["spec"] = spec if not isinstance(spec, dict) else {**obj["spec"], **spec}
     with pytest.raises(Invalid):
         create(env, obj)
+
+
+def test_load_balancer_without_node_ports(env):
+    # TestCreateInitNodePorts "LB, allocateLoadBalancerNodePorts false": none allocated
+    lb = create(env, service("lb", type="LoadBalancer"))["spec"]
+    assert lb["allocateLoadBalancerNodePorts"] is True and lb["ports"][0]["nodePort"]
+    bare = create(env, service("bare", type="LoadBalancer", allocateLoadBalancerNodePorts=False))
+    assert "nodePort" not in bare["spec"]["ports"][0]
+    assert bare["status"] == {"loadBalancer": {}}

@@ -19,6 +19,7 @@ import random
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from kvert.api.defaults import is_externally_accessible
 from kvert.api.errors import Cause, Invalid
 from kvert.api.meta import name_of
 from kvert.api.validation.common import invalid
@@ -195,6 +196,8 @@ class ServiceAllocator:
                 causes.append(invalid(path, wanted, "provided port is already allocated"))
             else:
                 taken.append(wanted)
+        if spec.get("type") == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is False:
+            return taken   # only the nodePorts asked for
         for port in ports:
             if port.get("nodePort"):
                 continue
@@ -251,6 +254,12 @@ def _drop_type_dependent(spec: dict, old_spec: dict) -> None:
         for field in ("ipFamilies", "ipFamilyPolicy", "internalTrafficPolicy"):
             if spec.get(field) == old_spec.get(field):
                 spec.pop(field, None)
+    if old_spec.get("type") == "LoadBalancer" and spec.get("type") != "LoadBalancer" and \
+            spec.get("allocateLoadBalancerNodePorts") == old_spec.get("allocateLoadBalancerNodePorts"):
+        spec.pop("allocateLoadBalancerNodePorts", None)
+    if is_externally_accessible(old_spec) and not is_externally_accessible(spec) and \
+            spec.get("externalTrafficPolicy") == old_spec.get("externalTrafficPolicy"):
+        spec.pop("externalTrafficPolicy", None)
     if old_spec.get("type") in _NEEDS_NODE_PORTS and spec.get("type") not in _NEEDS_NODE_PORTS \
             and _node_ports_of(spec) == _node_ports_of(old_spec):
         for port in spec.get("ports") or []:
