@@ -920,3 +920,51 @@ def test_column_definitions_are_copies():
     table = to_table(rt("pods"), [], now=NOW)
     table["columnDefinitions"][0]["name"] = "changed"
     assert column_definitions(rt("pods"))[0]["name"] == "Name"
+
+
+# -- endpoints and endpoint slices ---------------------------------------------------------------
+
+def endpoint_slice(name, address_type, ports, addresses):
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": name}, "addressType": address_type,
+            "ports": [{"port": p, "protocol": "TCP"} for p in ports],
+            "endpoints": [{"addresses": [a]} for a in addresses]}
+
+
+# TestPrintEndpointSlice (pkg/printers/internalversion/printers_test.go): three values at most,
+# then "+ N more..."; no value is "<unset>"
+@pytest.mark.parametrize("obj, want", [
+    (endpoint_slice("abcslice.123", "IPv4", [80], ["10.1.2.3", "2001:db8::1234:5678"]),
+     ["abcslice.123", "IPv4", "80", "10.1.2.3,2001:db8::1234:5678", "<unknown>"]),
+    (endpoint_slice("longerslicename.123", "IPv6", [80, 443],
+                    ["2001:db8::1234:5678", "2001:db8::1234:5679"]),
+     ["longerslicename.123", "IPv6", "80,443", "2001:db8::1234:5678,2001:db8::1234:5679",
+      "<unknown>"]),
+    (endpoint_slice("multiportslice.123", "IPv4", [80, 443, 3000, 3001],
+                    ["10.1.2.3", "10.8.6.3", "10.9.8.1", "10.9.8.2"]),
+     ["multiportslice.123", "IPv4", "80,443,3000 + 1 more...",
+      "10.1.2.3,10.8.6.3,10.9.8.1 + 1 more...", "<unknown>"]),
+    (endpoint_slice("placeholder", "IPv4", [], []),
+     ["placeholder", "IPv4", "<unset>", "<unset>", "<unknown>"]),
+])
+def test_endpoint_slice(obj, want):
+    assert names("discovery.k8s.io/endpointslices") == ["Name", "AddressType", "Ports", "Endpoints",
+                                                         "Age"]
+    assert cells("discovery.k8s.io/endpointslices", obj) == want
+
+
+# TestPrintEndpoint: ready addresses with each port, three at most; no subsets is "<none>"
+@pytest.mark.parametrize("subsets, want", [
+    ([], "<none>"),
+    ([{"addresses": [{"ip": "127.0.0.1"}, {"ip": "10.9.8.7"}], "ports": [{"port": 8001}]}],
+     "127.0.0.1:8001,10.9.8.7:8001"),
+    ([{"addresses": [{"ip": "1.1.1.1"}, {"ip": "2.2.2.2"}],
+       "ports": [{"port": 80, "name": "a"}, {"port": 443, "name": "b"}]}],
+     "1.1.1.1:80,2.2.2.2:80,1.1.1.1:443 + 1 more..."),
+    ([{"addresses": [{"ip": "::1"}], "ports": [{"port": 80}]}], "[::1]:80"),
+    ([{"addresses": [{"ip": "1.1.1.1"}]}], "1.1.1.1"),
+])
+def test_endpoints(subsets, want):
+    obj = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "ep"}, "subsets": subsets}
+    assert names("endpoints") == ["Name", "Endpoints", "Age"]
+    assert cells("endpoints", obj) == ["ep", want, "<unknown>"]

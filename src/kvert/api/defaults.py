@@ -366,6 +366,16 @@ def default_service(obj: dict) -> None:
     if spec.get("internalTrafficPolicy") is None and spec["type"] in ("ClusterIP", "NodePort",
                                                                         "LoadBalancer"):
         spec["internalTrafficPolicy"] = "Cluster"
+    if is_externally_accessible(spec) and not spec.get("externalTrafficPolicy"):
+        spec["externalTrafficPolicy"] = "Cluster"
+    if spec["type"] == "LoadBalancer":
+        _set(spec, "allocateLoadBalancerNodePorts", True)
+
+
+def is_externally_accessible(spec: dict) -> bool:
+    """``ExternallyAccessible``: reachable from outside the cluster network."""
+    return spec.get("type") in ("LoadBalancer", "NodePort") or (
+        spec.get("type") == "ClusterIP" and bool(spec.get("externalIPs")))
 
 
 def default_limit_range(obj: dict) -> None:

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from kvert.apiserver.server import ApiServer
 
 WARNINGS = web.RequestKey("warnings", list)   # Warning headers to send with the response
+# Every request for v1 Endpoints but a watch (whose headers are sent before the handler
+# returns) carries it, as kube-apiserver 1.33+ (KEP-4974).
+ENDPOINTS_DEPRECATED = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 
 
 # What Go's encoding/json escapes inside strings (HTML-safe by default) and Python does not.
@@ -83,6 +86,8 @@ async def handle(server: "ApiServer", request: web.Request, info: RequestInfo) -
         if method != "GET":
             raise MethodNotAllowed()
         return await server.watches.serve(request, rt, info)
+    if rt.group == "" and rt.kind == "Endpoints":
+        request[WARNINGS] = [*request.get(WARNINGS, ()), ENDPOINTS_DEPRECATED]
     handler = _VERBS.get((method, bool(info.name), info.subresource or None))
     if handler is None:
         raise MethodNotAllowed()
@@ -191,7 +196,7 @@ def _decode(request: web.Request, rt: ResourceType, document: negotiation.Docume
         body, warnings = decoding.decode_request(rt, document.value, document.duplicates,
                                                  opts.field_validation)
     if warnings:
-        request[WARNINGS] = warnings
+        request[WARNINGS] = [*request.get(WARNINGS, ()), *warnings]
     return body
 
 
@@ -269,7 +274,7 @@ async def _patch(server, request, rt, info):
     if content_type != patches.JSON and info.subresource != "scale":
         warnings = decoding.patch_problems(rt, body, document.duplicates, opts.field_validation)
         if warnings:
-            request[WARNINGS] = warnings
+            request[WARNINGS] = [*request.get(WARNINGS, ()), *warnings]
     if info.subresource == "scale":
         current = server.registry.get_scale(info.key, info.name, info.namespace)
         scale = decoding.patched_decoder(rt, "scale")(

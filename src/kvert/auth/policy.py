@@ -374,6 +374,19 @@ def _controller_rules() -> dict[str, list[PolicyRule]]:
             rule("patch", "update", groups=(LEGACY,), resources=("pods/status",)),
             rule("get", groups=("*",), resources=("*/scale",)),
             events_rule()],
+        "endpoint-controller": [
+            rule("get", "list", "watch", groups=(LEGACY,), resources=("services", "pods")),
+            rule("get", "list", "create", "update", "delete", groups=(LEGACY,),
+                 resources=("endpoints",)),
+            rule("create", groups=(LEGACY,), resources=("endpoints/restricted",)),
+            events_rule()],
+        "endpointslice-controller": [
+            rule("get", "list", "watch", groups=(LEGACY,), resources=("services", "pods", "nodes")),
+            # an EndpointSlice's ownerReference to its Service sets blockOwnerDeletion
+            rule("update", groups=(LEGACY,), resources=("services/finalizers",)),
+            rule("get", "list", "create", "update", "delete", groups=(DISCOVERY,),
+                 resources=("endpointslices",)),
+            events_rule()],
         "generic-garbage-collector": [
             # list/watches, selective gets, and updates against any resource
             rule("get", "list", "watch", "patch", "update", "delete", groups=("*",), resources=("*",)),

@@ -57,12 +57,17 @@ class ControlPlane:
                                authorize=request_check(self.authorizer))
 
     async def bootstrap(self, supervisor: Any, *, vpa_crds: bool = True) -> None:
-        """System namespaces and priority classes (and the RBAC defaults where requests are
-        authorized); the CRD controller (supervised), and the VPA CRDs installed and
+        """System namespaces and priority classes, the ``default/kubernetes`` Service (and
+        the RBAC defaults where requests are authorized); the CRD controller (supervised), and the VPA CRDs installed and
         established."""
         from kvert.apiserver.admission import bootstrap
         from kvert.apiserver.crds import CRDController, vpa_crds as vpa_definitions
+        from kvert.apiserver.kubernetesservice import ensure_kubernetes_service
+        from kvert.registry.serviceip import first_ip
         await bootstrap(self.registry)
+        # the serving address is known once listening (kvert up reconciles it then)
+        await ensure_kubernetes_service(self.registry, first_ip(str(self.registry.services.network)),
+                                        reconcile=False)
         if self.authorizer is not None:
             from kvert.auth.policy import ensure_bootstrap_policy
             await ensure_bootstrap_policy(self.registry)

@@ -82,10 +82,25 @@ class ApiServerProcess:
             self.compaction_interval, at_start=not self.store.shared))
         self.server.run_background(self.server.resync_quotas(QUOTA_RESYNC_SECONDS))
         self.url = await self.server.start(self.host, self.port, self.pki.server_context())
+        await self._publish_kubernetes_service()
         write_kubeconfig(self.kubeconfig, self.url, self.pki.ca_pem(), self.tokens.token_for(ADMIN))
         for user in COMPONENTS:
             self.write_component_kubeconfig(user)
         self.server.run_background(self.metrics.run())
+
+    async def _publish_kubernetes_service(self) -> None:
+        """``default/kubernetes`` to this server's port, with Endpoints and an EndpointSlice
+        naming its address."""
+        from urllib.parse import urlsplit
+        from kvert.apiserver.kubernetesservice import (advertised_ip, ensure_kubernetes_endpoints,
+                                                       ensure_kubernetes_service)
+        from kvert.registry.serviceip import first_ip
+        assert self.server is not None
+        address = urlsplit(self.url)
+        port = address.port or self.port
+        registry = self.server.registry
+        await ensure_kubernetes_service(registry, first_ip(str(registry.services.network)), port)
+        await ensure_kubernetes_endpoints(registry, advertised_ip(address.hostname or ""), port)
 
     def write_component_kubeconfig(self, user: str, groups: tuple[str, ...] = ()) -> Path:
         """``DATA_DIR/kubeconfigs/USER.kubeconfig`` with the user's own token (made if new),

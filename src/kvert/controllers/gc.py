@@ -50,8 +50,8 @@ from kvert.registry.deletion import BACKGROUND, FOREGROUND, FOREGROUND_FINALIZER
 log = logging.getLogger(__name__)
 
 DEFAULT_RESOURCES = ("pods", "apps/replicasets", "apps/deployments", "batch/jobs", "batch/cronjobs",
-                     "policy/poddisruptionbudgets",
-                     "configmaps", "services", "nodes", "coordination.k8s.io/leases")
+                     "policy/poddisruptionbudgets", "configmaps", "services", "nodes",
+                     "coordination.k8s.io/leases", "discovery.k8s.io/endpointslices")
 
 SOLID, DANGLING, WAITING, UNKNOWN = "solid", "dangling", "waiting", "unknown"
 

@@ -1,9 +1,9 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
 ``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, Job, CronJob,
-TTL-after-finished, disruption,
-ResourceClaim, namespace, pod GC, node lifecycle, taint eviction, ServiceAccount and
-ClusterRole aggregation controllers and the garbage collector (which also collects
+TTL-after-finished, disruption, ResourceClaim, namespace, pod GC, node lifecycle, taint
+eviction, ServiceAccount, ClusterRole aggregation, Endpoints and EndpointSlice controllers
+and the garbage collector (which also collects
 ResourceClaims owned by deleted pods) over one
 ``InformerFactory`` (one list+watch per resource, as kube-controller-manager's shared
 informers). ``await manager.run()`` starts
@@ -28,6 +28,8 @@ from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationContr
 from kvert.controllers.cronjob import CronJobController
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
+from kvert.controllers.endpoints import EndpointsController
+from kvert.controllers.endpointslice import EndpointSliceController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
 from kvert.controllers.job import JobController
 from kvert.controllers.namespace import NamespaceController
@@ -44,7 +46,8 @@ log = logging.getLogger(__name__)
 
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
-                   "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished")
+                   "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished", "endpoints",
+                   "endpointslice")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -68,6 +71,8 @@ _FACTORIES = {
     "job": JobController,
     "cronjob": CronJobController,
     "ttl-after-finished": TTLAfterFinishedController,
+    "endpoints": EndpointsController,
+    "endpointslice": EndpointSliceController,
 }
 
 

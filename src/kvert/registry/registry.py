@@ -8,7 +8,8 @@ the HTTP API server both call this, so an object written either way is treated a
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from contextlib import nullcontext
+from typing import Any, Callable, ContextManager
 
 from kvert.api import defaults, validation
 from kvert.api.schema import prepare_custom_object, prepare_custom_status
@@ -23,6 +24,7 @@ from kvert.registry.eviction import evict
 from kvert.registry.admission import CREATE, DELETE, UPDATE, AdmissionChain, Attributes
 from kvert.registry.apply import ApplyConflict, server_side_apply, update_managed_fields_no_errors
 from kvert.registry.patch import APPLY, apply_patch, content_type_of
+from kvert.registry.serviceip import DEFAULT_SERVICE_CIDR, ServiceAllocator
 from kvert.registry.tokenrequest import TokenRequests
 
 # Kubernetes' generateName alphabet: no vowels (no words), no look-alike characters.
@@ -33,14 +35,17 @@ _PATCH_RETRIES = 8
 class Registry:
     def __init__(self, store: Any, clock: Clock | None = None,
                  admission: AdmissionChain | None = None, seed: int | None = None,
-                 token_requests: TokenRequests | None = None):
+                 token_requests: TokenRequests | None = None,
+                 service_cidr: str = DEFAULT_SERVICE_CIDR):
         """``token_requests``: the ``serviceaccounts/token`` subresource (a signer); None
-        leaves it unserved, as kube-apiserver without a service account issuer."""
+        leaves it unserved, as kube-apiserver without a service account issuer.
+        ``service_cidr``: ``--service-cluster-ip-range``."""
         self.store = store
         self.clock = clock or WallClock()
         self.admission = admission or AdmissionChain()
         self.token_requests = token_requests
         self._random = random.Random(seed)
+        self.services = ServiceAllocator(store, service_cidr, seed=seed)
 
     # ---- reads -----------------------------------------------------------------
 
@@ -100,12 +105,14 @@ class Registry:
         if field_manager:
             obj = update_managed_fields_no_errors(None, obj, field_manager, now=format_time(self.clock.now()))
             attrs.object = obj
-        _raise_invalid(rt, obj, prepare_custom_object(obj, rt.schema) + validation.validate(obj))
-        await self.admission.validate(attrs)
-        if dry_run:
-            self._must_not_exist(resource, rt, obj)
-            return obj
-        return self.store.create(resource, obj, uid=uid)
+        # As upstream's BeginCreate: allocated before validation, given back if the write fails.
+        with self._allocation(rt, obj, None):
+            _raise_invalid(rt, obj, prepare_custom_object(obj, rt.schema) + validation.validate(obj))
+            await self.admission.validate(attrs)
+            if dry_run:
+                self._must_not_exist(resource, rt, obj)
+                return obj
+            return self.store.create(resource, obj, uid=uid)
 
     async def update(self, resource: str, obj: dict, *, subresource: str = "",
                      dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:
@@ -159,17 +166,18 @@ class Registry:
                                                   now=format_time(self.clock.now()),
                                                   subresource=subresource)
             attrs.object = new
-        if not subresource:
-            causes = validation.validate_update(new, old)
-        if subresource == "status":
-            causes = prepare_custom_status(new, rt.schema) + causes
-        elif not subresource:
-            causes = prepare_custom_object(new, rt.schema) + causes
-        _raise_invalid(rt, new, causes)
-        await self.admission.validate(attrs)
-        if dry_run:
-            return new
-        return self.store.update(resource, new)
+        with self._allocation(rt, new, old, subresource):
+            if not subresource:
+                causes = validation.validate_update(new, old)
+            if subresource == "status":
+                causes = prepare_custom_status(new, rt.schema) + causes
+            elif not subresource:
+                causes = prepare_custom_object(new, rt.schema) + causes
+            _raise_invalid(rt, new, causes)
+            await self.admission.validate(attrs)
+            if dry_run:
+                return new
+            return self.store.update(resource, new)
 
     async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
                     namespace: str = "", subresource: str = "", dry_run: bool = False,
@@ -368,6 +376,16 @@ class Registry:
                                                 warnings=warnings)
 
     # ---- helpers ---------------------------------------------------------------
+
+    def _allocation(self, rt: ResourceType, obj: dict, old: dict | None,
+                    subresource: str = "") -> ContextManager[None]:
+        """A Service's ClusterIP and NodePorts, held while the write is made (``old``: None
+        on create, the stored object on update)."""
+        if rt.group != "" or rt.kind != "Service" or subresource:
+            return nullcontext()
+        if old is None:
+            return self.services.allocate_create(obj)
+        return self.services.allocate_update(obj, old)
 
     def _must_not_exist(self, resource: str, rt: ResourceType, obj: dict) -> None:
         try:

@@ -52,6 +52,10 @@ def prepare_for_create(rt: ResourceType, obj: dict) -> None:
                        None) if isinstance(versions, list) else None
         obj["status"] = {"acceptedNames": {"plural": "", "kind": ""},
                          "storedVersions": [storage] if isinstance(storage, str) else []}
+    elif rt.group == "" and rt.kind == "Service":
+        # an empty ServiceStatus encodes its loadBalancer member (not omitempty upstream)
+        obj["status"] = {"loadBalancer": {}}
+        normalize_cluster_ips(obj)
     elif rt.has_status and rt.kind not in _STATUS_ON_CREATE:
         obj.pop("status", None)
     if names_own_uid(rt):
@@ -69,9 +73,18 @@ def prepare_for_update(rt: ResourceType, new: dict, old: dict) -> None:
             new["status"] = deep_copy(old["status"])
         else:
             new.pop("status", None)
+    if rt.group == "" and rt.kind == "Service":
+        normalize_cluster_ips(new)
     if rt.group == "" and rt.kind == "Namespace":
         # a namespace's finalizers change only through /finalize (namespaceStrategy)
         _keep_namespace_finalizers(new, old)
+
+
+def normalize_cluster_ips(svc: dict) -> None:
+    """``NormalizeClusterIPs`` for a create: a lone ``clusterIP`` becomes ``clusterIPs``."""
+    spec = svc.get("spec")
+    if isinstance(spec, dict) and spec.get("clusterIP") and not spec.get("clusterIPs"):
+        spec["clusterIPs"] = [spec["clusterIP"]]
 
 
 def _keep_namespace_finalizers(new: dict, old: dict) -> None:

@@ -43,7 +43,8 @@ Where kvert deliberately differs from Kubernetes (the per-area modules explain m
 * Node taints are reported under ``spec.taints`` (Kubernetes says ``metadata.taints``);
   pod conditions under ``status.conditions[i].type``;
 * not implemented: volume sources beyond names/mounts, security-context details beyond id
-  ranges, pod-level resource aggregation checks, Service/Secret rules;
+  ranges, pod-level resource aggregation checks; Service rules beyond the common fields
+  (``service.py``);
 * dynamic resource allocation (``dra.py``): CEL selector costs are not estimated.
 """
 
@@ -56,8 +57,8 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import (admissionregistration, batch, crd, dra, misc, node, pod, policy, rbac, resize, secrets, vpa,
-               workload, workloads)
+from . import (admissionregistration, batch, crd, dra, endpoints, misc, node, pod, policy, rbac,
+               resize, secrets, service, vpa, workload, workloads)
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -75,6 +76,9 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("v1", "Event"): misc.validate_core_event,
     ("v1", "ConfigMap"): misc.validate_config_map,
     ("v1", "Secret"): secrets.validate_secret,
+    ("v1", "Service"): service.validate_service,
+    ("v1", "Endpoints"): endpoints.validate_endpoints,
+    ("discovery.k8s.io/v1", "EndpointSlice"): endpoints.validate_endpoint_slice,
     ("v1", "ServiceAccount"): secrets.validate_service_account,
     ("v1", "LimitRange"): misc.validate_limit_range,
     ("v1", "ResourceQuota"): misc.validate_resource_quota,
@@ -110,6 +114,9 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("v1", "Node"): node.validate_node_update,
     ("v1", "ConfigMap"): misc.validate_config_map_update,
     ("v1", "Secret"): secrets.validate_secret_update,
+    ("v1", "Service"): service.validate_service_update,
+    ("v1", "Endpoints"): endpoints.validate_endpoints_update,
+    ("discovery.k8s.io/v1", "EndpointSlice"): endpoints.validate_endpoint_slice_update,
     ("v1", "ServiceAccount"): secrets.validate_service_account_update,
     ("apps/v1", "Deployment"): workloads.validate_deployment_update,
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set_update,

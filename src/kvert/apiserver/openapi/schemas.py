@@ -35,6 +35,7 @@ PACKAGES = {
     "scheduling.v1": "io.k8s.api.scheduling.v1",
     "node.v1": "io.k8s.api.node.v1",
     "coordination.v1": "io.k8s.api.coordination.v1",
+    "discovery.v1": "io.k8s.api.discovery.v1",
     "rbac.v1": "io.k8s.api.rbac.v1",
     "authorization.v1": "io.k8s.api.authorization.v1",
     "events.v1": "io.k8s.api.events.v1",
@@ -1539,6 +1540,73 @@ podFixed  {qty}  Fixed overhead added to every pod's resource accounting.
 Where pods of a runtime class can run.
 nodeSelector  {str}                 Labels the node must have.
 tolerations   [core.v1.Toleration]  Tolerations added to the pods.
+
+@core.v1.Endpoints kind
+Endpoints lists the addresses and ports behind a service (deprecated in favour of EndpointSlice).
+subsets  [EndpointSubset]  Sets of addresses sharing the same ports.
+
+@core.v1.EndpointSubset
+Addresses that share a set of ports.
+addresses          [EndpointAddress]  Ready addresses.
+notReadyAddresses  [EndpointAddress]  Addresses not ready (yet) to serve.
+ports              [EndpointPort]     Ports available on every address.
+
+@core.v1.EndpointAddress
+One endpoint address.
+ip!        str              The IP of the endpoint.
+hostname   str              Hostname of the endpoint.
+nodeName   str              Node hosting the endpoint.
+targetRef  ObjectReference  The object (usually a pod) providing the endpoint.
+
+@core.v1.EndpointPort
+A port of an endpoint.
+name         str                Name of the port, matching the service port's name.
+port!        int32              Port number.
+protocol     str(SCTP|TCP|UDP)  Protocol. Default TCP.
+appProtocol  str                Application protocol.
+
+@discovery.v1.EndpointSlice kind
+An EndpointSlice holds a subset of the endpoints of a service.
+addressType!  str(FQDN|IPv4|IPv6)  Type of the addresses in this slice. Immutable.
+endpoints!    [Endpoint]           The endpoints (at most 1000).
+ports         [EndpointPort]       Ports every endpoint of the slice exposes (at most 100).
+
+@discovery.v1.Endpoint
+One endpoint of a slice.
+addresses!          [str]                Addresses of the endpoint (one is used).
+conditions          EndpointConditions   Current state of the endpoint.
+hostname            str                  Hostname of the endpoint.
+targetRef           core.v1.ObjectReference  The object providing the endpoint.
+deprecatedTopology  {str}                Deprecated topology labels.
+nodeName            str                  Node hosting the endpoint.
+zone                str                  Zone the endpoint is in.
+hints               EndpointHints        How consumers should route to the endpoint.
+
+@discovery.v1.EndpointConditions
+The state of an endpoint.
+ready        bool  The endpoint is ready to receive traffic (serving and not terminating).
+serving      bool  The endpoint is ready to serve, whether terminating or not.
+terminating  bool  The endpoint is terminating.
+
+@discovery.v1.EndpointHints
+Routing hints of an endpoint.
+forZones  [ForZone]  Zones that should consume this endpoint.
+forNodes  [ForNode]  Nodes that should consume this endpoint.
+
+@discovery.v1.ForZone
+A zone a hint names.
+name!  str  Name of the zone.
+
+@discovery.v1.ForNode
+A node a hint names.
+name!  str  Name of the node.
+
+@discovery.v1.EndpointPort
+A port of the endpoints of a slice.
+name         str    Name of the port, matching the service port's name.
+protocol     str    Protocol. Default TCP.
+port         int32  Port number; unset means all ports.
+appProtocol  str    Application protocol.
 
 @coordination.v1.Lease kind
 A Lease is a lock held by one holder for a time, used for leader election and node heartbeats.

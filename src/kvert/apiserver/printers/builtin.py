@@ -624,6 +624,82 @@ def service_row(svc: dict, now: int) -> Row:
             format_labels(spec.get("selector"))], None
 
 
+
+ENDPOINTS_COLUMNS = [
+    name_col(),
+    col("Endpoints", "string", "The set of all endpoints is the union of all subsets. Addresses "
+        "are placed into subsets according to the IPs they share. A single address with multiple "
+        "ports, some of which are ready and some of which are not (because they come from "
+        "different containers) will result in the address being displayed in different subsets "
+        "for the different ports. No address will appear in both Addresses and NotReadyAddresses "
+        "in the same subset. Sets of addresses and ports that comprise a service."),
+    age_col(),
+]
+
+
+def _endpoints_cell(subsets: list) -> str:
+    """formatEndpoints: ready ``ip:port`` pairs, three at most."""
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    count, limit = 0, 3
+    for subset in subsets:
+        subset = _m(subset)
+        addresses = [_s(_m(a).get("ip")) for a in _l(subset.get("addresses"))]
+        ports = _l(subset.get("ports"))
+        for port in ports or [None]:
+            count += len(addresses)
+            for ip in addresses:
+                if len(shown) == limit:
+                    break
+                if port is None:
+                    shown.append(ip)
+                else:
+                    host = f"[{ip}]" if ":" in ip else ip
+                    shown.append(f"{host}:{_m(port).get('port', 0)}")
+    text = ",".join(shown)
+    return f"{text} + {count - limit} more..." if count > limit else text
+
+
+def endpoints_row(ep: dict, now: int) -> Row:
+    return [_name(ep), _endpoints_cell(_l(ep.get("subsets"))), _age(ep, now)], None
+
+
+ENDPOINT_SLICE_COLUMNS = [
+    name_col(),
+    col("AddressType", "string", "addressType specifies the type of address carried by this "
+        "EndpointSlice. All addresses in this slice must be the same type. This field is immutable "
+        "after creation. The following address types are currently supported: * IPv4: Represents "
+        "an IPv4 Address. * IPv6: Represents an IPv6 Address. * FQDN: Represents a Fully Qualified "
+        "Domain Name."),
+    col("Ports", "string", "ports specifies the list of network ports exposed by each endpoint in "
+        "this slice. Each port must have a unique name. When ports is empty, it indicates that "
+        "there are no defined ports. When a port is defined with a nil port value, it indicates "
+        "\"all ports\". Each slice may include a maximum of 100 ports."),
+    col("Endpoints", "string", "endpoints is a list of unique endpoints in this slice. Each slice "
+        "may include a maximum of 1000 endpoints."),
+    age_col(),
+]
+
+
+def _list_with_more(items: list[str], count: int, limit: int = 3) -> str:
+    """listWithMoreString."""
+    text = ",".join(items[:limit])
+    if count > limit:
+        return f"{text} + {count - limit} more..."
+    return text or "<unset>"
+
+
+def endpoint_slice_row(slice_: dict, now: int) -> Row:
+    ports = []
+    for port in _l(slice_.get("ports")):
+        port = _m(port)
+        ports.append(str(port["port"]) if port.get("port") is not None
+                     else _s(port.get("name")) if port.get("name") is not None else "*")
+    addresses = [_s(a) for e in _l(slice_.get("endpoints")) for a in _l(_m(e).get("addresses"))]
+    return [_name(slice_), _s(slice_.get("addressType")), _list_with_more(ports, len(ports)),
+            _list_with_more(addresses, len(addresses)), _age(slice_, now)], None
+
 # -- workloads ----------------------------------------------------------------------------------
 
 DEPLOYMENT_COLUMNS = [
@@ -1049,6 +1125,8 @@ PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], RowFunc]] = {
     ("", "Secret"): (SECRET_COLUMNS, secret_row),
     ("", "ServiceAccount"): (SERVICE_ACCOUNT_COLUMNS, service_account_row),
     ("", "Service"): (SERVICE_COLUMNS, service_row),
+    ("", "Endpoints"): (ENDPOINTS_COLUMNS, endpoints_row),
+    ("discovery.k8s.io", "EndpointSlice"): (ENDPOINT_SLICE_COLUMNS, endpoint_slice_row),
     ("", "ResourceQuota"): (RESOURCE_QUOTA_COLUMNS, resource_quota_row),
     ("apps", "Deployment"): (DEPLOYMENT_COLUMNS, deployment_row),
     ("apps", "ReplicaSet"): (REPLICASET_COLUMNS, replicaset_row),

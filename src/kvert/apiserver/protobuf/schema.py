@@ -44,6 +44,8 @@ v1 Secret core.Secret
 v1 ServiceAccount core.ServiceAccount
 authentication.k8s.io/v1 TokenRequest authentication.TokenRequest
 v1 Service core.Service
+v1 Endpoints core.Endpoints
+discovery.k8s.io/v1 EndpointSlice discovery.EndpointSlice
 v1 LimitRange core.LimitRange
 batch/v1 Job batch.Job
 batch/v1 CronJob batch.CronJob
@@ -479,6 +481,53 @@ node.RuntimeClass
 coordination.Lease
  1 metadata meta.ObjectMeta o
  2 spec coordination.LeaseSpec o
+core.Endpoints
+ 1 metadata meta.ObjectMeta o
+ 2 subsets []core.EndpointSubset o
+core.EndpointSubset
+ 1 addresses []core.EndpointAddress o
+ 2 notReadyAddresses []core.EndpointAddress o
+ 3 ports []core.EndpointPort o
+core.EndpointAddress
+ 1 ip str
+ 3 hostname str o
+ 4 nodeName *str o
+ 2 targetRef *core.ObjectReference o
+core.EndpointPort
+ 1 name str o
+ 2 port i32
+ 3 protocol str o
+ 4 appProtocol *str o
+discovery.EndpointSlice
+ 1 metadata meta.ObjectMeta o
+ 4 addressType str
+ 2 endpoints []discovery.Endpoint
+ 3 ports []discovery.EndpointPort
+discovery.Endpoint
+ 1 addresses []str
+ 2 conditions discovery.EndpointConditions o
+ 3 hostname *str o
+ 4 targetRef *core.ObjectReference o
+ 5 deprecatedTopology map[str]str o
+ 6 nodeName *str o
+ 7 zone *str o
+ 8 hints *discovery.EndpointHints o
+discovery.EndpointConditions
+ 1 ready *bool o
+ 2 serving *bool o
+ 3 terminating *bool o
+discovery.EndpointHints
+ 1 forZones []discovery.ForZone o
+ 2 forNodes []discovery.ForNode o
+discovery.ForZone
+ 1 name str
+discovery.ForNode
+ 1 name str
+discovery.EndpointPort
+ 1 name *str o
+ 2 protocol *str o
+ 3 port *i32 o
+ 4 appProtocol *str o
 rbac.Role
  1 metadata meta.ObjectMeta o
  2 rules []rbac.PolicyRule
