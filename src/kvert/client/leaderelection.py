@@ -135,9 +135,13 @@ class LeaderElector:
 
     async def acquire(self) -> None:
         while not await self._attempt():
-            wait = self.retry_period * (1 + self._random.random() * JITTER)
-            # no later than the moment the holder's lease runs out, so a standby takes over
-            # within the lease duration of the last renewal it saw (plus one request)
+            # A standby watching a live holder looks every retry period, so it sees the last
+            # renewal at most one period late, and tries again the moment the lease it saw
+            # runs out: a hand-over takes the lease duration plus at most one period. Until
+            # it has seen a holder, candidates spread out with client-go's jitter.
+            wait = self.retry_period
+            if self._observed is None:
+                wait *= 1 + self._random.random() * JITTER
             expires = self._observed_at + self._observed_duration() - self.clock.now()
             await self.clock.sleep(min(wait, max(expires, 0.05)))
         self.leading = True
