@@ -92,6 +92,22 @@ class Document:
     duplicates: tuple[str, ...] = ()
 
 
+async def read_object(request, api_version: str, kind: str) -> dict:
+    """The body of a create of an unstored kind (a review, a RecommendationQuery): a JSON or
+    YAML object of that kind (``apiVersion``/``kind`` may be left out), 400 otherwise."""
+    raw = await read_body(request)
+    if not raw:
+        raise BadRequest("the request body is empty")
+    body = decode_body(raw, request.headers.get("Content-Type"))
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    sent = (body.get("apiVersion") or api_version, body.get("kind") or kind)
+    if sent != (api_version, kind):
+        raise BadRequest(f"the API version in the data ({sent[0]}) or kind ({sent[1]}) does not "
+                         f"match the expected {api_version} {kind}")
+    return body
+
+
 def decode_body(raw: bytes, content_type: str | None, *, yaml_ok: bool = True):
     """Decode a request body (JSON, or YAML where Kubernetes accepts it)."""
     return decode_document(raw, content_type, yaml_ok=yaml_ok).value

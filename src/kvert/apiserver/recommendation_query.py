@@ -77,16 +77,7 @@ async def serve(service: Any, request: web.Request, info: Any) -> web.Response:
         raise NotFound(q.RESOURCE, info.name, _NOT_FOUND)
     if request.method != "POST" or info.name or info.legacy_watch:
         raise MethodNotAllowed()
-    raw = await negotiation.read_body(request)
-    if not raw:
-        raise BadRequest("the request body is empty")
-    body = negotiation.decode_body(raw, request.headers.get("Content-Type"))
-    if not isinstance(body, dict):
-        raise BadRequest("the request body must be a JSON object")
-    api_version, kind = body.get("apiVersion"), body.get("kind")
-    if (api_version or q.API_VERSION, kind or q.KIND) != (q.API_VERSION, q.KIND):
-        raise BadRequest(f"the API version in the data ({api_version}) or kind ({kind}) does not match "
-                         f"the expected {q.API_VERSION} {q.KIND}")
+    body = await negotiation.read_object(request, q.API_VERSION, q.KIND)
     meta = body.get("metadata")
     if isinstance(meta, dict) and meta.get("namespace") and meta["namespace"] != info.namespace:
         raise BadRequest("the namespace of the provided object does not match the namespace sent on "

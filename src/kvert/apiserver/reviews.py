@@ -44,16 +44,7 @@ async def handle(server: "ApiServer", request: web.Request, rt: ResourceType,
         raise NotFound(rt.key, info.name, _NOT_FOUND)
     if request.method != "POST" or info.legacy_watch:
         raise MethodNotAllowed()
-    raw = await negotiation.read_body(request)
-    if not raw:
-        raise BadRequest("the request body is empty")
-    body = negotiation.decode_body(raw, request.headers.get("Content-Type"))
-    if not isinstance(body, dict):
-        raise BadRequest("the request body must be a JSON object")
-    api_version, kind = body.get("apiVersion") or rt.api_version, body.get("kind") or rt.kind
-    if (api_version, kind) != (rt.api_version, rt.kind):
-        raise BadRequest(f"the API version in the data ({api_version}) or kind ({kind}) does not "
-                         f"match the expected {rt.api_version} {rt.kind}")
+    body = await negotiation.read_object(request, rt.api_version, rt.kind)
     body = {"kind": rt.kind, "apiVersion": rt.api_version,
             **{k: v for k, v in body.items() if k not in ("kind", "apiVersion")}}
     if not isinstance(body.get("metadata", {}), dict):

@@ -1,15 +1,18 @@
-"""What the long-running component commands (``kvert vpa recommender|updater|
-admission-controller``) share: logging set-up, one event loop until SIGINT/SIGTERM, and
-errors that end them as one line on stderr with exit code 1."""
+"""What the long-running component commands (``kvert scheduler``, ``controller-manager``,
+``node-agent``, ``kvert vpa recommender|updater|admission-controller``) share: logging
+set-up, the client from ``--kubeconfig``, one event loop until SIGINT/SIGTERM or a crash,
+and errors that end them as one line on stderr with exit code 1."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 
 def run_component(args: argparse.Namespace, serve: Callable[[argparse.Namespace], Awaitable[int]]) -> int:
@@ -53,4 +56,34 @@ def stop_on_signals(stop: asyncio.Event) -> None:
             pass
 
 
-__all__ = ["run_component", "stop_on_signals", "until_stopped_or_crashed"]
+def default_kubeconfig() -> Path:
+    """kubectl's choice: the first file of ``$KUBECONFIG``, else ``~/.kube/config``."""
+    env = os.environ.get("KUBECONFIG", "")
+    for part in env.split(os.pathsep):
+        if part:
+            return Path(part).expanduser()
+    return Path.home() / ".kube" / "config"
+
+
+def _kubeconfig(args: argparse.Namespace) -> Path:
+    path = (args.kubeconfig or default_kubeconfig()).expanduser()
+    if not path.is_file():
+        raise ValueError(f"kubeconfig {path} not found (pass --kubeconfig or set KUBECONFIG)")
+    return path
+
+
+def client_from_args(args: argparse.Namespace, manager: str):
+    """An HTTP client from ``--kubeconfig`` (else kubectl's default) and ``--context``;
+    ValueError naming the file when it is missing or unusable."""
+    from kvert.client.http import HttpClient
+    path = _kubeconfig(args)
+    try:
+        return HttpClient.from_kubeconfig(path, args.context, field_manager=manager)
+    except StopIteration:
+        raise ValueError(f"{path}: no context {args.context or '(current-context)'}") from None
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{path}: not a usable kubeconfig ({e})") from None
+
+
+__all__ = ["client_from_args", "default_kubeconfig", "run_component", "stop_on_signals",
+           "until_stopped_or_crashed"]

@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kvert.cli.component import run_component, until_stopped_or_crashed
+from kvert.cli.component import client_from_args as _client
+from kvert.cli.component import default_kubeconfig, run_component, until_stopped_or_crashed
 from kvert.cli.node_flags import add_node_flags, node_flags_from_args
 from kvert.cli.up import add_leader_election_flags, leader_election
-from kvert.cli.vpa_components import default_kubeconfig
 
 EXAMPLES = {
     "scheduler": "example: kvert scheduler --kubeconfig ~/.kvert/kubeconfig --config sched.yaml",
@@ -78,14 +78,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     n.set_defaults(func=lambda args: run_component(args, _node_agent))
 
 
-def _client(args: argparse.Namespace, manager: str) -> Any:
-    from kvert.client.http import HttpClient
-    path = (args.kubeconfig or default_kubeconfig()).expanduser()
-    if not path.is_file():
-        raise ValueError(f"kubeconfig {path} not found (pass --kubeconfig or set KUBECONFIG)")
-    return HttpClient.from_kubeconfig(path, args.context, field_manager=manager)
-
-
 async def _serve(name: str, make: Any, client: Any, args: argparse.Namespace, *,
                  lease: str | None = None) -> int:
     """Run one component under a supervisor until SIGINT/SIGTERM or a crash (exit 1)."""
@@ -142,20 +134,8 @@ async def _controller_manager(args: argparse.Namespace) -> int:
 def _kubeconfig_ca(args: argparse.Namespace) -> bytes:
     """The certificate authority of the kubeconfig's current (or named) context's cluster,
     as kube-controller-manager uses it when --root-ca-file is not set."""
-    import base64
-
-    import yaml
-    path = (args.kubeconfig or default_kubeconfig()).expanduser()
-    config = yaml.safe_load(path.read_text()) or {}
-    context_name = args.context or config.get("current-context")
-    context = next((c["context"] for c in config.get("contexts") or [] if c.get("name") == context_name), {})
-    cluster = next((c["cluster"] for c in config.get("clusters") or []
-                    if c.get("name") == context.get("cluster")), {})
-    if cluster.get("certificate-authority-data"):
-        return base64.b64decode(cluster["certificate-authority-data"])
-    if cluster.get("certificate-authority"):
-        return (path.parent / cluster["certificate-authority"]).read_bytes()
-    return b""
+    from kvert.client.http import kubeconfig_cluster
+    return kubeconfig_cluster((args.kubeconfig or default_kubeconfig()).expanduser(), args.context)[1]
 
 
 async def _node_agent(args: argparse.Namespace) -> int:
@@ -183,21 +163,16 @@ def _node_kubeconfig(data_dir: Path, name: str) -> Path:
     """A kubeconfig for ``system:node:NAME`` from the API server's data directory: its
     token added to ``tokens.csv`` (the server reads new identities from it), the server's
     address and CA from the admin kubeconfig."""
-    import base64
-
-    import yaml
-
     from kvert.apiserver.kubeconfig import write_kubeconfig
     from kvert.auth.tokens import TokenAuthenticator, node_identity
+    from kvert.client.http import kubeconfig_cluster
     admin = data_dir / "kubeconfig"
     if not admin.is_file():
         raise ValueError(f"{data_dir} is not a kvert API server's data directory (no kubeconfig)")
-    config = yaml.safe_load(admin.read_text()) or {}
-    cluster = (config.get("clusters") or [{}])[0].get("cluster") or {}
+    server, ca = kubeconfig_cluster(admin)
     user, groups = node_identity(name)
     token = TokenAuthenticator.load_or_create(data_dir / "tokens.csv").ensure(user, groups)
     path = data_dir / "kubeconfigs" / f"{user.replace(':', '-')}.kubeconfig"
-    write_kubeconfig(path, cluster["server"], base64.b64decode(cluster["certificate-authority-data"]),
-                     token, user=user)
+    write_kubeconfig(path, server, ca, token, user=user)
     return path
 

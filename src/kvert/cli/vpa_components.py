@@ -40,7 +40,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from kvert.cli.component import run_component, stop_on_signals
+from kvert.cli.component import client_from_args as _client
+from kvert.cli.component import default_kubeconfig, run_component, stop_on_signals
 from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
 from kvert.cli.history_flags import add_history_flags, history_from_args
 
@@ -104,15 +105,6 @@ _FLAG_HELP = {
 }
 _METAVAR = {"duration": "DURATION", "percentile": "P", "positive-int": "N", "bool": "BOOL",
             "cpu": "QUANTITY", "memory": "QUANTITY", "float": "X", "ratio": "X", "positive": "X"}
-
-
-def default_kubeconfig() -> Path:
-    """kubectl's choice: the first file of ``$KUBECONFIG``, else ``~/.kube/config``."""
-    env = os.environ.get("KUBECONFIG", "")
-    for part in env.split(os.pathsep):
-        if part:
-            return Path(part).expanduser()
-    return Path.home() / ".kube" / "config"
 
 
 def _default_cert_dir() -> Path:
@@ -274,24 +266,6 @@ def _elected(args: argparse.Namespace, client: Any, clock: Any, make: Any) -> An
 
 
 # -- shared -----------------------------------------------------------------------------------------
-
-def _kubeconfig(args: argparse.Namespace) -> Path:
-    path = (args.kubeconfig or default_kubeconfig()).expanduser()
-    if not path.is_file():
-        raise ValueError(f"kubeconfig {path} not found (pass --kubeconfig or set KUBECONFIG)")
-    return path
-
-
-def _client(args: argparse.Namespace, manager: str):
-    from kvert.client.http import HttpClient
-    path = _kubeconfig(args)
-    try:
-        return HttpClient.from_kubeconfig(path, args.context, field_manager=manager)
-    except StopIteration:
-        raise ValueError(f"{path}: no context {args.context or '(current-context)'}") from None
-    except (KeyError, TypeError, AttributeError) as e:
-        raise ValueError(f"{path}: not a usable kubeconfig ({e})") from None
-
 
 async def _run_until(component: Any, stop: asyncio.Event) -> None:
     """Run ``component.run()`` until ``stop`` is set (or it ends), then stop it."""

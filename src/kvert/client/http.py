@@ -28,13 +28,32 @@ from kvert.store.base import WatchEvent
 _USER_AGENT = "kvert/0.1 (python)"
 
 
-def load_kubeconfig(path: Path | str, context: str | None = None) -> tuple[str, dict[str, str], ssl.SSLContext | None]:
-    """(server URL, auth headers, TLS context) of a kubeconfig's current (or given) context."""
+def _kubeconfig_context(path: Path | str, context: str | None) -> tuple[dict, dict, dict]:
+    """(context, cluster, user) entries of a kubeconfig's current (or given) context."""
     config = yaml.safe_load(Path(path).read_text())
     name = context or config.get("current-context")
     ctx = next(c["context"] for c in config.get("contexts", []) if c["name"] == name)
     cluster = next(c["cluster"] for c in config.get("clusters", []) if c["name"] == ctx["cluster"])
     user = next((u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user")), {})
+    return ctx, cluster, user
+
+
+def kubeconfig_cluster(path: Path | str, context: str | None = None) -> tuple[str, bytes]:
+    """(server URL, CA certificate PEM or b"") of a kubeconfig's current (or given) context;
+    a CA file is read relative to the kubeconfig, as kubectl reads it."""
+    _, cluster, _ = _kubeconfig_context(path, context)
+    if cluster.get("certificate-authority-data"):
+        ca = base64.b64decode(cluster["certificate-authority-data"])
+    elif cluster.get("certificate-authority"):
+        ca = (Path(path).parent / cluster["certificate-authority"]).read_bytes()
+    else:
+        ca = b""
+    return cluster["server"], ca
+
+
+def load_kubeconfig(path: Path | str, context: str | None = None) -> tuple[str, dict[str, str], ssl.SSLContext | None]:
+    """(server URL, auth headers, TLS context) of a kubeconfig's current (or given) context."""
+    _, cluster, user = _kubeconfig_context(path, context)
     headers = {"Authorization": f"Bearer {user['token']}"} if user.get("token") else {}
     tls: ssl.SSLContext | None = None
     if cluster["server"].startswith("https"):
