@@ -31,3 +31,12 @@ def test_usage_lines_every_minute_between_lifecycle_lines():
 def test_a_container_that_never_started_has_only_what_was_said():
     log = _log()
     assert log.lines(10_000.0) == []
+
+
+def test_a_follower_gets_only_the_lines_after_what_it_saw():
+    log = _log()
+    log.started_at = 1000.0
+    log.say(1000.0, "started: image x")
+    everything = log.lines(1000.0 + 5 * USAGE_EVERY)
+    for seen in (999.0, 1000.0, 1060.0, 1061.0, 1180.0, 1300.0):
+        assert log.lines(1000.0 + 5 * USAGE_EVERY, after=seen) == [line for line in everything if line[0] > seen]

@@ -152,7 +152,7 @@ async def serve(server: Any, request: web.Request, info: Any) -> web.StreamRespo
     while not log.finished_at:
         await server.clock.sleep(FOLLOW_POLL_SECONDS)
         now = server.clock.now()
-        fresh = [item for item in log.lines(now) if seen < item[0] <= now]
+        fresh = [item for item in log.lines(now, after=seen) if item[0] <= now]
         seen = now
         if fresh:
             await response.write(_render(fresh, options.timestamps).encode())

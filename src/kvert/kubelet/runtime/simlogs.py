@@ -32,12 +32,16 @@ class ContainerLog:
         if len(self.events) > KEEP_EVENTS:
             del self.events[: len(self.events) - KEEP_EVENTS]
 
-    def lines(self, now: float) -> list[tuple[float, str]]:
-        """Every line up to ``now`` (or the container's end), in time order."""
-        out = list(self.events)
+    def lines(self, now: float, after: float | None = None) -> list[tuple[float, str]]:
+        """The lines up to ``now`` (or the container's end), later than ``after`` if given,
+        in time order (a follower asks only for what is new)."""
+        out = [item for item in self.events if after is None or item[0] > after]
         if self.started_at:
             end = self.finished_at or now
-            times = np.arange(self.started_at + USAGE_EVERY, end + 1e-9, USAGE_EVERY)
+            first = self.started_at + USAGE_EVERY
+            if after is not None and after >= first:
+                first += (np.floor((after - first) / USAGE_EVERY) + 1) * USAGE_EVERY
+            times = np.arange(first, end + 1e-9, USAGE_EVERY)
             if times.size:
                 cpu, memory = UsageBatch([self.usage]).evaluate(times, self.started_at)
                 out += [(float(t), f"usage: cpu={int(round(c))}m memory={int(round(m)) // 2**20}Mi")
