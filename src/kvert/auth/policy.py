@@ -32,7 +32,8 @@ from typing import Any
 
 from kvert.api.errors import AlreadyExists, ApiError, NotFound
 from kvert.auth.rules import PolicyRule, rule
-from kvert.auth.user import AUTHENTICATED, MASTERS
+from kvert.auth.user import (AUTHENTICATED, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS, NODES,
+                             VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER)
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +45,10 @@ AGGREGATE_TO_ADMIN = "rbac.authorization.k8s.io/aggregate-to-admin"
 AGGREGATE_TO_EDIT = "rbac.authorization.k8s.io/aggregate-to-edit"
 AGGREGATE_TO_VIEW = "rbac.authorization.k8s.io/aggregate-to-view"
 
-NODES_GROUP = "system:nodes"
+NODES_GROUP = NODES
 UNAUTHENTICATED = "system:unauthenticated"
 MONITORING_GROUP = "system:monitoring"
 SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
-KUBE_SCHEDULER = "system:kube-scheduler"
-KUBE_CONTROLLER_MANAGER = "system:kube-controller-manager"
-VPA_RECOMMENDER = "system:vpa-recommender"
-VPA_UPDATER = "system:vpa-updater"
-VPA_ADMISSION = "system:vpa-admission-controller"
 CONTROLLER_ROLE_PREFIX = "system:controller:"
 # the VPA's leader-election Lease names (--leader-elect-resource-name defaults)
 VPA_RECOMMENDER_LEASE = "vpa-recommender-lease"

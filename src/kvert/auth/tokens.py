@@ -23,15 +23,14 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from kvert.auth.user import MASTERS, User
+from kvert.auth.user import (KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS, NODES,
+                             VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER, User)
 from kvert.clock import Clock, WallClock
 
 ADMIN = "kvert-admin"
 # The identities of kvert's own components, as Kubernetes names its system users.
 # A node agent is ``system:node:NAME`` in ``system:nodes`` (``node_identity``), made on demand.
-COMPONENTS = ("system:kube-scheduler", "system:kube-controller-manager",
-              "system:vpa-recommender", "system:vpa-updater", "system:vpa-admission-controller")
-NODES = "system:nodes"
+COMPONENTS = (KUBE_SCHEDULER, KUBE_CONTROLLER_MANAGER, VPA_RECOMMENDER, VPA_UPDATER, VPA_ADMISSION)
 RELOAD_INTERVAL = 1.0
 
 

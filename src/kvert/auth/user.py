@@ -7,6 +7,15 @@ from dataclasses import dataclass, field
 # Groups Kubernetes gives every authenticated user, and the group that bypasses authorization.
 AUTHENTICATED = "system:authenticated"
 MASTERS = "system:masters"
+# The identities of kvert's components, as Kubernetes names its system users; a node agent
+# is ``system:node:NAME`` in ``NODES`` (the Node authorizer's subjects).
+KUBE_SCHEDULER = "system:kube-scheduler"
+KUBE_CONTROLLER_MANAGER = "system:kube-controller-manager"
+VPA_RECOMMENDER = "system:vpa-recommender"
+VPA_UPDATER = "system:vpa-updater"
+VPA_ADMISSION = "system:vpa-admission-controller"
+APISERVER = "system:apiserver"
+NODES = "system:nodes"
 
 
 @dataclass(frozen=True)

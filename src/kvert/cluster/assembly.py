@@ -13,20 +13,15 @@ from typing import Any
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time
 from kvert.auth.tokens import node_identity
-from kvert.auth.user import AUTHENTICATED, MASTERS, User
+from kvert.auth.user import (APISERVER, AUTHENTICATED, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS,
+                             User)
+from kvert.auth.user import VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER  # noqa: F401 - build.VPA_*
 from kvert.client import InProcessClient
 from kvert.clock import Clock
 from kvert.registry import Registry
 
-# The identities kvert's components use, as Kubernetes names its system users; a node agent
-# is ``system:node:NAME`` in group ``system:nodes`` (the Node authorizer's subjects).
-SCHEDULER = "system:kube-scheduler"
-CONTROLLER_MANAGER = "system:kube-controller-manager"
-VPA_RECOMMENDER = "system:vpa-recommender"
-VPA_UPDATER = "system:vpa-updater"
-VPA_ADMISSION = "system:vpa-admission-controller"
-APISERVER = "system:apiserver"
-NODES_GROUP = "system:nodes"
+# The identities kvert's components use (kvert.auth.user)
+SCHEDULER, CONTROLLER_MANAGER = KUBE_SCHEDULER, KUBE_CONTROLLER_MANAGER
 
 
 def node_user(name: str) -> str:
