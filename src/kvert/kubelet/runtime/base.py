@@ -10,7 +10,8 @@ microseconds, memory in bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -132,6 +133,25 @@ class NodeStats:
         return self._pods
 
 
+# -- streaming (the CRI's Exec, Attach and PortForward) --------------------------------------------
+
+class StreamIO(Protocol):
+    """The caller's end of an exec or attach session (the API server's remotecommand
+    stream, or a test). With ``tty`` the container has one terminal: stderr is merged into
+    stdout and ``next_resize`` reports the terminal's size changes."""
+    tty: bool
+
+    async def read_stdin(self) -> bytes | None:
+        """The next chunk of stdin; None once stdin is closed (or was never opened)."""
+
+    async def write_stdout(self, data: bytes) -> None: ...
+
+    async def write_stderr(self, data: bytes) -> None: ...
+
+    async def next_resize(self) -> tuple[int, int] | None:
+        """The next (width, height) of the terminal; None when no more will come."""
+
+
 class Runtime(Protocol):
     async def run_pod_sandbox(self, config: PodSandboxConfig) -> str: ...
 
@@ -161,3 +181,16 @@ class Runtime(Protocol):
 
     def set_node_cgroups(self, values: dict[str, LinuxContainerResources]) -> None:
         """The kubepods and QoS-level cgroups, which the kubelet writes itself."""
+
+    async def exec(self, container_id: str, command: Sequence[str], io: StreamIO) -> int:
+        """Run ``command`` in the running container with ``io`` as its stdin/stdout/stderr;
+        the exit code. Raises CriError when the container is not running and
+        FileNotFoundError when the command does not exist."""
+
+    async def attach(self, container_id: str, io: StreamIO) -> None:
+        """Connect ``io`` to the container's main process until it ends or ``io`` closes."""
+
+    async def port_forward(self, sandbox_id: str,
+                           port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection to ``port`` inside the pod's network namespace; raises CriError
+        when nothing listens there."""
