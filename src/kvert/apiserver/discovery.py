@@ -48,6 +48,9 @@ _SUBRESOURCES: dict[str, tuple[tuple[str, ...], tuple[str, str, str] | None]] = 
     "eviction": (("create",), ("policy", "v1", "Eviction")),
     "token": (("create",), ("authentication.k8s.io", "v1", "TokenRequest")),
     "log": (("get",), None),
+    "exec": (("create", "get"), ("", "v1", "PodExecOptions")),
+    "attach": (("create", "get"), ("", "v1", "PodAttachOptions")),
+    "portforward": (("create", "get"), ("", "v1", "PodPortForwardOptions")),
     "ephemeralcontainers": (("get", "patch", "update"), None),
     "finalize": (("update",), None),
 }

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aiohttp import web
@@ -88,6 +89,16 @@ class NodeMetricsProvider(Protocol):
                       previous: bool = False) -> Any:
         """The log (``lines(now)``, ``finished_at``) of a pod's container from the node's
         agent, or None when it has no local agent or no such container instance."""
+
+    async def exec(self, node: str, namespace: str, pod: str, container: str,
+                   command: Sequence[str], io: Any) -> int:
+        """Run ``command`` in the container with ``io`` (a runtime ``StreamIO``); its exit code."""
+
+    async def attach(self, node: str, namespace: str, pod: str, container: str, io: Any) -> None:
+        """Connect ``io`` to the container's main process."""
+
+    async def port_forward(self, node: str, namespace: str, pod: str, port: int) -> tuple[Any, Any]:
+        """A (reader, writer) connection to ``port`` in the pod."""
 
     def node_metrics(self) -> list[dict]:
         """The latest NodeMetrics of every node that has them."""

@@ -374,8 +374,18 @@ async def _log(server, request, rt, info):
     return await podlogs.serve(server, request, info)
 
 
+async def _stream(server, request, rt, info):
+    if info.subresource == "portforward":
+        from kvert.apiserver import portforward
+        return await portforward.serve(server, request, info)
+    from kvert.apiserver import remotecommand
+    return await remotecommand.serve(server, request, info)
+
+
 _VERBS = {
     ("GET", True, "log"): _log,
+    **{(method, True, sub): _stream for method in ("GET", "POST")
+       for sub in ("exec", "attach", "portforward")},
     ("GET", True, None): _get,
     ("GET", False, None): _list,
     ("POST", False, None): _create,

@@ -16,6 +16,7 @@ anyone, as kube-apiserver's ``system:public-info-viewer`` role lets unauthentica
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import platform
 from typing import Any
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 KUBERNETES_VERSION = ("1", "35")
 # the longest request line or header line read (Go's limit is 1 MiB for all headers)
 MAX_HEADER_LINE = 64 * 1024
+STREAMING_SUBRESOURCES = frozenset({"exec", "attach", "portforward"})
 _PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 _DISCOVERY_CONTENT = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
 
@@ -208,6 +210,13 @@ class ApiServer:
             decision, reason = self.authorizer.authorize(attrs)
             if decision is not Decision.ALLOW:
                 raise forbidden(attrs, reason)
+            if attrs.verb == "get" and attrs.subresource in STREAMING_SUBRESOURCES:
+                # AuthorizePodWebsocketUpgradeCreatePermission (on in 1.35): a WebSocket GET
+                # to exec, attach or portforward also needs "create", as the SPDY POST does
+                attrs = dataclasses.replace(attrs, verb="create")
+                decision, reason = self.authorizer.authorize(attrs)
+                if decision is not Decision.ALLOW:
+                    raise forbidden(attrs, reason)
 
     # ---- routing ---------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from kvert.api.prometheus import exposition
@@ -115,6 +116,22 @@ class LocalNodeMetrics:
         if agent is None:
             return None
         return agent.container_log(namespace, pod, container, previous=previous)
+
+    def _agent(self, node: str) -> Any:
+        agent = self._agents.get(node)
+        if agent is None:
+            raise LookupError(f'node "{node}" has no node agent in this process')
+        return agent
+
+    async def exec(self, node: str, namespace: str, pod: str, container: str,
+                   command: Sequence[str], io: Any) -> int:
+        return await self._agent(node).exec(namespace, pod, container, command, io)
+
+    async def attach(self, node: str, namespace: str, pod: str, container: str, io: Any) -> None:
+        await self._agent(node).attach(namespace, pod, container, io)
+
+    async def port_forward(self, node: str, namespace: str, pod: str, port: int) -> tuple[Any, Any]:
+        return await self._agent(node).port_forward(namespace, pod, port)
 
     def node_metrics(self) -> list[dict]:
         return [self._node[n] for n in sorted(self._node)]

@@ -43,6 +43,7 @@ import asyncio
 import json
 import logging
 import zlib
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -884,15 +885,43 @@ class NodeAgent:
                     samples.append(container_sample(ps.pod, st, cgroup_driver=self.config.cgroup_driver))
         return samples
 
+    def _pod_state(self, namespace: str, pod: str) -> Any:
+        return next((ps for ps in self.pods.values()
+                     if ps.namespace == namespace and ps.name == pod and ps.sandbox_id), None)
+
     def container_log(self, namespace: str, pod: str, container: str, *, previous: bool = False) -> Any:
         """The runtime's log of a container of a pod on this node (the kubelet's
         ``/containerLogs``), or None when the runtime has none for it."""
         read = getattr(self.runtime, "container_log", None)
-        state = next((ps for ps in self.pods.values()
-                      if ps.namespace == namespace and ps.name == pod and ps.sandbox_id), None)
+        state = self._pod_state(namespace, pod)
         if read is None or state is None:
             return None
         return read(state.sandbox_id, container, previous=previous)
+
+    def _running_container(self, namespace: str, pod: str, container: str) -> str:
+        """The runtime id of a running container (the kubelet's ``/exec``, ``/attach``)."""
+        state = self._pod_state(namespace, pod)
+        record = None if state is None else state.containers.get(container)
+        if record is None or not record.id:
+            raise CriError(f'container not found ("{container}")')
+        status = self._statuses.get(record.id)
+        if status is not None and status.state != "running":
+            raise CriError(f'container "{container}" is not running (state {status.state})')
+        return record.id
+
+    async def exec(self, namespace: str, pod: str, container: str, command: Sequence[str],
+                   io: Any) -> int:
+        return await self.runtime.exec(self._running_container(namespace, pod, container), command, io)
+
+    async def attach(self, namespace: str, pod: str, container: str, io: Any) -> None:
+        await self.runtime.attach(self._running_container(namespace, pod, container), io)
+
+    async def port_forward(self, namespace: str, pod: str, port: int) -> tuple[Any, Any]:
+        """A connection to ``port`` in the pod (the kubelet's ``/portForward``)."""
+        state = self._pod_state(namespace, pod)
+        if state is None:
+            raise CriError(f'pod "{namespace}/{pod}" has no sandbox on node "{self.name}"')
+        return await self.runtime.port_forward(state.sandbox_id, port)
 
     async def metrics_text(self) -> str:
         """cAdvisor-style Prometheus text for this node's containers (fresh from the runtime)."""

@@ -525,9 +525,11 @@ class PodWorker:
                                     cpu_cfs_quota=agent.config.cpu_cfs_quota,
                                     cpu_period=agent.config.cpu_cfs_quota_period_us)
         command = tuple(str(x) for x in (spec.get("command") or []) + (spec.get("args") or []))
+        ports = tuple(p["containerPort"] for p in spec.get("ports") or []
+                      if isinstance(p.get("containerPort"), int) and p.get("protocol", "TCP") == "TCP")
         config = ContainerConfig(name=rec.name, image=spec.get("image", ""),
                                  resources=ContainerResources(linux=linux),
-                                 annotations=annotations, command=command)
+                                 annotations=annotations, command=command, ports=ports)
         try:
             new_id = await agent.runtime.create_container(ps.sandbox_id, config)
         except CriError as e:

@@ -106,6 +106,9 @@ _SUBRESOURCES = {
     "eviction": (("create",), EVICTION),
     "token": (("create",), TOKEN_REQUEST),
     "log": (("get",), "text"),
+    "exec": (("get", "create"), "connect"),
+    "attach": (("get", "create"), "connect"),
+    "portforward": (("get", "create"), "connect"),
 }
 
 
@@ -173,7 +176,14 @@ _P = {
                 "after a known version."),
     "pretty": _q("pretty", "string", "If 'true', the output is pretty printed."),
     "container": _q("container", "string",
-                    "The container to read logs of; optional for single-container pods."),
+                    "The container to read logs of, or to run in; optional for single-container "
+                    "pods."),
+    "command": _q("command", "string", "The command to run, one parameter per argument."),
+    "stdin": _q("stdin", "boolean", "Redirect the standard input stream of the process."),
+    "stdout": _q("stdout", "boolean", "Redirect the standard output stream (default true)."),
+    "stderr": _q("stderr", "boolean", "Redirect the standard error stream (default true)."),
+    "tty": _q("tty", "boolean", "Allocate a terminal for the process."),
+    "ports": _q("ports", "integer", "The pod ports to forward (WebSocket channel protocol)."),
     "follow": _q("follow", "boolean", "Follow the log stream."),
     "limitBytes": _q("limitBytes", "integer", "Maximum number of bytes to return."),
     "previous": _q("previous", "boolean", "Logs of the previous, terminated container run."),
@@ -194,6 +204,10 @@ _DELETECOLLECTION_PARAMS = ("continue", "dryRun", "fieldSelector", "gracePeriodS
                             "timeoutSeconds")
 _LOG_PARAMS = ("container", "follow", "limitBytes", "previous", "sinceSeconds", "tailLines",
                "timestamps")
+# the streaming subresources: connect verbs, GET (WebSocket) and POST (SPDY)
+_CONNECT_PARAMS = {"exec": ("command", "container", "stderr", "stdin", "stdout", "tty"),
+                   "attach": ("container", "stderr", "stdin", "stdout", "tty"),
+                   "portforward": ("ports",)}
 
 
 # -- type list and cache key ------------------------------------------------------------------
@@ -565,6 +579,14 @@ class _Model:
                 entry["get"] = ops.op(f"read {sub} of the specified {kind}",
                                       f"read{gv}{ns}{kind}{sc}", rt.group, rt.version, kind,
                                       "connect", params=_LOG_PARAMS, text_response=True)
+                out[sub_path] = entry
+                continue
+            if target == "connect":
+                for method in ("get", "post"):
+                    entry[method] = ops.op(f"connect {method.upper()} requests to {sub} of {kind}",
+                                           f"connect{gv}{method.capitalize()}{ns}{kind}{sc}",
+                                           rt.group, rt.version, kind, "connect",
+                                           params=_CONNECT_PARAMS[sub], text_response=True)
                 out[sub_path] = entry
                 continue
             body = target or root

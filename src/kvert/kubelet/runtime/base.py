@@ -63,6 +63,7 @@ class ContainerConfig:
     # the usage profile (sim) or command (cgroupfs) that drives the container
     annotations: dict = field(default_factory=dict)
     command: tuple[str, ...] = ()
+    ports: tuple[int, ...] = ()        # the TCP containerPorts the spec declares
 
 
 @dataclass

@@ -59,7 +59,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvert.api.quantity import to_int
+from kvert.kubelet.runtime import simstreams
 from kvert.kubelet.runtime.simlogs import ContainerLog
+from kvert.kubelet.runtime.simshell import Filesystem
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
                                         CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
                                         PodStats)
@@ -123,6 +125,7 @@ class _Container:
     cpu_override: float | None = None
     memory_override: float | None = None
     log: ContainerLog | None = None
+    fs: Filesystem | None = None    # what exec sees, made at the first exec
 
 
 @dataclass
@@ -716,6 +719,34 @@ class SimRuntime:
         if len(instances) > 1:
             return instances[-2].log
         return self._removed_logs.get((sandbox_id, name))
+
+    def _running(self, container_id: str) -> _Container:
+        self.advance()
+        c = self._container(container_id)
+        if c.state != "running":
+            raise CriError(f"container {container_id[:12]} is not running (state {c.state})")
+        return c
+
+    async def exec(self, container_id: str, command, io) -> int:
+        c = self._running(container_id)
+        sandbox = self._sandbox(c.sandbox_id).config
+        if c.fs is None:
+            c.fs = simstreams.new_filesystem(sandbox.name, sandbox.namespace)
+        env = {"HOSTNAME": sandbox.name}
+        return await simstreams.exec_in(c.fs, env, " ".join(c.config.command), command, io)
+
+    async def attach(self, container_id: str, io) -> None:
+        await simstreams.attach_to(self._running(container_id).log, self.clock, io)
+
+    async def port_forward(self, sandbox_id: str, port: int):
+        sandbox = self._sandbox(sandbox_id)
+        ports = {p: c for c in self._containers.values() if c.sandbox_id == sandbox_id
+                 and c.state == "running" for p in c.config.ports}
+        owner = ports.get(port)
+        banner = "" if owner is None else (
+            f"kvert simulated container {owner.config.name} ({owner.config.image}) of pod "
+            f"{sandbox.config.namespace}/{sandbox.config.name}, port {port}")
+        return await simstreams.connect(set(ports), port, banner)
 
     async def container_status(self, container_id: str) -> ContainerStatus:
         self.advance()
