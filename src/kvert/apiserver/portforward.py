@@ -146,6 +146,13 @@ class _Forwarder:
                 while chunk := await reader.read(CHUNK):
                     await send(channel, chunk)
             tasks.append(asyncio.create_task(downstream()))
+
+        async def close_when_done(downstreams: list[asyncio.Task] = list(tasks)) -> None:
+            # as the kubelet does: the connection ends once every forwarded port has ended
+            await asyncio.gather(*downstreams, return_exceptions=True)
+            await ws.close()
+        closer = asyncio.create_task(close_when_done())
+        tasks.append(closer)
         try:
             async for msg in ws:
                 if msg.type != WSMsgType.BINARY or not msg.data:
