@@ -171,6 +171,9 @@ class NodeAgent:
                 task.cancel()
             await asyncio.gather(*self._tasks, *workers, return_exceptions=True)
             self._tasks = []
+            close = getattr(self.runtime, "close", None)
+            if close is not None:          # a runtime with real processes kills and cleans them
+                await close()
 
     def stop(self) -> None:
         self._stop.set()

@@ -524,10 +524,12 @@ class PodWorker:
         linux = container_resources(self.allocated_pod(), rec.name, agent.memory_capacity,
                                     cpu_cfs_quota=agent.config.cpu_cfs_quota,
                                     cpu_period=agent.config.cpu_cfs_quota_period_us)
-        command = tuple(str(x) for x in (spec.get("command") or []) + (spec.get("args") or []))
         config = ContainerConfig(name=rec.name, image=spec.get("image", ""),
-                                 resources=ContainerResources(linux=linux),
-                                 annotations=annotations, command=command)
+                                 resources=ContainerResources(linux=linux), annotations=annotations,
+                                 command=tuple(str(x) for x in spec.get("command") or []),
+                                 args=tuple(str(x) for x in spec.get("args") or []),
+                                 env=_literal_env(spec), working_dir=str(spec.get("workingDir") or ""),
+                                 stdin=bool(spec.get("stdin")), stdin_once=bool(spec.get("stdinOnce")))
         try:
             new_id = await agent.runtime.create_container(ps.sandbox_id, config)
         except CriError as e:
@@ -896,6 +898,13 @@ def rz_duration(seconds: float) -> str:
 
 def _cid(container_id: str) -> str:
     return container_id if "://" in container_id else f"sim://{container_id}"
+
+
+def _literal_env(spec: dict) -> tuple[tuple[str, str], ...]:
+    """The container's ``env`` entries with a literal ``value`` (``valueFrom`` sources are not
+    resolved: see docs/kubernetes-choices.md), in order."""
+    return tuple((str(e.get("name", "")), str(e.get("value", ""))) for e in spec.get("env") or []
+                 if "valueFrom" not in e)
 
 
 def _terminated(st: ContainerStatus) -> dict:

@@ -666,7 +666,7 @@ class SimRuntime:
         c.state = "running"
         c.started_at = now
         c.log.started_at = now
-        command = " ".join(c.config.command)
+        command = " ".join(c.config.command + c.config.args)
         c.log.say(now, f"started: image {c.config.image}" + (f", command {command}" if command else ""))
         _, memory = UsageBatch([c.usage]).evaluate(now, now)
         c.memory = c.memory_override if c.memory_override is not None else float(memory[0])
