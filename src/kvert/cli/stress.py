@@ -99,15 +99,15 @@ async def _follow(usage, duties: mmap.mmap, workers: int, interval: float) -> in
         cores = cpu / 1000.0
         for i in range(workers):
             struct.pack_into("d", duties, 8 * i, min(1.0, max(0.0, cores - i)))
+        if now - reported >= REPORT_EVERY:
+            reported = now
+            print(f"usage: cpu={int(round(cpu))}m memory={int(memory) // 2**20}Mi", flush=True)
         blocks = max(0, int(memory) - baseline) // BLOCK
         while len(held) < blocks:
             block = bytearray(BLOCK)
             block[::PAGE] = b"\x01" * (BLOCK // PAGE)     # touched, so resident and charged
             held.append(block)
         del held[blocks:]
-        if now - reported >= REPORT_EVERY:
-            reported = now
-            print(f"usage: cpu={int(round(cpu))}m memory={int(memory) // 2**20}Mi", flush=True)
         if usage.exit_after is not None and now - start >= usage.exit_after:
             print(f"exiting with code {usage.exit_code}", flush=True)
             return usage.exit_code

@@ -29,6 +29,7 @@ import fcntl
 import logging
 import os
 import pty
+import select
 import signal
 import struct
 import subprocess
@@ -43,7 +44,7 @@ from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
                                         CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
                                         PodStats, StreamIO)
-from kvert.kubelet.runtime.cgroupfs_tree import CgroupError, NodeCgroups
+from kvert.kubelet.runtime.cgroupfs_tree import ROOT, CgroupError, NodeCgroups, detect
 from kvert.kubelet.runtime.crilog import FileLog, LogWriter
 from kvert.kubelet.usage import USAGE_ANNOTATION
 
@@ -116,6 +117,21 @@ def _meminfo(path: Path = Path("/proc/meminfo")) -> dict[str, int]:
     return out
 
 
+def machine_capacity() -> dict[str, int]:
+    """This machine's cpus (the ones this process may use, in millicores) and memory, and the
+    kubelet's default pod count: a node's capacity when none is given."""
+    return {"cpu": len(os.sched_getaffinity(0)) * 1000, "memory": _meminfo().get("MemTotal", 0), "pods": 110}
+
+
+def unavailable() -> str | None:
+    """Why this machine cannot run the cgroupfs runtime, or None."""
+    if os.geteuid() != 0:
+        return "the cgroupfs runtime needs root (it writes cgroups and oom_score_adj)"
+    if detect() is None:
+        return f"no cgroup filesystem (v1 cpu and memory, or v2) at {ROOT}"
+    return None
+
+
 class CgroupfsRuntime:
     """Containers as processes in the cgroups of ``tree`` (a ``NodeCgroups``); logs under
     ``data_dir``. ``close()`` kills every container and removes the node's cgroups."""
@@ -133,6 +149,7 @@ class CgroupfsRuntime:
         self._instances: dict[tuple[str, str], int] = {}
         self._node_cgroups: dict[str, LinuxContainerResources] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._closed = False
         self._clean_leftovers()
 
     @classmethod
@@ -142,11 +159,7 @@ class CgroupfsRuntime:
 
     def _clean_leftovers(self) -> None:
         """A previous run of this node that did not stop cleanly left processes and cgroups."""
-        self.tree.kill("")
-        for d in self.tree.dirs(""):
-            for child in d.iterdir() if d.is_dir() else []:
-                if child.is_dir():
-                    self.tree.remove(str(child.relative_to(d)))
+        self._kill_everything()
         for tier in ("", "burstable", "besteffort"):
             self.tree.create(qos_cgroup_path(tier, self.cgroup_driver).strip("/"))
 
@@ -163,6 +176,20 @@ class CgroupfsRuntime:
         if s is None:
             raise CriError(f"pod sandbox {sandbox_id!r} not found")
         return s
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise CriError(f"the runtime of node {self.name} is shut down")
+
+    def node_info(self) -> dict[str, str]:
+        """What the Node's ``status.nodeInfo`` says of this machine and runtime."""
+        release = {}
+        with contextlib.suppress(OSError):
+            for line in Path("/etc/os-release").read_text().splitlines():
+                key, _, value = line.partition("=")
+                release[key] = value.strip('"')
+        return {"kernelVersion": os.uname().release, "osImage": release.get("PRETTY_NAME", "Linux"),
+                "containerRuntimeVersion": f"cgroupfs://cgroup-v{self.tree.version}"}
 
     def sandbox_state(self, sandbox_id: str) -> str:
         return self._sandbox(sandbox_id).state
@@ -196,6 +223,7 @@ class CgroupfsRuntime:
     # -- sandboxes ----------------------------------------------------------------------------------
 
     async def run_pod_sandbox(self, config: PodSandboxConfig) -> str:
+        self._check_open()
         sandbox_id = os.urandom(32).hex()
         rel = config.cgroup_parent.strip("/")
         try:
@@ -312,11 +340,15 @@ class CgroupfsRuntime:
             pid = str(os.getpid())
             for path in procs:
                 _write_file(path, pid)
-            _write_file("/proc/self/oom_score_adj", adj)
+            try:
+                _write_file("/proc/self/oom_score_adj", adj)
+            except OSError:
+                pass     # lowering it needs CAP_SYS_RESOURCE: the process keeps the runtime's
         return join
 
     async def start_container(self, container_id: str) -> None:
         c = self._container(container_id)
+        self._check_open()
         if c.state != "created":
             raise CriError(f"container {container_id[:12]} is {c.state}, only a created container can start")
         if self._sandbox(c.sandbox_id).state != "ready":
@@ -374,6 +406,8 @@ class CgroupfsRuntime:
                 queue.put_nowait((name, data))
 
     def _finish(self, c: _Container, exit_code: int, reason: str) -> None:
+        if c.state == "exited":
+            return
         c.state = "exited"
         c.exit_code = exit_code
         c.reason = reason
@@ -602,20 +636,43 @@ class CgroupfsRuntime:
 
     # -- shutdown ----------------------------------------------------------------------------------------
 
-    async def close(self) -> None:
-        """Kill every container and remove the node's cgroups."""
-        for c in list(self._containers.values()):
-            await self._kill(c, 0)
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+    def close(self) -> None:
+        """Kill every container (at once: nothing waits for a grace period) and remove the
+        node's cgroups; no container starts afterwards."""
+        self._closed = True
+        self._kill_everything()
+        self.tree.remove("")
+        for c in self._containers.values():
+            self._finish(c, _exit_code(-signal.SIGKILL), "Error")
+
+    def _kill_everything(self) -> None:
+        for _ in range(10):      # a process may fork while it is being killed
+            pids = self.tree.kill("")
+            if not pids:
+                break
+            _wait_gone(pids, REAP_TIMEOUT)
         for d in self.tree.dirs(""):
             for child in d.iterdir() if d.is_dir() else []:
                 if child.is_dir():
-                    await self._remove_cgroup(str(child.relative_to(d)))
-        self.tree.remove("")
-        self._containers.clear()
-        self._sandboxes.clear()
+                    self.tree.remove(child.name)
+
+
+def _wait_gone(pids: list[int], timeout: float) -> None:
+    """Until the processes have exited (pidfds become readable then), at most ``timeout``."""
+    fds = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fds.append(os.pidfd_open(pid))
+    try:
+        waiting = list(fds)
+        while waiting:
+            ready, _, _ = select.select(waiting, [], [], timeout)
+            if not ready:
+                return
+            waiting = [fd for fd in waiting if fd not in ready]
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 async def _feed(io: StreamIO, pipe: asyncio.StreamWriter | None, close: bool = True) -> None:
@@ -640,4 +697,4 @@ async def _drain(stream: asyncio.StreamReader | None, write) -> None:
         await write(data)
 
 
-__all__ = ["CgroupfsRuntime", "STRESS_ENV", "STRESS_IMAGE"]
+__all__ = ["CgroupfsRuntime", "STRESS_ENV", "STRESS_IMAGE", "machine_capacity", "unavailable"]
