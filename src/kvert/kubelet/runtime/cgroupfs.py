@@ -100,7 +100,7 @@ def _exit_code(returncode: int) -> int:
 
 
 def _write_file(path: str | Path, value: str) -> None:
-    fd = os.open(path, os.O_WRONLY)
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
     try:
         os.write(fd, value.encode())
     finally:

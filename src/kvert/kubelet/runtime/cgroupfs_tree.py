@@ -69,7 +69,7 @@ def _read(path: Path) -> str:
 
 def _write(path: Path, value: str) -> None:
     # one write(2) per value: the kernel parses each write as a whole
-    fd = os.open(path, os.O_WRONLY)
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
     try:
         os.write(fd, value.encode())
     finally:
@@ -102,27 +102,29 @@ class NodeCgroups:
         if found is None:
             raise CgroupError(errno.ENOENT, f"no cgroup filesystem at {root}")
         version, mounts = found
+        tree = cls(version, {})
         own: dict[str, str] | None = None
-        bases: dict[str, Path] = {}
         for controller, mount in mounts.items():
-            base = mount / f"kvert-{node}"
             try:
-                base.mkdir(exist_ok=True)
+                tree.bases[controller] = tree._make_base(mount, node, controller)
             except OSError:
                 if own is None:
                     own = own_cgroups(proc_self_cgroup)
-                base = mount / own.get(controller, "/").lstrip("/") / f"kvert-{node}"
+                parent = mount / own.get(controller, "/").lstrip("/")
                 try:
-                    base.mkdir(exist_ok=True)
+                    tree.bases[controller] = tree._make_base(parent, node, controller)
                 except OSError as e:
-                    raise CgroupError(e.errno, f"cannot make {base}: {e.strerror}") from None
-            bases[controller] = base
-        tree = cls(version, bases)
-        if version == 2:
-            tree._enable_controllers(base.parent)
-        else:
-            tree._inherit_cpuset(bases.get("cpuset"))
+                    raise CgroupError(e.errno, f"cannot make kvert-{node} under {parent}: {e.strerror}") from None
         return tree
+
+    def _make_base(self, parent: Path, node: str, controller: str) -> Path:
+        base = parent / f"kvert-{node}"
+        if self.version == 2:
+            self._enable_controllers(parent)
+        base.mkdir(exist_ok=True)
+        if controller == "cpuset":
+            self._inherit_cpuset(base)
+        return base
 
     # -- paths -----------------------------------------------------------------------------------
 
