@@ -171,6 +171,8 @@ class NodeAgent:
                 task.cancel()
             await asyncio.gather(*self._tasks, *workers, return_exceptions=True)
             self._tasks = []
+            if hasattr(self.runtime, "wait_closed"):
+                await self.runtime.wait_closed()
 
     def stop(self) -> None:
         self._stop.set()

@@ -645,6 +645,10 @@ class CgroupfsRuntime:
         for c in self._containers.values():
             self._finish(c, _exit_code(-signal.SIGKILL), "Error")
 
+    async def wait_closed(self) -> None:
+        """Until the killed processes are reaped and their pipes closed (after ``close()``)."""
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
     def _kill_everything(self) -> None:
         for _ in range(10):      # a process may fork while it is being killed
             pids = self.tree.kill("")
