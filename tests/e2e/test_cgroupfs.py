@@ -57,7 +57,9 @@ def container_status(kubectl, pod: str) -> dict:
 
 
 def test_throttling_resize_oom_and_logs(kubectl):
-    node = kubectl.json("get", "nodes")["items"][0]["metadata"]["name"]
+    node_obj = kubectl.json("get", "nodes")["items"][0]
+    node = node_obj["metadata"]["name"]
+    assert node_obj["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("cgroupfs://cgroup-v")
     # ~1 core of demand under a 200m limit (900m: after the resize to 1 cpu it fits the quota)
     kubectl("create", "-f", "-", input=stress_pod("burn", {"cpu": "900m", "memory": "40Mi"}, {
         "requests": {"cpu": "100m", "memory": "200Mi"}, "limits": {"cpu": "200m", "memory": "200Mi"}}))
@@ -72,6 +74,7 @@ def test_throttling_resize_oom_and_logs(kubectl):
     wait_for(lambda: 120 <= (top_millicores(kubectl, "burn") or 0) <= 240, timeout=30)
     assert "usage: cpu=900m memory=40Mi" in kubectl("logs", "burn").stdout
     first_id = container_status(kubectl, "burn")["containerID"]
+    assert first_id.startswith("cgroupfs://")
 
     kubectl("patch", "pod", "burn", "--subresource", "resize", "-p",
             json.dumps({"spec": {"containers": [{"name": "burn", "resources": {"limits": {"cpu": "1"}}}]}}))

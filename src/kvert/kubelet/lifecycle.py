@@ -155,6 +155,8 @@ class PodWorker:
         self.ps = ps
         self.finished = False
         self.sandbox_checked = False
+        # containerID's scheme: the runtime's type, as containerd://, cri-o://
+        self.id_scheme = getattr(agent.runtime, "id_scheme", "sim")
 
     # ---- the loop -----------------------------------------------------------------------
 
@@ -504,8 +506,8 @@ class PodWorker:
                 rec.waiting_message = (f"back-off {rz_duration(rec.backoff)} restarting failed "
                                        f"container={rec.name} pod={ps.name}_{ps.namespace}({ps.uid})")
                 self.due(st.finished_at + rec.backoff)
-                if rec.last_terminated != _terminated(st):
-                    rec.last_terminated = _terminated(st)
+                if rec.last_terminated != _terminated(st, self.id_scheme):
+                    rec.last_terminated = _terminated(st, self.id_scheme)
                     agent.save(ps)
                 if entering:
                     await agent.event(ps.pod, "Warning", "BackOff",
@@ -540,7 +542,7 @@ class PodWorker:
             return False
         old_id, old_status = rec.id, st
         if restarting and old_status is not None:
-            rec.last_terminated = _terminated(old_status)
+            rec.last_terminated = _terminated(old_status, self.id_scheme)
             rec.restart_count += 1
         elif rec.lost:
             rec.last_terminated = {"exitCode": 137, "reason": "ContainerStatusUnknown",
@@ -694,12 +696,12 @@ class PodWorker:
                                                                   if rec.waiting_message else {})}}
         else:
             out["imageID"] = _image_id(spec.get("image", ""))
-            out["containerID"] = _cid(rec.id)
+            out["containerID"] = _cid(rec.id, self.id_scheme)
             if st.state == "running":
                 out["state"] = {"running": {"startedAt": format_time(st.started_at)}}
                 out["ready"] = out["started"] = True
             elif st.state == "exited":
-                terminated = _terminated(st)
+                terminated = _terminated(st, self.id_scheme)
                 if rec.waiting_reason == "CrashLoopBackOff" and self.will_restart(rec):
                     out["state"] = {"waiting": {"reason": "CrashLoopBackOff", "message": rec.waiting_message}}
                     out["lastState"] = {"terminated": terminated}
@@ -896,8 +898,8 @@ def rz_duration(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60}s"
 
 
-def _cid(container_id: str) -> str:
-    return container_id if "://" in container_id else f"sim://{container_id}"
+def _cid(container_id: str, scheme: str) -> str:
+    return container_id if "://" in container_id else f"{scheme}://{container_id}"
 
 
 def _literal_env(spec: dict) -> tuple[tuple[str, str], ...]:
@@ -907,12 +909,12 @@ def _literal_env(spec: dict) -> tuple[tuple[str, str], ...]:
                  if "valueFrom" not in e)
 
 
-def _terminated(st: ContainerStatus) -> dict:
+def _terminated(st: ContainerStatus, scheme: str) -> dict:
     reason = st.reason or ("Completed" if st.exit_code == 0 else "Error")
     out: dict[str, Any] = {"exitCode": st.exit_code, "reason": reason,
                            "startedAt": format_time(st.started_at) if st.started_at else None,
                            "finishedAt": format_time(st.finished_at) if st.finished_at else None,
-                           "containerID": _cid(st.id)}
+                           "containerID": _cid(st.id, scheme)}
     return out
 
 

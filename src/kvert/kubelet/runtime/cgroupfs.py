@@ -129,12 +129,18 @@ def unavailable() -> str | None:
         return "the cgroupfs runtime needs root (it writes cgroups and oom_score_adj)"
     if detect() is None:
         return f"no cgroup filesystem (v1 cpu and memory, or v2) at {ROOT}"
+    try:            # a hierarchy of our own can be made, and removed
+        NodeCgroups.open(f"probe-{os.getpid()}").remove("")
+    except CgroupError as e:
+        return str(e.strerror or e)
     return None
 
 
 class CgroupfsRuntime:
     """Containers as processes in the cgroups of ``tree`` (a ``NodeCgroups``); logs under
     ``data_dir``. ``close()`` kills every container and removes the node's cgroups."""
+
+    id_scheme = "cgroupfs"      # of containerIDs, as containerd:// or cri-o://
 
     def __init__(self, clock, tree: NodeCgroups, data_dir: Path, *, name: str = "node",
                  cgroup_driver: str = "cgroupfs"):
@@ -189,7 +195,7 @@ class CgroupfsRuntime:
                 key, _, value = line.partition("=")
                 release[key] = value.strip('"')
         return {"kernelVersion": os.uname().release, "osImage": release.get("PRETTY_NAME", "Linux"),
-                "containerRuntimeVersion": f"cgroupfs://cgroup-v{self.tree.version}"}
+                "containerRuntimeVersion": f"{self.id_scheme}://cgroup-v{self.tree.version}"}
 
     def sandbox_state(self, sandbox_id: str) -> str:
         return self._sandbox(sandbox_id).state
