@@ -117,3 +117,30 @@ def test_an_image_without_a_command_is_refused(tmp_path, kernel):  # noqa: F811
                                                                resources=ContainerResources()))
         rt.close()
     asyncio.run(main())
+
+
+def test_a_restarted_runtime_numbers_logs_on_and_serves_the_previous_one(tmp_path, kernel):  # noqa: F811
+    async def run_once(command: str) -> tuple[CgroupfsRuntime, str]:
+        rt = runtime(tmp_path)
+        sandbox, cid = await start(rt, ("sh", "-c", command), LinuxContainerResources())
+        clock = WallClock()
+        while (await rt.container_status(cid)).state != "exited":
+            await clock.sleep(0.02)
+        return rt, sandbox
+
+    async def main():
+        first, _ = await run_once("echo one")
+        first.close()
+        await first.wait_closed()
+        for procs in (tmp_path / "cgroup").rglob("cgroup.procs"):
+            procs.write_text("")      # the kernel forgets the processes that are gone; plain files do not
+        second, sandbox = await run_once("echo two")
+        now = WallClock().now()
+        current = second.container_log(sandbox, "c")
+        assert current.path.name == "1.log" and [t for _, t in current.lines(now)] == ["two"]
+        previous = second.container_log(sandbox, "c", previous=True)
+        assert previous.path.name == "0.log" and [t for _, t in previous.lines(now)] == ["one"]
+        assert 0 < previous.started_at <= previous.finished_at
+        second.close()
+        await second.wait_closed()
+    asyncio.run(main())

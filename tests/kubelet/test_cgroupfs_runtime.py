@@ -274,3 +274,27 @@ def test_close_kills_everything(tmp_path):
         assert not Path(f"/proc/{pid}").exists()
         assert not any(d.exists() for d in rt.tree.dirs(""))
     asyncio.run(main())
+
+
+def test_node_cgroups_and_node_stats(run):
+    async def main(runtime):
+        runtime.set_node_cgroups({"kubepods": LinuxContainerResources(cpu_shares=2048, memory_limit_in_bytes=2**33),
+                                  "burstable": LinuxContainerResources(cpu_shares=102),
+                                  "besteffort": LinuxContainerResources(cpu_shares=2)})
+        memory_file = "memory.limit_in_bytes" if runtime.tree.version == 1 else "memory.max"
+        assert runtime.tree.read("kubepods", memory_file) == str(2**33)
+        assert runtime.tree.read("kubepods/besteffort",
+                                 "cpu.shares" if runtime.tree.version == 1 else "cpu.weight") in ("2", "1")
+        sandbox = await pod(runtime)
+        await container(runtime, sandbox, HOG)
+        await until(lambda: _has_line(runtime, sandbox, "held"))
+        stats = await runtime.node_stats()
+        meminfo = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+        assert stats.memory_capacity == int(meminfo["MemTotal"].split()[0]) * 1024
+        assert 0 < stats.memory_working_set <= stats.memory_capacity
+        assert stats.pods_memory_limit == 2**33
+        assert stats.pods_memory_working_set > 90 << 20
+        pod_stats = stats.pods["u1"]
+        assert pod_stats.containers["c"].memory > 90 << 20 and pod_stats.processes >= 1
+        assert pod_stats.disk > 0 and stats.nodefs.capacity > 0 and stats.max_pid > 0
+    run(main)

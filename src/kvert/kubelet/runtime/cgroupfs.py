@@ -151,8 +151,7 @@ class CgroupfsRuntime:
         self.cgroup_driver = cgroup_driver
         self._sandboxes: dict[str, _Sandbox] = {}
         self._containers: dict[str, _Container] = {}
-        self._removed_logs: dict[tuple[str, str], FileLog] = {}
-        self._instances: dict[tuple[str, str], int] = {}
+        self._logs: dict[Path, FileLog] = {}       # the logs of this run's containers, removed ones too
         self._node_cgroups: dict[str, LinuxContainerResources] = {}
         self._tasks: set[asyncio.Task] = set()
         self._closed = False
@@ -265,10 +264,9 @@ class CgroupfsRuntime:
         for c in self._of(sandbox_id):
             await self.remove_container(c.id)
         await self._remove_cgroup(sandbox.rel)
-        for key in [k for k in self._removed_logs if k[0] == sandbox_id]:
-            del self._removed_logs[key]
-        cfg = sandbox.config
-        pod_logs = self.data_dir / "pods" / f"{cfg.namespace}_{cfg.name}_{cfg.uid}"
+        pod_logs = self._pod_logs(sandbox.config)
+        for path in [p for p in self._logs if pod_logs in p.parents]:
+            del self._logs[path]
         for path in sorted(pod_logs.rglob("*"), key=lambda p: -len(p.parts)) if pod_logs.is_dir() else []:
             path.rmdir() if path.is_dir() else path.unlink()
         with contextlib.suppress(OSError):
@@ -327,14 +325,17 @@ class CgroupfsRuntime:
         except CriError:
             self.tree.remove(rel)
             raise
-        key = (sandbox_id, config.name)
-        instance = self._instances.get(key, -1) + 1
-        self._instances[key] = instance
-        cfg = sandbox.config
-        path = self.data_dir / "pods" / f"{cfg.namespace}_{cfg.name}_{cfg.uid}" / config.name / f"{instance}.log"
+        logs = _numbered_logs(self._pod_logs(sandbox.config) / config.name)
+        # numbered on from what is there, as the kubelet's <restart count>.log (a restarted
+        # runtime finds the files of its predecessor)
+        path = self._pod_logs(sandbox.config) / config.name / f"{int(logs[-1].stem) + 1 if logs else 0}.log"
+        self._logs[path] = FileLog(path)
         self._containers[container_id] = _Container(container_id, sandbox_id, config, rel, resources, argv, env,
-                                                    self.clock.now(), FileLog(path))
+                                                    self.clock.now(), self._logs[path])
         return container_id
+
+    def _pod_logs(self, config: PodSandboxConfig) -> Path:
+        return self.data_dir / "pods" / f"{config.namespace}_{config.name}_{config.uid}"
 
     def _joiner(self, c: _Container):
         """What the child runs between fork and exec: join the container's cgroups, take its
@@ -451,7 +452,6 @@ class CgroupfsRuntime:
         await self._kill(c, 0)
         await self._remove_cgroup(c.rel)
         del self._containers[container_id]
-        self._removed_logs[(c.sandbox_id, c.config.name)] = c.log
 
     async def update_container_resources(self, container_id: str, resources: ContainerResources) -> None:
         c = self._container(container_id)
@@ -462,13 +462,21 @@ class CgroupfsRuntime:
         c.resources = linux
 
     def container_log(self, sandbox_id: str, name: str, *, previous: bool = False) -> FileLog | None:
+        """The log of the container's current instance, or (``previous``) of the one before it,
+        which may be a file a previous run of the runtime left."""
         instances = sorted((c for c in self._containers.values()
                             if c.sandbox_id == sandbox_id and c.config.name == name), key=lambda c: c.created_at)
         if not previous:
             return instances[-1].log if instances else None
-        if len(instances) > 1:
-            return instances[-2].log
-        return self._removed_logs.get((sandbox_id, name))
+        sandbox = self._sandboxes.get(sandbox_id)
+        if sandbox is None:
+            return None
+        current = int(instances[-1].log.path.stem) if instances else None
+        older = [p for p in _numbered_logs(self._pod_logs(sandbox.config) / name)
+                 if current is None or int(p.stem) < current]
+        if not older:
+            return None
+        return self._logs.get(older[-1]) or FileLog.of_file(older[-1])
 
     # -- status and statistics ----------------------------------------------------------------------
 
@@ -665,6 +673,12 @@ class CgroupfsRuntime:
             for child in d.iterdir() if d.is_dir() else []:
                 if child.is_dir():
                     self.tree.remove(child.name)
+
+
+def _numbered_logs(directory: Path) -> list[Path]:
+    """``0.log``, ``1.log``, ... of a container's log directory, in order."""
+    found = [p for p in directory.glob("*.log") if p.stem.isdigit()] if directory.is_dir() else []
+    return sorted(found, key=lambda p: int(p.stem))
 
 
 def _wait_gone(pids: list[int], timeout: float) -> None:

@@ -103,6 +103,16 @@ class FileLog:
         self.started_at = 0.0
         self.finished_at = 0.0
 
+    @classmethod
+    def of_file(cls, path: Path) -> FileLog:
+        """The log of a container that ended before this process knew it: it started at its
+        first line and finished when the file was last written."""
+        log = cls(path)
+        lines = read_log(path)
+        log.finished_at = path.stat().st_mtime
+        log.started_at = lines[0][0] if lines else log.finished_at
+        return log
+
     def lines(self, now: float, after: float | None = None) -> list[tuple[float, str]]:
         return [item for item in read_log(self.path)
                 if item[0] <= now and (after is None or item[0] > after)]
