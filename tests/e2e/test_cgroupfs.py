@@ -67,7 +67,14 @@ def test_throttling_resize_oom_and_logs(kubectl):
     kubectl("create", "-f", "-", input=stress_pod("hog", {"cpu": "10m", "memory": "150Mi"}, {
         "limits": {"cpu": "100m", "memory": "64Mi"}}))
 
+    kubectl("run", "talker", "--image=busybox", "--restart=Never", "--",
+            "sh", "-c", "for i in 1 2 3; do echo line $i; sleep 0.5; done; echo done >&2")
+
     wait_for(lambda: container_status(kubectl, "burn").get("state", {}).get("running"), timeout=30)
+    # kubectl logs -f follows the process's output until it ends
+    wait_for(lambda: container_status(kubectl, "talker").get("state", {}).get("running")
+             or container_status(kubectl, "talker").get("state", {}).get("terminated"), timeout=20)
+    assert kubectl("logs", "-f", "talker", timeout=20).stdout == "line 1\nline 2\nline 3\ndone\n"
     wait_for(lambda: (counter(kubectl, node, "container_cpu_cfs_throttled_periods_total", "burn") or 0) > 10,
              timeout=20)
     # metrics.k8s.io from two samples: near the 200m quota
@@ -97,4 +104,4 @@ def test_throttling_resize_oom_and_logs(kubectl):
     assert terminated["exitCode"] == 137
     assert "usage: cpu=10m memory=150Mi" in kubectl("logs", "hog", "--previous").stdout
 
-    kubectl("delete", "pod", "burn", "hog", "--wait=true", timeout=60)
+    kubectl("delete", "pod", "burn", "hog", "talker", "--wait=true", timeout=60)

@@ -85,7 +85,7 @@ def test_a_sigkill_is_an_oom_kill_only_when_the_counter_grew(tmp_path, kernel, o
 
 def test_a_refused_pod_update_keeps_the_old_values(tmp_path, kernel, monkeypatch):  # noqa: F811
     from kvert.kubelet.runtime import cgroupfs_tree
-    real = cgroupfs_tree._write
+    real = cgroupfs_tree.write_value
 
     def write(path, value):
         if path.name == "memory.max" and value == "1048576":
@@ -95,7 +95,7 @@ def test_a_refused_pod_update_keeps_the_old_values(tmp_path, kernel, monkeypatch
     async def main():
         rt = runtime(tmp_path)
         sandbox, _ = await start(rt, ("sleep", "30"), LinuxContainerResources())
-        monkeypatch.setattr(cgroupfs_tree, "_write", write)
+        monkeypatch.setattr(cgroupfs_tree, "write_value", write)
         with pytest.raises(CriError, match="memory.max"):
             await rt.update_pod_sandbox_resources(sandbox, LinuxContainerResources(
                 cpu_quota=80_000, cpu_shares=512, memory_limit_in_bytes=2**20))

@@ -165,13 +165,13 @@ def test_a_refused_write_restores_what_was_written(tmp_path, kernel, monkeypatch
     tree = NodeCgroups.open("n1", root)
     tree.create("c")
     (root / "memory/kvert-n1/c/memory.limit_in_bytes").write_text(str(2**28))
-    real_write = cgroupfs_tree._write
+    real_write = cgroupfs_tree.write_value
 
     def write(path, value):
         if path.name == "memory.limit_in_bytes" and value == str(2**20):
             raise OSError(errno.EBUSY, "Device or resource busy")     # below the pages in use
         real_write(path, value)
-    monkeypatch.setattr(cgroupfs_tree, "_write", write)
+    monkeypatch.setattr(cgroupfs_tree, "write_value", write)
     res = LinuxContainerResources(cpu_quota=90_000, cpu_shares=900, memory_limit_in_bytes=2**20)
     with pytest.raises(CgroupError) as err:
         tree.write("c", cgroup_files(res, 1))

@@ -44,7 +44,7 @@ from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
                                         CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
                                         PodStats, StreamIO)
-from kvert.kubelet.runtime.cgroupfs_tree import ROOT, CgroupError, NodeCgroups, detect
+from kvert.kubelet.runtime.cgroupfs_tree import ROOT, CgroupError, NodeCgroups, detect, write_value
 from kvert.kubelet.runtime.crilog import FileLog, LogWriter
 from kvert.kubelet.usage import USAGE_ANNOTATION
 
@@ -97,14 +97,6 @@ def _repository(image: str) -> str:
 
 def _exit_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
-
-
-def _write_file(path: str | Path, value: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-    try:
-        os.write(fd, value.encode())
-    finally:
-        os.close(fd)
 
 
 def _meminfo(path: Path = Path("/proc/meminfo")) -> dict[str, int]:
@@ -346,9 +338,9 @@ class CgroupfsRuntime:
         def join() -> None:
             pid = str(os.getpid())
             for path in procs:
-                _write_file(path, pid)
+                write_value(path, pid)
             try:
-                _write_file("/proc/self/oom_score_adj", adj)
+                write_value("/proc/self/oom_score_adj", adj)
             except OSError:
                 pass     # lowering it needs CAP_SYS_RESOURCE: the process keeps the runtime's
         return join

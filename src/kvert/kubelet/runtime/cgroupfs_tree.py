@@ -67,8 +67,8 @@ def _read(path: Path) -> str:
     return path.read_text().strip()
 
 
-def _write(path: Path, value: str) -> None:
-    # one write(2) per value: the kernel parses each write as a whole
+def write_value(path: str | Path, value: str) -> None:
+    """Write a cgroup (or /proc) file in one write(2): the kernel parses each write whole."""
     fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
     try:
         os.write(fd, value.encode())
@@ -179,7 +179,7 @@ class NodeCgroups:
         wanted = [c for c in V2_CONTROLLERS if c in available and c not in enabled]
         if wanted:
             try:
-                _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
+                write_value(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
             except OSError as e:
                 raise CgroupError(e.errno, f"cannot enable {' '.join(wanted)} in "
                                            f"{parent / 'cgroup.subtree_control'}: {e.strerror}") from None
@@ -191,7 +191,7 @@ class NodeCgroups:
         for name in ("cpuset.cpus", "cpuset.mems"):
             try:
                 if not _read(path / name):
-                    _write(path / name, _read(path.parent / name))
+                    write_value(path / name, _read(path.parent / name))
             except OSError as e:
                 raise CgroupError(e.errno, f"cannot set {path / name}: {e.strerror}") from None
 
@@ -256,11 +256,11 @@ class NodeCgroups:
             if old == value:
                 continue
             try:
-                _write(path, value)
+                write_value(path, value)
             except OSError as e:
                 for done, previous in reversed(written):
                     try:
-                        _write(done, previous)
+                        write_value(done, previous)
                     except OSError:
                         pass
                 raise CgroupError(e.errno, f"writing {value} to {path}: {e.strerror}") from None
@@ -298,4 +298,4 @@ class NodeCgroups:
                            processes=number("pids.current"))
 
 
-__all__ = ["CgroupError", "CgroupStats", "NodeCgroups", "ROOT", "detect", "own_cgroups"]
+__all__ = ["CgroupError", "CgroupStats", "NodeCgroups", "ROOT", "detect", "own_cgroups", "write_value"]
