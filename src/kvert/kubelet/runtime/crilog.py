@@ -109,7 +109,8 @@ class FileLog:
         first line and finished when the file was last written."""
         log = cls(path)
         lines = read_log(path)
-        log.finished_at = path.stat().st_mtime
+        # the file's time is coarser than the lines' stamps
+        log.finished_at = max([path.stat().st_mtime] + [t for t, _ in lines[-1:]])
         log.started_at = lines[0][0] if lines else log.finished_at
         return log
 
