@@ -59,8 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_leader_election_flags(c, default=True)
     c.set_defaults(func=lambda args: run_component(args, _controller_manager))
 
-    n = sub.add_parser("node-agent", help="run one simulated node against an API server",
-                       description="A node agent (kvert's kubelet) with the simulated runtime: "
+    n = sub.add_parser("node-agent", help="run one node against an API server",
+                       description="A node agent (kvert's kubelet) with the simulated runtime (or real "
+                                   "processes in cgroups, --runtime cgroupfs): "
                                    "registers the Node, renews its Lease, runs the pods bound to it.\n"
                                    "A name another live agent runs (its Lease is fresh) is refused.",
                        epilog=EXAMPLES["node-agent"],
@@ -154,8 +155,8 @@ async def _node_agent(args: argparse.Namespace) -> int:
         raise ValueError(f"node {args.name} is run by another agent (its Lease in kube-node-lease "
                          "is fresh); choose another --name")
     return await _serve(f"node-agent/{args.name}",
-                        lambda client, clock: build.sim_node(client, clock, config, name=args.name,
-                                                             checkpoint_dir=checkpoint),
+                        lambda client, clock: build.node(args.runtime, client, clock, config, name=args.name,
+                                                         checkpoint_dir=checkpoint),
                         client, args)
 
 

@@ -7,9 +7,18 @@ import sys
 from pathlib import Path
 
 
+SIM_CAPACITY = "cpu=4,memory=16Gi,pods=110"
+
+
 def add_node_flags(group: argparse._ActionsContainer) -> None:
-    group.add_argument("--node-capacity", default="cpu=4,memory=16Gi,pods=110",
-                       help="each node's capacity (default: cpu=4,memory=16Gi,pods=110)")
+    group.add_argument("--runtime", choices=["sim", "cgroupfs"], default="sim",
+                       help="the container runtime: 'sim' (simulated containers following usage "
+                            "profiles) or 'cgroupfs' (real processes in this machine's cgroups; "
+                            "needs root; the image kvert/stress runs the load generator) "
+                            "(default: sim)")
+    group.add_argument("--node-capacity", default=None,
+                       help=f"each node's capacity (default: {SIM_CAPACITY} with the sim runtime, "
+                            "the machine's cpus and memory with cgroupfs)")
     group.add_argument("--kube-reserved", default="",
                        help="reserved for Kubernetes daemons, e.g. cpu=500m,memory=1Gi (default: none)")
     group.add_argument("--system-reserved", default="",
@@ -42,8 +51,18 @@ def add_node_flags(group: argparse._ActionsContainer) -> None:
 
 def node_flags_from_args(args: argparse.Namespace) -> dict:
     """The flags as ``kvert.cluster.assembly.node_config`` takes them, checked: a bad one
-    exits 2 naming the flag, before anything starts."""
-    flags = {"capacity": args.node_capacity,
+    exits 2 naming the flag, before anything starts (so does a cgroupfs runtime this machine
+    cannot run)."""
+    capacity = args.node_capacity
+    if args.runtime == "cgroupfs":
+        from kvert.kubelet.runtime.cgroupfs import machine_capacity, unavailable
+        reason = unavailable()
+        if reason is not None:
+            print(f"error: --runtime cgroupfs: {reason}", file=sys.stderr)
+            raise SystemExit(2)
+        if capacity is None:
+            capacity = machine_capacity()
+    flags = {"capacity": capacity if capacity is not None else SIM_CAPACITY,
              "kube_reserved": args.kube_reserved,
              "system_reserved": args.system_reserved,
              "eviction_hard": args.eviction_hard,

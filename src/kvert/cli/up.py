@@ -25,11 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                "         kvert up --nodes 2 --vpa-history-prometheus http://127.0.0.1:9090 "
                "--vpa-history-length 2d\n"
                "         kvert up --vpa-history-file usage.csv   # timestamp,pod,container,cpu,memory,"
-               "event[,namespace]",
+               "event[,namespace]\n"
+               "         sudo kvert up --runtime cgroupfs   # containers are processes in cgroups",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_server_flags(p)
-    nodes = p.add_argument_group("nodes", "simulated nodes (node agents with the sim runtime); the "
-                                 "kubelet-style flags apply to every node")
+    nodes = p.add_argument_group("nodes", "node agents (simulated containers, or real processes with "
+                                 "--runtime cgroupfs); the kubelet-style flags apply to every node")
     nodes.add_argument("--nodes", type=int, default=1, help="how many nodes to run (default: 1)")
     add_node_flags(nodes)
     p.add_argument("--scheduler-config", type=Path, default=None, metavar="FILE",
@@ -140,7 +141,8 @@ async def _up(args: argparse.Namespace) -> int:
                       vpa_history=_vpa_history(args),
                       metrics_resolution=args.metrics_resolution,
                       scheduler_config=_scheduler_config(args),
-                      leader_elect=args.leader_elect, leader_election=leader_election(args))
+                      leader_elect=args.leader_elect, leader_election=leader_election(args),
+                      runtime=args.runtime)
     await cluster.start()
     print(f"kvert API server listening at {cluster.url}", flush=True)
     if cluster.node_names:

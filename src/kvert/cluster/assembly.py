@@ -116,6 +116,25 @@ def sim_node(client: Any, clock: Clock, config: Any, *, name: str, tick: float |
     return NodeAgent(client, clock, config, runtime, name=name, **agent_options)
 
 
+def cgroupfs_node(client: Any, clock: Clock, config: Any, *, name: str, checkpoint_dir: Path,
+                  **agent_options: Any) -> Any:
+    """A node agent over real processes in this machine's cgroups (the ``kvert-NAME``
+    hierarchy); container logs under ``checkpoint_dir``. Raises
+    ``kvert.kubelet.runtime.cgroupfs_tree.CgroupError`` without a usable cgroup filesystem."""
+    from kvert.kubelet.agent import NodeAgent
+    from kvert.kubelet.runtime.cgroupfs import CgroupfsRuntime
+    runtime = CgroupfsRuntime.open(clock, name, checkpoint_dir, cgroup_driver=config.cgroup_driver)
+    config.cgroup_version = runtime.tree.version
+    return NodeAgent(client, clock, config, runtime, name=name, checkpoint_dir=checkpoint_dir, **agent_options)
+
+
+def node(runtime: str, client: Any, clock: Clock, config: Any, *, name: str, checkpoint_dir: Path,
+         **agent_options: Any) -> Any:
+    """A node agent over the runtime named ``sim`` or ``cgroupfs``."""
+    make = cgroupfs_node if runtime == "cgroupfs" else sim_node
+    return make(client, clock, config, name=name, checkpoint_dir=checkpoint_dir, **agent_options)
+
+
 def vpa_informers(client: Any, clock: Clock) -> Any:
     """The informer caches the VPA recommender and updater of one process share."""
     from kvert.client.cache import InformerFactory

@@ -127,9 +127,10 @@ class Cluster(ApiServerProcess):
                  kubelet_config: Path | None = None,
                  vpa_intervals: tuple[float, float] = (60.0, 60.0), vpa: bool = True,
                  vpa_history: Any = None, scheduler_config: Any = None, leader_elect: bool = True,
-                 leader_election: dict | None = None, **server: Any):
+                 leader_election: dict | None = None, runtime: str = "sim", **server: Any):
         super().__init__(**server)
         self.nodes = nodes
+        self.runtime = runtime               # the nodes' container runtime: sim | cgroupfs
         self.node_flags = node_flags or {}
         self.kubelet_config = kubelet_config
         self.vpa_intervals = vpa_intervals   # (recommender, updater) seconds
@@ -170,10 +171,10 @@ class Cluster(ApiServerProcess):
             client, self.clock, lease, lambda: make(client), **self.leader_election))
 
     def _node_agent(self, name: str) -> Any:
-        """A simulated node: the kubelet-style flags (or a KubeletConfiguration file) shape it."""
+        """A node: the kubelet-style flags (or a KubeletConfiguration file) shape it."""
         config = build.node_config(name, self.node_flags, self.kubelet_config)
-        agent = build.sim_node(self.client(*node_identity(name)), self.clock, config, name=name,
-                               checkpoint_dir=self.data_dir / "nodes" / name)
+        agent = build.node(self.runtime, self.client(*node_identity(name)), self.clock, config, name=name,
+                           checkpoint_dir=self.data_dir / "nodes" / name)
         self.metrics.register(agent)     # its metrics: node proxy paths, metrics.k8s.io
         return agent
 

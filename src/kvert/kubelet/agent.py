@@ -172,9 +172,14 @@ class NodeAgent:
                 task.cancel()
             await asyncio.gather(*self._tasks, *workers, return_exceptions=True)
             self._tasks = []
+            if hasattr(self.runtime, "wait_closed"):
+                await self.runtime.wait_closed()
 
     def stop(self) -> None:
         self._stop.set()
+        close = getattr(self.runtime, "close", None)
+        if close is not None:      # a runtime of real processes kills them now, and starts no more
+            close()
 
     async def _retry(self, fn: Any) -> Any:
         delay = 1.0
@@ -346,6 +351,7 @@ class NodeAgent:
                 "containerRuntimeVersion": f"sim://{runtime_name}" if "://" not in runtime_name else runtime_name,
                 "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": KUBELET_VERSION,
                 "operatingSystem": "linux", "architecture": "amd64",
+                **(self.runtime.node_info() if hasattr(self.runtime, "node_info") else {}),
             },
         }
 

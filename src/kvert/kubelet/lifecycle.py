@@ -155,6 +155,8 @@ class PodWorker:
         self.ps = ps
         self.finished = False
         self.sandbox_checked = False
+        # containerID's scheme: the runtime's type, as containerd://, cri-o://
+        self.id_scheme = getattr(agent.runtime, "id_scheme", "sim")
 
     # ---- the loop -----------------------------------------------------------------------
 
@@ -504,8 +506,8 @@ class PodWorker:
                 rec.waiting_message = (f"back-off {rz_duration(rec.backoff)} restarting failed "
                                        f"container={rec.name} pod={ps.name}_{ps.namespace}({ps.uid})")
                 self.due(st.finished_at + rec.backoff)
-                if rec.last_terminated != _terminated(st):
-                    rec.last_terminated = _terminated(st)
+                if rec.last_terminated != _terminated(st, self.id_scheme):
+                    rec.last_terminated = _terminated(st, self.id_scheme)
                     agent.save(ps)
                 if entering:
                     await agent.event(ps.pod, "Warning", "BackOff",
@@ -524,12 +526,15 @@ class PodWorker:
         linux = container_resources(self.allocated_pod(), rec.name, agent.memory_capacity,
                                     cpu_cfs_quota=agent.config.cpu_cfs_quota,
                                     cpu_period=agent.config.cpu_cfs_quota_period_us)
-        command = tuple(str(x) for x in (spec.get("command") or []) + (spec.get("args") or []))
         ports = tuple(p["containerPort"] for p in spec.get("ports") or []
                       if isinstance(p.get("containerPort"), int) and p.get("protocol", "TCP") == "TCP")
         config = ContainerConfig(name=rec.name, image=spec.get("image", ""),
-                                 resources=ContainerResources(linux=linux),
-                                 annotations=annotations, command=command, ports=ports)
+                                 resources=ContainerResources(linux=linux), annotations=annotations,
+                                 command=tuple(str(x) for x in spec.get("command") or []),
+                                 args=tuple(str(x) for x in spec.get("args") or []),
+                                 env=_literal_env(spec), working_dir=str(spec.get("workingDir") or ""),
+                                 stdin=bool(spec.get("stdin")), stdin_once=bool(spec.get("stdinOnce")),
+                                 ports=ports)
         try:
             new_id = await agent.runtime.create_container(ps.sandbox_id, config)
         except CriError as e:
@@ -540,7 +545,7 @@ class PodWorker:
             return False
         old_id, old_status = rec.id, st
         if restarting and old_status is not None:
-            rec.last_terminated = _terminated(old_status)
+            rec.last_terminated = _terminated(old_status, self.id_scheme)
             rec.restart_count += 1
         elif rec.lost:
             rec.last_terminated = {"exitCode": 137, "reason": "ContainerStatusUnknown",
@@ -694,12 +699,12 @@ class PodWorker:
                                                                   if rec.waiting_message else {})}}
         else:
             out["imageID"] = _image_id(spec.get("image", ""))
-            out["containerID"] = _cid(rec.id)
+            out["containerID"] = _cid(rec.id, self.id_scheme)
             if st.state == "running":
                 out["state"] = {"running": {"startedAt": format_time(st.started_at)}}
                 out["ready"] = out["started"] = True
             elif st.state == "exited":
-                terminated = _terminated(st)
+                terminated = _terminated(st, self.id_scheme)
                 if rec.waiting_reason == "CrashLoopBackOff" and self.will_restart(rec):
                     out["state"] = {"waiting": {"reason": "CrashLoopBackOff", "message": rec.waiting_message}}
                     out["lastState"] = {"terminated": terminated}
@@ -896,16 +901,23 @@ def rz_duration(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60}s"
 
 
-def _cid(container_id: str) -> str:
-    return container_id if "://" in container_id else f"sim://{container_id}"
+def _cid(container_id: str, scheme: str) -> str:
+    return container_id if "://" in container_id else f"{scheme}://{container_id}"
 
 
-def _terminated(st: ContainerStatus) -> dict:
+def _literal_env(spec: dict) -> tuple[tuple[str, str], ...]:
+    """The container's ``env`` entries with a literal ``value`` (``valueFrom`` sources are not
+    resolved: see docs/kubernetes-choices.md), in order."""
+    return tuple((str(e.get("name", "")), str(e.get("value", ""))) for e in spec.get("env") or []
+                 if "valueFrom" not in e)
+
+
+def _terminated(st: ContainerStatus, scheme: str) -> dict:
     reason = st.reason or ("Completed" if st.exit_code == 0 else "Error")
     out: dict[str, Any] = {"exitCode": st.exit_code, "reason": reason,
                            "startedAt": format_time(st.started_at) if st.started_at else None,
                            "finishedAt": format_time(st.finished_at) if st.finished_at else None,
-                           "containerID": _cid(st.id)}
+                           "containerID": _cid(st.id, scheme)}
     return out
 
 

@@ -60,9 +60,14 @@ class ContainerConfig:
     name: str
     image: str
     resources: ContainerResources
-    # the usage profile (sim) or command (cgroupfs) that drives the container
+    # the usage profile that drives a simulated container (and ``kvert/stress``)
     annotations: dict = field(default_factory=dict)
-    command: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()      # the image's entrypoint replaced (spec ``command``)
+    args: tuple[str, ...] = ()         # its arguments (spec ``args``)
+    env: tuple[tuple[str, str], ...] = ()
+    working_dir: str = ""
+    stdin: bool = False                # keep the main process's stdin open for attach
+    stdin_once: bool = False           # close it when the first attach ends
     ports: tuple[int, ...] = ()        # the TCP containerPorts the spec declares
 
 

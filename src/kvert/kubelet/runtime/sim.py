@@ -669,7 +669,7 @@ class SimRuntime:
         c.state = "running"
         c.started_at = now
         c.log.started_at = now
-        command = " ".join(c.config.command)
+        command = " ".join(c.config.command + c.config.args)
         c.log.say(now, f"started: image {c.config.image}" + (f", command {command}" if command else ""))
         _, memory = UsageBatch([c.usage]).evaluate(now, now)
         c.memory = c.memory_override if c.memory_override is not None else float(memory[0])
@@ -732,8 +732,8 @@ class SimRuntime:
         sandbox = self._sandbox(c.sandbox_id).config
         if c.fs is None:
             c.fs = simstreams.new_filesystem(sandbox.name, sandbox.namespace)
-        env = {"HOSTNAME": sandbox.name}
-        return await simstreams.exec_in(c.fs, env, " ".join(c.config.command), command, io)
+        env = {"HOSTNAME": sandbox.name, **dict(c.config.env)}
+        return await simstreams.exec_in(c.fs, env, " ".join(c.config.command + c.config.args), command, io)
 
     async def attach(self, container_id: str, io) -> None:
         await simstreams.attach_to(self._running(container_id).log, self.clock, io)

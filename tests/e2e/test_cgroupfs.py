@@ -1,0 +1,107 @@
+"""`kvert up --runtime cgroupfs`: real processes in cgroups, driven by kubectl. A stress
+container limited below its demand is CFS-throttled (cAdvisor's counters through the node
+proxy, `kubectl top`), an in-place resize lifts the limit without a restart, a memory limit
+below what the process holds is an OOM kill by the kernel, and `kubectl logs` shows what
+the process printed."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+from kvert.kubelet.runtime.cgroupfs import unavailable
+
+from .conftest import Kubectl, KvertUp, wait_for
+
+pytestmark = pytest.mark.skipif(unavailable() is not None,
+                                reason=f"needs root and a cgroup filesystem: {unavailable()}")
+
+
+def stress_pod(name: str, usage: dict, resources: dict) -> str:
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "annotations": {"kvert.io/usage": json.dumps({name: usage})}},
+        "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+            "name": name, "image": "kvert/stress:latest", "resources": resources,
+            "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"},
+                             {"resourceName": "memory", "restartPolicy": "NotRequired"}]}]}})
+
+
+@pytest.fixture(scope="module")
+def kubectl(kubectl_binary, tmp_path_factory):
+    up = KvertUp(tmp_path_factory.mktemp("kvert"), args=(
+        "--runtime", "cgroupfs", "--no-vpa", "--metrics-resolution", "2")).start()
+    yield Kubectl(kubectl_binary, up.kubeconfig, tmp_path_factory.mktemp("home"))
+    assert up.stop() == 0
+
+
+def counter(kubectl, node: str, metric: str, pod: str) -> float | None:
+    text = kubectl("get", "--raw", f"/api/v1/nodes/{node}/proxy/metrics/cadvisor").stdout
+    m = re.search(rf'^{metric}{{[^}}]*pod="{pod}"[^}}]*}} (\S+)', text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def top_millicores(kubectl, pod: str) -> int | None:
+    result = kubectl("top", "pod", pod, "--no-headers", check=False)
+    if result.returncode != 0:
+        return None
+    cpu = result.stdout.split()[1]
+    return int(cpu[:-1]) if cpu.endswith("m") else int(float(cpu) * 1000)
+
+
+def container_status(kubectl, pod: str) -> dict:
+    return (kubectl.json("get", "pod", pod)["status"].get("containerStatuses") or [{}])[0]
+
+
+def test_throttling_resize_oom_and_logs(kubectl):
+    node_obj = kubectl.json("get", "nodes")["items"][0]
+    node = node_obj["metadata"]["name"]
+    assert node_obj["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("cgroupfs://cgroup-v")
+    # ~1 core of demand under a 200m limit (900m: after the resize to 1 cpu it fits the quota)
+    kubectl("create", "-f", "-", input=stress_pod("burn", {"cpu": "900m", "memory": "40Mi"}, {
+        "requests": {"cpu": "100m", "memory": "200Mi"}, "limits": {"cpu": "200m", "memory": "200Mi"}}))
+    # holds 150Mi under a 64Mi limit: the kernel kills it, the agent restarts it
+    kubectl("create", "-f", "-", input=stress_pod("hog", {"cpu": "10m", "memory": "150Mi"}, {
+        "limits": {"cpu": "100m", "memory": "64Mi"}}))
+
+    kubectl("run", "talker", "--image=busybox", "--restart=Never", "--",
+            "sh", "-c", "for i in 1 2 3; do echo line $i; sleep 0.5; done; echo done >&2")
+
+    wait_for(lambda: container_status(kubectl, "burn").get("state", {}).get("running"), timeout=30)
+    # kubectl logs -f follows the process's output until it ends
+    wait_for(lambda: container_status(kubectl, "talker").get("state", {}).get("running")
+             or container_status(kubectl, "talker").get("state", {}).get("terminated"), timeout=20)
+    assert kubectl("logs", "-f", "talker", timeout=20).stdout == "line 1\nline 2\nline 3\ndone\n"
+    wait_for(lambda: (counter(kubectl, node, "container_cpu_cfs_throttled_periods_total", "burn") or 0) > 10,
+             timeout=20)
+    # metrics.k8s.io from two samples: near the 200m quota
+    wait_for(lambda: 100 <= (top_millicores(kubectl, "burn") or 0) <= 250, timeout=30)
+    assert "usage: cpu=900m memory=40Mi" in kubectl("logs", "burn").stdout
+    first_id = container_status(kubectl, "burn")["containerID"]
+    assert first_id.startswith("cgroupfs://")
+
+    kubectl("patch", "pod", "burn", "--subresource", "resize", "-p",
+            json.dumps({"spec": {"containers": [{"name": "burn", "resources": {"limits": {"cpu": "1"}}}]}}))
+    wait_for(lambda: container_status(kubectl, "burn").get("resources", {}).get("limits", {}).get("cpu") == "1",
+             timeout=20)
+    periods = counter(kubectl, node, "container_cpu_cfs_periods_total", "burn")
+    throttled = counter(kubectl, node, "container_cpu_cfs_throttled_periods_total", "burn")
+    time.sleep(3)
+    periods_delta = counter(kubectl, node, "container_cpu_cfs_periods_total", "burn") - periods
+    throttled_delta = counter(kubectl, node, "container_cpu_cfs_throttled_periods_total", "burn") - throttled
+    assert periods_delta > 10 and throttled_delta <= periods_delta * 0.2
+    status = container_status(kubectl, "burn")
+    assert status["restartCount"] == 0 and status["containerID"] == first_id and status["state"].get("running")
+
+    def oom_killed():
+        st = container_status(kubectl, "hog")
+        terminated = st.get("lastState", {}).get("terminated") or {}
+        return st.get("restartCount", 0) >= 1 and terminated.get("reason") == "OOMKilled" and terminated
+    terminated = wait_for(oom_killed, timeout=30)
+    assert terminated["exitCode"] == 137
+    assert "usage: cpu=10m memory=150Mi" in kubectl("logs", "hog", "--previous").stdout
+
+    kubectl("delete", "pod", "burn", "hog", "talker", "--wait=true", timeout=60)
