@@ -105,3 +105,55 @@ def test_throttling_resize_oom_and_logs(kubectl):
     assert "usage: cpu=10m memory=150Mi" in kubectl("logs", "hog", "--previous").stdout
 
     kubectl("delete", "pod", "burn", "hog", "talker", "--wait=true", timeout=60)
+
+
+def test_exec_cp_and_port_forward_reach_the_real_process(kubectl, tmp_path):
+    """The same kubectl commands as on simulated nodes (tests/e2e/test_streams.py), answered
+    by real processes: exec runs in the container's cgroups, port-forward dials the port
+    the process listens on (containers share the host's network), and cp moves files
+    through the container's own tar (the host's filesystem: no images, no chroot)."""
+    import sys
+    import urllib.request
+
+    from .conftest import free_port
+    port = free_port()
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "index.html").write_text("served by a real process\n")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "httpd"},
+           "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+               "name": "httpd", "image": "python", "workingDir": str(served),
+               "command": [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+               "ports": [{"containerPort": port}]}]}}
+    kubectl("create", "-f", "-", input=json.dumps(pod))
+    wait_for(lambda: container_status(kubectl, "httpd").get("state", {}).get("running"), timeout=30)
+    assert kubectl("exec", "httpd", "--", "sh", "-c", "echo hi").stdout == "hi\n"
+    # the exec'd process sits in the container's cgroup
+    cgroup = kubectl("exec", "httpd", "--", "cat", "/proc/self/cgroup").stdout
+    assert "kubepods" in cgroup
+    assert kubectl("exec", "-i", "httpd", "--", "cat", input="echoed\n").stdout == "echoed\n"
+    failed = kubectl("exec", "httpd", "--", "sh", "-c", "exit 7", check=False)
+    assert failed.returncode == 7
+    (tmp_path / "up.txt").write_text("copied up\n")
+    kubectl("cp", str(tmp_path / "up.txt"), f"httpd:{served}/up.txt")
+    assert (served / "up.txt").read_text() == "copied up\n"
+    kubectl("cp", f"httpd:{served}/index.html", str(tmp_path / "down.html"))
+    assert (tmp_path / "down.html").read_text() == "served by a real process\n"
+    # kubectl ends a port-forward whose dial is refused: wait until the server listens
+    probe = f"import socket; socket.create_connection(('127.0.0.1', {port}))"
+    wait_for(lambda: kubectl("exec", "httpd", "--", sys.executable, "-c", probe,
+                             check=False).returncode == 0, timeout=20)
+    local = free_port()
+    forward = kubectl.popen("port-forward", "pod/httpd", f"{local}:{port}")
+    try:
+        assert "Forwarding from 127.0.0.1" in forward.stdout.readline()
+        def fetch():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{local}/index.html", timeout=5) as answer:
+                    return answer.read()
+            except OSError:
+                return None
+        assert wait_for(fetch, timeout=20) == b"served by a real process\n"
+    finally:
+        forward.kill()
+        forward.wait()
