@@ -904,23 +904,24 @@ class NodeAgent:
             return None
         return read(state.sandbox_id, container, previous=previous)
 
-    def _running_container(self, namespace: str, pod: str, container: str) -> str:
+    async def _running_container(self, namespace: str, pod: str, container: str) -> str:
         """The runtime id of a running container (the kubelet's ``/exec``, ``/attach``)."""
         state = self._pod_state(namespace, pod)
         record = None if state is None else state.containers.get(container)
         if record is None or not record.id:
             raise CriError(f'container not found ("{container}")')
-        status = self._statuses.get(record.id)
-        if status is not None and status.state != "running":
+        status = await self.runtime.container_status(record.id)
+        if status.state != "running":
             raise CriError(f'container "{container}" is not running (state {status.state})')
         return record.id
 
     async def exec(self, namespace: str, pod: str, container: str, command: Sequence[str],
                    io: Any) -> int:
-        return await self.runtime.exec(self._running_container(namespace, pod, container), command, io)
+        container_id = await self._running_container(namespace, pod, container)
+        return await self.runtime.exec(container_id, command, io)
 
     async def attach(self, namespace: str, pod: str, container: str, io: Any) -> None:
-        await self.runtime.attach(self._running_container(namespace, pod, container), io)
+        await self.runtime.attach(await self._running_container(namespace, pod, container), io)
 
     async def port_forward(self, namespace: str, pod: str, port: int) -> tuple[Any, Any]:
         """A connection to ``port`` in the pod (the kubelet's ``/portForward``)."""
