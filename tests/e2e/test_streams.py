@@ -157,3 +157,14 @@ def test_official_client_stream_and_port_forward(cluster, web):
     sock.close()
     assert answer.startswith(b"HTTP/1.1 200 OK") and b"pod default/web, port 80" in answer
     forward.close()
+
+
+def test_the_pod_ip_comes_from_its_nodes_cidr(kubectl, web):
+    import ipaddress
+    pod = kubectl.json("get", "pod", web)
+    node = kubectl.json("get", "node", pod["spec"]["nodeName"])
+    # node IPAM as kind runs it: --cluster-cidr=10.244.0.0/16 --node-cidr-mask-size=24
+    cidr = ipaddress.ip_network(node["spec"]["podCIDR"])
+    assert cidr.prefixlen == 24 and cidr.subnet_of(ipaddress.ip_network("10.244.0.0/16"))
+    assert node["spec"]["podCIDRs"] == [str(cidr)]
+    assert ipaddress.ip_address(pod["status"]["podIP"]) in cidr

@@ -331,6 +331,7 @@ CONTROLLER_IDENTITIES = {
     "podgc": "pod-garbage-collector",
     "nodelifecycle": "node-controller",
     "tainteviction": "node-controller",
+    "nodeipam": "node-controller",
     "clusterrole-aggregation": "clusterrole-aggregation-controller",
     "job": "job-controller",
     "cronjob": "cronjob-controller",

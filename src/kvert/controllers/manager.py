@@ -33,6 +33,7 @@ from kvert.controllers.endpointslice import EndpointSliceController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
 from kvert.controllers.job import JobController
 from kvert.controllers.namespace import NamespaceController
+from kvert.controllers.nodeipam import NodeIpamController
 from kvert.controllers.nodelifecycle import NodeLifecycleController
 from kvert.controllers.podgc import PodGC
 from kvert.controllers.replicaset import ReplicaSetController
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
                    "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished", "endpoints",
-                   "endpointslice")
+                   "endpointslice", "nodeipam")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -73,6 +74,7 @@ _FACTORIES = {
     "ttl-after-finished": TTLAfterFinishedController,
     "endpoints": EndpointsController,
     "endpointslice": EndpointSliceController,
+    "nodeipam": NodeIpamController,
 }
 
 

@@ -40,6 +40,7 @@ caller runs it, so the runtime outlives agent restarts.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import zlib
@@ -142,8 +143,9 @@ class NodeAgent:
         self._next_resize_retry = 0.0
         self._last_status_report = 0.0
         self._last_node_status: dict | None = None
-        self._ip_next = 2
-        self._ip_base = f"10.{244 + zlib.crc32(name.encode()) % 8}.{zlib.crc32(name.encode()) >> 8 & 255}"
+        self._ip_next = 0
+        crc = zlib.crc32(name.encode())
+        self._fallback_cidr = f"10.{251 + crc % 4}.{crc >> 8 & 255}.0/24"
         self._statuses: dict[str, Any] = {}      # container id -> last ContainerStatus (PLEG)
         self._tracker = None
         self._last_node_metrics: dict | None = None
@@ -240,13 +242,20 @@ class NodeAgent:
         await self.recorder.record(obj, type_, reason, message)
 
     def allocate_ip(self) -> str:
+        """The next free address of the node's pod CIDR (``spec.podCIDR``, set by node IPAM;
+        the first host address is the bridge's, as host-local IPAM leaves it), or of a /24
+        derived from the node's name while it has none (a cluster without node IPAM)."""
+        cidr = ((self.node or {}).get("spec") or {}).get("podCIDR") or self._fallback_cidr
+        network = ipaddress.ip_network(cidr, strict=False)
+        first, count = 2, min(network.num_addresses - 3, 1 << 16)
         used = {ps.pod_ip for ps in self.pods.values()}
-        for _ in range(253):
-            ip = f"{self._ip_base}.{self._ip_next}"
-            self._ip_next = 2 if self._ip_next >= 254 else self._ip_next + 1
+        for _ in range(max(count, 1)):
+            offset = first + (self._ip_next % max(count, 1))
+            self._ip_next += 1
+            ip = str(network[offset])
             if ip not in used:
                 return ip
-        return f"{self._ip_base}.1"
+        return str(network[1])
 
     def save(self, ps: PodState) -> None:
         """Checkpoint everything about a pod but its allocation (saved when it changes)."""
@@ -386,6 +395,7 @@ class NodeAgent:
         for _ in range(3):
             if node is None:
                 node = await self.client.get("nodes", self.name)
+            self.node = node        # the latest spec too (node IPAM sets spec.podCIDR)
             previous = node.get("status") or {}
             status = self.node_status(previous)
             comparable = {k: v for k, v in status.items() if k != "conditions"}

@@ -25,7 +25,7 @@ _tasks: set[asyncio.Task] = set()     # the responders running (a task needs a r
 def new_filesystem(hostname: str, namespace: str) -> Filesystem:
     return Filesystem({
         "/etc/hostname": f"{hostname}\n".encode(),
-        "/etc/hosts": f"127.0.0.1\tlocalhost\n::1\tlocalhost\n10.244.0.1\t{hostname}\n".encode(),
+        "/etc/hosts": b"127.0.0.1\tlocalhost\n::1\tlocalhost\n",
         "/etc/resolv.conf": (f"search {namespace}.svc.cluster.local svc.cluster.local cluster.local\n"
                              "nameserver 10.96.0.10\noptions ndots:5\n").encode(),
         "/etc/os-release": b'NAME="kvert simulated container"\nID=kvert\n',
