@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import math
 import logging
 import zlib
 from collections.abc import Sequence
@@ -75,6 +76,7 @@ RESIZE_RETRY_SECONDS = 180.0        # the allocation manager's periodic retry (3
 EVICTION_CLEANUP_POLL = 1.0         # podCleanupPollFreq
 EVICTION_CLEANUP_TIMEOUT = 30.0     # podCleanupTimeout
 STUCK_DELETE_RETRY = 60.0           # a pod force-deleted by its node is tried again after this
+CIDR_RECHECK_SECONDS = 10.0         # how often a node without a pod CIDR looks for one
 
 _PRESSURE = {
     "MemoryPressure": ("KubeletHasSufficientMemory", "kubelet has sufficient memory available",
@@ -144,6 +146,7 @@ class NodeAgent:
         self._last_status_report = 0.0
         self._last_node_status: dict | None = None
         self._ip_next = 0
+        self._cidr_checked_at = -math.inf
         crc = zlib.crc32(name.encode())
         self._fallback_cidr = f"10.{251 + crc % 4}.{crc >> 8 & 255}.0/24"
         self._statuses: dict[str, Any] = {}      # container id -> last ContainerStatus (PLEG)
@@ -241,10 +244,18 @@ class NodeAgent:
         obj = pod if pod.get("kind") else {"apiVersion": "v1", "kind": "Pod", **pod}
         await self.recorder.record(obj, type_, reason, message)
 
-    def allocate_ip(self) -> str:
+    async def allocate_ip(self) -> str:
         """The next free address of the node's pod CIDR (``spec.podCIDR``, set by node IPAM;
         the first host address is the bridge's, as host-local IPAM leaves it), or of a /24
         derived from the node's name while it has none (a cluster without node IPAM)."""
+        if self.node is not None and not (self.node.get("spec") or {}).get("podCIDR") \
+                and self.clock.now() - self._cidr_checked_at >= CIDR_RECHECK_SECONDS:
+            # node IPAM sets it moments after the node registers: look before a pod needs it
+            self._cidr_checked_at = self.clock.now()
+            try:
+                self.node = await self.client.get("nodes", self.name)
+            except ApiError:
+                pass
         cidr = ((self.node or {}).get("spec") or {}).get("podCIDR") or self._fallback_cidr
         network = ipaddress.ip_network(cidr, strict=False)
         first, count = 2, min(network.num_addresses - 3, 1 << 16)

@@ -263,7 +263,7 @@ class PodWorker:
             return False
         ps.pod_cgroup = values
         if not ps.pod_ip:
-            ps.pod_ip = agent.allocate_ip()
+            ps.pod_ip = await agent.allocate_ip()
         agent.save(ps)
         return True
 
