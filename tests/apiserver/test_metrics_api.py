@@ -72,6 +72,15 @@ class FakeProvider:
     def container_log(self, node, namespace, pod, container, *, previous=False):
         return None
 
+    async def exec(self, node, namespace, pod, container, command, io) -> int:
+        raise LookupError("no containers here")
+
+    async def attach(self, node, namespace, pod, container, io) -> None:
+        raise LookupError("no containers here")
+
+    async def port_forward(self, node, namespace, pod, port):
+        raise ConnectionRefusedError(port)
+
     def node_metrics(self) -> list[dict]:
         return self.nodes_
 

@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
-from .conftest import Kubectl, KvertUp, wait_for
+from .conftest import Kubectl, KvertUp, free_port, wait_for
 from .test_leader_election import DEPLOYMENT
 
 
@@ -52,7 +55,8 @@ def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
     env = {**os.environ, "KVERT_HOME": str(tmp_path / "home")}
     parts = [Process("controller-manager", "--kubeconfig", kubeconfig, env=env),
              Process("scheduler", "--kubeconfig", kubeconfig, env=env),
-             Process("node-agent", "--data-dir", str(api.data_dir), "--name", "worker-1", env=env)]
+             Process("node-agent", "--data-dir", str(api.data_dir), "--name", "worker-1", "--port", "0",
+                     env=env)]
     try:
         for part in parts:
             part.wait_for_line("running against")
@@ -61,6 +65,36 @@ def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
         wait_for(lambda: len(k.json("get", "pods")["items"]) == 2 and all(
             p["status"].get("phase") == "Running" and p["spec"].get("nodeName") == "worker-1"
             for p in k.json("get", "pods")["items"]), timeout=60)
+        # logs and exec reach the agent through its kubelet endpoint, as kube-apiserver's do
+        pod = k.json("get", "pods")["items"][0]["metadata"]["name"]
+        assert k("logs", pod).stdout.startswith("started: image ")
+        assert k("exec", pod, "--", "sh", "-c", "echo $HOSTNAME; exit 0").stdout == f"{pod}\n"
+        assert k("exec", pod, "--", "sh", "-c", "exit 6", check=False).returncode == 6
+        k("run", "web", "--image=nginx", "--port=80")
+        wait_for(lambda: k.json("get", "pod", "web")["status"].get("phase") == "Running", timeout=30)
+        local = free_port()
+        forward = k.popen("port-forward", "pod/web", f"{local}:80")
+        try:
+            assert "Forwarding from" in forward.stdout.readline()
+            with urllib.request.urlopen(f"http://127.0.0.1:{local}/", timeout=10) as answer:
+                assert b"of pod default/web, port 80" in answer.read()
+        finally:
+            forward.kill()
+            forward.wait()
+        node = k.json("get", "node", "worker-1")["status"]
+        port = node["daemonEndpoints"]["kubeletEndpoint"]["Port"]
+        assert port != 10250 and node["addresses"][0] == {"type": "InternalIP", "address": "127.0.0.1"}
+        insecure = ssl.create_default_context()
+        insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
+        for token, code in ((None, 401), ("not-a-token", 401)):
+            request = urllib.request.Request(f"https://127.0.0.1:{port}/healthz")
+            if token:
+                request.add_header("Authorization", f"Bearer {token}")
+            try:
+                urllib.request.urlopen(request, context=insecure, timeout=10)
+                raise AssertionError("the kubelet endpoint answered an unauthenticated request")
+            except urllib.error.HTTPError as e:
+                assert e.code == code
         # the agent runs as its own node identity, bootstrapped from the data directory
         lease = k.json("get", "lease", "worker-1", "-n", "kube-node-lease")
         assert lease["spec"]["holderIdentity"] == "worker-1"

@@ -4,10 +4,10 @@ The options are ``PodLogOptions`` (``container``, ``follow``, ``previous``, ``si
 ``sinceTime``, ``timestamps``, ``tailLines``, ``limitBytes``), converted and validated as
 upstream (``ValidatePodLogOptions``: a 422 ``PodLogOptions`` Invalid), the container chosen
 as ``pod.LogLocation`` chooses it (400s with upstream's messages), then the node's agent is
-asked, as the API server asks the kubelet's ``/containerLogs``. The node provider
-(``ApiServer.metrics_provider``) answers for node agents in this process; logs of nodes run
-elsewhere are not served yet. ``follow`` streams new lines until the container ends or the
-client goes.
+asked, as the API server asks the kubelet's ``/containerLogs``: the node provider
+(``ApiServer.metrics_provider``) for node agents in this process, the node agent's kubelet
+endpoint for one run elsewhere (``kvert.apiserver.kubeletclient``). ``follow`` streams new
+lines until the container ends or the client goes.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from aiohttp import web
 
 from kvert.api.errors import BadRequest, Invalid, NotFound, forbidden, invalid
 from kvert.api.meta import parse_time
+from kvert.apiserver import kubeletclient
 from kvert.apiserver.options import first, parse_bool, parse_int64
 
 FOLLOW_POLL_SECONDS = 1.0
@@ -128,18 +129,24 @@ async def serve(server: Any, request: web.Request, info: Any) -> web.StreamRespo
     node = (pod.get("spec") or {}).get("nodeName")
     if not node:
         raise BadRequest(f"pod {info.name} does not have a host assigned")
-    provider = server.metrics_provider
-    log = None if provider is None else provider.container_log(
-        node, info.namespace, info.name, container, previous=options.previous)
+    target = kubeletclient.node_target(server, node)
+    if target.remote:
+        return await target.proxy_log(request, info.namespace, info.name, container)
+    log = target.container_log(info.namespace, info.name, container, previous=options.previous)
     if log is None:
         if options.previous:
             raise BadRequest(f'previous terminated container "{container}" in pod "{info.name}" not found')
         waiting = _waiting(pod, container)
         if waiting:
             raise BadRequest(f'container "{container}" in pod "{info.name}" is waiting to start: {waiting}')
-        raise NotFound("pods/log", info.name, f'node "{node}" has no node agent in this API server\'s '
-                       "process: logs of nodes run elsewhere are not served")
-    now = server.clock.now()
+        raise NotFound("pods/log", info.name, f'container "{container}" has no log on node "{node}"')
+    return await stream_log(request, log, options, server.clock)
+
+
+async def stream_log(request: web.Request, log: Any, options: LogOptions, clock: Any) -> web.StreamResponse:
+    """A container log (``lines(now, after)``, ``finished_at``) as the options select it,
+    followed while the container runs when asked (the kubelet's ``/containerLogs``)."""
+    now = clock.now()
     text = _render(_select(log.lines(now), options, now), options.timestamps).encode()
     if options.limit_bytes is not None:
         text = text[:options.limit_bytes]
@@ -150,8 +157,8 @@ async def serve(server: Any, request: web.Request, info: Any) -> web.StreamRespo
     await response.write(text)
     seen = now
     while not log.finished_at:
-        await server.clock.sleep(FOLLOW_POLL_SECONDS)
-        now = server.clock.now()
+        await clock.sleep(FOLLOW_POLL_SECONDS)
+        now = clock.now()
         fresh = [item for item in log.lines(now, after=seen) if item[0] <= now]
         seen = now
         if fresh:

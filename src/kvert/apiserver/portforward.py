@@ -1,172 +1,18 @@
-"""``pods/NAME/portforward``: TCP connections to a pod's ports, as kube-apiserver serves
-them.
-
-Three ways in, as upstream:
-
-* SPDY/3.1 streams (``portforward.k8s.io``), over an HTTP ``Upgrade: SPDY/3.1``
-  connection, or tunnelled in the binary messages of a WebSocket whose subprotocol is
-  ``SPDY/3.1+portforward.k8s.io`` (kubectl 1.31+ tries this first). Each forwarded
-  connection is a pair of streams with the same ``requestid`` and ``port`` headers: an
-  ``error`` stream (a refused dial is written there as text) and a ``data`` stream.
-* WebSocket channels (``v4.channel.k8s.io``, the Python client's): the ``ports`` query
-  lists the ports; port *i* has data channel 2i and error channel 2i+1, and each channel's
-  first message is the port as two little-endian bytes.
-
-The node provider dials the port inside the pod (``Runtime.port_forward``).
+"""``pods/NAME/portforward``, as kube-apiserver serves it: the pod's node, then the
+connections (``kvert.client.httpstream.portforward``: SPDY, SPDY tunnelled in a WebSocket,
+or WebSocket channels) dialled inside the pod by its node agent, in this process or
+through its kubelet endpoint (``kvert.apiserver.kubeletclient``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import struct
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
-from kvert.api.errors import BadRequest, NotFound
-from kvert.apiserver import upgrade
-from kvert.apiserver.spdy import SpdySession, SpdyStream
-
-TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"
-SPDY_PROTOCOLS = ("portforward.k8s.io",)
-WEBSOCKET_PROTOCOLS = (TUNNEL_PROTOCOL, "v4.channel.k8s.io", "channel.k8s.io")
-CHUNK = 32 * 1024
-
-
-def query_ports(query: Any) -> list[int]:
-    """The ``ports`` of a WebSocket channel request (repeated or comma-separated)."""
-    texts = [p for value in query.getall("ports", ()) for p in value.split(",") if p]
-    if not texts:
-        raise BadRequest('query parameter "port" is required')
-    return [_port(text) for text in texts]
-
-
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise BadRequest(f'unable to parse "{text}" as a port: strconv.ParseUint: parsing '
-                         f'"{text}": invalid syntax') from None
-    if not 0 < port < 65536:
-        raise BadRequest(f'port "{text}" must be > 0' if port <= 0 else
-                         f'unable to parse "{text}" as a port: value out of range')
-    return port
-
-
-class _Forwarder:
-    def __init__(self, server: Any, info: Any, node: str, uid: str):
-        self.server = server
-        self.info = info
-        self.node = node
-        self.uid = uid
-
-    async def dial(self, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        try:
-            return await self.server.metrics_provider.port_forward(
-                self.node, self.info.namespace, self.info.name, port)
-        except Exception as e:
-            raise ConnectionError(f"error forwarding port {port} to pod {self.info.name}, "
-                                  f"uid {self.uid}: {e}") from e
-
-    # -- SPDY ----------------------------------------------------------------------------
-
-    async def spdy(self, session: SpdySession) -> None:
-        pairs: dict[str, dict[str, SpdyStream]] = {}
-        tasks: set[asyncio.Task] = set()
-        try:
-            while (stream := await session.new_streams.get()) is not None:
-                kind = stream.headers.get("streamtype", "")
-                key = stream.headers.get("requestid") or stream.headers.get("port", "")
-                if kind not in ("error", "data"):
-                    await session.reset(stream)
-                    continue
-                pair = pairs.setdefault(key, {})
-                pair[kind] = stream
-                if len(pair) == 2:
-                    del pairs[key]
-                    task = asyncio.create_task(self._pair(pair["error"], pair["data"]))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-        finally:
-            for task in tasks:
-                task.cancel()
-
-    async def _pair(self, error: SpdyStream, data: SpdyStream) -> None:
-        try:
-            port = _port(data.headers.get("port", ""))
-            reader, writer = await self.dial(port)
-        except (BadRequest, ConnectionError) as e:
-            await error.write(str(e).encode())
-            await error.close()
-            await data.close()
-            return
-        async def upstream() -> None:
-            while chunk := await data.read():
-                writer.write(chunk)
-                await writer.drain()
-            if writer.can_write_eof():
-                writer.write_eof()
-        async def downstream() -> None:
-            while chunk := await reader.read(CHUNK):
-                await data.write(chunk)
-            await data.close()
-        try:
-            await asyncio.gather(upstream(), downstream())
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            writer.close()
-            await error.close()
-            await data.close()
-
-    # -- WebSocket channels ------------------------------------------------------------------
-
-    async def channels(self, ws: web.WebSocketResponse, ports: list[int]) -> None:
-        writers: dict[int, asyncio.StreamWriter] = {}
-        tasks = []
-
-        async def send(channel: int, data: bytes) -> None:
-            if not ws.closed:
-                with contextlib.suppress(ConnectionError, RuntimeError):
-                    await ws.send_bytes(bytes([channel]) + data)
-
-        for i, port in enumerate(ports):
-            prefix = struct.pack("<H", port)
-            await send(2 * i, prefix)
-            await send(2 * i + 1, prefix)
-            try:
-                reader, writer = await self.dial(port)
-            except ConnectionError as e:
-                await send(2 * i + 1, str(e).encode())
-                continue
-            writers[2 * i] = writer
-
-            async def downstream(channel: int = 2 * i, reader: asyncio.StreamReader = reader) -> None:
-                while chunk := await reader.read(CHUNK):
-                    await send(channel, chunk)
-            tasks.append(asyncio.create_task(downstream()))
-
-        async def close_when_done(downstreams: list[asyncio.Task] = list(tasks)) -> None:
-            # as the kubelet does: the connection ends once every forwarded port has ended
-            await asyncio.gather(*downstreams, return_exceptions=True)
-            await ws.close()
-        closer = asyncio.create_task(close_when_done())
-        tasks.append(closer)
-        try:
-            async for msg in ws:
-                if msg.type != WSMsgType.BINARY or not msg.data:
-                    continue
-                writer = writers.get(msg.data[0])
-                if writer is not None and len(msg.data) > 1:
-                    writer.write(msg.data[1:])
-                    with contextlib.suppress(ConnectionError):
-                        await writer.drain()
-        finally:
-            for task in tasks:
-                task.cancel()
-            for writer in writers.values():
-                writer.close()
+from kvert.api.errors import BadRequest
+from kvert.apiserver import kubeletclient
+from kvert.client.httpstream import portforward
 
 
 async def serve(server: Any, request: web.Request, info: Any) -> web.StreamResponse:
@@ -174,47 +20,8 @@ async def serve(server: Any, request: web.Request, info: Any) -> web.StreamRespo
     node = (pod.get("spec") or {}).get("nodeName")
     if not node:
         raise BadRequest(f"pod {info.name} does not have a host assigned")
-    provider = server.metrics_provider
-    if provider is None or node not in provider.nodes():
-        raise NotFound("pods/portforward", info.name,
-                       f'node "{node}" has no node agent in this API server\'s process: '
-                       "streams to nodes run elsewhere are not served")
-    forwarder = _Forwarder(server, info, node, (pod.get("metadata") or {}).get("uid", ""))
-    if upgrade.wants_websocket(request):
-        tunnel = TUNNEL_PROTOCOL in request.headers.get(upgrade.WEBSOCKET_PROTOCOL_HEADER, "")
-        ports = [] if tunnel else query_ports(request.query)   # checked before the upgrade
-        ws, protocol = await upgrade.websocket(request, WEBSOCKET_PROTOCOLS)
-        if protocol == TUNNEL_PROTOCOL:
-            async def read() -> bytes:
-                while True:
-                    msg = await ws.receive()
-                    if msg.type == WSMsgType.BINARY:
-                        if msg.data:          # the client's writes may be empty messages
-                            return msg.data
-                        continue
-                    if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
-                        return b""
-            session = SpdySession(read, ws.send_bytes)
-            await _run_spdy(session, forwarder)
-        else:
-            await forwarder.channels(ws, ports)
-        await ws.close()
-        return ws
-    if upgrade.wants_spdy(request):
-        conn, _ = await upgrade.spdy(request, SPDY_PROTOCOLS)
-        try:
-            await _run_spdy(SpdySession(conn.read, conn.write), forwarder)
-        finally:
-            conn.close()
-        return web.Response()   # never sent: the connection is SPDY's now
-    raise BadRequest("Upgrade request required")
+    target = kubeletclient.node_target(server, node)
 
-
-async def _run_spdy(session: SpdySession, forwarder: _Forwarder) -> None:
-    reader = asyncio.create_task(session.run())
-    try:
-        await forwarder.spdy(session)
-    finally:
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
+    async def dial(port: int):
+        return await target.port_forward(info.namespace, info.name, port)
+    return await portforward.serve(request, dial, info.name, (pod.get("metadata") or {}).get("uid", ""))

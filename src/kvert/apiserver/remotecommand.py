@@ -1,298 +1,23 @@
-"""``pods/NAME/exec`` and ``pods/NAME/attach``: a process's stdin, stdout, stderr and
-terminal size over one connection, as kube-apiserver serves them.
-
-Two transports carry the same streams:
-
-* WebSocket channels (``k8s.io/apimachinery/pkg/util/httpstream/wsstream``): every
-  message is one channel byte (0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize) and data;
-  ``v5.channel.k8s.io`` (kubectl 1.30+) adds message ``[255, channel]`` closing a channel
-  (stdin's end of file); the ``base64`` variants send text frames of an ASCII channel
-  digit and base64 data. kubectl 1.37 uses this first.
-* SPDY/3.1 (``Upgrade: SPDY/3.1``): one stream per channel, named by its ``streamtype``
-  header; kubectl falls back to it when the WebSocket upgrade is refused, and older
-  clients use only it.
-
-``v4`` and later end with a ``metav1.Status`` on the error channel (``Success``, or a
-``NonZeroExitCode`` failure whose cause carries the exit code, which kubectl exits with);
-older protocols write only an error's text. Options are ``PodExecOptions`` /
-``PodAttachOptions``; the container is chosen as ``pod.ExecLocation`` chooses it. The node
-provider (``ApiServer.metrics_provider``) runs the command for node agents in this
-process.
+"""``pods/NAME/exec`` and ``pods/NAME/attach``, as kube-apiserver serves them: the options
+(``PodExecOptions`` / ``PodAttachOptions``), the container chosen as ``pod.ExecLocation``
+chooses it, then the streams (``kvert.client.httpstream.remotecommand``: WebSocket channels
+or SPDY) to the node agent's runtime. The node provider (``ApiServer.metrics_provider``)
+answers for node agents in this process; a node agent run elsewhere is reached through its
+kubelet endpoint (``kvert.apiserver.kubeletclient``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import contextlib
-import json
-from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
-from kvert.api.errors import BadRequest, NotFound
-from kvert.apiserver import upgrade
-from kvert.apiserver.options import parse_bool
+from kvert.api.errors import BadRequest
+from kvert.apiserver import kubeletclient
 from kvert.apiserver.podlogs import choose_container
-from kvert.apiserver.spdy import SpdySession, SpdyStream
+from kvert.client.httpstream import remotecommand
+from kvert.client.httpstream.remotecommand import StreamOptions, stream_options
 
-STDIN, STDOUT, STDERR, ERROR, RESIZE = 0, 1, 2, 3, 4
-CLOSE_SIGNAL = 255                      # v5: [255, channel] closes a channel
-WEBSOCKET_PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io", "v4.base64.channel.k8s.io",
-                       "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io",
-                       "base64.channel.k8s.io")
-SPDY_PROTOCOLS = ("v4.channel.k8s.io", "v3.channel.k8s.io", "v2.channel.k8s.io", "channel.k8s.io")
-STREAM_TYPES = {"stdin": STDIN, "stdout": STDOUT, "stderr": STDERR, "error": ERROR, "resize": RESIZE}
-STREAM_WAIT_SECONDS = 30.0              # upstream's stream-creation timeout
-
-
-def protocol_version(name: str) -> int:
-    """``v4.channel.k8s.io`` -> 4; the unversioned ``channel.k8s.io`` is 1."""
-    return int(name[1]) if name.startswith("v") and name[1:2].isdigit() else 1
-
-
-@dataclass
-class StreamOptions:
-    stdin: bool = False
-    stdout: bool = False
-    stderr: bool = False
-    tty: bool = False
-    container: str = ""
-    command: tuple[str, ...] = ()
-
-
-def stream_options(query: Any, *, exec_: bool) -> StreamOptions:
-    """``PodExecOptions`` / ``PodAttachOptions`` from the query, checked as upstream."""
-    def flag(name: str, default: bool = False) -> bool:
-        value = query.get(name)
-        return default if value is None else parse_bool(value)
-    # SetDefaults_PodExecOptions / SetDefaults_PodAttachOptions: stdout and stderr on
-    opts = StreamOptions(stdin=flag("stdin"), stdout=flag("stdout", True),
-                         stderr=flag("stderr", True), tty=flag("tty"), container=query.get("container", ""),
-                         command=tuple(query.getall("command", ())) if exec_ else ())
-    if exec_ and not opts.command:
-        raise BadRequest("you must specify at least 1 command")
-    if not (opts.stdin or opts.stdout or opts.stderr):
-        raise BadRequest("you must specify at least 1 of stdin, stdout, stderr")
-    if opts.tty and opts.stderr:
-        # the kubelet's rule: a terminal has one output stream
-        opts.stderr = False
-    return opts
-
-
-def success_status() -> dict:
-    return {"metadata": {}, "status": "Success"}
-
-
-def exit_status(code: int, command: tuple[str, ...]) -> dict:
-    message = (f"command terminated with non-zero exit code: error executing command "
-               f"[{' '.join(command)}], exit code {code}")
-    return {"metadata": {}, "status": "Failure", "message": message, "reason": "NonZeroExitCode",
-            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
-
-
-def error_status(message: str) -> dict:
-    return {"metadata": {}, "status": "Failure", "message": message, "reason": "InternalError",
-            "details": {"causes": [{"message": message}]}, "code": 500}
-
-
-# -- the two transports, each a kvert.kubelet.runtime.base.StreamIO ---------------------------
-
-class _Streams:
-    """What both transports share: stdin and resize queues fed by a reader."""
-
-    def __init__(self, opts: StreamOptions, version: int):
-        self.tty = opts.tty
-        self.opts = opts
-        self.version = version
-        self._stdin: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._resize: asyncio.Queue[tuple[int, int] | None] = asyncio.Queue()
-        self._resize_buffer = b""
-        if not opts.stdin:
-            self._stdin.put_nowait(None)
-        if not opts.tty:
-            self._resize.put_nowait(None)
-
-    async def read_stdin(self) -> bytes | None:
-        chunk = await self._stdin.get()
-        if chunk is None:
-            self._stdin.put_nowait(None)     # stays closed for every later read
-        return chunk
-
-    async def next_resize(self) -> tuple[int, int] | None:
-        size = await self._resize.get()
-        if size is None:
-            self._resize.put_nowait(None)
-        return size
-
-    def _stdin_data(self, data: bytes) -> None:
-        if data and self.opts.stdin:
-            self._stdin.put_nowait(data)
-
-    def _resize_data(self, data: bytes) -> None:
-        # a stream of JSON TerminalSize values ({"Width": w, "Height": h}), one after another
-        self._resize_buffer += data
-        decoder = json.JSONDecoder()
-        text = self._resize_buffer.decode("utf-8", "replace")
-        at = 0
-        while True:
-            while at < len(text) and text[at].isspace():
-                at += 1
-            try:
-                value, end = decoder.raw_decode(text, at)
-            except ValueError:
-                break
-            at = end
-            if isinstance(value, dict):
-                width, height = value.get("Width"), value.get("Height")
-                if isinstance(width, int) and isinstance(height, int):
-                    self._resize.put_nowait((width, height))
-        self._resize_buffer = text[at:].encode()
-
-    def _end(self) -> None:
-        self._stdin.put_nowait(None)
-        self._resize.put_nowait(None)
-
-    async def finish(self, status: dict) -> None:
-        """The error channel's last word: a Status (v4+), or an error's text."""
-        if self.version >= 4:
-            await self._error(json.dumps(status, separators=(",", ":")).encode())
-        elif status.get("status") != "Success":
-            await self._error(status.get("message", "").encode())
-
-    async def _error(self, data: bytes) -> None:
-        raise NotImplementedError
-
-
-class WebSocketStreams(_Streams):
-    def __init__(self, ws: web.WebSocketResponse, opts: StreamOptions, protocol: str):
-        super().__init__(opts, protocol_version(protocol))
-        self.ws = ws
-        self.base64 = "base64" in protocol
-
-    async def _send(self, channel: int, data: bytes) -> None:
-        if self.ws.closed:
-            return
-        with contextlib.suppress(ConnectionError, RuntimeError):
-            if self.base64:
-                await self.ws.send_str(chr(ord("0") + channel) + base64.b64encode(data).decode())
-            else:
-                await self.ws.send_bytes(bytes([channel]) + data)
-
-    async def write_stdout(self, data: bytes) -> None:
-        if self.opts.stdout:
-            await self._send(STDOUT, data)
-
-    async def write_stderr(self, data: bytes) -> None:
-        if self.tty:
-            await self.write_stdout(data)
-        elif self.opts.stderr:
-            await self._send(STDERR, data)
-
-    async def _error(self, data: bytes) -> None:
-        await self._send(ERROR, data)
-
-    async def pump(self) -> None:
-        """Read the client's messages until it closes."""
-        try:
-            async for msg in self.ws:
-                if msg.type == WSMsgType.BINARY:
-                    data = msg.data
-                elif msg.type == WSMsgType.TEXT and self.base64:
-                    text = msg.data
-                    if not text:
-                        continue
-                    try:
-                        data = bytes([ord(text[0]) - ord("0")]) + base64.b64decode(text[1:])
-                    except ValueError:
-                        continue
-                else:
-                    continue
-                if not data:
-                    continue
-                channel, payload = data[0], data[1:]
-                if channel == STDIN:
-                    self._stdin_data(payload)
-                elif channel == RESIZE:
-                    self._resize_data(payload)
-                elif channel == CLOSE_SIGNAL and self.version >= 5 and payload[:1] == bytes([STDIN]):
-                    self._stdin.put_nowait(None)
-        finally:
-            self._end()
-
-
-class SpdyStreams(_Streams):
-    def __init__(self, session: SpdySession, opts: StreamOptions, protocol: str):
-        super().__init__(opts, protocol_version(protocol))
-        self.session = session
-        self.streams: dict[int, SpdyStream] = {}
-
-    def expected(self) -> set[int]:
-        wanted = {ERROR}
-        if self.opts.stdin:
-            wanted.add(STDIN)
-        if self.opts.stdout:
-            wanted.add(STDOUT)
-        if self.opts.stderr:
-            wanted.add(STDERR)
-        if self.opts.tty and self.version >= 3:
-            wanted.add(RESIZE)
-        return wanted
-
-    async def gather(self) -> None:
-        """Wait for the client to open every stream the options call for."""
-        async def until_all() -> None:
-            while not self.expected() <= set(self.streams):
-                stream = await self.session.new_streams.get()
-                if stream is None:
-                    raise ConnectionError("the client closed the connection")
-                kind = STREAM_TYPES.get(stream.headers.get("streamtype", ""))
-                if kind is None:
-                    await self.session.reset(stream)
-                else:
-                    self.streams[kind] = stream
-        await asyncio.wait_for(until_all(), STREAM_WAIT_SECONDS)
-
-    async def write_stdout(self, data: bytes) -> None:
-        if STDOUT in self.streams:
-            await self.streams[STDOUT].write(data)
-
-    async def write_stderr(self, data: bytes) -> None:
-        target = self.streams.get(STDOUT if self.tty else STDERR)
-        if target is not None:
-            await target.write(data)
-
-    async def _error(self, data: bytes) -> None:
-        await self.streams[ERROR].write(data)
-
-    async def pump(self) -> None:
-        """Copy the stdin and resize streams into the queues."""
-        async def copy(stream: SpdyStream, into) -> None:
-            while chunk := await stream.read():
-                into(chunk)
-        tasks = []
-        if STDIN in self.streams:
-            async def stdin() -> None:
-                await copy(self.streams[STDIN], self._stdin_data)
-                self._stdin.put_nowait(None)
-            tasks.append(stdin())
-        if RESIZE in self.streams:
-            tasks.append(copy(self.streams[RESIZE], self._resize_data))
-        try:
-            await asyncio.gather(*tasks)
-        finally:
-            if not tasks:
-                await asyncio.Event().wait()    # nothing to read: wait to be cancelled
-            self._end()
-
-    async def close(self) -> None:
-        for stream in self.streams.values():
-            await stream.close()
-        await self.session.go_away()
-
-
-# -- the handler ------------------------------------------------------------------------------
 
 def _target(server: Any, info: Any, opts: StreamOptions, verb: str) -> tuple[str, str]:
     pod = server.registry.get("pods", info.name, info.namespace)
@@ -303,11 +28,6 @@ def _target(server: Any, info: Any, opts: StreamOptions, verb: str) -> tuple[str
     node = (pod.get("spec") or {}).get("nodeName")
     if not node:
         raise BadRequest(f"pod {info.name} does not have a host assigned")
-    provider = server.metrics_provider
-    if provider is None or node not in provider.nodes():
-        raise NotFound(f"pods/{info.subresource}", info.name,
-                       f'node "{node}" has no node agent in this API server\'s process: '
-                       "streams to nodes run elsewhere are not served")
     return node, container
 
 
@@ -315,51 +35,13 @@ async def serve(server: Any, request: web.Request, info: Any) -> web.StreamRespo
     exec_ = info.subresource == "exec"
     opts = stream_options(request.query, exec_=exec_)
     node, container = _target(server, info, opts, "exec into" if exec_ else "attach to")
-    provider = server.metrics_provider
+    target = kubeletclient.node_target(server, node)
 
-    async def run(io: _Streams) -> dict:
-        try:
-            if exec_:
-                code = await provider.exec(node, info.namespace, info.name, container, opts.command, io)
-                return success_status() if code == 0 else exit_status(code, opts.command)
-            await provider.attach(node, info.namespace, info.name, container, io)
-            return success_status()
-        except FileNotFoundError as e:
-            return error_status(f'exec: "{e.filename or opts.command[0]}": executable file not '
-                                "found in $PATH")
-        except Exception as e:    # the runtime's refusal (container not running, ...)
-            return error_status(str(e) or type(e).__name__)
+    async def run(io: Any) -> dict:
+        async def do_exec(command, io):
+            return await target.exec(info.namespace, info.name, container, command, io)
 
-    if upgrade.wants_websocket(request):
-        ws, protocol = await upgrade.websocket(request, WEBSOCKET_PROTOCOLS)
-        io = WebSocketStreams(ws, opts, protocol)
-        await _session(io, run)
-        await ws.close()
-        return ws
-    if upgrade.wants_spdy(request):
-        conn, protocol = await upgrade.spdy(request, SPDY_PROTOCOLS)
-        session = SpdySession(conn.read, conn.write)
-        reader = asyncio.create_task(session.run())
-        io = SpdyStreams(session, opts, protocol)
-        try:
-            await io.gather()
-            await _session(io, run)
-            await io.close()
-        except (TimeoutError, ConnectionError):
-            pass
-        finally:
-            reader.cancel()
-            conn.close()
-        return web.Response()   # never sent: the connection is SPDY's now
-    raise BadRequest("Upgrade request required")
-
-
-async def _session(io: Any, run) -> None:
-    pump = asyncio.create_task(io.pump())
-    try:
-        status = await run(io)
-        await io.finish(status)
-    finally:
-        pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await pump
+        async def do_attach(io):
+            await target.attach(info.namespace, info.name, container, io)
+        return await remotecommand.run_exec(do_exec if exec_ else None, do_attach, opts, io)
+    return await remotecommand.serve(request, opts, run)

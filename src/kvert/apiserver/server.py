@@ -66,6 +66,8 @@ class ApiServer:
         self.authenticator = authenticator
         # kvert.auth's authorize(attrs) -> (Decision, reason), or None: everything allowed
         self.authorizer = authorizer
+        # how this server authenticates to node agents' kubelet endpoints (kubeletclient)
+        self.kubelet_client_token: str | None = None
         # the audiences a TokenReview without its own checks tokens against (--api-audiences)
         self.api_audiences: tuple[str, ...] = ("https://kubernetes.default.svc.cluster.local",)
         self.registry = Registry(store, clock, admission, seed=seed, token_requests=token_requests)

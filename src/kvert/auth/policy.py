@@ -33,7 +33,7 @@ from typing import Any
 from kvert.api.errors import AlreadyExists, ApiError, NotFound
 from kvert.auth.rules import PolicyRule, rule
 from kvert.auth.user import (AUTHENTICATED, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS, NODES,
-                             VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER)
+                             KUBELET_CLIENT, VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER)
 
 log = logging.getLogger(__name__)
 
@@ -314,6 +314,10 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
         # deprecated since the Node authorizer: kept without subjects, as upstream
         cluster_role_binding("system:node"),
         cluster_role_binding("system:service-account-issuer-discovery", group(SERVICE_ACCOUNTS_GROUP)),
+        # the API server's calls to node agents' kubelet endpoints (kubeadm binds its
+        # apiserver-kubelet-client certificate more broadly; this role is made for it)
+        cluster_role_binding("kvert:kube-apiserver-kubelet-client", user(KUBELET_CLIENT),
+                             role="system:kubelet-api-admin"),
     ]
 
 

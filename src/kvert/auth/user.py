@@ -15,6 +15,7 @@ VPA_RECOMMENDER = "system:vpa-recommender"
 VPA_UPDATER = "system:vpa-updater"
 VPA_ADMISSION = "system:vpa-admission-controller"
 APISERVER = "system:apiserver"
+KUBELET_CLIENT = "kube-apiserver-kubelet-client"   # the API server calling a node agent (kubeadm's name)
 NODES = "system:nodes"
 
 

@@ -8,6 +8,7 @@ kube-scheduler and kube-controller-manager do, so several replicas run each loop
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "bootstraps its credentials")
     n.add_argument("--checkpoint-dir", type=Path, default=None,
                    help="where the agent keeps its state (default: $KVERT_HOME/nodes/NAME)")
+    n.add_argument("--address", default="127.0.0.1",
+                   help="the address of the agent's kubelet endpoint, also the Node's InternalIP "
+                        "(default: 127.0.0.1)")
+    n.add_argument("--port", type=int, default=10250,
+                   help="the port of the agent's kubelet endpoint (HTTPS: logs, exec, attach, "
+                        "port-forward, cAdvisor metrics for the API server); 0 picks a free one "
+                        "(default: 10250)")
     add_node_flags(n)
     n.set_defaults(func=lambda args: run_component(args, _node_agent))
 
@@ -154,10 +162,17 @@ async def _node_agent(args: argparse.Namespace) -> int:
         await client.close()
         raise ValueError(f"node {args.name} is run by another agent (its Lease in kube-node-lease "
                          "is fresh); choose another --name")
-    return await _serve(f"node-agent/{args.name}",
-                        lambda client, clock: build.node(args.runtime, client, clock, config, name=args.name,
-                                                         checkpoint_dir=checkpoint),
-                        client, args)
+    from kvert.apiserver.certs import ensure_pki
+    from kvert.cluster.kubeletserver import KubeletServer
+    pki = ensure_pki(checkpoint / "pki", datetime.datetime.now(datetime.timezone.utc),
+                     names=(args.address, args.name, "localhost"))
+
+    def make(client: Any, clock: Any) -> KubeletServer:
+        agent = build.node(args.runtime, client, clock, config, name=args.name, checkpoint_dir=checkpoint,
+                           host_ip=args.address)
+        return KubeletServer(agent, client, clock, host=args.address, port=args.port,
+                             ssl_context=pki.server_context())
+    return await _serve(f"node-agent/{args.name}", make, client, args)
 
 
 def _node_kubeconfig(data_dir: Path, name: str) -> Path:

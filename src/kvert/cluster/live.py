@@ -19,6 +19,7 @@ from kvert.auth.serviceaccount import ServiceAccountAuthenticator, ServiceAccoun
 from kvert.auth import default_authorizer
 from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
 from kvert.auth.tokens import ADMIN, COMPONENTS, TokenAuthenticator, node_identity
+from kvert.auth.user import KUBELET_CLIENT
 from kvert.auth.user import MASTERS
 from kvert.apiserver.certs import ensure_pki
 from kvert.apiserver.kubeconfig import write_kubeconfig
@@ -73,6 +74,7 @@ class ApiServerProcess:
                                 admission=default_chain(self.store, self.clock, service_accounts=True),
                                 token_requests=TokenRequests(signer),
                                 metrics_provider=self.metrics)
+        self.server.kubelet_client_token = self.tokens.ensure(KUBELET_CLIENT)
         self.control_plane = build.ControlPlane(self.server.registry, self.clock, authorizer)
         self.supervisor.start()
         await self.control_plane.bootstrap(self.supervisor)

@@ -71,6 +71,7 @@ log = logging.getLogger(__name__)
 
 KUBELET_VERSION = "v1.35.0-kvert"
 LEASE_NAMESPACE = "kube-node-lease"
+KUBELET_PORT = 10250
 STATUS_REPORT_SECONDS = 300.0       # nodeStatusReportFrequency
 RESIZE_RETRY_SECONDS = 180.0        # the allocation manager's periodic retry (3 min)
 EVICTION_CLEANUP_POLL = 1.0         # podCleanupPollFreq
@@ -119,6 +120,7 @@ class NodeAgent:
         self.pleg_seconds = float(pleg_seconds)
         self.resize_retry_seconds = float(resize_retry_seconds)
         self.host_ip = host_ip
+        self.kubelet_port = KUBELET_PORT      # where this agent's kubelet endpoint listens
         self.extra_labels = dict(labels or {})
         self.allocatable = node_allocatable(config)
         self.allocatable_absolute = allocatable_absolute(config)
@@ -362,7 +364,7 @@ class NodeAgent:
             "conditions": conditions,
             "addresses": [{"type": "InternalIP", "address": self.host_ip},
                           {"type": "Hostname", "address": self.name}],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": self.kubelet_port}},
             "nodeInfo": {
                 "machineID": zlib.crc32(self.name.encode()).to_bytes(4, "big").hex() * 4,
                 "systemUUID": zlib.crc32(("uuid/" + self.name).encode()).to_bytes(4, "big").hex() * 4,

@@ -146,6 +146,7 @@ class StreamIO(Protocol):
     stream, or a test). With ``tty`` the container has one terminal: stderr is merged into
     stdout and ``next_resize`` reports the terminal's size changes."""
     tty: bool
+    stdin: bool           # whether the caller sends stdin at all
 
     async def read_stdin(self) -> bytes | None:
         """The next chunk of stdin; None once stdin is closed (or was never opened)."""

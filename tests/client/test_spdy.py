@@ -11,7 +11,7 @@ import zlib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvert.apiserver.spdy import (DICTIONARY, FLAG_FIN, PING, RST_STREAM, SYN_REPLY, SYN_STREAM, SpdySession,
+from kvert.client.httpstream.spdy import (DICTIONARY, FLAG_FIN, PING, RST_STREAM, SYN_REPLY, SYN_STREAM, SpdySession,
                                   decode_headers, encode_headers)
 
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=20)

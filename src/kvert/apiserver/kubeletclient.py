@@ -1,0 +1,219 @@
+"""How the API server reaches a node's agent, as kube-apiserver reaches the kubelet: the
+agent in this process directly (``ApiServer.metrics_provider``), or a node agent run
+elsewhere through its HTTPS endpoint (``kvert node-agent``'s kubelet port, at the node's
+``InternalIP`` and ``status.daemonEndpoints.kubeletEndpoint.Port``).
+
+The remote endpoint is called as kube-apiserver calls it: with the API server's own
+kubelet-client identity (``kube-apiserver-kubelet-client``, bound to
+``system:kubelet-api-admin``) as a bearer token, and without verifying the kubelet's
+serving certificate (kube-apiserver's default without ``--kubelet-certificate-authority``).
+Streams go over WebSocket (remotecommand ``v5.channel.k8s.io``; port-forward's
+``v4.channel.k8s.io`` channels, one connection per forwarded port).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import struct
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import aiohttp
+from aiohttp import WSMsgType, web
+
+from kvert.api.errors import ApiError, NotFound
+from kvert.client.httpstream.remotecommand import CLOSE_SIGNAL, ERROR, RESIZE, STDERR, STDIN, STDOUT
+
+CONNECT_TIMEOUT = 10.0
+
+
+class RemoteCommandError(Exception):
+    """The kubelet's Status of a failed exec that is not an exit code."""
+
+
+@dataclass
+class LocalNode:
+    """A node agent in this process."""
+    provider: Any
+    node: str
+    remote = False
+
+    async def exec(self, namespace: str, pod: str, container: str, command, io) -> int:
+        return await self.provider.exec(self.node, namespace, pod, container, command, io)
+
+    async def attach(self, namespace: str, pod: str, container: str, io) -> None:
+        await self.provider.attach(self.node, namespace, pod, container, io)
+
+    async def port_forward(self, namespace: str, pod: str, port: int):
+        return await self.provider.port_forward(self.node, namespace, pod, port)
+
+    def container_log(self, namespace: str, pod: str, container: str, *, previous: bool = False):
+        return self.provider.container_log(self.node, namespace, pod, container, previous=previous)
+
+
+@dataclass
+class RemoteNode:
+    """A node agent reached through its kubelet endpoint."""
+    base: str            # https://HOST:PORT
+    token: str
+    remote = True
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def _session(self) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT),
+                                     connector=aiohttp.TCPConnector(ssl=False))
+
+    @staticmethod
+    def _path(*parts: str) -> str:
+        return "/".join(quote(p, safe="") for p in parts)
+
+    async def _remotecommand(self, kind: str, namespace: str, pod: str, container: str,
+                             command, io) -> int:
+        query = [("command", c) for c in command or ()] + [
+            ("stdin", str(getattr(io, "stdin", False)).lower()), ("stdout", "true"),
+            ("stderr", "false" if io.tty else "true"), ("tty", str(io.tty).lower())]
+        url = f"{self.base}/{kind}/{self._path(namespace, pod, container)}?{urlencode(query)}"
+        async with self._session() as session:
+            try:
+                ws = await session.ws_connect(url, protocols=["v5.channel.k8s.io"], headers=self._headers(),
+                                              max_msg_size=0)
+            except aiohttp.WSServerHandshakeError as e:
+                raise RemoteCommandError(f"the node agent refused: {e.status} {e.message}") from e
+            except aiohttp.ClientError as e:
+                raise RemoteCommandError(f"the node agent cannot be reached: {e}") from e
+            async with ws:
+                return await _bridge(ws, io)
+
+    async def exec(self, namespace: str, pod: str, container: str, command, io) -> int:
+        return await self._remotecommand("exec", namespace, pod, container, command, io)
+
+    async def attach(self, namespace: str, pod: str, container: str, io) -> None:
+        await self._remotecommand("attach", namespace, pod, container, (), io)
+
+    async def port_forward(self, namespace: str, pod: str, port: int):
+        url = f"{self.base}/portForward/{self._path(namespace, pod)}?ports={port}"
+        session = self._session()
+        try:
+            ws = await session.ws_connect(url, protocols=["v4.channel.k8s.io"], headers=self._headers(),
+                                          max_msg_size=0)
+        except aiohttp.ClientError as e:
+            await session.close()
+            raise ConnectionError(f"the node agent cannot be reached: {e}") from e
+        ours, theirs = socket.socketpair()
+        reader, writer = await asyncio.open_connection(sock=ours)
+        near_reader, near_writer = await asyncio.open_connection(sock=theirs)
+        task = asyncio.create_task(_forward(ws, session, near_reader, near_writer))
+        _running.add(task)
+        task.add_done_callback(_running.discard)
+        return reader, writer
+
+    async def proxy_log(self, request: web.Request, namespace: str, pod: str, container: str) -> web.StreamResponse:
+        url = f"{self.base}/containerLogs/{self._path(namespace, pod, container)}"
+        async with self._session() as session:
+            try:
+                upstream = await session.get(url, params=list(request.query.items()), headers=self._headers())
+            except aiohttp.ClientError as e:
+                # kube-apiserver's "error dialing backend", as a 503 (the node, not the server, failed)
+                raise ApiError(f"error dialing backend: {e}", 503, "ServiceUnavailable") from None
+            async with upstream:
+                response = web.StreamResponse(status=upstream.status, headers={
+                    "Content-Type": upstream.headers.get("Content-Type", "text/plain")})
+                await response.prepare(request)
+                async for chunk in upstream.content.iter_any():
+                    await response.write(chunk)
+                await response.write_eof()
+                return response
+
+
+_running: set[asyncio.Task] = set()
+
+
+async def _bridge(ws: aiohttp.ClientWebSocketResponse, io: Any) -> int:
+    """Carry ``io``'s streams over a v5 channel session; the exit code of its Status."""
+    async def stdin() -> None:
+        while (chunk := await io.read_stdin()) is not None:
+            await ws.send_bytes(bytes([STDIN]) + chunk)
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await ws.send_bytes(bytes([CLOSE_SIGNAL, STDIN]))
+
+    async def resize() -> None:
+        while (size := await io.next_resize()) is not None:
+            await ws.send_bytes(bytes([RESIZE]) + json.dumps({"Width": size[0], "Height": size[1]}).encode())
+    senders = [asyncio.create_task(stdin()), asyncio.create_task(resize())]
+    status: dict = {}
+    try:
+        async for msg in ws:
+            if msg.type != WSMsgType.BINARY or not msg.data:
+                continue
+            channel, data = msg.data[0], msg.data[1:]
+            if channel == STDOUT:
+                await io.write_stdout(data)
+            elif channel == STDERR:
+                await io.write_stderr(data)
+            elif channel == ERROR and data:
+                status = json.loads(data)
+    finally:
+        for task in senders:
+            task.cancel()
+    if status.get("status", "Success") == "Success":
+        return 0
+    if status.get("reason") == "NonZeroExitCode":
+        causes = (status.get("details") or {}).get("causes") or [{}]
+        return int(causes[0].get("message", "1"))
+    raise RemoteCommandError(status.get("message", "exec failed"))
+
+
+async def _forward(ws, session, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """One forwarded connection over port-forward channels 0 (data) and 1 (error)."""
+    async def upstream() -> None:
+        while chunk := await reader.read(32 * 1024):
+            await ws.send_bytes(b"\x00" + chunk)
+    pump = asyncio.create_task(upstream())
+    prefixes = 0
+    try:
+        async for msg in ws:
+            if msg.type != WSMsgType.BINARY or not msg.data:
+                continue
+            channel, data = msg.data[0], msg.data[1:]
+            if prefixes < 2 and len(data) == 2 and struct.unpack("<H", data):
+                prefixes += 1       # each channel's first message is the port
+                continue
+            if channel == 0:
+                writer.write(data)
+                await writer.drain()
+            elif channel == 1 and data:
+                break               # the dial failed: the connection is refused
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        pump.cancel()
+        writer.close()
+        await ws.close()
+        await session.close()
+
+
+def node_target(server: Any, node: str) -> LocalNode | RemoteNode:
+    """The node's agent: in this process, or its kubelet endpoint; NotFound when neither."""
+    provider = server.metrics_provider
+    if provider is not None and node in provider.nodes():
+        return LocalNode(provider, node)
+    try:
+        obj = server.registry.get("nodes", node, "")
+    except NotFound:
+        raise NotFound("nodes", node, f'nodes "{node}" not found') from None
+    status = obj.get("status") or {}
+    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
+    address = next((a.get("address") for a in status.get("addresses") or []
+                    if a.get("type") == "InternalIP"), None)
+    token = getattr(server, "kubelet_client_token", None)
+    if not port or not address or not token:
+        raise NotFound("nodes", node, f'node "{node}" has no node agent in this API server\'s process '
+                                      "and no kubelet endpoint it can reach")
+    host = f"[{address}]" if ":" in address else address
+    return RemoteNode(f"https://{host}:{port}", token)

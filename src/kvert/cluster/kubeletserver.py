@@ -1,0 +1,168 @@
+"""A node agent's HTTPS endpoint, the kubelet's port 10250, for an agent run as its own
+process (``kvert node-agent``): what the API server asks of a node it has no agent for.
+
+Paths are the kubelet's: ``/exec`` and ``/attach/NS/POD/CONTAINER`` and
+``/portForward/NS/POD`` (the streams of ``kvert.client.httpstream``),
+``/containerLogs/NS/POD/CONTAINER`` (PodLogOptions as query), ``/metrics/cadvisor``,
+``/metrics`` and ``/healthz``. Requests are authenticated and authorized as the kubelet
+does with ``--authentication-token-webhook`` and ``--authorization-mode=Webhook``: the
+bearer token through a TokenReview, then a SubjectAccessReview for the node's
+subresource the path maps to (``nodes/proxy`` for streams and logs as upstream maps
+``/containerLogs``, ``nodes/metrics``, ``nodes/stats``, ``nodes/log``), each answer cached
+for ten seconds. The serving certificate is the agent's own (self-signed, as a kubelet's
+is without a certificate from the cluster).
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from typing import Any
+
+from aiohttp import web
+
+from kvert.api.errors import ApiError, BadRequest, NotFound
+from kvert.apiserver.podlogs import log_options, stream_log
+from kvert.client.httpstream import portforward, remotecommand
+from kvert.client.httpstream.remotecommand import stream_options
+
+log = logging.getLogger(__name__)
+
+CACHE_SECONDS = 10.0
+_METHOD_VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH": "patch",
+                 "DELETE": "delete"}
+
+
+def subresource_of(path: str) -> str:
+    """The kubelet's authorizer attributes for a path (``pkg/kubelet/server/auth.go``)."""
+    if path.startswith("/stats"):
+        return "stats"
+    if path.startswith("/metrics"):
+        return "metrics"
+    if path.startswith("/logs"):
+        return "log"
+    return "proxy"
+
+
+class KubeletServer:
+    """Runs ``agent`` behind its HTTPS endpoint on ``host:port`` (0: any free port, which
+    the agent then reports in its Node's ``daemonEndpoints``)."""
+
+    def __init__(self, agent: Any, client: Any, clock: Any, *, host: str, port: int,
+                 ssl_context: ssl.SSLContext):
+        self.agent = agent
+        self.client = client
+        self.clock = clock
+        self.host = host
+        self.port = port
+        self.ssl_context = ssl_context
+        self._decisions: dict[tuple, tuple[float, bool, str]] = {}
+        self._runner: web.AppRunner | None = None
+
+    def stop(self) -> None:
+        self.agent.stop()
+
+    async def run(self) -> None:
+        app = web.Application(middlewares=[self._authorize])
+        app.router.add_get("/healthz", self._healthz)
+        for kind in ("exec", "attach"):
+            app.router.add_route("*", f"/{kind}/{{namespace}}/{{pod}}/{{container}}", self._remotecommand)
+        app.router.add_route("*", "/portForward/{namespace}/{pod}", self._port_forward)
+        app.router.add_get("/containerLogs/{namespace}/{pod}/{container}", self._logs)
+        app.router.add_get("/metrics/cadvisor", self._cadvisor)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]     # the one bound for port 0
+        self.agent.kubelet_port = self.port
+        log.info("node %s: kubelet endpoint at https://%s:%d", self.agent.name, self.host, self.port)
+        try:
+            await self.agent.run()
+        finally:
+            await self._runner.cleanup()
+
+    # -- authentication and authorization ------------------------------------------------------
+
+    @web.middleware
+    async def _authorize(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        header = request.headers.get("Authorization", "")
+        token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+        if not token:
+            return web.Response(status=401, text="Unauthorized")
+        verb = _METHOD_VERBS.get(request.method, request.method.lower())
+        key = (token, verb, subresource_of(request.path))
+        cached = self._decisions.get(key)
+        now = self.clock.now()
+        if cached is None or now - cached[0] > CACHE_SECONDS:
+            allowed, user = await self._review(token, verb, key[2])
+            cached = (now, allowed, user)
+            self._decisions[key] = cached
+        _, allowed, user = cached
+        if user is None:
+            return web.Response(status=401, text="Unauthorized")
+        if not allowed:
+            return web.Response(status=403, text=f"Forbidden (user={user}, verb={verb}, resource=nodes, "
+                                                 f"subresource(s)=[{key[2]}])\n")
+        try:
+            return await handler(request)
+        except ApiError as e:
+            return web.json_response(e.to_status(), status=e.code)
+
+    async def _review(self, token: str, verb: str, subresource: str) -> tuple[bool, str | None]:
+        """(allowed, user name); the name is None when the token authenticates no one."""
+        review = await self.client.create("authentication.k8s.io/tokenreviews", {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}})
+        status = review.get("status") or {}
+        if not status.get("authenticated"):
+            return False, None
+        user = status.get("user") or {}
+        access = await self.client.create("authorization.k8s.io/subjectaccessreviews", {
+            "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": {"user": user.get("username", ""), "groups": user.get("groups") or [],
+                     "uid": user.get("uid", ""), "extra": user.get("extra") or {},
+                     "resourceAttributes": {"verb": verb, "resource": "nodes", "subresource": subresource,
+                                            "name": self.agent.name}}})
+        return bool((access.get("status") or {}).get("allowed")), user.get("username", "")
+
+    # -- handlers ------------------------------------------------------------------------------
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _remotecommand(self, request: web.Request) -> web.StreamResponse:
+        m = request.match_info
+        exec_ = request.path.startswith("/exec/")
+        opts = stream_options(request.query, exec_=exec_)
+
+        async def run(io: Any) -> dict:
+            async def do_exec(command, io):
+                return await self.agent.exec(m["namespace"], m["pod"], m["container"], command, io)
+
+            async def do_attach(io):
+                await self.agent.attach(m["namespace"], m["pod"], m["container"], io)
+            return await remotecommand.run_exec(do_exec if exec_ else None, do_attach, opts, io)
+        return await remotecommand.serve(request, opts, run)
+
+    async def _port_forward(self, request: web.Request) -> web.StreamResponse:
+        m = request.match_info
+
+        async def dial(port: int):
+            return await self.agent.port_forward(m["namespace"], m["pod"], port)
+        return await portforward.serve(request, dial, m["pod"], "")
+
+    async def _logs(self, request: web.Request) -> web.StreamResponse:
+        m = request.match_info
+        options = log_options(request.query, m["pod"])
+        found = self.agent.container_log(m["namespace"], m["pod"], m["container"], previous=options.previous)
+        if found is None:
+            if options.previous:
+                raise BadRequest(f'previous terminated container "{m["container"]}" in pod '
+                                 f'"{m["pod"]}" not found')
+            raise NotFound("pods/log", m["pod"], f'container "{m["container"]}" in pod "{m["pod"]}" '
+                                                 "has no log on this node")
+        return await stream_log(request, found, options, self.clock)
+
+    async def _cadvisor(self, request: web.Request) -> web.Response:
+        return web.Response(text=await self.agent.metrics_text(),
+                            content_type="text/plain", charset="utf-8")
