@@ -1,6 +1,7 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
-``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, Job, CronJob,
+``ControllerManager(client, clock)`` builds the ReplicaSet, ReplicationController, Deployment,
+StatefulSet, Job, CronJob,
 TTL-after-finished, disruption, ResourceClaim, namespace, pod GC, node lifecycle, taint
 eviction, ServiceAccount, ClusterRole aggregation, Endpoints and EndpointSlice controllers
 and the garbage collector (which also collects
@@ -35,10 +36,11 @@ from kvert.controllers.job import JobController
 from kvert.controllers.namespace import NamespaceController
 from kvert.controllers.nodelifecycle import NodeLifecycleController
 from kvert.controllers.podgc import PodGC
-from kvert.controllers.replicaset import ReplicaSetController
+from kvert.controllers.replicaset import ReplicaSetController, ReplicationControllerController
 from kvert.controllers.resourceclaim import CLAIMS, ResourceClaimController
 from kvert.controllers.rootcapublisher import RootCACertPublisher
 from kvert.controllers.serviceaccount import ServiceAccountsController
+from kvert.controllers.statefulset import StatefulSetController
 from kvert.controllers.tainteviction import TaintEvictionController
 from kvert.controllers.ttlafterfinished import TTLAfterFinishedController
 
@@ -47,7 +49,7 @@ log = logging.getLogger(__name__)
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
                    "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished", "endpoints",
-                   "endpointslice")
+                   "endpointslice", "statefulset", "replicationcontroller")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -73,6 +75,8 @@ _FACTORIES = {
     "ttl-after-finished": TTLAfterFinishedController,
     "endpoints": EndpointsController,
     "endpointslice": EndpointSliceController,
+    "statefulset": StatefulSetController,
+    "replicationcontroller": ReplicationControllerController,
 }
 
 

@@ -45,8 +45,11 @@ def not_more_than_100_percent(value: Any, number: int | None, is_percent: bool, 
     return []
 
 
-def _validate_replica_set_like(spec: dict, path: str, kind_word: str) -> Causes:
-    """The shared part of ReplicaSet and Deployment specs (selector, template, replicas)."""
+def _validate_replica_set_like(spec: dict, path: str, kind_word: str,
+                               selector_word: str = "deployment") -> Causes:
+    """The shared part of ReplicaSet, Deployment, StatefulSet and DaemonSet specs (selector,
+    template, replicas); ``selector_word`` names the kind in the empty-selector message
+    (ReplicaSets say "deployment" upstream too)."""
     errs: Causes = []
     for field in ("replicas", "minReadySeconds"):
         value = get_int(spec, field, path, errs, bits=32)
@@ -63,7 +66,7 @@ def _validate_replica_set_like(spec: dict, path: str, kind_word: str) -> Causes:
         sel_errs = validate_label_selector(selector, sel_path)
         errs.extend(sel_errs)
         if not selector.get("matchLabels") and not selector.get("matchExpressions"):
-            errs.append(invalid(sel_path, selector, "empty selector is invalid for deployment"))
+            errs.append(invalid(sel_path, selector, f"empty selector is invalid for {selector_word}"))
         else:
             selector_ok = not sel_errs
     template = spec.get("template")
@@ -211,4 +214,61 @@ def validate_workload_status_update(new: dict, old: dict, kind: str) -> Causes:
         new_count = values.get("collisionCount")
         if isinstance(old_count, int) and (new_count is None or new_count < old_count):
             errs.append(invalid("status.collisionCount", new_count or 0, "cannot be decremented"))
+    return errs
+
+
+# ---- core/v1 ReplicationController ------------------------------------------------------------
+
+def _validate_rc_spec(spec: dict, path: str) -> Causes:
+    """``ValidateReplicationControllerSpec``: a non-empty selector map matching the template's
+    labels (the template is required), counts >= 0, restartPolicy Always."""
+    errs: Causes = []
+    for field in ("replicas", "minReadySeconds"):
+        value = get_int(spec, field, path, errs, bits=32)
+        if value is not None and value < 0:
+            errs.append(invalid(child(path, field), value, IS_NEGATIVE_MSG))
+    sel_path = child(path, "selector")
+    selector = spec.get("selector")
+    if selector is not None and not isinstance(selector, dict):
+        errs.append(type_error(sel_path, selector, "object"))
+        selector = {}
+    selector = selector or {}
+    if not selector:
+        errs.append(required(sel_path))
+    else:
+        errs.extend(names.validate_labels(selector, sel_path))
+    template = spec.get("template")
+    tpl_path = child(path, "template")
+    if template is None:
+        errs.append(required(tpl_path))
+        return errs
+    if not isinstance(template, dict):
+        errs.append(type_error(tpl_path, template, "object"))
+        return errs
+    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    if selector and any(labels.get(k) != v for k, v in selector.items()):
+        errs.append(invalid(child(tpl_path, "metadata.labels"), labels,
+                            "`selector` does not match template `labels`"))
+    errs.extend(validate_pod_template_spec(template, tpl_path))
+    tpl_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    restart = tpl_spec.get("restartPolicy") or "Always"
+    if restart != "Always":
+        errs.append(not_supported(child(tpl_path, "spec.restartPolicy"), restart, ["Always"]))
+    if tpl_spec.get("activeDeadlineSeconds") is not None:
+        errs.append(forbidden(child(tpl_path, "spec.activeDeadlineSeconds"),
+                              "activeDeadlineSeconds in ReplicationController is not Supported"))
+    return errs
+
+
+def validate_replication_controller(rc: dict) -> Causes:
+    errs = validate_object_meta(rc, namespaced=True)
+    errs.extend(_validate_rc_spec(get_dict(rc, "spec", "", errs), "spec"))
+    return errs
+
+
+def validate_replication_controller_update(new: dict, old: dict) -> Causes:
+    """An RC's selector may change (core/v1 never made it immutable)."""
+    errs = validate_object_meta_update(new, old)
+    errs.extend(_validate_rc_spec(get_dict(new, "spec", "", errs), "spec"))
     return errs
