@@ -1,7 +1,7 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
 ``ControllerManager(client, clock)`` builds the ReplicaSet, ReplicationController, Deployment,
-StatefulSet, Job, CronJob,
+StatefulSet, DaemonSet, Job, CronJob,
 TTL-after-finished, disruption, ResourceClaim, namespace, pod GC, node lifecycle, taint
 eviction, ServiceAccount, ClusterRole aggregation, Endpoints and EndpointSlice controllers
 and the garbage collector (which also collects
@@ -27,6 +27,7 @@ from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory
 from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kvert.controllers.cronjob import CronJobController
+from kvert.controllers.daemonset import DaemonSetController
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.endpoints import EndpointsController
@@ -49,7 +50,7 @@ log = logging.getLogger(__name__)
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
                    "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished", "endpoints",
-                   "endpointslice", "statefulset", "replicationcontroller")
+                   "endpointslice", "statefulset", "replicationcontroller", "daemonset")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -77,6 +78,7 @@ _FACTORIES = {
     "endpointslice": EndpointSliceController,
     "statefulset": StatefulSetController,
     "replicationcontroller": ReplicationControllerController,
+    "daemonset": DaemonSetController,
 }
 
 

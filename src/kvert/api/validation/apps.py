@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import names
 from .common import (Causes, IS_NEGATIVE_MSG, child, forbidden, get_dict, get_int, immutable, index,
                      invalid, not_supported, required, type_error)
 from .diff import normalized
@@ -87,7 +88,7 @@ def _retention_policy(policy: Any, path: str) -> Causes:
 
 
 def _validate_statefulset_spec(spec: dict, path: str) -> Causes:
-    errs = _validate_replica_set_like(spec, path, "StatefulSet", "statefulset")
+    errs = _validate_replica_set_like(spec, path, "StatefulSet", "statefulset", pod_spec=False)
     policy = spec.get("podManagementPolicy")
     if not policy:
         errs.append(required(child(path, "podManagementPolicy")))
@@ -110,7 +111,8 @@ def _validate_statefulset_spec(spec: dict, path: str) -> Causes:
 
 
 def validate_stateful_set(sts: dict) -> Causes:
-    errs = validate_object_meta(sts, namespaced=True)
+    """The name is a DNS label (``ValidateStatefulSetName``): it is the pods' hostname prefix."""
+    errs = validate_object_meta(sts, namespaced=True, name_fn=names.name_is_dns_label)
     errs.extend(_validate_statefulset_spec(get_dict(sts, "spec", "", errs), "spec"))
     return errs
 

@@ -46,7 +46,7 @@ def not_more_than_100_percent(value: Any, number: int | None, is_percent: bool, 
 
 
 def _validate_replica_set_like(spec: dict, path: str, kind_word: str,
-                               selector_word: str = "deployment") -> Causes:
+                               selector_word: str = "deployment", pod_spec: bool = True) -> Causes:
     """The shared part of ReplicaSet, Deployment, StatefulSet and DaemonSet specs (selector,
     template, replicas); ``selector_word`` names the kind in the empty-selector message
     (ReplicaSets say "deployment" upstream too)."""
@@ -86,7 +86,14 @@ def _validate_replica_set_like(spec: dict, path: str, kind_word: str,
         elif not matcher.empty and not matcher.matches(labels):
             errs.append(invalid(child(tpl_path, "metadata.labels"), labels,
                                 "`selector` does not match template `labels`"))
-    errs.extend(validate_pod_template_spec(template, tpl_path))
+    if pod_spec:
+        errs.extend(validate_pod_template_spec(template, tpl_path))
+    else:
+        # ValidatePodTemplateSpecForStatefulSet: the pod spec is left to the pods (its volumes
+        # come from the claim templates); labels and annotations under "template" itself
+        errs.extend(names.validate_labels(labels, child(tpl_path, "labels")))
+        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        errs.extend(names.validate_annotations(annotations, child(tpl_path, "annotations")))
     tpl_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
     restart = tpl_spec.get("restartPolicy") or "Always"
     if restart != "Always":
