@@ -208,3 +208,30 @@ async def _status(env, **want):
     ds = await env.get(DS, "ds")
     status = ds.get("status") or {}
     return ds if all(status.get(k) == v for k, v in want.items()) else None
+
+
+def test_max_surge_starts_the_new_pod_before_the_old_one_goes():
+    # TestDaemonSetUpdatesPodsWithMaxSurge: with maxSurge the nodes never lack an available pod
+    async def scenario(env):
+        agent = await FakeNodeAgent(env, delay=1).start()
+        await _add_nodes(env, *(node(f"n{i}") for i in range(2)))
+        env.start_manager(controllers=["daemonset"])
+        await env.client.create(DS, daemon_set(updateStrategy={
+            "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}}))
+        await eventually(env, lambda: _status(env, numberAvailable=2), what="2 available")
+        await env.client.patch(DS, "ds", {"spec": {"template": {"spec": {"containers": [
+            {"name": "app", "image": "nginx:1.28"}]}}}}, namespace=NS)
+        most = 0
+
+        async def done():
+            nonlocal most
+            most = max(most, len(await env.pods("app=ds")))
+            status = (await env.get(DS, "ds")).get("status") or {}
+            return status.get("updatedNumberScheduled") == 2 and status.get("numberAvailable") == 2 \
+                and status.get("observedGeneration") == 2 and len(await env.pods("app=ds")) == 2
+        await eventually(env, done, step=0.1, what="updated")
+        assert most == 3                          # one surge pod at a time
+        assert {p["spec"]["containers"][0]["image"] for p in await env.pods("app=ds")} == {"nginx:1.28"}
+        agent.stop()
+
+    run(scenario)

@@ -267,3 +267,40 @@ def test_history_is_limited_to_revision_history_limit():
 async def _revision_count(env, at_most):
     items = (await env.client.list(REVISIONS, namespace=NS))["items"]
     return items if len(items) <= at_most else None
+
+
+def test_max_unavailable_replaces_that_many_pods_at_once():
+    # TestStatefulSetControlRollingUpdateWithMaxUnavailable: maxUnavailable 2 deletes the two
+    # highest ordinals together, then the next two once they are back
+    async def scenario(env):
+        agent = await FakeNodeAgent(env, delay=3).start()
+        env.start_manager(controllers=["statefulset"])
+        await env.client.create(STS, stateful_set("web", 4, podManagementPolicy="Parallel", updateStrategy={
+            "type": "RollingUpdate", "rollingUpdate": {"partition": 0, "maxUnavailable": 2}}))
+        await eventually(env, lambda: _ready(env, 4), what="4 ready pods")
+        await env.client.patch(STS, "web", {"spec": {"template": {"spec": {"containers": [
+            {"name": "app", "image": "nginx:1.28"}]}}}}, namespace=NS)
+        await eventually(env, lambda: _status(env, updatedReplicas=4, readyReplicas=4, observedGeneration=2),
+                         what="updated")
+        deleted = sorted(await env.events("SuccessfulDelete"), key=lambda e: e["firstTimestamp"])
+        stamps = {e["message"].split()[2]: e["firstTimestamp"] for e in deleted}
+        assert stamps["web-3"] == stamps["web-2"] < stamps["web-1"] == stamps["web-0"]
+        agent.stop()
+
+    run(scenario)
+
+
+def test_parallel_scale_down_deletes_every_condemned_pod_at_once():
+    # TestStatefulSetControl/ScalesDown with ParallelPodManagement
+    async def scenario(env):
+        agent = await FakeNodeAgent(env, delay=1).start()
+        env.start_manager(controllers=["statefulset"])
+        await env.client.create(STS, stateful_set("web", 4, podManagementPolicy="Parallel"))
+        await eventually(env, lambda: _ready(env, 4), what="4 ready pods")
+        await env.client.patch(STS, "web", {"spec": {"replicas": 1}}, namespace=NS)
+        await eventually(env, lambda: _pods(env, 1), what="one left")
+        deleted = await env.events("SuccessfulDelete")
+        assert len({e["firstTimestamp"] for e in deleted}) == 1 and len(deleted) == 3
+        agent.stop()
+
+    run(scenario)
