@@ -1,8 +1,10 @@
 """The StatefulSet controller against an in-process cluster, in virtual time. Expectations come
 from upstream's ``pkg/controller/statefulset`` tests (named on each test)."""
 
-from kvert.controllers.statefulset import (identity_matches, new_claims, parent_and_ordinal,
-                                           retention_owner_refs)
+from hypothesis import given, strategies as st
+
+from kvert.controllers.statefulset import (identity_matches, new_claims, new_pod, parent_and_ordinal,
+                                           retention_owner_refs, storage_matches)
 
 from .helpers import NS, FakeNodeAgent, eventually, mark_failed, run, template
 
@@ -304,3 +306,19 @@ def test_parallel_scale_down_deletes_every_condemned_pod_at_once():
         agent.stop()
 
     run(scenario)
+
+
+@given(name=st.from_regex(r"[a-z]([a-z0-9-]{0,20}[a-z0-9])?", fullmatch=True),
+       ordinal=st.integers(min_value=0, max_value=10_000),
+       claims=st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), unique=True, max_size=3))
+def test_a_new_pod_has_the_identity_and_storage_of_its_ordinal(name, ordinal, claims):
+    # newStatefulSetPod then identityMatches / storageMatches (TestStatefulPodControl... and
+    # TestStorageMatches in stateful_set_utils_test.go)
+    sts = stateful_set(name, 1, volumeClaimTemplates=[claim_template(c) for c in claims])
+    sts["metadata"]["uid"] = "uid"
+    pod = new_pod(sts, sts, f"{name}-rev", ordinal)
+    assert pod["metadata"]["name"] == f"{name}-{ordinal}" == pod["spec"]["hostname"]
+    assert parent_and_ordinal(pod) == (name, ordinal)
+    assert identity_matches(sts, pod) and storage_matches(sts, pod)
+    assert sorted(v["persistentVolumeClaim"]["claimName"] for v in pod["spec"].get("volumes", [])) == \
+        sorted(f"{c}-{name}-{ordinal}" for c in claims)

@@ -20,7 +20,8 @@ from typing import Any
 from kvert.api.errors import AlreadyExists, NotFound
 from kvert.api.meta import deep_copy
 from kvert.controllers.deployment import safe_encode
-from kvert.controllers.util import controller_ref
+from kvert.controllers.base import controller_ref_of
+from kvert.controllers.util import controller_ref, uid_of
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +98,9 @@ def apply_revision(owner: dict, revision: dict) -> dict:
 
 
 async def create_revision(client: Any, owner: dict, revision: dict) -> dict:
-    """Create a revision; an existing one with the same data is returned instead. An existing
-    one with other data (a hash collision) raises AlreadyExists: the caller bumps its
-    collision count."""
+    """Create a revision; an existing one the owner controls with the same data is returned
+    instead. Any other existing one (a hash collision) raises AlreadyExists: the caller bumps
+    its collision count."""
     namespace = owner["metadata"]["namespace"]
     try:
         return await client.create(REVISIONS, revision, namespace=namespace)
@@ -108,7 +109,8 @@ async def create_revision(client: Any, owner: dict, revision: dict) -> dict:
             existing = await client.get(REVISIONS, revision["metadata"]["name"], namespace)
         except NotFound:
             raise AlreadyExists(REVISIONS, revision["metadata"]["name"]) from None
-        if equal_revision(existing, revision):
+        ref = controller_ref_of(existing)
+        if ref is not None and ref.get("uid") == uid_of(owner) and equal_revision(existing, revision):
             return existing
         raise
 
