@@ -344,7 +344,8 @@ class DaemonSetController(Controller):
     async def _manage(self, ds: dict, nodes: list[dict], by_node: dict[str, list[dict]], hash_: str) -> None:
         create_on: list[str] = []
         delete: list[dict] = []
-        surge = _rolling(ds) is not None and bool(surge_and_unavailable(ds, len(nodes))[0])
+        # AllowsSurge: any maxSurge that scales to at least one pod out of one
+        surge = _rolling(ds) is not None and bool(surge_and_unavailable(ds, 1)[0])
         min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
         now = self.clock.now()
         names = set()
