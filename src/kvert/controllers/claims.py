@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import labels_of
-from kvert.api.selectors import LabelSelector
+from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.controllers.base import controller_ref_of, object_key
 from kvert.controllers.util import controller_ref, is_deleting, uid_of
 
@@ -67,3 +67,13 @@ async def _patch_refs(client: Any, resource: str, obj: dict, ref: dict, what: st
     except ApiError as e:
         log.info("could not %s %s %s: %s", what, resource, object_key(obj), e)
         return None
+
+
+def workload_selector(owner: dict) -> LabelSelector:
+    """An apps/v1 owner's ``spec.selector``; an invalid or empty one selects nothing (such an
+    owner claims no pods)."""
+    try:
+        selector = LabelSelector.from_dict((owner.get("spec") or {}).get("selector"))
+    except SelectorError:
+        return LabelSelector.nothing()
+    return LabelSelector.nothing() if selector.empty else selector

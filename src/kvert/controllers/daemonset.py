@@ -35,7 +35,6 @@ from typing import Any
 from kvert.api.errors import AlreadyExists, ApiError, NotFound
 from kvert.api.meta import deep_copy, labels_of
 from kvert.api.nodeaffinity import RequiredNodeAffinity
-from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.api.taints import find_untolerated_taint
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
@@ -44,7 +43,7 @@ from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_IN
                                     Expectations, InformerFactory, SyncError, controller_ref_of,
                                     index_controller_uid, index_namespace, index_orphan_namespace,
                                     object_key, safe_handler, split_key)
-from kvert.controllers.claims import claim
+from kvert.controllers.claims import claim, workload_selector
 from kvert.controllers.deployment import compute_hash
 from kvert.controllers.replicaset import BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, slow_start_batch
 from kvert.controllers.util import (creation_time, is_deleting, is_pod_available, is_pod_ready,
@@ -221,7 +220,7 @@ class DaemonSetController(Controller):
             self._enqueue(ds)
         elif controller_ref_of(obj) is None:
             for ds in self.sets.by_index(NAMESPACE_INDEX, obj["metadata"].get("namespace", "")):
-                if self._selector(ds).matches(labels_of(obj)):
+                if workload_selector(ds).matches(labels_of(obj)):
                     self._enqueue(ds)
 
     def _owned_updated(self, old: dict, cur: dict) -> None:
@@ -247,14 +246,6 @@ class DaemonSetController(Controller):
             self.expectations.deletion_observed(object_key(ds), pod_key(pod))
             self._enqueue(ds)
 
-    @staticmethod
-    def _selector(ds: dict) -> LabelSelector:
-        try:
-            selector = LabelSelector.from_dict((ds.get("spec") or {}).get("selector"))
-        except SelectorError:
-            return LabelSelector.nothing()
-        return LabelSelector.nothing() if selector.empty else selector
-
     # ---- sync ----------------------------------------------------------------------------
 
     async def sync(self, key: str) -> None:
@@ -263,7 +254,7 @@ class DaemonSetController(Controller):
         if ds is None:
             self.expectations.delete(key)
             return
-        selector = self._selector(ds)
+        selector = workload_selector(ds)
         if selector.is_nothing:
             log.warning("%s: %s has an invalid or empty selector", self.name, key)
             return

@@ -44,7 +44,6 @@ from typing import Any
 
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, labels_of
-from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers import history
@@ -52,7 +51,7 @@ from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_IN
                                     InformerFactory, SyncError, controller_ref_of, index_controller_uid,
                                     index_namespace, index_orphan_namespace, object_key, safe_handler,
                                     split_key)
-from kvert.controllers.claims import claim
+from kvert.controllers.claims import claim, workload_selector
 from kvert.controllers.util import (is_deleting, is_pod_available, is_pod_ready, pod_from_template,
                                     prune_empty, scaled_value, spec_replicas, uid_of)
 
@@ -288,21 +287,13 @@ class StatefulSetController(Controller):
                     self._enqueue(sts)
             return
         for sts in self.sets.by_index(NAMESPACE_INDEX, namespace):
-            if self._selector(sts).matches(labels_of(obj)):
+            if workload_selector(sts).matches(labels_of(obj)):
                 self._enqueue(sts)
 
     def _owned_updated(self, old: dict, cur: dict) -> None:
         if controller_ref_of(old) != controller_ref_of(cur):
             self._owned_changed(old)
         self._owned_changed(cur)
-
-    @staticmethod
-    def _selector(sts: dict) -> LabelSelector:
-        try:
-            selector = LabelSelector.from_dict((sts.get("spec") or {}).get("selector"))
-        except SelectorError:
-            return LabelSelector.nothing()
-        return LabelSelector.nothing() if selector.empty else selector
 
     # ---- sync ----------------------------------------------------------------------------
 
@@ -311,7 +302,7 @@ class StatefulSetController(Controller):
         sts = self.sets.get(name, namespace)
         if sts is None:
             return
-        selector = self._selector(sts)
+        selector = workload_selector(sts)
         if selector.is_nothing:
             log.warning("%s: %s has an invalid or empty selector", self.name, key)
             return
