@@ -38,6 +38,9 @@ def test_print_hpa():
                                                  "target": {"type": "AverageValue", "averageValue": "4"}}}
     assert hpa_row(_hpa([pods, external, util[0]]), NOW)[2] == \
         "<unknown>/100m, <unknown>/4 (avg) + 1 more..."
+    container = [{"type": "ContainerResource", "containerResource": {
+        "name": "memory", "container": "app", "target": {"type": "Utilization", "averageUtilization": 70}}}]
+    assert hpa_row(_hpa(container), NOW)[2] == "memory: <unknown>/70%"
 
 
 def test_print_replication_controller():

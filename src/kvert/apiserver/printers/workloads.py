@@ -70,6 +70,7 @@ PVC_COLUMNS = [
         "Value of Filesystem is implied when not included in claim spec.", priority=1),
 ]
 
+BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
 _ACCESS_MODE_SHORT = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
                       ("ReadWriteOncePod", "RWOP"))
 
@@ -92,12 +93,15 @@ def persistent_volume_claim_row(pvc: dict, now: int) -> list[Any]:
     phase = "Terminating" if _deleting(pvc) else _s(status.get("phase"))
     volume = _s(spec.get("volumeName"))
     storage = _m(status.get("capacity")).get("storage")
-    capacity = _quantity_text(storage) if volume and storage is not None else ""
+    capacity = (_quantity_text(storage) if storage is not None else "0") if volume else ""
     access = access_modes_string(status.get("accessModes")) if volume else ""
     vac = spec.get("volumeAttributesClassName")
     mode = spec.get("volumeMode")
-    return [_name(pvc), phase, volume, capacity, access, _s(spec.get("storageClassName")),
-            "<unset>" if vac is None else _s(vac), _age(pvc, now), "<unset>" if mode is None else _s(mode)]
+    # GetPersistentVolumeClaimClass: the beta annotation wins over the field
+    annotations = _m(_meta(pvc).get("annotations"))
+    storage_class = annotations.get(BETA_STORAGE_CLASS, spec.get("storageClassName"))
+    return [_name(pvc), phase, volume, capacity, access, _s(storage_class),
+            _s(vac) if vac else "<unset>", _age(pvc, now), "<unset>" if mode is None else _s(mode)]
 
 
 HPA_COLUMNS = [
@@ -119,13 +123,12 @@ HPA_COLUMNS = [
 _MAX_SHOWN_METRICS = 2
 
 
-def _target_text(target: dict, utilization_ok: bool) -> str:
+def _target_text(target: dict) -> str:
+    """A resource target: its average value, else its utilization (``<auto>`` when unset)."""
     if target.get("averageValue") is not None:
         return _quantity_text(target["averageValue"])
-    if utilization_ok:
-        value = target.get("averageUtilization")
-        return "<auto>" if value is None else f"{_i(value)}%"
-    return _quantity_text(target.get("value")) if target.get("value") is not None else ""
+    value = target.get("averageUtilization")
+    return "<auto>" if value is None else f"{_i(value)}%"
 
 
 def _metric_text(spec: dict, status: dict) -> str:
@@ -135,14 +138,14 @@ def _metric_text(spec: dict, status: dict) -> str:
         field = "resource" if mtype == "Resource" else "containerResource"
         source, current = _m(spec.get(field)), _m(_m(status.get(field)).get("current"))
         target = _m(source.get("target"))
-        prefix = _s(source.get("name")) + ("" if mtype == "Resource" else f"/{_s(source.get('container'))}")
+        prefix = _s(source.get("name"))
         if target.get("averageValue") is not None:
             now = _quantity_text(current["averageValue"]) if current.get("averageValue") is not None \
                 else "<unknown>"
         else:
             now = f"{_i(current['averageUtilization'])}%" if current.get("averageUtilization") is not None \
                 else "<unknown>"
-        return f"{prefix}: {now}/{_target_text(target, True)}"
+        return f"{prefix}: {now}/{_target_text(target)}"
     field = {"Pods": "pods", "Object": "object", "External": "external"}.get(_s(mtype))
     if field is None:
         return "<unknown type>"
