@@ -1,4 +1,5 @@
-"""Columns and rows of ReplicationControllers, ControllerRevisions, PersistentVolumeClaims and
+"""Columns (descriptions: the fields' API docs, as upstream's column definitions take them)
+and rows of ReplicationControllers, ControllerRevisions, PersistentVolumeClaims and
 HorizontalPodAutoscalers, after ``printReplicationController``, ``printControllerRevision``,
 ``printPersistentVolumeClaim`` and ``printHorizontalPodAutoscaler`` (``formatHPAMetrics``).
 """
@@ -9,7 +10,7 @@ from typing import Any
 
 from kvert.api.quantity import QuantityError, parse_quantity
 
-from .builtin import (SELECTOR_DOC, RowFunc, _age, _deleting, _i, _l, _m, _meta, _name, _s, age_col, col,
+from .builtin import (RowFunc, _age, _deleting, _i, _l, _m, _meta, _name, _s, age_col, col,
                       format_labels, layout_container_cells, name_col, template_container_cols)
 
 RC_COLUMNS = [
@@ -22,7 +23,11 @@ RC_COLUMNS = [
     col("Ready", "integer", "The number of ready replicas for this replication controller."),
     age_col(),
     *template_container_cols(),
-    col("Selector", "string", SELECTOR_DOC, priority=1),
+    col("Selector", "string", "Selector is a label query over pods that should match the Replicas count. If Selector is "
+        "empty, it is defaulted to the labels present on the Pod template. Label keys and values that "
+        "must match in order to be controlled by this replication controller, if empty defaulted to "
+        "labels on Pod template. More info: "
+        "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors", priority=1),
 ]
 
 
@@ -110,9 +115,16 @@ HPA_COLUMNS = [
         "to the pods for which metrics should be collected, as well as to actually change the "
         "replica count."),
     col("Targets", "string", "metrics contains the specifications for which to use to calculate the "
-        "desired replica count (the maximum replica count across all metrics will be used)."),
+        "desired replica count (the maximum replica count across all metrics will be used).  The "
+        "desired replica count is calculated multiplying the ratio between the target value and the "
+        "current value by the current number of pods.  Ergo, metrics used must decrease as the pod "
+        "count is increased, and vice-versa.  See the individual metric source types for more "
+        "information about how each type of metric must respond. If not set, the default metric "
+        "will be set to 80% average CPU utilization."),
     col("MinPods", "string", "minReplicas is the lower limit for the number of replicas to which the "
-        "autoscaler can scale down."),
+        "autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the "
+        "alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is "
+        "configured.  Scaling is active as long as at least one metric value is available."),
     col("MaxPods", "integer", "maxReplicas is the upper limit for the number of replicas to which "
         "the autoscaler can scale up. It cannot be less that minReplicas."),
     col("Replicas", "string", "currentReplicas is current number of replicas of pods managed by "
