@@ -126,6 +126,9 @@ def test_a_failed_pod_is_deleted_and_recreated_with_its_name():
         after = await eventually(env, lambda: _fresh(env, "web-1", before[1]["metadata"]["uid"]),
                                  what="web-1 recreated")
         assert after["metadata"]["name"] == "web-1"
+        recreating = await env.events("RecreatingFailedPod")
+        assert recreating[0]["message"] == f"StatefulSet {NS}/web is recreating failed Pod web-1"
+        assert recreating[0]["type"] == "Warning"
         agent.stop()
 
     run(scenario)

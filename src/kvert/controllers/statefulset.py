@@ -33,7 +33,8 @@ Status: ``replicas`` (created pods), ``readyReplicas``, ``availableReplicas``,
 Revisions beyond ``revisionHistoryLimit`` that no pod uses are deleted. Events:
 ``SuccessfulCreate`` "create Pod web-0 in StatefulSet web successful", ``SuccessfulDelete``,
 ``SuccessfulCreate`` "create Claim www-web-0 Pod web-0 in StatefulSet web success", and
-their ``Failed*`` forms.
+their ``Failed*`` forms; ``RecreatingFailedPod`` / ``RecreatingTerminatedPod`` before a
+finished pod is deleted.
 """
 
 from __future__ import annotations
@@ -412,6 +413,12 @@ class StatefulSetController(Controller):
         """``processReplica``; True: stop this pass (wait for the pod)."""
         if _phase(pod) in ("Failed", "Succeeded"):
             if not is_deleting(pod):
+                failed = _phase(pod) == "Failed"
+                await self.recorder.record(
+                    sts, "Warning" if failed else "Normal",
+                    "RecreatingFailedPod" if failed else "RecreatingTerminatedPod",
+                    f"StatefulSet {sts['metadata']['namespace']}/{sts['metadata']['name']} is recreating "
+                    f"{'failed' if failed else 'terminated'} Pod {pod['metadata']['name']}")
                 await self._delete_pod(sts, pod)
             return True
         if not is_created(pod):
