@@ -22,7 +22,7 @@ from .common import (Causes, IS_NEGATIVE_MSG, child, forbidden, get_dict, get_in
 from .diff import normalized
 from .meta import validate_object_meta, validate_object_meta_update
 from .storage import validate_claim_template
-from .workloads import _selector_immutable, _validate_replica_set_like, int_or_percent, \
+from .workloads import selector_immutable, validate_replica_set_like, int_or_percent, \
     not_more_than_100_percent
 
 POD_MANAGEMENT_POLICIES = ("OrderedReady", "Parallel")
@@ -88,7 +88,7 @@ def _retention_policy(policy: Any, path: str) -> Causes:
 
 
 def _validate_statefulset_spec(spec: dict, path: str) -> Causes:
-    errs = _validate_replica_set_like(spec, path, "StatefulSet", "statefulset", pod_spec=False)
+    errs = validate_replica_set_like(spec, path, "StatefulSet", "statefulset", pod_spec=False)
     policy = spec.get("podManagementPolicy")
     if not policy:
         errs.append(required(child(path, "podManagementPolicy")))
@@ -165,7 +165,7 @@ def _daemonset_strategy(strategy: Any, path: str) -> Causes:
 
 def _validate_daemonset_spec(spec: dict, path: str) -> Causes:
     # DaemonSets have no replicas; the shared rules read an absent one as fine
-    errs = _validate_replica_set_like(spec, path, "DaemonSet", "daemonset")
+    errs = validate_replica_set_like(spec, path, "DaemonSet", "daemonset")
     errs.extend(_daemonset_strategy(spec.get("updateStrategy"), child(path, "updateStrategy")))
     _nonnegative(spec, ("revisionHistoryLimit", "templateGeneration"), path, errs)
     return errs
@@ -180,7 +180,7 @@ def validate_daemon_set(ds: dict) -> Causes:
 def validate_daemon_set_update(new: dict, old: dict) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_daemonset_spec(get_dict(new, "spec", "", errs), "spec"))
-    errs.extend(_selector_immutable(new, old))
+    errs.extend(selector_immutable(new, old))
     return errs
 
 

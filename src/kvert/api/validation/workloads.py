@@ -45,7 +45,7 @@ def not_more_than_100_percent(value: Any, number: int | None, is_percent: bool, 
     return []
 
 
-def _validate_replica_set_like(spec: dict, path: str, kind_word: str,
+def validate_replica_set_like(spec: dict, path: str, kind_word: str,
                                selector_word: str = "deployment", pod_spec: bool = True) -> Causes:
     """The shared part of ReplicaSet, Deployment, StatefulSet and DaemonSet specs (selector,
     template, replicas); ``selector_word`` names the kind in the empty-selector message
@@ -107,14 +107,14 @@ def _validate_replica_set_like(spec: dict, path: str, kind_word: str,
 def validate_replica_set(rs: dict) -> Causes:
     errs = validate_object_meta(rs, namespaced=True)
     spec = get_dict(rs, "spec", "", errs)
-    errs.extend(_validate_replica_set_like(spec, "spec", "ReplicaSet"))
+    errs.extend(validate_replica_set_like(spec, "spec", "ReplicaSet"))
     return errs
 
 
 def validate_deployment(deploy: dict) -> Causes:
     errs = validate_object_meta(deploy, namespaced=True)
     spec = get_dict(deploy, "spec", "", errs)
-    errs.extend(_validate_replica_set_like(spec, "spec", "ReplicaSet"))
+    errs.extend(validate_replica_set_like(spec, "spec", "ReplicaSet"))
     errs.extend(_validate_strategy(spec.get("strategy"), "spec.strategy"))
     revision_limit = get_int(spec, "revisionHistoryLimit", "spec", errs, bits=32)
     if revision_limit is not None and revision_limit < 0:
@@ -162,7 +162,7 @@ def _validate_strategy(strategy: Any, path: str) -> Causes:
     return errs
 
 
-def _selector_immutable(new: dict, old: dict) -> Causes:
+def selector_immutable(new: dict, old: dict) -> Causes:
     new_sel = (new.get("spec") or {}).get("selector") if isinstance(new.get("spec"), dict) else None
     old_sel = (old.get("spec") or {}).get("selector") if isinstance(old.get("spec"), dict) else None
     if normalized(new_sel) != normalized(old_sel):
@@ -173,8 +173,8 @@ def _selector_immutable(new: dict, old: dict) -> Causes:
 def validate_replica_set_update(new: dict, old: dict) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
-    errs.extend(_validate_replica_set_like(spec, "spec", "ReplicaSet"))
-    errs.extend(_selector_immutable(new, old))
+    errs.extend(validate_replica_set_like(spec, "spec", "ReplicaSet"))
+    errs.extend(selector_immutable(new, old))
     return errs
 
 
@@ -182,7 +182,7 @@ def validate_deployment_update(new: dict, old: dict) -> Causes:
     errs = validate_object_meta_update(new, old)
     body = validate_deployment(new)
     errs.extend(c for c in body if not c.field.startswith("metadata"))
-    errs.extend(_selector_immutable(new, old))
+    errs.extend(selector_immutable(new, old))
     return errs
 
 
