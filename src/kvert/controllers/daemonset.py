@@ -490,25 +490,26 @@ class DaemonSetController(Controller):
             room = min(max(0, unavailable_max - unavailable), len(candidates))
             to_delete = replace + candidates[:room]
         else:
-            surged = 0
+            surged = available_count = 0
             allowed: list[str] = []
             candidate_nodes: list[str] = []
+            leaving: list[dict] = []       # available old pods on nodes that may no longer run one
             for node_name in sorted(by_node):
                 found = self._updated_on_node(by_node[node_name], hash_)
                 if found is None:
                     surged += 1
                     continue
                 new, old = found
+                judged = old if old is not None else new
+                available_count += judged is not None and available(judged)
                 if old is None:
                     continue
                 node = node_by_name.get(node_name)
                 runs = node is not None and should_run(ds, node)[0]
                 if new is None:
                     if not runs:
-                        if not available(old):
-                            to_delete.append(old)
-                        continue
-                    if not available(old):
+                        (leaving if available(old) else to_delete).append(old)
+                    elif not available(old):
                         allowed.append(node_name)
                     elif surged < surge:
                         candidate_nodes.append(node_name)
@@ -516,6 +517,8 @@ class DaemonSetController(Controller):
                     surged += 1
                 else:
                     to_delete.append(old)
+            # a pod leaves a node it may no longer run on only while enough others are available
+            to_delete += leaving[:max(0, available_count - len(eligible))]
             to_create = allowed + candidate_nodes[:max(0, min(surge - surged, len(candidate_nodes)))]
         if to_delete or to_create:
             await self._sync_nodes(ds, to_delete, to_create, hash_)
