@@ -361,6 +361,54 @@ OBJECTS = [
      "spec": {"replicas": 3, "minReadySeconds": 1, "selector": {"matchLabels": {"app": "web"}},
               "template": TEMPLATE},
      "status": {"replicas": 3, "fullyLabeledReplicas": 3, "observedGeneration": 1}},
+    {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": META,
+     "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE,
+              "volumeClaimTemplates": [{"metadata": {"name": "www"},
+                                        "spec": {"accessModes": ["ReadWriteOnce"],
+                                                 "resources": {"requests": {"storage": "1Gi"}},
+                                                 "volumeMode": "Filesystem"},
+                                        "status": {"phase": "Pending"}}],
+              "serviceName": "web", "podManagementPolicy": "OrderedReady",
+              "updateStrategy": {"type": "RollingUpdate",
+                                 "rollingUpdate": {"partition": 0, "maxUnavailable": 1}},
+              "revisionHistoryLimit": 10, "minReadySeconds": 2,
+              "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Delete"},
+              "ordinals": {"start": 0}},
+     "status": {"observedGeneration": 1, "replicas": 3, "readyReplicas": 2, "currentReplicas": 3,
+                "updatedReplicas": 3, "currentRevision": "web-1", "updateRevision": "web-1",
+                "collisionCount": 0, "availableReplicas": 0}},
+    {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": META,
+     "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE,
+              "updateStrategy": {"type": "RollingUpdate",
+                                 "rollingUpdate": {"maxUnavailable": "10%", "maxSurge": 0}},
+              "minReadySeconds": 1, "revisionHistoryLimit": 10},
+     "status": {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 3,
+                "numberReady": 0, "observedGeneration": 2, "updatedNumberScheduled": 1,
+                "numberAvailable": 1, "numberUnavailable": 2, "collisionCount": 0}},
+    {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": META,
+     "data": {"spec": {"template": {"$patch": "replace"}}}, "revision": 0},
+    {"apiVersion": "v1", "kind": "ReplicationController", "metadata": META,
+     "spec": {"replicas": 0, "minReadySeconds": 1, "selector": {"app": "web"}, "template": TEMPLATE},
+     "status": {"replicas": 0, "observedGeneration": 1,
+                "conditions": [{"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+                                "lastTransitionTime": "2026-01-02T03:04:05Z", "message": "m"}]}},
+    {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": META,
+     "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+              "storageClassName": "", "volumeMode": "Filesystem"},
+     "status": {"phase": "Pending"}},
+    {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": META,
+     "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+              "minReplicas": 1, "maxReplicas": 5,
+              "metrics": [{"type": "Resource", "resource": {
+                  "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}},
+                  {"type": "Pods", "pods": {"metric": {"name": "qps"},
+                                            "target": {"type": "AverageValue", "averageValue": "1k"}}}],
+              "behavior": {"scaleDown": {"stabilizationWindowSeconds": 0, "selectPolicy": "Min",
+                                         "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}},
+     "status": {"currentReplicas": 2, "desiredReplicas": 3, "currentMetrics": [
+         {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 0,
+                                                                        "averageValue": "10m"}}}],
+                "lastScaleTime": "2026-01-02T03:04:05Z"}},
     {"apiVersion": "batch/v1", "kind": "Job", "metadata": META,
      "spec": {"parallelism": 2, "completions": 4, "activeDeadlineSeconds": 60, "backoffLimit": 6,
               "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "u"}},
@@ -731,9 +779,9 @@ def test_malformed_bodies_are_bad_requests(body):
 
 def test_unknown_kind_is_unsupported_media_type():
     with pytest.raises(UnsupportedMediaType):
-        protobuf.decode(_envelope("v1", "ReplicationController", b""))
+        protobuf.decode(_envelope("v1", "PodTemplate", b""))
     with pytest.raises(UnsupportedMediaType):
-        protobuf.encode({"apiVersion": "apps/v1", "kind": "StatefulSet"})
+        protobuf.encode({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass"})
 
 
 def test_deep_nesting_is_refused_not_recursed():

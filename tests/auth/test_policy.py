@@ -113,7 +113,9 @@ def test_a_node_cannot_delete_a_namespace(cluster):
     ("system:kube-controller-manager", "update", "replicasets", "apps", "status", True),
     ("system:kube-controller-manager", "update", "namespaces", "", "finalize", True),
     ("system:kube-controller-manager", "escalate", "clusterroles", "rbac.authorization.k8s.io", "", True),
-    ("system:kube-controller-manager", "create", "pods", "", "binding", False),
+    # bound to every controller role: daemon-set-controller keeps upstream's legacy pods/binding
+    ("system:kube-controller-manager", "create", "pods", "", "binding", True),
+    ("system:kube-controller-manager", "create", "nodes", "", "", False),
     ("system:kube-controller-manager", "create", "pods", "", "eviction", False),
 ])
 def test_each_component_identity_has_what_it_needs(cluster, user, verb, resource, group, subresource,

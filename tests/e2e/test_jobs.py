@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from .conftest import wait_for
+
 
 def _job_with_quick_exit(kubectl, name: str, code: int = 0) -> str:
     out = kubectl("create", "job", name, "--image=busybox", "--dry-run=client", "-o", "json").stdout
@@ -62,3 +64,35 @@ def test_kubectl_create_job_from_cronjob(kubectl):
     assert job["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
     assert job["spec"]["selector"]["matchLabels"] == {
         "batch.kubernetes.io/controller-uid": job["metadata"]["uid"]}
+
+
+def test_a_job_of_five_completions(kubectl):
+    # the docs' fixed completion count Job: five pods succeed, two at a time
+    job = json.loads(_job_with_quick_exit(kubectl, "five"))
+    job["spec"].update(completions=5, parallelism=2)
+    kubectl("create", "-f", "-", input=json.dumps(job))
+    kubectl("wait", "--for=condition=complete", "job/five", "--timeout=60s")
+    status = kubectl.json("get", "job", "five")["status"]
+    assert status["succeeded"] == 5 and status.get("failed", 0) == 0
+    pods = kubectl.json("get", "pods", "-l", "job-name=five")["items"]
+    assert len(pods) == 5 and {p["status"]["phase"] for p in pods} == {"Succeeded"}
+    assert kubectl("get", "job", "five").stdout.splitlines()[1].split()[:3] == ["five", "Complete", "5/5"]
+
+
+def test_a_cronjob_every_minute_runs_a_job(kubectl):
+    # the docs' "hello" CronJob: "* * * * *" makes a Job at the next minute, which completes
+    template = json.loads(_job_with_quick_exit(kubectl, "x"))["spec"]["template"]
+    cronjob = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "every-minute"},
+               "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": template}}}}
+    kubectl("create", "-f", "-", input=json.dumps(cronjob))
+
+    def finished_job():
+        for job in kubectl.json("get", "jobs")["items"]:
+            refs = job["metadata"].get("ownerReferences") or []
+            if refs and refs[0]["name"] == "every-minute" and job.get("status", {}).get("succeeded") == 1:
+                return job
+        return None
+    job = wait_for(finished_job, timeout=90, every=1.0)
+    assert job["metadata"]["name"].startswith("every-minute-")
+    cj = kubectl.json("get", "cronjob", "every-minute")
+    assert cj["status"]["lastScheduleTime"]

@@ -185,3 +185,26 @@ def test_a_namespace_without_finalizers_goes_at_once(cluster):
     env.run(env.client.delete("namespaces", "y"))
     with pytest.raises(NotFound):
         env.run(env.client.get("namespaces", "y"))
+
+
+def _rc(name):
+    return {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": 0, "template": {"metadata": {"labels": {"app": name}},
+                                                 "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+
+
+def test_a_replication_controller_orphans_its_pods_unless_told_otherwise(env):
+    # rcStrategy.DefaultGarbageCollectionPolicy: OrphanDependents for core/v1 (backward
+    # compatibility); an explicit policy or orphanDependents wins (TestStoreDeletionPropagation)
+    env.run(env.client.create("replicationcontrollers", _rc("keep")))
+    deleted = env.run(env.client.delete("replicationcontrollers", "keep", namespace="default"))
+    assert _finalizers(deleted) == ["orphan"]
+    env.run(env.client.create("replicationcontrollers", _rc("cascade")))
+    env.run(env.client.delete("replicationcontrollers", "cascade", namespace="default",
+                              propagation_policy="Background"))
+    with pytest.raises(NotFound):
+        env.run(env.client.get("replicationcontrollers", "cascade", "default"))
+    env.run(env.client.create("configmaps", _cm("plain")))
+    env.run(env.client.delete("configmaps", "plain", namespace="default"))
+    with pytest.raises(NotFound):
+        env.run(env.client.get("configmaps", "plain", "default"))

@@ -30,7 +30,14 @@ Deliberately not defaulted, as in Kubernetes:
 
 Deployment: ``replicas: 1``, strategy ``RollingUpdate`` with ``maxUnavailable``/``maxSurge``
 ``25%``, ``revisionHistoryLimit: 10``, ``progressDeadlineSeconds: 600``, template pod spec.
-ReplicaSet: ``replicas: 1``, template pod spec. Job (``pkg/apis/batch/v1/defaults.go``):
+ReplicaSet: ``replicas: 1``, template pod spec. StatefulSet: ``podManagementPolicy:
+OrderedReady``, update strategy ``RollingUpdate`` with ``partition: 0`` and ``maxUnavailable: 1``
+(1.35's MaxUnavailableStatefulSet), claim retention ``Retain``/``Retain``,
+``revisionHistoryLimit: 10``, claim templates as PersistentVolumeClaims (``volumeMode:
+Filesystem``, ``status.phase: Pending``). DaemonSet: ``RollingUpdate`` with ``maxUnavailable:
+1``, ``maxSurge: 0``, ``revisionHistoryLimit: 10``. ReplicationController: selector and labels
+from the template's labels, ``replicas: 1``. HorizontalPodAutoscaler (autoscaling/v2):
+``minReplicas: 1``, CPU utilization 80 % when no metrics, behavior rules. Job (``pkg/apis/batch/v1/defaults.go``):
 ``completions`` and ``parallelism`` 1 when both are unset (else ``parallelism: 1``),
 ``backoffLimit: 6`` (2147483647 with ``backoffLimitPerIndex``), labels from the template's
 when the Job has none, ``completionMode: NonIndexed``, ``suspend: false``, a pod failure
@@ -267,6 +274,114 @@ def default_replica_set(obj: dict) -> None:
     _default_replicated(obj)
 
 
+def default_persistent_volume_claim(obj: dict) -> None:
+    """``SetDefaults_PersistentVolumeClaim`` and ``..Spec``: ``volumeMode: Filesystem`` and
+    ``status.phase: Pending`` (a StatefulSet's claim templates carry both)."""
+    spec = _dict(obj, "spec", create=True)
+    if spec is not None:
+        _set(spec, "volumeMode", "Filesystem")
+    status = _dict(obj, "status", create=True)
+    if status is not None:
+        _set(status, "phase", "Pending")
+
+
+def default_stateful_set(obj: dict) -> None:
+    """``SetDefaults_StatefulSet`` with 1.35's MaxUnavailableStatefulSet (beta, on):
+    ``rollingUpdate.maxUnavailable: 1``."""
+    spec = _default_replicated(obj)
+    if spec is None:
+        return
+    _set(spec, "podManagementPolicy", "OrderedReady")
+    strategy = _dict(spec, "updateStrategy", create=True)
+    if strategy is not None:
+        if _unset(strategy, "type"):
+            strategy["type"] = "RollingUpdate"
+            _dict(strategy, "rollingUpdate", create=True)
+        rolling = _dict(strategy, "rollingUpdate")
+        if strategy["type"] == "RollingUpdate" and rolling is not None:
+            for field in ("partition", "maxUnavailable"):
+                if rolling.get(field) is None:
+                    rolling[field] = 0 if field == "partition" else 1
+    policy = _dict(spec, "persistentVolumeClaimRetentionPolicy", create=True)
+    if policy is not None:
+        _set(policy, "whenDeleted", "Retain")
+        _set(policy, "whenScaled", "Retain")
+    if spec.get("revisionHistoryLimit") is None:
+        spec["revisionHistoryLimit"] = 10
+    for claim in _list(spec, "volumeClaimTemplates"):
+        if isinstance(claim, dict):
+            default_persistent_volume_claim(claim)
+
+
+def default_daemon_set(obj: dict) -> None:
+    """``SetDefaults_DaemonSet``: RollingUpdate with ``maxUnavailable: 1``, ``maxSurge: 0``."""
+    spec = _dict(obj, "spec", create=True)
+    if spec is None:
+        return
+    template = _dict(spec, "template")
+    if template is not None:
+        default_pod_spec(_dict(template, "spec", create=True))
+    strategy = _dict(spec, "updateStrategy", create=True)
+    if strategy is not None:
+        _set(strategy, "type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = _dict(strategy, "rollingUpdate", create=True)
+            if rolling is not None:
+                for field, value in (("maxUnavailable", 1), ("maxSurge", 0)):
+                    if rolling.get(field) is None:
+                        rolling[field] = value
+    if spec.get("revisionHistoryLimit") is None:
+        spec["revisionHistoryLimit"] = 10
+
+
+def default_replication_controller(obj: dict) -> None:
+    """``SetDefaults_ReplicationController``: selector and labels from the template's labels
+    when empty, ``replicas: 1``."""
+    spec = _default_replicated(obj)
+    if spec is None:
+        return
+    labels = (_dict(_dict(spec, "template"), "metadata") or {}).get("labels")
+    if isinstance(labels, dict):
+        if not spec.get("selector"):
+            spec["selector"] = deep_copy(labels)
+        meta = _dict(obj, "metadata", create=True)
+        if meta is not None and not meta.get("labels"):
+            meta["labels"] = deep_copy(labels)
+
+
+def _default_hpa_rules(rules: dict, stabilization: int, policies: list[dict]) -> None:
+    if rules.get("stabilizationWindowSeconds") is None:
+        rules["stabilizationWindowSeconds"] = stabilization
+    _set(rules, "selectPolicy", "Max")
+    if not rules.get("policies"):
+        rules["policies"] = policies
+
+
+def default_horizontal_pod_autoscaler(obj: dict) -> None:
+    """autoscaling/v2 ``SetDefaults_HorizontalPodAutoscaler``: ``minReplicas: 1``, a CPU
+    utilization target of 80 % when no metric is given, and the missing parts of a given
+    ``behavior`` (scale up: no stabilization, max of 4 pods or 100 % per 15 s; scale down:
+    300 s stabilization, 100 % per 15 s)."""
+    spec = _dict(obj, "spec", create=True)
+    if spec is None:
+        return
+    if spec.get("minReplicas") is None:
+        spec["minReplicas"] = 1
+    if not spec.get("metrics"):
+        spec["metrics"] = [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    behavior = _dict(spec, "behavior")
+    if behavior is None:
+        return
+    up = _dict(behavior, "scaleUp", create=True)
+    if up is not None:
+        _default_hpa_rules(up, 0, [{"type": "Pods", "value": 4, "periodSeconds": 15},
+                                   {"type": "Percent", "value": 100, "periodSeconds": 15}])
+    down = _dict(behavior, "scaleDown", create=True)
+    if down is not None:
+        _default_hpa_rules(down, 300, [{"type": "Percent", "value": 100, "periodSeconds": 15}])
+
+
 def _default_job_spec(spec: dict) -> None:
     """What defaulting writes into a JobSpec, a Job's and a CronJob's job template's alike
     (the generated defaulter reaches the template's pod spec through both)."""
@@ -452,6 +567,11 @@ _BY_KIND = {
     ("v1", "Secret"): default_secret,
     ("apps/v1", "Deployment"): default_deployment,
     ("apps/v1", "ReplicaSet"): default_replica_set,
+    ("apps/v1", "StatefulSet"): default_stateful_set,
+    ("apps/v1", "DaemonSet"): default_daemon_set,
+    ("v1", "ReplicationController"): default_replication_controller,
+    ("v1", "PersistentVolumeClaim"): default_persistent_volume_claim,
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): default_horizontal_pod_autoscaler,
     ("batch/v1", "Job"): default_job,
     ("batch/v1", "CronJob"): default_cron_job,
     ("scheduling.k8s.io/v1", "PriorityClass"): default_priority_class,

@@ -340,6 +340,9 @@ CONTROLLER_IDENTITIES = {
     "job": "job-controller",
     "cronjob": "cronjob-controller",
     "ttl-after-finished": "ttl-after-finished-controller",
+    "statefulset": "statefulset-controller",
+    "daemonset": "daemon-set-controller",
+    "replicationcontroller": "replication-controller",
 }
 
 
@@ -356,6 +359,16 @@ def _controller_rules() -> dict[str, list[PolicyRule]]:
             rule("update", groups=(BATCH,), resources=("cronjobs/status",)),
             rule("update", groups=(BATCH,), resources=("cronjobs/finalizers",)),
             rule("list", "delete", groups=(LEGACY,), resources=("pods",)),
+            events_rule()],
+        "daemon-set-controller": [
+            rule("get", "list", "watch", groups=(EXTENSIONS, APPS), resources=("daemonsets",)),
+            rule("update", groups=(EXTENSIONS, APPS), resources=("daemonsets/status",)),
+            rule("update", groups=(EXTENSIONS, APPS), resources=("daemonsets/finalizers",)),
+            rule("list", "watch", groups=(LEGACY,), resources=("nodes",)),
+            rule("list", "watch", "create", "delete", "patch", groups=(LEGACY,), resources=("pods",)),
+            rule("create", groups=(LEGACY,), resources=("pods/binding",)),
+            rule("get", "list", "watch", "create", "delete", "update", "patch", groups=(APPS,),
+                 resources=("controllerrevisions",)),
             events_rule()],
         "deployment-controller": [
             rule("get", "list", "watch", "update", groups=(EXTENSIONS, APPS), resources=("deployments",)),
@@ -413,6 +426,25 @@ def _controller_rules() -> dict[str, list[PolicyRule]]:
             rule("list", "watch", "delete", groups=(LEGACY,), resources=("pods",)),
             rule("get", "list", groups=(LEGACY,), resources=("nodes",)),
             rule("patch", groups=(LEGACY,), resources=("pods/status",))],
+        "replication-controller": [
+            # 1.0 controllers needed get, update
+            rule("get", "list", "watch", "update", groups=(LEGACY,), resources=("replicationcontrollers",)),
+            rule("update", groups=(LEGACY,), resources=("replicationcontrollers/status",)),
+            rule("update", groups=(LEGACY,), resources=("replicationcontrollers/finalizers",)),
+            rule("list", "watch", "patch", "create", "delete", groups=(LEGACY,), resources=("pods",)),
+            events_rule()],
+        "statefulset-controller": [
+            rule("list", "watch", groups=(LEGACY,), resources=("pods",)),
+            rule("get", "list", "watch", groups=(APPS,), resources=("statefulsets",)),
+            rule("update", groups=(APPS,), resources=("statefulsets/status",)),
+            rule("update", groups=(APPS,), resources=("statefulsets/finalizers",)),
+            rule("get", "create", "delete", "update", "patch", groups=(LEGACY,), resources=("pods",)),
+            rule("get", "create", "delete", "update", "patch", "list", "watch", groups=(APPS,),
+                 resources=("controllerrevisions",)),
+            rule("get", "create", groups=(LEGACY,), resources=("persistentvolumeclaims",)),
+            events_rule(),
+            # StatefulSetAutoDeletePVC (GA in 1.32): owner references on claims, claim deletion
+            rule("update", "delete", groups=(LEGACY,), resources=("persistentvolumeclaims",))],
         "replicaset-controller": [
             rule("get", "list", "watch", "update", groups=(APPS, EXTENSIONS), resources=("replicasets",)),
             rule("update", groups=(APPS, EXTENSIONS), resources=("replicasets/status",)),

@@ -47,9 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=lambda args: run_component(args, _scheduler))
 
     c = sub.add_parser("controller-manager", help="run the controllers against an API server",
-                       description="kube-controller-manager: the ReplicaSet, Deployment, disruption, "
+                       description="kube-controller-manager: the ReplicaSet, ReplicationController, "
+                                   "Deployment, StatefulSet, DaemonSet, Job, CronJob, disruption, "
                                    "garbage collector, namespace, pod GC, node lifecycle, taint "
-                                   "eviction and ResourceClaim controllers, leader-elected by default.",
+                                   "eviction, endpoints and ResourceClaim controllers, leader-elected "
+                                   "by default.",
                        epilog=EXAMPLES["controller-manager"])
     _common(c)
     c.add_argument("--controllers", default="*",

@@ -247,10 +247,14 @@ class Expectations:
         self._records: dict[str, _Expectation] = {}
 
     def expect_creations(self, key: str, count: int) -> None:
-        self._records[key] = _Expectation(count, set(), self.clock.now())
+        self.expect(key, count, ())
 
     def expect_deletions(self, key: str, pod_keys: Iterable[str]) -> None:
-        self._records[key] = _Expectation(0, set(pod_keys), self.clock.now())
+        self.expect(key, 0, pod_keys)
+
+    def expect(self, key: str, creations: int, pod_keys: Iterable[str]) -> None:
+        """Both at once (a DaemonSet's sync creates on some nodes and deletes on others)."""
+        self._records[key] = _Expectation(creations, set(pod_keys), self.clock.now())
 
     def creation_observed(self, key: str) -> None:
         record = self._records.get(key)

@@ -49,7 +49,9 @@ from kvert.registry.deletion import BACKGROUND, FOREGROUND, FOREGROUND_FINALIZER
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RESOURCES = ("pods", "apps/replicasets", "apps/deployments", "batch/jobs", "batch/cronjobs",
+DEFAULT_RESOURCES = ("pods", "apps/replicasets", "apps/deployments", "apps/statefulsets",
+                     "apps/daemonsets", "apps/controllerrevisions", "replicationcontrollers",
+                     "persistentvolumeclaims", "batch/jobs", "batch/cronjobs",
                      "policy/poddisruptionbudgets", "configmaps", "services", "nodes",
                      "coordination.k8s.io/leases", "discovery.k8s.io/endpointslices")
 

@@ -1,6 +1,7 @@
 """The controller manager: every controller of ``kvert up`` on shared informers.
 
-``ControllerManager(client, clock)`` builds the ReplicaSet, Deployment, Job, CronJob,
+``ControllerManager(client, clock)`` builds the ReplicaSet, ReplicationController, Deployment,
+StatefulSet, DaemonSet, Job, CronJob,
 TTL-after-finished, disruption, ResourceClaim, namespace, pod GC, node lifecycle, taint
 eviction, ServiceAccount, ClusterRole aggregation, Endpoints and EndpointSlice controllers
 and the garbage collector (which also collects
@@ -26,6 +27,7 @@ from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory
 from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kvert.controllers.cronjob import CronJobController
+from kvert.controllers.daemonset import DaemonSetController
 from kvert.controllers.deployment import DeploymentController
 from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.endpoints import EndpointsController
@@ -36,10 +38,11 @@ from kvert.controllers.namespace import NamespaceController
 from kvert.controllers.nodeipam import NodeIpamController
 from kvert.controllers.nodelifecycle import NodeLifecycleController
 from kvert.controllers.podgc import PodGC
-from kvert.controllers.replicaset import ReplicaSetController
+from kvert.controllers.replicaset import ReplicaSetController, ReplicationControllerController
 from kvert.controllers.resourceclaim import CLAIMS, ResourceClaimController
 from kvert.controllers.rootcapublisher import RootCACertPublisher
 from kvert.controllers.serviceaccount import ServiceAccountsController
+from kvert.controllers.statefulset import StatefulSetController
 from kvert.controllers.tainteviction import TaintEvictionController
 from kvert.controllers.ttlafterfinished import TTLAfterFinishedController
 
@@ -48,7 +51,7 @@ log = logging.getLogger(__name__)
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
                    "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished", "endpoints",
-                   "endpointslice", "nodeipam")
+                   "endpointslice", "nodeipam", "statefulset", "replicationcontroller", "daemonset")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -75,6 +78,9 @@ _FACTORIES = {
     "endpoints": EndpointsController,
     "endpointslice": EndpointSliceController,
     "nodeipam": NodeIpamController,
+    "statefulset": StatefulSetController,
+    "replicationcontroller": ReplicationControllerController,
+    "daemonset": DaemonSetController,
 }
 
 

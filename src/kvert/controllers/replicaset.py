@@ -33,11 +33,12 @@ from kvert.api.meta import deep_copy, format_time, labels_of
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
+from kvert.controllers.claims import claim
 from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_INDEX, Controller,
                                     Expectations, InformerFactory, controller_ref_of,
                                     index_controller_uid, index_namespace, index_orphan_namespace,
                                     object_key, safe_handler, split_key)
-from kvert.controllers.util import (available_at, controller_ref, deletion_order, is_deleting,
+from kvert.controllers.util import (available_at, deletion_order, is_deleting,
                                     is_pod_active, is_pod_available, is_pod_ready, pod_from_template,
                                     pod_key, prune_empty, spec_replicas, uid_of)
 
@@ -71,7 +72,17 @@ async def slow_start_batch(count: int, initial_batch_size: int,
 
 
 class ReplicaSetController(Controller):
+    """Also the ReplicationController controller (upstream runs RCs through this code too):
+    a subclass names the resource, kind, API groups and selector form."""
+
     name = "replicaset-controller"
+    resource = RS
+    kind = "ReplicaSet"
+    groups: tuple[str, ...] = ("apps", "extensions")
+
+    @staticmethod
+    def selector_of(owner: dict) -> LabelSelector:
+        return LabelSelector.from_dict((owner.get("spec") or {}).get("selector"))
 
     def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1, burst_replicas: int = BURST_REPLICAS):
@@ -79,7 +90,7 @@ class ReplicaSetController(Controller):
         self.burst_replicas = burst_replicas
         self.expectations = Expectations(clock)
         self.recorder = EventRecorder(client, clock, self.name)
-        self.rs_informer = self.use(RS)
+        self.rs_informer = self.use(self.resource)
         self.pod_informer = self.use("pods")
         self.rs_informer.add_index(NAMESPACE_INDEX, index_namespace)
         self.rs_informer.add_index(CONTROLLER_INDEX, index_controller_uid)
@@ -108,8 +119,9 @@ class ReplicaSetController(Controller):
 
     def _resolve(self, namespace: str, ref: dict | None) -> dict | None:
         """The ReplicaSet a controllerRef points at, if it is one of ours and still exists."""
-        if ref is None or ref.get("kind") != "ReplicaSet" or \
-                (ref.get("apiVersion") or "").split("/")[0] not in ("apps", "extensions"):
+        api_version = (ref or {}).get("apiVersion") or ""
+        if ref is None or ref.get("kind") != self.kind or \
+                (api_version.split("/")[0] if "/" in api_version else "") not in self.groups:
             return None
         rs = self.rs_informer.get(ref.get("name", ""), namespace)
         if rs is None or uid_of(rs) != ref.get("uid"):
@@ -123,7 +135,7 @@ class ReplicaSetController(Controller):
         found = []
         for rs in self.rs_informer.by_index(NAMESPACE_INDEX, namespace):
             try:
-                selector = LabelSelector.from_dict((rs.get("spec") or {}).get("selector"))
+                selector = self.selector_of(rs)
             except SelectorError:
                 continue
             if not selector.empty and selector.matches(labels):
@@ -194,7 +206,7 @@ class ReplicaSetController(Controller):
             return
         needs_sync = self.expectations.satisfied(key)
         try:
-            selector = LabelSelector.from_dict((rs.get("spec") or {}).get("selector"))
+            selector = self.selector_of(rs)
         except SelectorError as e:
             log.warning("%s: invalid selector of %s: %s", self.name, key, e)
             return
@@ -202,7 +214,7 @@ class ReplicaSetController(Controller):
         candidates = self.pod_informer.by_index(CONTROLLER_INDEX, uid_of(rs)) + \
             self.pod_informer.by_index(ORPHAN_INDEX, namespace)
         pods = [p for p in candidates if is_pod_active(p)]
-        pods = await self._claim_pods(rs, selector, pods)
+        pods = await claim(self.client, rs, self.resource, selector, pods, "pods")
         manage_error: ApiError | None = None
         if needs_sync and not is_deleting(rs):
             try:
@@ -226,59 +238,6 @@ class ReplicaSetController(Controller):
                    for t in [available_at(p, min_ready)] if t is not None]
         if pending:
             self.enqueue_after(key, max(0.0, min(pending) - now) + 0.001)
-
-    async def _claim_pods(self, rs: dict, selector: LabelSelector, pods: list[dict]) -> list[dict]:
-        """``PodControllerRefManager.ClaimPods``: keep, adopt or release."""
-        claimed: list[dict] = []
-        uid = uid_of(rs)
-        can_adopt: bool | None = None
-        for pod in pods:
-            ref = controller_ref_of(pod)
-            matches = not selector.empty and selector.matches(labels_of(pod))
-            if ref is not None:
-                if ref.get("uid") != uid:
-                    continue
-                if matches:
-                    claimed.append(pod)
-                elif not is_deleting(rs):
-                    await self._release(rs, pod)
-                continue
-            if not matches or is_deleting(rs) or is_deleting(pod):
-                continue
-            if can_adopt is None:
-                can_adopt = await self._can_adopt(rs)
-            if not can_adopt:
-                continue
-            adopted = await self._adopt(rs, pod)
-            if adopted is not None:
-                claimed.append(adopted)
-        return claimed
-
-    async def _can_adopt(self, rs: dict) -> bool:
-        """Adoption re-reads the ReplicaSet: it must still exist and not be being deleted."""
-        try:
-            fresh = await self.client.get(RS, rs["metadata"]["name"], rs["metadata"]["namespace"])
-        except NotFound:
-            return False
-        return uid_of(fresh) == uid_of(rs) and not is_deleting(fresh)
-
-    async def _adopt(self, rs: dict, pod: dict) -> dict | None:
-        patch = {"metadata": {"ownerReferences": [controller_ref(rs)], "uid": uid_of(pod)}}
-        try:
-            return await self.client.patch("pods", pod["metadata"]["name"], patch, "strategic",
-                                           namespace=pod["metadata"]["namespace"])
-        except ApiError as e:
-            log.info("%s: could not adopt pod %s: %s", self.name, pod_key(pod), e)
-            return None
-
-    async def _release(self, rs: dict, pod: dict) -> None:
-        patch = {"metadata": {"ownerReferences": [{"$patch": "delete", "uid": uid_of(rs)}],
-                              "uid": uid_of(pod)}}
-        try:
-            await self.client.patch("pods", pod["metadata"]["name"], patch, "strategic",
-                                    namespace=pod["metadata"]["namespace"])
-        except ApiError as e:
-            log.info("%s: could not release pod %s: %s", self.name, pod_key(pod), e)
 
     async def _manage_replicas(self, pods: list[dict], rs: dict) -> None:
         key = object_key(rs)
@@ -358,14 +317,15 @@ class ReplicaSetController(Controller):
         for attempt in range(STATUS_UPDATE_RETRIES + 1):
             obj["status"] = status
             try:
-                return await self.client.update_status(RS, obj)
+                return await self.client.update_status(self.resource, obj)
             except NotFound:
                 return None
             except Conflict:
                 if attempt == STATUS_UPDATE_RETRIES:
                     raise
                 try:
-                    obj = await self.client.get(RS, rs["metadata"]["name"], rs["metadata"]["namespace"])
+                    obj = await self.client.get(self.resource, rs["metadata"]["name"],
+                                                rs["metadata"]["namespace"])
                 except NotFound:
                     return None
                 if uid_of(obj) != uid_of(rs):
@@ -412,3 +372,20 @@ def calculate_status(rs: dict, pods: list[dict], manage_error: ApiError | None, 
     if conditions:
         status["conditions"] = conditions
     return status
+
+
+class ReplicationControllerController(ReplicaSetController):
+    """``pkg/controller/replication``: ReplicationControllers through the ReplicaSet logic; an
+    RC's selector is a plain label map (``labels.SelectorFromSet``)."""
+
+    name = "replication-controller"
+    resource = "replicationcontrollers"
+    kind = "ReplicationController"
+    groups = ("",)
+
+    @staticmethod
+    def selector_of(owner: dict) -> LabelSelector:
+        selector = (owner.get("spec") or {}).get("selector")
+        if selector is not None and not isinstance(selector, dict):
+            raise SelectorError("an RC's selector must be a map of labels")
+        return LabelSelector.from_set(selector)

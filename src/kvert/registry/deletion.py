@@ -7,9 +7,11 @@ rules and the garbage-collection finalizers they imply.
 * ``gc_finalizers`` is the generic store's ``deletionFinalizersForGarbageCollection``: the
   ``orphan`` finalizer when dependents are to be orphaned, ``foregroundDeletion`` when they
   are to be deleted first; an explicit option wins over a finalizer the object already
-  has, which wins over the kind's default (every kind kvert serves defaults to background
-  deletion, as the current API versions of upstream do). The finalizers change only when
-  the object is not already being deleted.
+  has, which wins over the kind's default (``default_policy``, the strategies'
+  ``DefaultGarbageCollectionPolicy``: Orphan for a core/v1 ReplicationController, kept for
+  backward compatibility; background deletion for every other kind kvert serves, as the
+  current API versions of upstream do). The finalizers change only when the object is not
+  already being deleted.
 * Only pods are deleted gracefully (``CheckGracefulDelete``): a grace period sent with the
   delete of any other kind is ignored, so it goes at once, or waits only for finalizers.
 * A namespace goes ``Terminating`` (``namespace_mark``) and stays while its
@@ -50,8 +52,15 @@ def _explicit(policy: str | None, orphan_dependents: bool | None) -> str | None:
     return policy
 
 
-def gc_finalizers(obj: dict, policy: str | None, orphan_dependents: bool | None) -> list[str] | None:
-    """The object's finalizers after a delete with these options, or None when unchanged."""
+def default_policy(rt: ResourceType) -> str:
+    """The kind's propagation when a delete names none (``DefaultGarbageCollectionPolicy``)."""
+    return ORPHAN if rt.group == "" and rt.kind == "ReplicationController" else BACKGROUND
+
+
+def gc_finalizers(obj: dict, policy: str | None, orphan_dependents: bool | None,
+                  default: str = BACKGROUND) -> list[str] | None:
+    """The object's finalizers after a delete with these options, or None when unchanged;
+    ``default``: the kind's :func:`default_policy`."""
     current = list((obj.get("metadata") or {}).get("finalizers") or [])
     wanted = _explicit(policy, orphan_dependents)
     if wanted is None:
@@ -60,7 +69,7 @@ def gc_finalizers(obj: dict, policy: str | None, orphan_dependents: bool | None)
         elif FOREGROUND_FINALIZER in current:
             wanted = FOREGROUND
         else:
-            wanted = BACKGROUND
+            wanted = default
     kept = [f for f in current if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
     if wanted == ORPHAN:
         kept.append(ORPHAN_FINALIZER)
@@ -83,5 +92,5 @@ def namespace_mark(namespace: dict) -> None:
 
 
 __all__ = ["BACKGROUND", "FOREGROUND", "FOREGROUND_FINALIZER", "NAMESPACE_FINALIZER", "ORPHAN",
-           "ORPHAN_FINALIZER", "POLICIES", "gc_finalizers", "graceful", "namespace_mark",
+           "ORPHAN_FINALIZER", "POLICIES", "default_policy", "gc_finalizers", "graceful", "namespace_mark",
            "validate_options"]

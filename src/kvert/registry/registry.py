@@ -271,7 +271,8 @@ class Registry:
             grace_period_seconds = 0
         elif grace_period_seconds is None:
             grace_period_seconds = strategy.default_grace_period(rt, old)
-        finalizers = deletion.gc_finalizers(old, propagation_policy, orphan_dependents)
+        finalizers = deletion.gc_finalizers(old, propagation_policy, orphan_dependents,
+                                            deletion.default_policy(rt))
         mark = deletion.namespace_mark if rt.group == "" and rt.kind == "Namespace" else None
         if dry_run:
             return old
@@ -304,7 +305,7 @@ class Registry:
     # ---- scale -----------------------------------------------------------------
 
     def get_scale(self, resource: str, name: str, namespace: str) -> dict:
-        """The ``autoscaling/v1`` Scale of a workload (``deployments/scale``, ``replicasets/scale``)."""
+        """The ``autoscaling/v1`` Scale of a workload (``deployments/scale``, ``statefulsets/scale``, ...)."""
         rt = by_key(resource)
         if "scale" not in rt.subresources:
             raise NotFound(resource, name, "the server could not find the requested resource")
@@ -398,6 +399,9 @@ class Registry:
 def _scale_of(obj: dict) -> dict:
     meta = obj["metadata"]
     selector = (obj.get("spec") or {}).get("selector")
+    if selector and obj.get("kind") == "ReplicationController":
+        # an RC's selector is a plain label map (labels.SelectorFromSet)
+        selector = {"matchLabels": selector}
     return {
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",

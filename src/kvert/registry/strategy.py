@@ -56,6 +56,12 @@ def prepare_for_create(rt: ResourceType, obj: dict) -> None:
         # an empty ServiceStatus encodes its loadBalancer member (not omitempty upstream)
         obj["status"] = {"loadBalancer": {}}
         normalize_cluster_ips(obj)
+    elif rt.group == "autoscaling" and rt.kind == "HorizontalPodAutoscaler":
+        # an empty HorizontalPodAutoscalerStatus: two of its members are not omitempty
+        obj["status"] = {"currentMetrics": None, "desiredReplicas": 0}
+    elif rt.group == "" and rt.kind == "PersistentVolumeClaim":
+        # PrepareForCreate empties the status; decoding from storage defaults the phase
+        obj["status"] = {"phase": "Pending"}
     elif rt.has_status and rt.kind not in _STATUS_ON_CREATE:
         obj.pop("status", None)
     if names_own_uid(rt):

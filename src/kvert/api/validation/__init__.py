@@ -57,8 +57,8 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import (admissionregistration, batch, crd, dra, endpoints, misc, node, pod, policy, rbac,
-               resize, secrets, service, vpa, workload, workloads)
+from . import (admissionregistration, apps, autoscaling, batch, crd, dra, endpoints, misc, node, pod,
+               policy, rbac, resize, secrets, service, storage, vpa, workload, workloads)
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -84,6 +84,12 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("v1", "ResourceQuota"): misc.validate_resource_quota,
     ("apps/v1", "Deployment"): workloads.validate_deployment,
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set,
+    ("apps/v1", "StatefulSet"): apps.validate_stateful_set,
+    ("apps/v1", "DaemonSet"): apps.validate_daemon_set,
+    ("apps/v1", "ControllerRevision"): apps.validate_controller_revision,
+    ("v1", "ReplicationController"): workloads.validate_replication_controller,
+    ("v1", "PersistentVolumeClaim"): storage.validate_persistent_volume_claim,
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): autoscaling.validate_hpa,
     ("batch/v1", "Job"): batch.validate_job,
     ("batch/v1", "CronJob"): batch.validate_cron_job,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb,
@@ -120,6 +126,12 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("v1", "ServiceAccount"): secrets.validate_service_account_update,
     ("apps/v1", "Deployment"): workloads.validate_deployment_update,
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set_update,
+    ("apps/v1", "StatefulSet"): apps.validate_stateful_set_update,
+    ("apps/v1", "DaemonSet"): apps.validate_daemon_set_update,
+    ("apps/v1", "ControllerRevision"): apps.validate_controller_revision_update,
+    ("v1", "ReplicationController"): workloads.validate_replication_controller_update,
+    ("v1", "PersistentVolumeClaim"): storage.validate_persistent_volume_claim_update,
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): autoscaling.validate_hpa_update,
     ("batch/v1", "Job"): batch.validate_job_update,
     ("batch/v1", "CronJob"): batch.validate_cron_job_update,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_update,
@@ -151,6 +163,11 @@ _STATUS: dict[tuple[str, str], Update] = {
     ("v1", "Namespace"): misc.validate_namespace_status_update,
     ("apps/v1", "Deployment"): lambda n, o: workloads.validate_workload_status_update(n, o, "Deployment"),
     ("apps/v1", "ReplicaSet"): lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet"),
+    ("v1", "ReplicationController"):
+        lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet"),
+    ("apps/v1", "StatefulSet"): apps.validate_stateful_set_status_update,
+    ("apps/v1", "DaemonSet"): apps.validate_daemon_set_status_update,
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): autoscaling.validate_hpa_status_update,
     ("batch/v1", "Job"): batch.validate_job_status_update,
     ("batch/v1", "CronJob"): batch.validate_cron_job_status_update,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_status_update,

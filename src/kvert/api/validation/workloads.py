@@ -45,8 +45,11 @@ def not_more_than_100_percent(value: Any, number: int | None, is_percent: bool, 
     return []
 
 
-def _validate_replica_set_like(spec: dict, path: str, kind_word: str) -> Causes:
-    """The shared part of ReplicaSet and Deployment specs (selector, template, replicas)."""
+def validate_replica_set_like(spec: dict, path: str, kind_word: str,
+                               selector_word: str = "deployment", pod_spec: bool = True) -> Causes:
+    """The shared part of ReplicaSet, Deployment, StatefulSet and DaemonSet specs (selector,
+    template, replicas); ``selector_word`` names the kind in the empty-selector message
+    (ReplicaSets say "deployment" upstream too)."""
     errs: Causes = []
     for field in ("replicas", "minReadySeconds"):
         value = get_int(spec, field, path, errs, bits=32)
@@ -63,7 +66,7 @@ def _validate_replica_set_like(spec: dict, path: str, kind_word: str) -> Causes:
         sel_errs = validate_label_selector(selector, sel_path)
         errs.extend(sel_errs)
         if not selector.get("matchLabels") and not selector.get("matchExpressions"):
-            errs.append(invalid(sel_path, selector, "empty selector is invalid for deployment"))
+            errs.append(invalid(sel_path, selector, f"empty selector is invalid for {selector_word}"))
         else:
             selector_ok = not sel_errs
     template = spec.get("template")
@@ -83,7 +86,14 @@ def _validate_replica_set_like(spec: dict, path: str, kind_word: str) -> Causes:
         elif not matcher.empty and not matcher.matches(labels):
             errs.append(invalid(child(tpl_path, "metadata.labels"), labels,
                                 "`selector` does not match template `labels`"))
-    errs.extend(validate_pod_template_spec(template, tpl_path))
+    if pod_spec:
+        errs.extend(validate_pod_template_spec(template, tpl_path))
+    else:
+        # ValidatePodTemplateSpecForStatefulSet: the pod spec is left to the pods (its volumes
+        # come from the claim templates); labels and annotations under "template" itself
+        errs.extend(names.validate_labels(labels, child(tpl_path, "labels")))
+        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        errs.extend(names.validate_annotations(annotations, child(tpl_path, "annotations")))
     tpl_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
     restart = tpl_spec.get("restartPolicy") or "Always"
     if restart != "Always":
@@ -97,14 +107,14 @@ def _validate_replica_set_like(spec: dict, path: str, kind_word: str) -> Causes:
 def validate_replica_set(rs: dict) -> Causes:
     errs = validate_object_meta(rs, namespaced=True)
     spec = get_dict(rs, "spec", "", errs)
-    errs.extend(_validate_replica_set_like(spec, "spec", "ReplicaSet"))
+    errs.extend(validate_replica_set_like(spec, "spec", "ReplicaSet"))
     return errs
 
 
 def validate_deployment(deploy: dict) -> Causes:
     errs = validate_object_meta(deploy, namespaced=True)
     spec = get_dict(deploy, "spec", "", errs)
-    errs.extend(_validate_replica_set_like(spec, "spec", "ReplicaSet"))
+    errs.extend(validate_replica_set_like(spec, "spec", "ReplicaSet"))
     errs.extend(_validate_strategy(spec.get("strategy"), "spec.strategy"))
     revision_limit = get_int(spec, "revisionHistoryLimit", "spec", errs, bits=32)
     if revision_limit is not None and revision_limit < 0:
@@ -152,7 +162,7 @@ def _validate_strategy(strategy: Any, path: str) -> Causes:
     return errs
 
 
-def _selector_immutable(new: dict, old: dict) -> Causes:
+def selector_immutable(new: dict, old: dict) -> Causes:
     new_sel = (new.get("spec") or {}).get("selector") if isinstance(new.get("spec"), dict) else None
     old_sel = (old.get("spec") or {}).get("selector") if isinstance(old.get("spec"), dict) else None
     if normalized(new_sel) != normalized(old_sel):
@@ -163,8 +173,8 @@ def _selector_immutable(new: dict, old: dict) -> Causes:
 def validate_replica_set_update(new: dict, old: dict) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
-    errs.extend(_validate_replica_set_like(spec, "spec", "ReplicaSet"))
-    errs.extend(_selector_immutable(new, old))
+    errs.extend(validate_replica_set_like(spec, "spec", "ReplicaSet"))
+    errs.extend(selector_immutable(new, old))
     return errs
 
 
@@ -172,7 +182,7 @@ def validate_deployment_update(new: dict, old: dict) -> Causes:
     errs = validate_object_meta_update(new, old)
     body = validate_deployment(new)
     errs.extend(c for c in body if not c.field.startswith("metadata"))
-    errs.extend(_selector_immutable(new, old))
+    errs.extend(selector_immutable(new, old))
     return errs
 
 
@@ -211,4 +221,61 @@ def validate_workload_status_update(new: dict, old: dict, kind: str) -> Causes:
         new_count = values.get("collisionCount")
         if isinstance(old_count, int) and (new_count is None or new_count < old_count):
             errs.append(invalid("status.collisionCount", new_count or 0, "cannot be decremented"))
+    return errs
+
+
+# ---- core/v1 ReplicationController ------------------------------------------------------------
+
+def _validate_rc_spec(spec: dict, path: str) -> Causes:
+    """``ValidateReplicationControllerSpec``: a non-empty selector map matching the template's
+    labels (the template is required), counts >= 0, restartPolicy Always."""
+    errs: Causes = []
+    for field in ("replicas", "minReadySeconds"):
+        value = get_int(spec, field, path, errs, bits=32)
+        if value is not None and value < 0:
+            errs.append(invalid(child(path, field), value, IS_NEGATIVE_MSG))
+    sel_path = child(path, "selector")
+    selector = spec.get("selector")
+    if selector is not None and not isinstance(selector, dict):
+        errs.append(type_error(sel_path, selector, "object"))
+        selector = {}
+    selector = selector or {}
+    if not selector:
+        errs.append(required(sel_path))
+    else:
+        errs.extend(names.validate_labels(selector, sel_path))
+    template = spec.get("template")
+    tpl_path = child(path, "template")
+    if template is None:
+        errs.append(required(tpl_path))
+        return errs
+    if not isinstance(template, dict):
+        errs.append(type_error(tpl_path, template, "object"))
+        return errs
+    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    if selector and any(labels.get(k) != v for k, v in selector.items()):
+        errs.append(invalid(child(tpl_path, "metadata.labels"), labels,
+                            "`selector` does not match template `labels`"))
+    errs.extend(validate_pod_template_spec(template, tpl_path))
+    tpl_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    restart = tpl_spec.get("restartPolicy") or "Always"
+    if restart != "Always":
+        errs.append(not_supported(child(tpl_path, "spec.restartPolicy"), restart, ["Always"]))
+    if tpl_spec.get("activeDeadlineSeconds") is not None:
+        errs.append(forbidden(child(tpl_path, "spec.activeDeadlineSeconds"),
+                              "activeDeadlineSeconds in ReplicationController is not Supported"))
+    return errs
+
+
+def validate_replication_controller(rc: dict) -> Causes:
+    errs = validate_object_meta(rc, namespaced=True)
+    errs.extend(_validate_rc_spec(get_dict(rc, "spec", "", errs), "spec"))
+    return errs
+
+
+def validate_replication_controller_update(new: dict, old: dict) -> Causes:
+    """An RC's selector may change (core/v1 never made it immutable)."""
+    errs = validate_object_meta_update(new, old)
+    errs.extend(_validate_rc_spec(get_dict(new, "spec", "", errs), "spec"))
     return errs

@@ -40,6 +40,7 @@ PACKAGES = {
     "authorization.v1": "io.k8s.api.authorization.v1",
     "events.v1": "io.k8s.api.events.v1",
     "autoscaling.v1": "io.k8s.api.autoscaling.v1",
+    "autoscaling.v2": "io.k8s.api.autoscaling.v2",
     "scheduling.v1alpha1": "io.k8s.api.scheduling.v1alpha1",
     "resource.v1": "io.k8s.api.resource.v1",
     "admissionregistration.v1": "io.k8s.api.admissionregistration.v1",
@@ -1381,6 +1382,114 @@ status!             str(True|False|Unknown)  Status of the condition.
 lastTransitionTime  time                     Last time the status changed.
 reason              str                      CamelCase reason.
 message             str                      Human readable details.
+
+@apps.v1.StatefulSet kind
+A StatefulSet runs pods with stable identities: ordinal names <set>-0..N-1, stable hostnames under its governing service and one set of PersistentVolumeClaims per ordinal.
+spec    StatefulSetSpec    Desired identities of the pods.
+status  StatefulSetStatus  Most recently observed status. Read-only.
+
+@apps.v1.StatefulSetSpec
+The desired state of a stateful set.
+replicas                              int32                                           Number of desired pods. Default 1.
+selector!                             meta.v1.LabelSelector                           Label selector of the pods; must match the template's labels.
+template!                             core.v1.PodTemplateSpec                         Template of the pods; each pod gets the set's name and its ordinal as hostname.
+volumeClaimTemplates                  [core.v1.PersistentVolumeClaim]                 Claims each pod gets, named <template>-<set>-<ordinal>.
+serviceName                           str                                             The governing service: pods get <pod>.<service>.<namespace> DNS names.
+podManagementPolicy                   str(OrderedReady|Parallel)                      OrderedReady creates pods in order, each after the previous is Running and Ready, and removes them in reverse; Parallel does not wait. Default OrderedReady.
+updateStrategy                        StatefulSetUpdateStrategy                       How pods are updated when the template changes.
+revisionHistoryLimit                  int32                                           Number of ControllerRevisions kept. Default 10.
+minReadySeconds                       int32                                           Seconds a new pod must be ready to count as available. Default 0.
+persistentVolumeClaimRetentionPolicy  StatefulSetPersistentVolumeClaimRetentionPolicy  Whether claims are kept or deleted when the set is deleted or scaled down.
+ordinals                              StatefulSetOrdinals                             The first ordinal of the pods.
+
+@apps.v1.StatefulSetUpdateStrategy
+How a stateful set updates its pods.
+type           str(OnDelete|RollingUpdate)        RollingUpdate replaces pods from the highest ordinal down; OnDelete only when they are deleted. Default RollingUpdate.
+rollingUpdate  RollingUpdateStatefulSetStrategy  Parameters of a rolling update.
+
+@apps.v1.RollingUpdateStatefulSetStrategy
+Parameters of a stateful set's rolling update.
+partition       int32  Pods with an ordinal below the partition keep the current revision. Default 0.
+maxUnavailable  ios    Maximum number (or percentage) of pods unavailable during the update. Default 1.
+
+@apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy
+What happens to a stateful set's claims.
+whenDeleted  str(Delete|Retain)  On deletion of the set. Default Retain.
+whenScaled   str(Delete|Retain)  On scale down, for the removed ordinals. Default Retain.
+
+@apps.v1.StatefulSetOrdinals
+The ordinal numbering of a stateful set.
+start  int32  The first ordinal. Default 0.
+
+@apps.v1.StatefulSetStatus
+The observed state of a stateful set.
+observedGeneration  int64                   Generation observed by the controller.
+replicas!           int32                   Number of pods created by the controller.
+readyReplicas       int32                   Pods with a Ready condition.
+currentReplicas     int32                   Pods at the currentRevision.
+updatedReplicas     int32                   Pods at the updateRevision.
+currentRevision     str                     Revision of the pods below the partition.
+updateRevision      str                     Revision of the template.
+collisionCount      int32                   Count of hash collisions of ControllerRevision names.
+conditions          [StatefulSetCondition]  Latest observations.
+availableReplicas   int32                   Pods ready for at least minReadySeconds.
+
+@apps.v1.StatefulSetCondition
+A condition of a stateful set.
+type!               str                      Type of the condition.
+status!             str(True|False|Unknown)  Status of the condition.
+lastTransitionTime  time                     Last time the status changed.
+reason              str                      CamelCase reason.
+message             str                      Human readable details.
+
+@apps.v1.DaemonSet kind
+A DaemonSet runs one pod on every node that its template's node selector, required node affinity and tolerations admit.
+spec    DaemonSetSpec    Desired behavior of the daemon set.
+status  DaemonSetStatus  Most recently observed status. Read-only.
+
+@apps.v1.DaemonSetSpec
+The desired state of a daemon set.
+selector!             meta.v1.LabelSelector    Label selector of the pods; must match the template's labels.
+template!             core.v1.PodTemplateSpec  Template of the pod run on each eligible node.
+updateStrategy        DaemonSetUpdateStrategy  How pods are replaced when the template changes.
+minReadySeconds       int32                    Seconds a new pod must be ready to count as available. Default 0.
+revisionHistoryLimit  int32                    Number of ControllerRevisions kept. Default 10.
+
+@apps.v1.DaemonSetUpdateStrategy
+How a daemon set updates its pods.
+type           str(OnDelete|RollingUpdate)  Default RollingUpdate.
+rollingUpdate  RollingUpdateDaemonSet       Parameters of a rolling update.
+
+@apps.v1.RollingUpdateDaemonSet
+Parameters of a daemon set's rolling update.
+maxUnavailable  ios  Maximum number (or percentage) of nodes whose pod may be unavailable during the update. Default 1.
+maxSurge        ios  Maximum number (or percentage) of nodes that may run an old and a new pod at once. Default 0.
+
+@apps.v1.DaemonSetStatus
+The observed state of a daemon set.
+currentNumberScheduled!  int32                 Nodes running at least one daemon pod that should.
+numberMisscheduled!      int32                 Nodes running a daemon pod that should not.
+desiredNumberScheduled!  int32                 Nodes that should run the daemon pod.
+numberReady!             int32                 Nodes whose daemon pod is ready.
+observedGeneration       int64                 Generation observed by the controller.
+updatedNumberScheduled   int32                 Nodes running the updated daemon pod.
+numberAvailable          int32                 Nodes whose daemon pod is available.
+numberUnavailable        int32                 Nodes that should run the pod and have none available.
+collisionCount           int32                 Count of hash collisions of ControllerRevision names.
+conditions               [DaemonSetCondition]  Latest observations.
+
+@apps.v1.DaemonSetCondition
+A condition of a daemon set.
+type!               str                      Type of the condition.
+status!             str(True|False|Unknown)  Status of the condition.
+lastTransitionTime  time                     Last time the status changed.
+reason              str                      CamelCase reason.
+message             str                      Human readable details.
+
+@apps.v1.ControllerRevision kind
+An immutable snapshot of a StatefulSet's or DaemonSet's template, kept for rollbacks and to tell current pods from updated ones.
+data       obj    The serialized state (the template patch).
+revision!  int64  The revision number.
 """
 
 
@@ -1493,6 +1602,177 @@ The observed state of a cron job.
 active              [core.v1.ObjectReference]  The running jobs.
 lastScheduleTime    time                       Last time a job was scheduled.
 lastSuccessfulTime  time                       Last time a job completed successfully.
+"""
+
+_CORE_WORKLOADS = r"""
+@core.v1.ReplicationController kind
+A ReplicationController keeps a number of pods matching a label map running; the older form of a ReplicaSet.
+spec    ReplicationControllerSpec    Desired behavior of the controller.
+status  ReplicationControllerStatus  Most recently observed status. Read-only.
+
+@core.v1.ReplicationControllerSpec
+The desired state of a replication controller.
+replicas         int32                    Number of desired pods. Default 1.
+minReadySeconds  int32                    Seconds a new pod must be ready to count as available. Default 0.
+selector         {str}                    Labels the pods must have; defaults to the template's labels.
+template         PodTemplateSpec          Template of the pods created when there are too few.
+
+@core.v1.ReplicationControllerStatus
+The observed state of a replication controller.
+replicas!             int32                             Number of pods.
+fullyLabeledReplicas  int32                             Pods whose labels match the template's labels.
+readyReplicas         int32                             Pods with a Ready condition.
+availableReplicas     int32                             Pods ready for at least minReadySeconds.
+observedGeneration    int64                             Generation observed by the controller.
+conditions            [ReplicationControllerCondition]  Latest observations.
+
+@core.v1.ReplicationControllerCondition
+A condition of a replication controller.
+type!               str                      Type of the condition, for example ReplicaFailure.
+status!             str(True|False|Unknown)  Status of the condition.
+lastTransitionTime  time                     Last time the status changed.
+reason              str                      CamelCase reason.
+message             str                      Human readable details.
+
+@core.v1.PersistentVolumeClaim kind
+A user's request for storage. kvert has no storage: claims stay Pending and pods using them still schedule.
+spec    PersistentVolumeClaimSpec    The storage asked for.
+status  PersistentVolumeClaimStatus  The current state of the claim. Read-only.
+
+@core.v1.PersistentVolumeClaimSpec
+The storage a claim asks for.
+accessModes                [str]                       ReadWriteOnce, ReadOnlyMany, ReadWriteMany or ReadWriteOncePod.
+selector                   meta.v1.LabelSelector       Label query over the volumes to bind to.
+resources                  VolumeResourceRequirements  The minimum storage (requests.storage) and its limit.
+volumeName                 str                         The volume bound to the claim.
+storageClassName           str                         Name of the StorageClass.
+volumeMode                 str(Block|Filesystem)       Default Filesystem.
+dataSource                 TypedLocalObjectReference   A snapshot or claim to fill the volume from.
+dataSourceRef              obj                         An object to fill the volume from.
+volumeAttributesClassName  str                         Name of the VolumeAttributesClass.
+
+@core.v1.VolumeResourceRequirements
+Storage requests and limits of a claim.
+limits    {qty}  Maximum amount of storage.
+requests  {qty}  Minimum amount of storage.
+
+@core.v1.TypedLocalObjectReference
+A reference to an object in the same namespace.
+apiGroup  str   API group of the object.
+kind!     str   Kind of the object.
+name!     str   Name of the object.
+
+@core.v1.PersistentVolumeClaimStatus
+The observed state of a claim.
+phase        str(Pending|Bound|Lost)  The claim's phase.
+accessModes  [str]                    Access modes of the bound volume.
+capacity     {qty}                    Capacity of the bound volume.
+conditions   [obj]                    Latest observations.
+"""
+
+
+_AUTOSCALING = r"""
+@autoscaling.v2.HorizontalPodAutoscaler kind
+A HorizontalPodAutoscaler sets the replicas of a scalable resource from observed metrics.
+spec    HorizontalPodAutoscalerSpec    The target, bounds, metrics and behavior.
+status  HorizontalPodAutoscalerStatus  Most recently observed status. Read-only.
+
+@autoscaling.v2.HorizontalPodAutoscalerSpec
+What to scale and how.
+scaleTargetRef!  CrossVersionObjectReference       The scalable resource (with a scale subresource).
+minReplicas      int32                             Lower bound of the replicas. Default 1.
+maxReplicas!     int32                             Upper bound of the replicas.
+metrics          [MetricSpec]                      Metrics the desired replicas are computed from; the highest wins. Default 80 % CPU utilization.
+behavior         HorizontalPodAutoscalerBehavior   Scaling speed limits up and down.
+
+@autoscaling.v2.CrossVersionObjectReference
+A reference to an object.
+kind!       str  Kind of the referent.
+name!       str  Name of the referent.
+apiVersion  str  API version of the referent.
+
+@autoscaling.v2.MetricSpec
+One metric to scale on.
+type!              str(ContainerResource|External|Object|Pods|Resource)  Which source below is set.
+object             ObjectMetricSource             A metric of another object.
+pods               PodsMetricSource               A metric of each pod, averaged.
+resource           ResourceMetricSource           A resource (cpu, memory) of the pods.
+containerResource  ContainerResourceMetricSource  A resource of one container of the pods.
+external           ExternalMetricSource           A metric from outside the cluster.
+
+@autoscaling.v2.ObjectMetricSource
+A metric of a Kubernetes object.
+describedObject!  CrossVersionObjectReference  The object.
+target!           MetricTarget                 The target value.
+metric!           MetricIdentifier             The metric.
+
+@autoscaling.v2.PodsMetricSource
+A metric of each pod.
+metric!  MetricIdentifier  The metric.
+target!  MetricTarget      The target value.
+
+@autoscaling.v2.ResourceMetricSource
+A resource of the pods, as their requests define it.
+name!    str           Name of the resource.
+target!  MetricTarget  The target value.
+
+@autoscaling.v2.ContainerResourceMetricSource
+A resource of one container.
+name!       str           Name of the resource.
+target!     MetricTarget  The target value.
+container!  str           Name of the container.
+
+@autoscaling.v2.ExternalMetricSource
+A metric from outside the cluster.
+metric!  MetricIdentifier  The metric.
+target!  MetricTarget      The target value.
+
+@autoscaling.v2.MetricIdentifier
+A metric's name and selector.
+name!     str                    Name of the metric.
+selector  meta.v1.LabelSelector  Selector of the metric's series.
+
+@autoscaling.v2.MetricTarget
+The target of a metric.
+type!               str(AverageValue|Utilization|Value)  Which of the values below is used.
+value               qty                                  Target value of the metric.
+averageValue        qty                                  Target value averaged over the pods.
+averageUtilization  int32                                Target percentage of the requests, averaged over the pods.
+
+@autoscaling.v2.HorizontalPodAutoscalerBehavior
+Scaling rules up and down.
+scaleUp    HPAScalingRules  Rules for scaling up. Default: no stabilization, max of 4 pods or 100 % per 15 s.
+scaleDown  HPAScalingRules  Rules for scaling down. Default: 300 s stabilization, 100 % per 15 s.
+
+@autoscaling.v2.HPAScalingRules
+How fast the replicas may change in one direction.
+stabilizationWindowSeconds  int32                    Seconds of past recommendations considered.
+selectPolicy                str(Disabled|Max|Min)    Which policy applies. Default Max.
+policies                    [HPAScalingPolicy]       The allowed changes.
+tolerance                   qty                      Tolerance of the metric ratio.
+
+@autoscaling.v2.HPAScalingPolicy
+One allowed change.
+type!           str(Percent|Pods)  Unit of the value.
+value!          int32              The allowed change.
+periodSeconds!  int32              The window it applies to.
+
+@autoscaling.v2.HorizontalPodAutoscalerStatus
+The observed state of an autoscaler.
+observedGeneration  int64                                   Generation observed by the autoscaler.
+lastScaleTime       time                                    Last time the replicas were changed.
+currentReplicas     int32                                   Current number of replicas.
+desiredReplicas!    int32                                   Replicas last computed.
+currentMetrics      [obj]                                   Last observed metrics.
+conditions          [HorizontalPodAutoscalerCondition]      Latest observations.
+
+@autoscaling.v2.HorizontalPodAutoscalerCondition
+A condition of an autoscaler.
+type!               str                      AbleToScale, ScalingActive or ScalingLimited.
+status!             str(True|False|Unknown)  Status of the condition.
+lastTransitionTime  time                     Last time the status changed.
+reason              str                      CamelCase reason.
+message             str                      Human readable details.
 """
 
 
@@ -2444,7 +2724,7 @@ timeAdded  time                            When the taint was added.
 """
 
 
-ALL_TEXT = (_META, _POD, _NODE, _CORE, _APPS, _BATCH, _MISC, _APIEXT, _ADMREG, _VPA, _WORKLOAD, _DRA)
+ALL_TEXT = (_META, _POD, _NODE, _CORE, _CORE_WORKLOADS, _APPS, _AUTOSCALING, _BATCH, _MISC, _APIEXT, _ADMREG, _VPA, _WORKLOAD, _DRA)
 
 
 # -- parsing ----------------------------------------------------------------------------------

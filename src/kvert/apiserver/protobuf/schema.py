@@ -53,6 +53,12 @@ v1 ResourceQuota core.ResourceQuota
 v1 Binding core.Binding
 apps/v1 Deployment apps.Deployment
 apps/v1 ReplicaSet apps.ReplicaSet
+apps/v1 StatefulSet apps.StatefulSet
+apps/v1 DaemonSet apps.DaemonSet
+apps/v1 ControllerRevision apps.ControllerRevision
+v1 ReplicationController core.ReplicationController
+v1 PersistentVolumeClaim core.PersistentVolumeClaim
+autoscaling/v2 HorizontalPodAutoscaler autoscalingv2.HorizontalPodAutoscaler
 policy/v1 PodDisruptionBudget policy.PodDisruptionBudget
 policy/v1 Eviction policy.Eviction
 scheduling.k8s.io/v1 PriorityClass scheduling.PriorityClass
@@ -239,6 +245,231 @@ batch.CronJobStatus
  1 active []core.ObjectReference o
  4 lastScheduleTime *meta.Time o
  5 lastSuccessfulTime *meta.Time o
+apps.StatefulSet
+ 1 metadata meta.ObjectMeta o
+ 2 spec apps.StatefulSetSpec o
+ 3 status apps.StatefulSetStatus o
+apps.StatefulSetSpec
+ 1 replicas *i32 o
+ 2 selector *meta.LabelSelector
+ 3 template core.PodTemplateSpec
+ 4 volumeClaimTemplates []core.PersistentVolumeClaim o
+ 5 serviceName str o
+ 6 podManagementPolicy str o
+ 7 updateStrategy apps.StatefulSetUpdateStrategy o
+ 8 revisionHistoryLimit *i32 o
+ 9 minReadySeconds i32 o
+ 10 persistentVolumeClaimRetentionPolicy *apps.StatefulSetPersistentVolumeClaimRetentionPolicy o
+ 11 ordinals *apps.StatefulSetOrdinals o
+apps.StatefulSetUpdateStrategy
+ 1 type str o
+ 2 rollingUpdate *apps.RollingUpdateStatefulSetStrategy o
+apps.RollingUpdateStatefulSetStrategy
+ 1 partition *i32 o
+ 2 maxUnavailable *intstr.IntOrString o
+apps.StatefulSetPersistentVolumeClaimRetentionPolicy
+ 1 whenDeleted str o
+ 2 whenScaled str o
+apps.StatefulSetOrdinals
+ 1 start i32
+apps.StatefulSetStatus
+ 1 observedGeneration i64 o
+ 2 replicas i32
+ 3 readyReplicas i32 o
+ 4 currentReplicas i32 o
+ 5 updatedReplicas i32 o
+ 6 currentRevision str o
+ 7 updateRevision str o
+ 9 collisionCount *i32 o
+ 10 conditions []apps.StatefulSetCondition o
+ 11 availableReplicas i32
+apps.StatefulSetCondition
+ 1 type str
+ 2 status str
+ 3 lastTransitionTime meta.Time o
+ 4 reason str o
+ 5 message str o
+apps.DaemonSet
+ 1 metadata meta.ObjectMeta o
+ 2 spec apps.DaemonSetSpec o
+ 3 status apps.DaemonSetStatus o
+apps.DaemonSetSpec
+ 1 selector *meta.LabelSelector
+ 2 template core.PodTemplateSpec
+ 3 updateStrategy apps.DaemonSetUpdateStrategy o
+ 4 minReadySeconds i32 o
+ 6 revisionHistoryLimit *i32 o
+apps.DaemonSetUpdateStrategy
+ 1 type str o
+ 2 rollingUpdate *apps.RollingUpdateDaemonSet o
+apps.RollingUpdateDaemonSet
+ 1 maxUnavailable *intstr.IntOrString o
+ 2 maxSurge *intstr.IntOrString o
+apps.DaemonSetStatus
+ 1 currentNumberScheduled i32
+ 2 numberMisscheduled i32
+ 3 desiredNumberScheduled i32
+ 4 numberReady i32
+ 5 observedGeneration i64 o
+ 6 updatedNumberScheduled i32 o
+ 7 numberAvailable i32 o
+ 8 numberUnavailable i32 o
+ 9 collisionCount *i32 o
+ 10 conditions []apps.DaemonSetCondition o
+apps.DaemonSetCondition
+ 1 type str
+ 2 status str
+ 3 lastTransitionTime meta.Time o
+ 4 reason str o
+ 5 message str o
+apps.ControllerRevision
+ 1 metadata meta.ObjectMeta o
+ 2 data runtime.RawExtension o
+ 3 revision i64
+core.ReplicationController
+ 1 metadata meta.ObjectMeta o
+ 2 spec core.ReplicationControllerSpec o
+ 3 status core.ReplicationControllerStatus o
+core.ReplicationControllerSpec
+ 1 replicas *i32 o
+ 4 minReadySeconds i32 o
+ 2 selector map[str]str o
+ 3 template *core.PodTemplateSpec o
+core.ReplicationControllerStatus
+ 1 replicas i32
+ 2 fullyLabeledReplicas i32 o
+ 4 readyReplicas i32 o
+ 5 availableReplicas i32 o
+ 3 observedGeneration i64 o
+ 6 conditions []core.ReplicationControllerCondition o
+core.ReplicationControllerCondition
+ 1 type str
+ 2 status str
+ 3 lastTransitionTime meta.Time o
+ 4 reason str o
+ 5 message str o
+core.PersistentVolumeClaim
+ 1 metadata meta.ObjectMeta o
+ 2 spec core.PersistentVolumeClaimSpec o
+ 3 status core.PersistentVolumeClaimStatus o
+core.PersistentVolumeClaimStatus
+ 1 phase str o
+ 2 accessModes []str o
+ 3 capacity map[str]resource.Quantity o
+ 4 conditions []core.PersistentVolumeClaimCondition o
+ 5 allocatedResources map[str]resource.Quantity o
+ 7 allocatedResourceStatuses map[str]str o
+ 8 currentVolumeAttributesClassName *str o
+ 9 modifyVolumeStatus *core.ModifyVolumeStatus o
+core.PersistentVolumeClaimCondition
+ 1 type str
+ 2 status str
+ 3 lastProbeTime meta.Time o
+ 4 lastTransitionTime meta.Time o
+ 5 reason str o
+ 6 message str o
+core.ModifyVolumeStatus
+ 1 targetVolumeAttributesClassName str o
+ 2 status str
+autoscalingv2.HorizontalPodAutoscaler
+ 1 metadata meta.ObjectMeta o
+ 2 spec autoscalingv2.HorizontalPodAutoscalerSpec o
+ 3 status autoscalingv2.HorizontalPodAutoscalerStatus o
+autoscalingv2.HorizontalPodAutoscalerSpec
+ 1 scaleTargetRef autoscalingv2.CrossVersionObjectReference
+ 2 minReplicas *i32 o
+ 3 maxReplicas i32
+ 4 metrics []autoscalingv2.MetricSpec o
+ 5 behavior *autoscalingv2.HorizontalPodAutoscalerBehavior o
+autoscalingv2.CrossVersionObjectReference
+ 1 kind str
+ 2 name str
+ 3 apiVersion str o
+autoscalingv2.MetricSpec
+ 1 type str
+ 2 object *autoscalingv2.ObjectMetricSource o
+ 3 pods *autoscalingv2.PodsMetricSource o
+ 4 resource *autoscalingv2.ResourceMetricSource o
+ 7 containerResource *autoscalingv2.ContainerResourceMetricSource o
+ 5 external *autoscalingv2.ExternalMetricSource o
+autoscalingv2.ObjectMetricSource
+ 1 describedObject autoscalingv2.CrossVersionObjectReference
+ 2 target autoscalingv2.MetricTarget
+ 3 metric autoscalingv2.MetricIdentifier
+autoscalingv2.PodsMetricSource
+ 1 metric autoscalingv2.MetricIdentifier
+ 2 target autoscalingv2.MetricTarget
+autoscalingv2.ResourceMetricSource
+ 1 name str
+ 2 target autoscalingv2.MetricTarget
+autoscalingv2.ContainerResourceMetricSource
+ 1 name str
+ 2 target autoscalingv2.MetricTarget
+ 3 container str
+autoscalingv2.ExternalMetricSource
+ 1 metric autoscalingv2.MetricIdentifier
+ 2 target autoscalingv2.MetricTarget
+autoscalingv2.MetricIdentifier
+ 1 name str
+ 2 selector *meta.LabelSelector o
+autoscalingv2.MetricTarget
+ 1 type str
+ 2 value *resource.Quantity o
+ 3 averageValue *resource.Quantity o
+ 4 averageUtilization *i32 o
+autoscalingv2.HorizontalPodAutoscalerBehavior
+ 1 scaleUp *autoscalingv2.HPAScalingRules o
+ 2 scaleDown *autoscalingv2.HPAScalingRules o
+autoscalingv2.HPAScalingRules
+ 3 stabilizationWindowSeconds *i32 o
+ 1 selectPolicy *str o
+ 2 policies []autoscalingv2.HPAScalingPolicy o
+ 4 tolerance *resource.Quantity o
+autoscalingv2.HPAScalingPolicy
+ 1 type str
+ 2 value i32
+ 3 periodSeconds i32
+autoscalingv2.HorizontalPodAutoscalerStatus
+ 1 observedGeneration *i64 o
+ 2 lastScaleTime *meta.Time o
+ 3 currentReplicas i32 o
+ 4 desiredReplicas i32
+ 5 currentMetrics []autoscalingv2.MetricStatus
+ 6 conditions []autoscalingv2.HorizontalPodAutoscalerCondition o
+autoscalingv2.MetricStatus
+ 1 type str
+ 2 object *autoscalingv2.ObjectMetricStatus o
+ 3 pods *autoscalingv2.PodsMetricStatus o
+ 4 resource *autoscalingv2.ResourceMetricStatus o
+ 7 containerResource *autoscalingv2.ContainerResourceMetricStatus o
+ 5 external *autoscalingv2.ExternalMetricStatus o
+autoscalingv2.ObjectMetricStatus
+ 1 metric autoscalingv2.MetricIdentifier
+ 2 current autoscalingv2.MetricValueStatus
+ 3 describedObject autoscalingv2.CrossVersionObjectReference
+autoscalingv2.PodsMetricStatus
+ 1 metric autoscalingv2.MetricIdentifier
+ 2 current autoscalingv2.MetricValueStatus
+autoscalingv2.ResourceMetricStatus
+ 1 name str
+ 2 current autoscalingv2.MetricValueStatus
+autoscalingv2.ContainerResourceMetricStatus
+ 1 name str
+ 2 current autoscalingv2.MetricValueStatus
+ 3 container str
+autoscalingv2.ExternalMetricStatus
+ 1 metric autoscalingv2.MetricIdentifier
+ 2 current autoscalingv2.MetricValueStatus
+autoscalingv2.MetricValueStatus
+ 1 value *resource.Quantity o
+ 2 averageValue *resource.Quantity o
+ 3 averageUtilization *i32 o
+autoscalingv2.HorizontalPodAutoscalerCondition
+ 1 type str
+ 2 status str
+ 3 lastTransitionTime meta.Time o
+ 4 reason str o
+ 5 message str o
 apps.Deployment
  1 metadata meta.ObjectMeta o
  2 spec apps.DeploymentSpec o
