@@ -107,6 +107,18 @@ def test_unauthenticated_requests_get_401_but_health_is_public(tmp_path):
     assert version[0] == 200 and version[1]["major"] == "1"
 
 
+def test_a_wrong_token_is_401_on_the_public_paths_too(tmp_path):
+    # TestAuthenticateRequestTokenInvalid (apiserver/pkg/authentication/request/bearertoken):
+    # an unknown bearer token is an error, and union.NewFailOnError ends the chain there, so
+    # the anonymous authenticator that lets /version and /healthz through is never asked.
+    async def scenario(api, server, store):
+        api.headers = {"Authorization": "Bearer wrong"}
+        return [await api.call("GET", path) for path in ("/version", "/healthz")]
+
+    for code, status in run(tmp_path, scenario):
+        assert code == 401 and status["reason"] == "Unauthorized"
+
+
 def test_malformed_bodies_get_a_status_and_change_nothing(tmp_path):
     async def scenario(api, server, store):
         before = store.current_revision()

@@ -31,7 +31,7 @@ from kvert.apiserver.impersonation import impersonated
 from kvert.apiserver.admission import bootstrap, recalculate_quota_usage
 from kvert.apiserver.requestinfo import USER
 from kvert.auth.attributes import Decision
-from kvert.auth.tokens import TokenAuthenticator
+from kvert.auth.tokens import TokenAuthenticator, bearer_token
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.requestinfo import parse
 from kvert.apiserver.watch import WatchHub
@@ -190,12 +190,19 @@ class ApiServer:
 
     @web.middleware
     async def _authenticate(self, request: web.Request, handler) -> web.StreamResponse:
-        if self.authenticator is not None and request.path.rstrip("/") not in _PUBLIC_PATHS:
-            user = self.authenticator.authenticate(request.headers.get("Authorization"))
-            if user is None:
-                raise Unauthorized()
-            request[USER] = user
-            self._authorize(request, user)
+        if self.authenticator is not None:
+            credentials = request.headers.get("Authorization")
+            public = request.path.rstrip("/") in _PUBLIC_PATHS
+            # A credential that fails is a 401 even on a public path: kube-apiserver's bearer
+            # token authenticator errs on an unknown token, and that error stops its chain
+            # before the anonymous authenticator (union.NewFailOnError).
+            if not public or bearer_token(credentials) is not None:
+                user = self.authenticator.authenticate(credentials)
+                if user is None:
+                    raise Unauthorized()
+                request[USER] = user
+                if not public:
+                    self._authorize(request, user)
         return await handler(request)
 
     def _authorize(self, request: web.Request, user: Any) -> None:
