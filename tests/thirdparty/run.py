@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                    "pytest options follow a `--`")
     argv = sys.argv[1:] if argv is None else argv
     pytest_options = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = p.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args = p.parse_intermixed_args(argv[:argv.index("--")] if "--" in argv else argv)
 
     kubectl = kubectl_path()
     if kubectl is None:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from kvert.api import kinds
-from kvert.api.errors import ApiError, BadRequest, InternalError, MethodNotAllowed, NotFound
+from kvert.api.errors import ApiError, BadRequest, InternalError, MethodNotAllowed, NotFound, RouteNotFound
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import negotiation
 from kvert.apiserver.requestinfo import parse
@@ -210,7 +210,7 @@ class QueryServer:
             return json_response(discovery.api_group(TYPES, q.GROUP))
         if path == f"/apis/{q.GROUP}/{q.VERSION}":
             return json_response(discovery.api_resource_list(TYPES, q.GROUP, q.VERSION))
-        raise NotFound(path, "", _NOT_FOUND)
+        raise RouteNotFound()
 
 
 __all__ = ["COLLECTION_PATH", "QueryServer", "RECOMMENDATION_QUERY", "TYPES", "route", "serve",

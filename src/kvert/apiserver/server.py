@@ -24,7 +24,7 @@ from aiohttp import web
 
 import kvert
 from kvert.api import kinds
-from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, NotFound, Unauthorized
+from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, RouteNotFound, Unauthorized
 from kvert.apiserver import discovery, metrics, negotiation, openapi, recommendation_query, rest
 from kvert.apiserver.authorization import forbidden, request_attributes
 from kvert.apiserver.impersonation import impersonated
@@ -270,7 +270,7 @@ class ApiServer:
         elif parts[:2] == ["openapi", "v3"] and len(parts) > 2:
             return _openapi_v3(types, "/".join(parts[2:]), request.query.get("hash", ""))
         if document is None:
-            raise NotFound(path, "", "the server could not find the requested resource")
+            raise RouteNotFound()
         return rest.json_response(document)
 
     def version_info(self) -> dict:
@@ -343,7 +343,7 @@ def _openapi_v2(types, accept) -> web.Response:
 def _openapi_v3(types, path: str, wanted_hash: str) -> web.Response:
     found = openapi.openapi_v3_json(types, path)
     if found is None:
-        raise NotFound(path, "", "the server could not find the requested resource")
+        raise RouteNotFound()
     body, digest = found
     if wanted_hash and wanted_hash != digest:
         # As kube-apiserver: a stale hash is redirected to the document's current one.
