@@ -106,8 +106,9 @@ def pytest_command(suite: str, source: Path, python: Path, ini: Path) -> tuple[l
         return base + ["--rootdir", str(tests), "--confcutdir", str(source / "kr8s"),
                        str(tests)], source
     if suite == "python-client":
+        # its tests read their YAML files relative to the checkout's root
         tests = _python_client_dir(source, python)
-        return base + ["--rootdir", str(tests), str(tests)], tests
+        return base + ["--rootdir", str(tests), str(tests)], source
     tests = source / "e2e-tests"
     if not tests.is_dir():
         raise Unavailable(f"{tests} not found (--source is a gtsystem/lightkube checkout)")

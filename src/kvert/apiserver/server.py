@@ -1,6 +1,7 @@
 """The API server: the Kubernetes REST API over HTTPS, from a store, through the registry.
 
-One aiohttp application. Every request is authenticated (bearer tokens), may impersonate
+One aiohttp application. Every request is authenticated (a client certificate the cluster
+CA signed, or a bearer token), may impersonate
 another user (``kvert.apiserver.impersonation``), is authorized (when the server has an
 authorizer: ``kvert.apiserver.authorization``), routed to discovery / OpenAPI / health, or
 to a resource handler, and every failure leaves as a Kubernetes ``Status``: an unexpected
@@ -31,6 +32,7 @@ from kvert.apiserver.impersonation import impersonated
 from kvert.apiserver.admission import bootstrap, recalculate_quota_usage
 from kvert.apiserver.requestinfo import USER
 from kvert.auth.attributes import Decision
+from kvert.auth.authenticator import certificate_user
 from kvert.auth.tokens import TokenAuthenticator, bearer_token
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.requestinfo import parse
@@ -193,13 +195,16 @@ class ApiServer:
         if self.authenticator is not None:
             credentials = request.headers.get("Authorization")
             public = request.path.rstrip("/") in _PUBLIC_PATHS
+            transport = request.transport
+            user = certificate_user(transport.get_extra_info("peercert") if transport else None)
             # A credential that fails is a 401 even on a public path: kube-apiserver's bearer
             # token authenticator errs on an unknown token, and that error stops its chain
             # before the anonymous authenticator (union.NewFailOnError).
-            if not public or bearer_token(credentials) is not None:
+            if user is None and (not public or bearer_token(credentials) is not None):
                 user = self.authenticator.authenticate(credentials)
                 if user is None:
                     raise Unauthorized()
+            if user is not None:
                 request[USER] = user
                 if not public:
                     self._authorize(request, user)
