@@ -1,9 +1,9 @@
 """kr8s' own integration tests against `kvert up`: the pinned list that passes.
 
-kr8s (``run.KR8S_VERSION``) ships its tests in its sdist; ``tests/thirdparty/run.py`` fetches it into
-``.venv/thirdparty`` (``scripts/setup --test`` does it ahead) and runs it with a shim that
-hands the tests this module's ``kvert up`` through ``$KUBECONFIG``. The tests left out, and
-why, are in docs/third-party-suites.md.
+kr8s (``run.KR8S_VERSION``) ships its tests in its sdist; ``tests/thirdparty/run.py``
+fetches it into ``.venv/thirdparty`` (``scripts/setup --test`` does it ahead) and runs it with
+a shim that hands the tests this module's ``kvert up`` through ``$KUBECONFIG``. The tests
+left out, and why, are in docs/third-party-suites.md.
 """
 
 from __future__ import annotations
@@ -40,10 +40,12 @@ PINNED = (
     "test_api.py::test_whoami", "test_api.py::test_whoami_sync",
     # test_auth.py
     "test_auth.py::test_bad_auth", "test_auth.py::test_default_service_account",
-    "test_auth.py::test_kubeconfig_isdir_fail", "test_auth.py::test_namespace_with_url",
+    "test_auth.py::test_kubeconfig_dict_sync", "test_auth.py::test_kubeconfig_isdir_fail",
+    "test_auth.py::test_namespace_with_url",
     "test_auth.py::test_namespace_with_url_no_namespace_in_kubeconfig",
     "test_auth.py::test_namespace_with_url_sync", "test_auth.py::test_no_config",
-    "test_auth.py::test_proxy_is_read", "test_auth.py::test_reauthenticate_sync", "test_auth.py::test_url_formatting",
+    "test_auth.py::test_proxy_is_read", "test_auth.py::test_reauthenticate_sync",
+    "test_auth.py::test_url_formatting",
     "test_auth.py::test_service_account",
     "test_auth.py::test_service_account_with_kubeconfig_namespace",
    
