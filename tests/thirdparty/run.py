@@ -59,8 +59,10 @@ def prepare_venv(cache: Path = DEFAULT_CACHE) -> Path:
     wanted = "\n".join(REQUIREMENTS)
     if python.exists() and stamp.exists() and stamp.read_text() == wanted:
         return python
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--clear",
-                    str(venv)], check=True, capture_output=True)
+    made = subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--clear",
+                           str(venv)], capture_output=True, text=True)
+    if made.returncode != 0:
+        raise Unavailable(f"no virtualenv for the suites: {made.stderr[-2000:]}")
     _pip(python, "install", *REQUIREMENTS)
     stamp.write_text(wanted)
     return python
@@ -76,7 +78,8 @@ def fetch_kr8s(cache: Path = DEFAULT_CACHE, python: Path | None = None) -> Path:
         _pip(python or Path(sys.executable), "download", "--no-deps", "--no-binary", ":all:",
              f"kr8s=={KR8S_VERSION}", "-d", str(cache))
     with tarfile.open(sdist) as tar:
-        tar.extractall(cache, filter="data")
+        # the "data" filter (no links out, no absolute paths) where this Python has it
+        tar.extractall(cache, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     return root
 
 
