@@ -33,12 +33,6 @@ def k8s_cluster() -> KubeconfigCluster:
     return KubeconfigCluster(Path(os.environ["KUBECONFIG"]), os.environ["KVERT_KUBECTL"])
 
 
-def pytest_addoption(parser):
-    # kr8s' pyproject passes pytest-kind's flag in its addopts; the runner drops those addopts,
-    # this keeps a developer's hand-written `--keep-cluster` harmless.
-    parser.addoption("--keep-cluster", action="store_true", help="accepted and ignored")
-
-
 _outcomes: dict[str, str] = {}
 
 

@@ -1,8 +1,8 @@
 """The API server: the Kubernetes REST API over HTTPS, from a store, through the registry.
 
 One aiohttp application. Every request is authenticated (a client certificate the cluster
-CA signed, or a bearer token), may impersonate
-another user (``kvert.apiserver.impersonation``), is authorized (when the server has an
+CA signed, or a bearer token), may impersonate another user
+(``kvert.apiserver.impersonation``), is authorized (when the server has an
 authorizer: ``kvert.apiserver.authorization``), routed to discovery / OpenAPI / health, or
 to a resource handler, and every failure leaves as a Kubernetes ``Status``: an unexpected
 exception is a 500 Status, never a dropped connection.
