@@ -95,12 +95,20 @@ def test_a_node_touches_only_its_own_node_and_cannot_delete_namespaces(as_identi
     assert "node authorizer does not support user rule resolution" in listing.stderr
 
 
-def test_a_service_account_bound_to_view_lists_pods_and_cannot_create_them(kubectl):
+def test_a_service_account_bound_to_view_lists_pods_and_cannot_create_them(kubectl, cluster, kubectl_binary,
+                                                                           tmp_path):
     kubectl("create", "serviceaccount", "viewer")
     kubectl("create", "rolebinding", "viewer", "--clusterrole=view", "--serviceaccount=default:viewer")
     token = kubectl("create", "token", "viewer").stdout.strip()
-    assert kubectl("get", "pods", "--token", token).returncode == 0
-    created = kubectl("run", "nope", "--image=nginx", "--token", token, check=False)
+    # the token alone: with the admin kubeconfig, kubectl --token would still present the
+    # admin's client certificate, which authenticates first
+    import yaml
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    config["users"][0]["user"] = {"token": token}
+    (tmp_path / "viewer.kubeconfig").write_text(yaml.safe_dump(config))
+    viewer = Kubectl(kubectl_binary, tmp_path / "viewer.kubeconfig", tmp_path)
+    assert viewer("get", "pods").returncode == 0
+    created = viewer("run", "nope", "--image=nginx", check=False)
     assert created.returncode != 0
     assert ('pods is forbidden: User "system:serviceaccount:default:viewer" cannot create resource '
             '"pods" in API group "" in the namespace "default"') in created.stderr
@@ -118,3 +126,18 @@ def test_the_data_directory_and_its_secrets_are_private(cluster):
         assert mode(cluster.data_dir / name) == 0o600, name
     for path in (cluster.data_dir / "kubeconfigs").iterdir():
         assert mode(path) == 0o600, path
+
+
+def test_the_admin_kubeconfig_authenticates_by_certificate_as_kubeadm_admin(cluster, kubectl_binary,
+                                                                             tmp_path):
+    # kubeadm's admin.conf: a client certificate with CommonName kubernetes-admin in the
+    # organization system:masters; kube-apiserver's x509 authenticator makes that the user.
+    import yaml
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    del config["users"][0]["user"]["token"]
+    path = tmp_path / "certificate-only.kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    who = Kubectl(kubectl_binary, path, tmp_path)("auth", "whoami", "-o", "json")
+    info = json.loads(who.stdout)["status"]["userInfo"]
+    assert info["username"] == "kubernetes-admin"
+    assert info["groups"] == ["system:masters", "system:authenticated"]

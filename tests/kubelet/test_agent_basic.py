@@ -129,3 +129,45 @@ def test_graceful_deletion_stops_containers_and_deletes_the_pod():
         await stop(agent, task)
 
     clock.run(main())
+
+
+class DeletedDuringStatusWrite:
+    """The agent's client, but a graceful delete of ``name`` lands just before the first
+    status write for it, so the write's answer is the agent's first sight of the deletion."""
+
+    def __init__(self, client, name: str):
+        self._client, self._name, self.done = client, name, False
+
+    def __getattr__(self, attr):
+        return getattr(self._client, attr)
+
+    async def update_status(self, resource: str, body: dict, *args, **kwargs):
+        if resource == "pods" and body["metadata"]["name"] == self._name and not self.done:
+            self.done = True
+            await self._client.delete("pods", self._name, namespace="default")
+        return await self._client.update_status(resource, body, *args, **kwargs)
+
+
+def test_a_deletion_first_seen_in_a_status_answer_still_stops_the_pod():
+    # TestUpdatePod (pkg/kubelet/pod_workers_test.go): an update carrying a deletionTimestamp
+    # moves the pod worker to terminating, however the kubelet learnt of it; the pod is gone
+    # well before its 30 s grace period ends (the simulated container stops on SIGTERM).
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        racing = DeletedDuringStatusWrite(client, "web")
+        agent, task = await start_agent(racing, clock, SimRuntime(clock))
+        await run_pod(client, pod("web", container("c", "500m", "128Mi")))
+
+        async def gone():
+            try:
+                await client.get("pods", "web", "default")
+                return False
+            except Exception:
+                return True
+        await wait_for(clock, lambda: racing.done)
+        await wait_for(clock, gone, timeout=10)
+        await stop(agent, task)
+
+    clock.run(main())

@@ -70,6 +70,9 @@ class ApiError(Exception):
     details: dict[str, Any] = field(default_factory=dict)
     causes: list[Cause] = field(default_factory=list)
 
+    # A Status whose details are there but empty ("details":{}), as for a path no route serves.
+    empty_details = False
+
     def __str__(self) -> str:
         return self.message
 
@@ -85,8 +88,8 @@ class ApiError(Exception):
         details = dict(self.details)
         if self.causes:
             details["causes"] = [c.to_dict() for c in self.causes]
-        if details:
-            status["details"] = details
+        if details or self.empty_details:
+            status["details"] = _in_field_order(details)
         status["code"] = self.code   # after details, in metav1.Status field order
         return status
 
@@ -102,6 +105,15 @@ class ApiError(Exception):
         ApiError.__init__(err, status.get("message", ""), int(status.get("code", 500)), reason,
                           details, causes)
         return err
+
+
+# metav1.StatusDetails' fields in their declared (and so JSON) order; all are omitempty.
+_DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+
+
+def _in_field_order(details: dict[str, Any]) -> dict[str, Any]:
+    ordered = {k: details[k] for k in _DETAILS_ORDER if details.get(k)}
+    return {**ordered, **{k: v for k, v in details.items() if k not in _DETAILS_ORDER and v}}
 
 
 def status_success(code: int = 200, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -125,6 +137,19 @@ class NotFound(ApiError):
     def __init__(self, resource: str, name: str, message: str | None = None):
         super().__init__(message or f'{_plain(resource)} "{name}" not found', 404, "NotFound",
                          _details(resource, name))
+
+
+NO_ROUTE = "the server could not find the requested resource"
+
+
+class RouteNotFound(NotFound):
+    """404 for a path that names no served resource (or subresource): kube-apiserver's
+    generic not-found answer, whose details are empty."""
+
+    empty_details = True
+
+    def __init__(self) -> None:
+        ApiError.__init__(self, NO_ROUTE, 404, "NotFound")
 
 
 class AlreadyExists(ApiError):

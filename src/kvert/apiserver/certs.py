@@ -35,9 +35,14 @@ class Pki:
     def ca_pem(self) -> bytes:
         return self.ca_cert.read_bytes()
 
-    def server_context(self) -> ssl.SSLContext:
+    def server_context(self, client_certificates: bool = False) -> ssl.SSLContext:
+        """The serving context; with ``client_certificates``, a client may present a
+        certificate the CA signed (kube-apiserver's ``--client-ca-file``)."""
         ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ctx.load_cert_chain(str(self.cert), str(self.key))
+        if client_certificates:
+            ctx.verify_mode = ssl.CERT_OPTIONAL
+            ctx.load_verify_locations(cafile=str(self.ca_cert))
         return ctx
 
     def client_context(self) -> ssl.SSLContext:
@@ -85,6 +90,26 @@ def issue_serving_cert(pki: Pki, now: datetime.datetime, names: tuple[str, ...])
             .sign(ca_key, hashes.SHA256()))
     _write_key(pki.key, key)
     pki.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+
+
+def ensure_client_cert(pki: Pki, name: str, user: str, groups: tuple[str, ...],
+                       now: datetime.datetime) -> tuple[bytes, bytes]:
+    """``pki/NAME.crt`` + ``NAME.key``: a client certificate the CA signed for ``user`` (the
+    common name) in ``groups`` (the organizations), made once; its PEM certificate and key."""
+    cert_path, key_path = pki.ca_cert.parent / f"{name}.crt", pki.ca_cert.parent / f"{name}.key"
+    if not (cert_path.exists() and key_path.exists()):
+        ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
+        ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups] +
+                            [x509.NameAttribute(NameOID.COMMON_NAME, user)])
+        cert = (_builder(subject, ca_cert.subject, key.public_key(), now, SERVING_DAYS)
+                .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+                .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+                .sign(ca_key, hashes.SHA256()))
+        _write_key(key_path, key)
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return cert_path.read_bytes(), key_path.read_bytes()
 
 
 def _builder(subject: x509.Name, issuer: x509.Name, public_key, now: datetime.datetime,

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from aiohttp import web
 
 from kvert.api import kinds
-from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound
+from kvert.api.errors import NO_ROUTE, BadRequest, MethodNotAllowed, NotFound, RouteNotFound
 from kvert.api.kinds import ResourceType
 from kvert.api.quantity import Quantity
 from kvert.api.prometheus import CONTENT_TYPE, exposition
@@ -63,8 +63,6 @@ NODE_METRICS = ResourceType(GROUP, VERSION, "NodeMetrics", "nodes", False, verbs
 POD_METRICS = ResourceType(GROUP, VERSION, "PodMetrics", "pods", True, verbs=("get", "list"),
                            stored=False)
 METRICS_TYPES: tuple[ResourceType, ...] = (NODE_METRICS, POD_METRICS)
-
-_NOT_FOUND = "the server could not find the requested resource"
 
 
 # ==== the provider ================================================================================
@@ -248,7 +246,7 @@ async def _serve_node_proxy(server: "ApiServer", request: web.Request, node: str
     elif subpath == "healthz":
         return web.Response(text="ok", content_type="text/plain")
     else:
-        raise NotFound("nodes", node, _NOT_FOUND)
+        raise NotFound("nodes", node, NO_ROUTE)
     if text is None:
         raise NotFound("nodes", node)
     return _text(text, request)
@@ -264,7 +262,7 @@ async def serve_metrics_api(server: "ApiServer", request: web.Request, info: Any
     rt = next((t for t in METRICS_TYPES if t.plural == info.resource), None)
     if rt is None or info.version != VERSION or info.subresource or info.legacy_watch \
             or (info.namespace and not rt.namespaced):
-        raise NotFound(f"{GROUP}/{info.resource}", info.name, _NOT_FOUND)
+        raise RouteNotFound()
     _read_only(request)
     if not info.name and request.query.get("watch", "").lower() in ("true", "1"):
         raise MethodNotAllowed()

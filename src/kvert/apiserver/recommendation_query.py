@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from kvert.api import kinds
-from kvert.api.errors import ApiError, BadRequest, InternalError, MethodNotAllowed, NotFound
+from kvert.api.errors import ApiError, BadRequest, InternalError, MethodNotAllowed, RouteNotFound
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import negotiation
 from kvert.apiserver.requestinfo import parse
@@ -45,7 +45,6 @@ RECOMMENDATION_QUERY = ResourceType(q.GROUP, q.VERSION, q.KIND, q.PLURAL, True, 
 TYPES: tuple[ResourceType, ...] = (RECOMMENDATION_QUERY,)
 COLLECTION_PATH = f"/apis/{q.GROUP}/{q.VERSION}/namespaces/{{namespace}}/{q.PLURAL}"
 
-_NOT_FOUND = "the server could not find the requested resource"
 _FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
 
@@ -74,7 +73,7 @@ async def serve(service: Any, request: web.Request, info: Any) -> web.Response:
 
     if (info.group, info.version, info.resource) != (q.GROUP, q.VERSION, q.PLURAL) or info.subresource \
             or not info.namespace:
-        raise NotFound(q.RESOURCE, info.name, _NOT_FOUND)
+        raise RouteNotFound()
     if request.method != "POST" or info.name or info.legacy_watch:
         raise MethodNotAllowed()
     body = await negotiation.read_object(request, q.API_VERSION, q.KIND)
@@ -210,7 +209,7 @@ class QueryServer:
             return json_response(discovery.api_group(TYPES, q.GROUP))
         if path == f"/apis/{q.GROUP}/{q.VERSION}":
             return json_response(discovery.api_resource_list(TYPES, q.GROUP, q.VERSION))
-        raise NotFound(path, "", _NOT_FOUND)
+        raise RouteNotFound()
 
 
 __all__ = ["COLLECTION_PATH", "QueryServer", "RECOMMENDATION_QUERY", "TYPES", "route", "serve",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from kvert.api.errors import NotFound
+from kvert.api.errors import RouteNotFound
 from kvert.auth.user import User
 
 USER = web.RequestKey("user", User)   # where the server keeps a request's authenticated user
@@ -40,11 +40,11 @@ class RequestInfo:
 
 
 def parse(path: str) -> RequestInfo:
-    """The RequestInfo of a path the REST handlers serve; NotFound for a resource path
+    """The RequestInfo of a path the REST handlers serve; RouteNotFound for a resource path
     that names nothing (no resource, or parts past the subresource)."""
     info = resolve(path)
     if info.is_resource and (not info.resource or info.beyond):
-        raise NotFound(path, "", "the server could not find the requested resource")
+        raise RouteNotFound()
     return info
 
 

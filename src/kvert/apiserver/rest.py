@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from kvert.api import kinds
-from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound
+from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound, RouteNotFound
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import decoding, negotiation, options, reviews
 from kvert.apiserver.requestinfo import USER
@@ -68,11 +68,11 @@ def resource_type(info: RequestInfo) -> ResourceType:
         if rt.version == info.version:
             break
     else:
-        raise NotFound(info.key, info.name, "the server could not find the requested resource")
+        raise RouteNotFound()
     if (info.namespace and not rt.namespaced) or (info.name and rt.namespaced and not info.namespace):
-        raise NotFound(info.key, info.name, "the server could not find the requested resource")
+        raise RouteNotFound()
     if info.subresource and info.subresource not in rt.subresources:
-        raise NotFound(info.key, info.name, "the server could not find the requested resource")
+        raise RouteNotFound()
     return rt
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from kvert.api.errors import BadRequest, Cause, Invalid, MethodNotAllowed, NotFound
+from kvert.api.errors import BadRequest, Cause, Invalid, MethodNotAllowed, RouteNotFound
 from kvert.api.kinds import ResourceType
 from kvert.api.meta import format_time
 from kvert.apiserver import negotiation
@@ -33,7 +33,6 @@ from kvert.auth.user import User
 if TYPE_CHECKING:
     from kvert.apiserver.server import ApiServer
 
-_NOT_FOUND = "the server could not find the requested resource"
 
 
 async def handle(server: "ApiServer", request: web.Request, rt: ResourceType,
@@ -41,7 +40,7 @@ async def handle(server: "ApiServer", request: web.Request, rt: ResourceType,
     from kvert.apiserver.rest import json_response
 
     if info.name or info.subresource:
-        raise NotFound(rt.key, info.name, _NOT_FOUND)
+        raise RouteNotFound()
     if request.method != "POST" or info.legacy_watch:
         raise MethodNotAllowed()
     body = await negotiation.read_object(request, rt.api_version, rt.kind)

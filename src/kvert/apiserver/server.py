@@ -1,7 +1,8 @@
 """The API server: the Kubernetes REST API over HTTPS, from a store, through the registry.
 
-One aiohttp application. Every request is authenticated (bearer tokens), may impersonate
-another user (``kvert.apiserver.impersonation``), is authorized (when the server has an
+One aiohttp application. Every request is authenticated (a client certificate the cluster
+CA signed, or a bearer token), may impersonate another user
+(``kvert.apiserver.impersonation``), is authorized (when the server has an
 authorizer: ``kvert.apiserver.authorization``), routed to discovery / OpenAPI / health, or
 to a resource handler, and every failure leaves as a Kubernetes ``Status``: an unexpected
 exception is a 500 Status, never a dropped connection.
@@ -25,14 +26,15 @@ from aiohttp import web
 
 import kvert
 from kvert.api import kinds
-from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, NotFound, Unauthorized
+from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, RouteNotFound, Unauthorized
 from kvert.apiserver import discovery, metrics, negotiation, openapi, recommendation_query, rest
 from kvert.apiserver.authorization import forbidden, request_attributes
 from kvert.apiserver.impersonation import impersonated
 from kvert.apiserver.admission import bootstrap, recalculate_quota_usage
 from kvert.apiserver.requestinfo import USER
 from kvert.auth.attributes import Decision
-from kvert.auth.tokens import TokenAuthenticator
+from kvert.auth.authenticator import certificate_user
+from kvert.auth.tokens import TokenAuthenticator, bearer_token
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.requestinfo import parse
 from kvert.apiserver.watch import WatchHub
@@ -194,12 +196,22 @@ class ApiServer:
 
     @web.middleware
     async def _authenticate(self, request: web.Request, handler) -> web.StreamResponse:
-        if self.authenticator is not None and request.path.rstrip("/") not in _PUBLIC_PATHS:
-            user = self.authenticator.authenticate(request.headers.get("Authorization"))
-            if user is None:
-                raise Unauthorized()
-            request[USER] = user
-            self._authorize(request, user)
+        if self.authenticator is not None:
+            credentials = request.headers.get("Authorization")
+            public = request.path.rstrip("/") in _PUBLIC_PATHS
+            transport = request.transport
+            user = certificate_user(transport.get_extra_info("peercert") if transport else None)
+            # A credential that fails is a 401 even on a public path: kube-apiserver's bearer
+            # token authenticator errs on an unknown token, and that error stops its chain
+            # before the anonymous authenticator (union.NewFailOnError).
+            if user is None and (not public or bearer_token(credentials) is not None):
+                user = self.authenticator.authenticate(credentials)
+                if user is None:
+                    raise Unauthorized()
+            if user is not None:
+                request[USER] = user
+                if not public:
+                    self._authorize(request, user)
         return await handler(request)
 
     def _authorize(self, request: web.Request, user: Any) -> None:
@@ -274,7 +286,7 @@ class ApiServer:
         elif parts[:2] == ["openapi", "v3"] and len(parts) > 2:
             return _openapi_v3(types, "/".join(parts[2:]), request.query.get("hash", ""))
         if document is None:
-            raise NotFound(path, "", "the server could not find the requested resource")
+            raise RouteNotFound()
         return rest.json_response(document)
 
     def version_info(self) -> dict:
@@ -347,7 +359,7 @@ def _openapi_v2(types, accept) -> web.Response:
 def _openapi_v3(types, path: str, wanted_hash: str) -> web.Response:
     found = openapi.openapi_v3_json(types, path)
     if found is None:
-        raise NotFound(path, "", "the server could not find the requested resource")
+        raise RouteNotFound()
     body, digest = found
     if wanted_hash and wanted_hash != digest:
         # As kube-apiserver: a stale hash is redirected to the document's current one.

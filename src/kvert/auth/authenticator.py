@@ -1,6 +1,8 @@
-"""Request authentication as kube-apiserver assembles it for bearer tokens.
+"""Request authentication as kube-apiserver assembles it for client certificates and bearer
+tokens.
 
-The static token file first, then service-account tokens (the first authenticator that
+A client certificate the cluster CA signed first (x509); then the static token file, then
+service-account tokens (the first authenticator that
 recognises a token decides); successful answers are cached for 10 s (kube-apiserver's
 token success cache TTL; failures are not cached), never past the token's own expiry;
 and every authenticated user is in ``system:authenticated`` (the authenticated-group
@@ -29,6 +31,20 @@ def with_authenticated_group(user: User) -> User:
     if AUTHENTICATED in user.groups or UNAUTHENTICATED in user.groups:
         return user
     return replace(user, groups=(*user.groups, AUTHENTICATED))
+
+
+def certificate_user(peercert: dict | None) -> User | None:
+    """The user of a verified client certificate (``ssl.SSLSocket.getpeercert()``), as
+    kube-apiserver's x509 authenticator reads one: the common name is the user, the
+    organizations are its groups; no common name, no user."""
+    if not peercert:
+        return None
+    attributes = [attr for rdn in peercert.get("subject", ()) for attr in rdn]
+    names = [value for key, value in attributes if key == "commonName"]
+    if not names or not names[0]:
+        return None
+    groups = tuple(value for key, value in attributes if key == "organizationName")
+    return with_authenticated_group(User(names[0], groups=groups))
 
 
 class Authenticator:

@@ -27,7 +27,9 @@ from kvert.auth.user import (KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS, N
                              VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER, User)
 from kvert.clock import Clock, WallClock
 
-ADMIN = "kvert-admin"
+# The admin's name in kubeadm's admin.conf (kind, kubeadm clusters), which clients and
+# their test suites expect of a local cluster.
+ADMIN = "kubernetes-admin"
 # The identities of kvert's own components, as Kubernetes names its system users.
 # A node agent is ``system:node:NAME`` in ``system:nodes`` (``node_identity``), made on demand.
 COMPONENTS = (KUBE_SCHEDULER, KUBE_CONTROLLER_MANAGER, VPA_RECOMMENDER, VPA_UPDATER, VPA_ADMISSION)

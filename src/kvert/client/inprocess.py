@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kvert.api.errors import NotFound
+from kvert.api.errors import RouteNotFound
 from kvert.client.base import binding_body, eviction_body
 from kvert.registry import Registry
 from kvert.api.meta import deep_copy
@@ -117,4 +117,4 @@ class InProcessClient:
             return await self.registry.bind(namespace, name, deep_copy(body))
         if (resource, subresource) == ("pods", "eviction"):
             return await self.registry.evict(namespace, name, deep_copy(body))
-        raise NotFound(resource, name, "the server could not find the requested resource")
+        raise RouteNotFound()

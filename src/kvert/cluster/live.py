@@ -21,7 +21,7 @@ from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
 from kvert.auth.tokens import ADMIN, COMPONENTS, TokenAuthenticator, node_identity
 from kvert.auth.user import KUBELET_CLIENT
 from kvert.auth.user import MASTERS
-from kvert.apiserver.certs import ensure_pki
+from kvert.apiserver.certs import ensure_client_cert, ensure_pki
 from kvert.apiserver.kubeconfig import write_kubeconfig
 from kvert.apiserver.server import ApiServer
 from kvert.clock import Clock, WallClock
@@ -83,9 +83,11 @@ class ApiServerProcess:
         self.server.run_background(self.server.compact_history(
             self.compaction_interval, at_start=not self.store.shared))
         self.server.run_background(self.server.resync_quotas(QUOTA_RESYNC_SECONDS))
-        self.url = await self.server.start(self.host, self.port, self.pki.server_context())
+        self.url = await self.server.start(self.host, self.port,
+                                           self.pki.server_context(client_certificates=True))
         await self._publish_kubernetes_service()
-        write_kubeconfig(self.kubeconfig, self.url, self.pki.ca_pem(), self.tokens.token_for(ADMIN))
+        write_kubeconfig(self.kubeconfig, self.url, self.pki.ca_pem(), self.tokens.token_for(ADMIN),
+                         client_certificate=ensure_client_cert(self.pki, "admin", ADMIN, (MASTERS,), now))
         for user in COMPONENTS:
             self.write_component_kubeconfig(user)
         self.server.run_background(self.metrics.run())

@@ -100,6 +100,13 @@ def _rv(obj: dict | None) -> int:
         return 0
 
 
+def _wants_a_sync(old: dict, new: dict) -> bool:
+    """A new spec or a deletion: what a pod's worker must act on."""
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    return (old_meta.get("generation") != new_meta.get("generation") or
+            old_meta.get("deletionTimestamp") != new_meta.get("deletionTimestamp"))
+
+
 def _phase(pod: dict) -> str:
     return (pod.get("status") or {}).get("phase", "")
 
@@ -223,9 +230,7 @@ class NodeAgent:
             old = ps.pod
             if _rv(pod) >= _rv(old):
                 ps.pod = pod
-            old_meta, new_meta = old.get("metadata") or {}, pod.get("metadata") or {}
-            if (old_meta.get("generation") != new_meta.get("generation") or
-                    old_meta.get("deletionTimestamp") != new_meta.get("deletionTimestamp")):
+            if _wants_a_sync(old, pod):
                 ps.wake.set()
         self._dirty.set()
 
@@ -238,8 +243,13 @@ class NodeAgent:
         return ps.pod
 
     def observe(self, pod: dict) -> None:
+        """Keep a newer copy a worker got back from a write. It may be the first sight of a
+        deletion or spec change (the watch event then finds nothing new), so it wakes the
+        worker as the watch event would have."""
         ps = self.pods.get(_uid(pod))
         if ps is not None and _rv(pod) > _rv(ps.pod):
+            if _wants_a_sync(ps.pod, pod):
+                ps.wake.set()
             ps.pod = pod
 
     async def event(self, pod: dict, type_: str, reason: str, message: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any, Callable, ContextManager
 
 from kvert.api import defaults, validation
 from kvert.api.schema import prepare_custom_object, prepare_custom_status
-from kvert.api.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound,
+from kvert.api.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound, RouteNotFound,
                               invalid, required, status_success)
 from kvert.api.kinds import ResourceType, by_key
 from kvert.api.meta import deep_copy, format_time, name_of, namespace_of
@@ -128,7 +128,7 @@ class Registry:
         meta = _metadata(obj)
         _place(rt, meta, meta.get("namespace"))
         if subresource and subresource not in rt.subresources:
-            raise NotFound(resource, name_of(obj), "the server could not find the requested resource")
+            raise RouteNotFound()
         if old is None:
             old = self.store.get(resource, namespace_of(obj), name_of(obj))
         # As kube-apiserver's storage does before anything else: a stale write is a conflict
@@ -308,7 +308,7 @@ class Registry:
         """The ``autoscaling/v1`` Scale of a workload (``deployments/scale``, ``statefulsets/scale``, ...)."""
         rt = by_key(resource)
         if "scale" not in rt.subresources:
-            raise NotFound(resource, name, "the server could not find the requested resource")
+            raise RouteNotFound()
         return _scale_of(self.store.get(resource, namespace, name))
 
     async def update_scale(self, resource: str, name: str, scale: dict, *, namespace: str,
