@@ -166,7 +166,7 @@ async def _node_agent(args: argparse.Namespace) -> int:
                          "is fresh); choose another --name")
     from kvert.apiserver.certs import ensure_pki
     from kvert.cluster.kubeletserver import KubeletServer
-    pki = ensure_pki(checkpoint / "pki", datetime.datetime.now(datetime.timezone.utc),
+    pki = ensure_pki(checkpoint / "pki", datetime.datetime.fromtimestamp(WallClock().now(), datetime.timezone.utc),
                      names=(args.address, args.name, "localhost"))
 
     def make(client: Any, clock: Any) -> KubeletServer:

@@ -733,7 +733,8 @@ class SimRuntime:
         if c.fs is None:
             c.fs = simstreams.new_filesystem(sandbox.name, sandbox.namespace)
         env = {"HOSTNAME": sandbox.name, **dict(c.config.env)}
-        return await simstreams.exec_in(c.fs, env, " ".join(c.config.command + c.config.args), command, io)
+        return await simstreams.exec_in(c.fs, env, " ".join(c.config.command + c.config.args), command, io,
+                                          self.clock)
 
     async def attach(self, container_id: str, io) -> None:
         await simstreams.attach_to(self._running(container_id).log, self.clock, io)

@@ -11,7 +11,6 @@ found" (exit 127 in a script; an exec of it fails as a missing executable does).
 
 from __future__ import annotations
 
-import asyncio
 import io as iolib
 import posixpath
 import re
@@ -19,6 +18,9 @@ import tarfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+from kvert.clock import WallClock
 
 NOT_FOUND = 127
 MAX_SLEEP = 3600.0
@@ -267,8 +269,10 @@ class _Exit(Exception):
 class Shell:
     """One exec's shell over a container's filesystem and environment."""
 
-    def __init__(self, fs: Filesystem, env: dict[str, str], *, processes: list[str] | None = None):
+    def __init__(self, fs: Filesystem, env: dict[str, str], *, clock: Any = None,
+                 processes: list[str] | None = None):
         self.fs = fs
+        self.clock = clock or WallClock()
         self.env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                     "HOME": "/root", **env}
         self.cwd = "/"
@@ -599,12 +603,12 @@ async def _id(sh: Shell, args: list[str], ctx: _Ctx) -> int:
 
 
 async def _date(sh: Shell, args: list[str], ctx: _Ctx) -> int:
-    await ctx.out(time.strftime("%a %b %d %H:%M:%S UTC %Y\n", time.gmtime()).encode())
+    await ctx.out(time.strftime("%a %b %d %H:%M:%S UTC %Y\n", time.gmtime(sh.clock.now())).encode())
     return 0
 
 
 async def _sleep(sh: Shell, args: list[str], ctx: _Ctx) -> int:
-    await asyncio.sleep(min(float(args[0]) if args else 0.0, MAX_SLEEP))
+    await sh.clock.sleep(min(float(args[0]) if args else 0.0, MAX_SLEEP))
     return 0
 
 
@@ -714,7 +718,7 @@ async def _tar(sh: Shell, args: list[str], ctx: _Ctx) -> int:
                 if name.startswith("/") and not warned:
                     await ctx.err(b"tar: Removing leading `/' from member names\n")
                     warned = True
-                _add(sh.fs, tar, path, name.lstrip("/") or ".")
+                _add(sh.fs, tar, path, name.lstrip("/") or ".", int(sh.clock.now()))
         data = buffer.getvalue()
         if archive == "-":
             await ctx.out(data)
@@ -741,14 +745,14 @@ async def _tar(sh: Shell, args: list[str], ctx: _Ctx) -> int:
     return 0
 
 
-def _add(fs: Filesystem, tar: tarfile.TarFile, path: str, name: str) -> None:
+def _add(fs: Filesystem, tar: tarfile.TarFile, path: str, name: str, mtime: int) -> None:
     info = tarfile.TarInfo(name)
-    info.mtime = int(time.time())
+    info.mtime = mtime
     if fs.is_dir(path):
         info.type, info.mode = tarfile.DIRTYPE, 0o755
         tar.addfile(info)
         for child in fs.children(path):
-            _add(fs, tar, posixpath.join(path, child), posixpath.join(name, child))
+            _add(fs, tar, posixpath.join(path, child), posixpath.join(name, child), mtime)
     else:
         data = fs.read(path)
         info.size, info.mode = len(data), 0o644

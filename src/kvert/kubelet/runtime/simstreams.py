@@ -32,8 +32,8 @@ def new_filesystem(hostname: str, namespace: str) -> Filesystem:
     })
 
 
-async def exec_in(fs: Filesystem, env: dict[str, str], main_command: str, argv, io) -> int:
-    shell = Shell(fs, env, processes=[main_command or "(simulated)", " ".join(argv)])
+async def exec_in(fs: Filesystem, env: dict[str, str], main_command: str, argv, io, clock) -> int:
+    shell = Shell(fs, env, clock=clock, processes=[main_command or "(simulated)", " ".join(argv)])
     return await run(shell, list(argv), io)
 
 
