@@ -77,7 +77,7 @@ def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
         try:
             assert "Forwarding from" in forward.stdout.readline()
             with urllib.request.urlopen(f"http://127.0.0.1:{local}/", timeout=10) as answer:
-                assert b"of pod default/web, port 80" in answer.read()
+                assert b"<h1>Welcome to nginx!</h1>" in answer.read()
         finally:
             forward.kill()
             forward.wait()

@@ -14,6 +14,7 @@ import os
 import pty
 import select
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -81,14 +82,19 @@ def test_cp_both_ways(k, web, tmp_path):
 
 
 def test_port_forward(k, web):
+    # a simulated nginx serves its web root from the container's files
+    k("exec", web, "--", "sh", "-c", "echo served > /usr/share/nginx/html/note.txt")
     port = free_port()
     forward = k.popen("port-forward", f"pod/{web}", f"{port}:80")
     try:
         assert "Forwarding from 127.0.0.1" in forward.stdout.readline()
-        for _ in range(2):      # one forwarded connection after another
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as answer:
-                assert answer.status == 200
-                assert b"container web (nginx) of pod default/web, port 80" in answer.read()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as answer:
+            assert answer.status == 200 and b"<h1>Welcome to nginx!</h1>" in answer.read()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/note.txt", timeout=10) as answer:
+            assert answer.read() == b"served\n"
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/missing", timeout=10)
+        assert missing.value.code == 404
     finally:
         forward.kill()
         forward.wait()
@@ -155,7 +161,7 @@ def test_official_client_stream_and_port_forward(cluster, web):
     while chunk := sock.recv(4096):
         answer += chunk
     sock.close()
-    assert answer.startswith(b"HTTP/1.1 200 OK") and b"pod default/web, port 80" in answer
+    assert answer.startswith(b"HTTP/1.1 200 OK") and b"<h1>Welcome to nginx!</h1>" in answer
     forward.close()
 
 

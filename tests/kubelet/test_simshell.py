@@ -120,3 +120,34 @@ def test_an_interactive_shell_on_a_terminal_echoes_and_runs_lines():
 @given(st.text(alphabet=st.characters(blacklist_characters="'", blacklist_categories=("Cs",)), max_size=30))
 def test_single_quotes_keep_everything(text):
     assert tokenize(f"'{text}'", {}) == [_Word(text)]
+
+
+def test_date_and_dd_as_coreutils_answer():
+    # GNU date: an operand it cannot parse is "invalid date", exit 1; +FORMAT formats
+    assert sh("date foo") == (1, "", "date: invalid date 'foo'\n")
+    code, out, _ = sh("date +%Y")
+    assert code == 0 and out.strip().isdigit() and len(out.strip()) == 4
+    fs = Filesystem()
+    code, _, err = sh("dd if=/dev/zero of=/tmp/z bs=4k count=3", fs=fs)
+    assert code == 0 and fs.read("/tmp/z") == bytes(12288)
+    assert err.startswith("3+0 records in\n3+0 records out\n")
+    assert sh("printf abcdef | dd bs=2 count=2")[1] == "abcd"
+
+
+def test_loops_and_command_substitution():
+    assert sh("for i in $(seq 1 3); do echo n$i; done")[1] == "n1\nn2\nn3\n"
+    assert sh("for i in a b; do for j in 1 2; do printf $i$j; done; done; echo")[1] == "a1a2b1b2\n"
+    assert sh("n=x; while test $n != xxx; do n=${n}x; echo $n; done")[1] == "xx\nxxx\n"
+    assert sh("until true; do echo never; done; echo after")[1] == "after\n"
+    assert sh('echo "$(echo inner) and $(seq 2 2)"')[1] == "inner and 2\n"
+    assert sh("echo 'for x in y; do' $(echo ok)")[1] == "for x in y; do ok\n"
+    code, _, err = sh("for i in 1 2; do echo $i")
+    assert code == 2 and "expecting \"done\"" in err
+
+
+def test_gzip_round_trips_through_a_pipe():
+    import gzip as gz
+    shell = Shell(Filesystem(), {})
+    out = _IO()
+    asyncio.run(run(shell, ["sh", "-c", 'echo -n "This is a test string" | gzip'], out))
+    assert gz.decompress(bytes(out.out)) == b"This is a test string"

@@ -6,6 +6,7 @@ The suites only ever see that kubeconfig and a kubectl; nothing in them is edite
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -31,6 +32,15 @@ class KubeconfigCluster:
 @pytest.fixture(scope="session", autouse=True)
 def k8s_cluster() -> KubeconfigCluster:
     return KubeconfigCluster(Path(os.environ["KUBECONFIG"]), os.environ["KVERT_KUBECTL"])
+
+
+@pytest.fixture
+def ensure_gc():
+    """kr8s' top-level conftest's fixture (that conftest, which makes the kind cluster, is
+    not loaded): garbage-collect before and after the test."""
+    gc.collect()
+    yield
+    gc.collect()
 
 
 _outcomes: dict[str, str] = {}

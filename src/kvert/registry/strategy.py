@@ -21,6 +21,17 @@ from kvert.api.meta import deep_copy
 
 # Kinds whose writers legitimately send status with the object on create.
 _STATUS_ON_CREATE = {"Node", "Event"}
+# The empty status of a created workload as Go encodes it: the members that are not
+# omitempty appear as zeros (apps/v1 StatefulSetStatus, DaemonSetStatus, ReplicaSetStatus;
+# core/v1 ReplicationControllerStatus). Clients read them at once (kubectl wait
+# --for=jsonpath='{.status.availableReplicas}'=3).
+_EMPTY_STATUS = {
+    ("apps", "StatefulSet"): {"replicas": 0, "availableReplicas": 0},
+    ("apps", "DaemonSet"): {"currentNumberScheduled": 0, "numberMisscheduled": 0,
+                            "desiredNumberScheduled": 0, "numberReady": 0},
+    ("apps", "ReplicaSet"): {"replicas": 0},
+    ("", "ReplicationController"): {"replicas": 0},
+}
 
 
 def decode(rt: ResourceType, obj: dict) -> None:
@@ -62,6 +73,8 @@ def prepare_for_create(rt: ResourceType, obj: dict) -> None:
     elif rt.group == "" and rt.kind == "PersistentVolumeClaim":
         # PrepareForCreate empties the status; decoding from storage defaults the phase
         obj["status"] = {"phase": "Pending"}
+    elif (rt.group, rt.kind) in _EMPTY_STATUS:
+        obj["status"] = dict(_EMPTY_STATUS[(rt.group, rt.kind)])
     elif rt.has_status and rt.kind not in _STATUS_ON_CREATE:
         obj.pop("status", None)
     if names_own_uid(rt):

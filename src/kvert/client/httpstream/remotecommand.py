@@ -197,9 +197,7 @@ class WebSocketStreams(_Streams):
         """Read the client's messages until it closes."""
         try:
             async for msg in self.ws:
-                if msg.type == WSMsgType.BINARY:
-                    data = msg.data
-                elif msg.type == WSMsgType.TEXT and self.base64:
+                if msg.type == WSMsgType.TEXT and self.base64:
                     text = msg.data
                     if not text:
                         continue
@@ -207,6 +205,12 @@ class WebSocketStreams(_Streams):
                         data = bytes([ord(text[0]) - ord("0")]) + base64.b64decode(text[1:])
                     except ValueError:
                         continue
+                elif msg.type == WSMsgType.BINARY:
+                    data = msg.data
+                elif msg.type == WSMsgType.TEXT:
+                    # wsstream reads a frame's bytes whatever its opcode (the Python client
+                    # sends str data as text frames)
+                    data = msg.data.encode()
                 else:
                     continue
                 if not data:

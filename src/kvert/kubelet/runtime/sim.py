@@ -727,27 +727,35 @@ class SimRuntime:
             raise CriError(f"container {container_id[:12]} is not running (state {c.state})")
         return c
 
+    def _filesystem(self, c: _Container) -> Filesystem:
+        if c.fs is None:
+            sandbox = self._sandbox(c.sandbox_id).config
+            c.fs = simstreams.new_filesystem(sandbox.name, sandbox.namespace, c.config.image)
+        return c.fs
+
     async def exec(self, container_id: str, command, io) -> int:
         c = self._running(container_id)
-        sandbox = self._sandbox(c.sandbox_id).config
-        if c.fs is None:
-            c.fs = simstreams.new_filesystem(sandbox.name, sandbox.namespace)
-        env = {"HOSTNAME": sandbox.name, **dict(c.config.env)}
-        return await simstreams.exec_in(c.fs, env, " ".join(c.config.command + c.config.args), command, io,
-                                          self.clock)
+        env = {"HOSTNAME": self._sandbox(c.sandbox_id).config.name, **dict(c.config.env)}
+        return await simstreams.exec_in(self._filesystem(c), env, " ".join(c.config.command + c.config.args),
+                                        command, io, self.clock)
 
     async def attach(self, container_id: str, io) -> None:
         await simstreams.attach_to(self._running(container_id).log, self.clock, io)
 
     async def port_forward(self, sandbox_id: str, port: int):
         sandbox = self._sandbox(sandbox_id)
-        ports = {p: c for c in self._containers.values() if c.sandbox_id == sandbox_id
-                 and c.state == "running" for p in c.config.ports}
+        running = [c for c in self._containers.values() if c.sandbox_id == sandbox_id and c.state == "running"]
+        ports = {p: c for c in running for p in c.config.ports}
+        for c in running:
+            if simstreams.web_root(c.config.image):
+                ports.setdefault(simstreams.WEB_PORT, c)
         owner = ports.get(port)
-        banner = "" if owner is None else (
-            f"kvert simulated container {owner.config.name} ({owner.config.image}) of pod "
-            f"{sandbox.config.namespace}/{sandbox.config.name}, port {port}")
-        return await simstreams.connect(set(ports), port, banner)
+        answer = None
+        if owner is not None:
+            banner = (f"kvert simulated container {owner.config.name} ({owner.config.image}) of pod "
+                      f"{sandbox.config.namespace}/{sandbox.config.name}, port {port}")
+            answer = simstreams.responder(self._filesystem(owner), owner.config.image, banner)
+        return await simstreams.connect(set(ports), port, answer)
 
     async def container_status(self, container_id: str) -> ContainerStatus:
         self.advance()

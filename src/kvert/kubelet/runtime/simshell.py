@@ -11,7 +11,9 @@ found" (exit 127 in a script; an exec of it fails as a missing executable does).
 
 from __future__ import annotations
 
+import gzip
 import io as iolib
+import os
 import posixpath
 import re
 import tarfile
@@ -25,7 +27,10 @@ from kvert.clock import WallClock
 NOT_FOUND = 127
 MAX_SLEEP = 3600.0
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-STATUS_MARK = "\ue000"     # where ``$?`` stands until its command runs
+# where a variable stands until its command runs (``VAR_OPEN name VAR_CLOSE``): a list's
+# later commands see what its earlier ones assigned, and ``$?`` the status just before
+VAR_OPEN, VAR_CLOSE = "\ue000", "\ue001"
+_DEFERRED = re.compile(f"{VAR_OPEN}([^{VAR_CLOSE}]*){VAR_CLOSE}")
 
 
 class Filesystem:
@@ -136,27 +141,29 @@ class _Word:
     text: str
 
 
-def tokenize(script: str, env: dict[str, str]) -> list[str | _Word]:
-    """Words (with quotes removed and variables expanded) and operators (plain strings)."""
+def tokenize(script: str, env: dict[str, str] | None) -> list[str | _Word]:
+    """Words (with quotes removed and variables expanded, or marked for expansion when
+    ``env`` is None) and operators (plain strings)."""
     out: list[str | _Word] = []
     word: list[str] = []
     in_word = False
     i = 0
+
+    def value(name: str) -> str:
+        return f"{VAR_OPEN}{name}{VAR_CLOSE}" if env is None else env.get(name, "")
 
     def expand(at: int) -> tuple[str, int]:
         if script.startswith("${", at):
             end = script.find("}", at)
             if end < 0:
                 raise ShellSyntaxError("bad substitution")
-            return env.get(script[at + 2:end], ""), end + 1
-        if at + 1 < len(script) and script[at + 1] == "?":
-            return STATUS_MARK, at + 2          # the status when the command runs, not now
-        if at + 1 < len(script) and script[at + 1] in "#$":
-            return env.get(script[at + 1], ""), at + 2
+            return value(script[at + 2:end]), end + 1
+        if at + 1 < len(script) and script[at + 1] in "?#$":
+            return value(script[at + 1]), at + 2
         m = _NAME.match(script, at + 1)
         if not m:
             return "$", at + 1
-        return env.get(m.group(0), ""), m.end()
+        return value(m.group(0)), m.end()
 
     while i < len(script):
         ch = script[i]
@@ -259,6 +266,115 @@ def _parse(tokens: list) -> list[tuple[str, list[_Simple]]]:
     return statements
 
 
+def _quoted_scan(text: str):
+    """(index, char, quoted) for each character, quoted meaning inside '...' or "..."."""
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+            elif ch == "\\" and quote == '"':
+                yield i, ch, True
+                i += 1
+                if i < len(text):
+                    yield i, text[i], True
+                i += 1
+                continue
+            yield i, ch, True
+        elif ch in "'\"":
+            quote = ch
+            yield i, ch, True
+        elif ch == "\\":
+            yield i, ch, True
+            i += 1
+            if i < len(text):
+                yield i, text[i], True
+        else:
+            yield i, ch, False
+        i += 1
+
+
+def command_substitutions(text: str) -> list[tuple[int, int]]:
+    """The outermost ``$(`` ... ``)`` spans (start of ``$``, index of ``)``), outside single quotes."""
+    spans, depth, start, in_single = [], 0, -1, False
+    for i, ch in enumerate(text):
+        if ch == "'" and depth == 0:
+            in_single = not in_single
+        if in_single:
+            continue
+        if text.startswith("$(", i):
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i))
+    if depth:
+        raise ShellSyntaxError("unterminated command substitution")
+    return spans
+
+
+_FOR = re.compile(r"for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\s+(.*?)\s*[;\n]\s*do\b(.*)\bdone\Z", re.S)
+_WHILE = re.compile(r"(while|until)\s+(.*?)\s*[;\n]\s*do\b(.*)\bdone\Z", re.S)
+_LOOPS = ("for", "while", "until")
+
+
+def _command_start(text: str, k: int) -> bool:
+    before = text[:k].rstrip(" \t")
+    return not before or before[-1] in ";\n&|(" or re.search(r"(^|[\s;])(do|then|else)\Z", before) is not None
+
+
+def split_loops(text: str) -> list:
+    """The script as plain command lists (strings) and loops: ``("for", name, words, body)``
+    and ``("while", condition, body, negate)`` (``until`` negates)."""
+    unquoted = [i for i, _, quoted in _quoted_scan(text) if not quoted]
+    free = set(unquoted)
+
+    def keyword(k: int) -> str | None:
+        if k not in free or (k and (text[k - 1].isalnum() or text[k - 1] == "_")) or not _command_start(text, k):
+            return None
+        m = re.match(r"[a-z]+\b", text[k:])
+        return m.group(0) if m else None
+
+    parts: list = []
+    plain_from = 0
+    i = 0
+    while i < len(text):
+        if keyword(i) not in _LOOPS:
+            i += 1
+            continue
+        depth, end = 0, -1
+        for k in unquoted:
+            if k < i:
+                continue
+            word = keyword(k)
+            if word in _LOOPS:
+                depth += 1
+            elif word == "done":
+                depth -= 1
+                if depth == 0:
+                    end = k + 4
+                    break
+        if end < 0:
+            raise ShellSyntaxError('syntax error: end of file unexpected (expecting "done")')
+        if text[plain_from:i].strip(" \t\n;"):
+            parts.append(text[plain_from:i])
+        loop = text[i:end]
+        if (f := _FOR.match(loop)) is not None:
+            parts.append(("for", f.group(1), f.group(2), f.group(3)))
+        elif (w := _WHILE.match(loop)) is not None:
+            parts.append(("while", w.group(2), w.group(3), w.group(1) == "until"))
+        else:
+            raise ShellSyntaxError(f"syntax error in a {loop.split()[0]} loop")
+        i = plain_from = end
+    if text[plain_from:].strip(" \t\n;"):
+        parts.append(text[plain_from:])
+    return parts
+
+
 # -- the shell --------------------------------------------------------------------------------
 
 class _Exit(Exception):
@@ -290,11 +406,51 @@ class Shell:
             return e.code
 
     async def script(self, text: str, ctx: _Ctx) -> int:
-        env = {**self.env, "#": "0", "$": "1"}
         try:
-            statements = _parse(tokenize(text, env))
+            parts = split_loops(text)
         except ShellSyntaxError as e:
             await ctx.err(f"sh: 1: {e}\n".encode())
+            return 2
+        for part in parts:
+            if isinstance(part, str):
+                await self._list(part, ctx)
+            elif part[0] == "for":
+                _, name, words, body = part
+                for word in await self._words(words, ctx):
+                    self.env[name] = word
+                    await self.script(body, ctx)
+            else:
+                _, condition, body, negate = part
+                while (await self.script(condition, ctx) == 0) != negate:
+                    await self.script(body, ctx)
+                self.status = 0
+        return self.status
+
+    async def _words(self, text: str, ctx: _Ctx) -> list[str]:
+        expanded = await self._substitute(text, ctx)
+        return [t.text for t in tokenize(expanded, {**self.env, "#": "0", "$": "1"}) if isinstance(t, _Word)]
+
+    async def _substitute(self, text: str, ctx: _Ctx) -> str:
+        """``$(...)``: the inner script's output, trailing newlines removed."""
+        out, at = [], 0
+        for start, end in command_substitutions(text):
+            captured: list[bytes] = []
+
+            async def keep(data: bytes) -> None:
+                captured.append(data)
+            saved = self.status
+            await self.script(text[start + 2:end], _Ctx(_no_input, keep, ctx.err))
+            self.status = saved
+            out += [text[at:start], b"".join(captured).decode("utf-8", "replace").rstrip("\n")]
+            at = end + 1
+        return "".join(out) + text[at:]
+
+    async def _list(self, text: str, ctx: _Ctx) -> int:
+        try:
+            statements = _parse(tokenize(await self._substitute(text, ctx), None))
+        except ShellSyntaxError as e:
+            await ctx.err(f"sh: 1: {e}\n".encode())
+            self.status = 2
             return 2
         for connector, pipeline in statements:
             if (connector == "&&" and self.status != 0) or (connector == "||" and self.status == 0):
@@ -316,10 +472,12 @@ class Shell:
             stdin = _reader_of(b"".join(captured))
         return code
 
+    def _expand(self, text: str) -> str:
+        special = {"?": str(self.status), "#": "0", "$": "1"}
+        return _DEFERRED.sub(lambda m: special.get(m.group(1), self.env.get(m.group(1), "")), text)
+
     async def _simple(self, cmd: _Simple, ctx: _Ctx) -> int:
-        status = str(self.status)
-        cmd = _Simple([a.replace(STATUS_MARK, status) for a in cmd.argv],
-                      [(op, t.replace(STATUS_MARK, status)) for op, t in cmd.redirects])
+        cmd = _Simple([self._expand(a) for a in cmd.argv], [(op, self._expand(t)) for op, t in cmd.redirects])
         out, err, stdin = ctx.out, ctx.err, ctx.stdin
         writes: dict[str, tuple[str, bool]] = {}
         for op, target in cmd.redirects:
@@ -603,7 +761,80 @@ async def _id(sh: Shell, args: list[str], ctx: _Ctx) -> int:
 
 
 async def _date(sh: Shell, args: list[str], ctx: _Ctx) -> int:
-    await ctx.out(time.strftime("%a %b %d %H:%M:%S UTC %Y\n", time.gmtime(sh.clock.now())).encode())
+    """``date [-u] [+FORMAT]``: the time is UTC; any other operand is a date GNU date
+    cannot read here."""
+    fmt = "%a %b %d %H:%M:%S UTC %Y"
+    for arg in args:
+        if arg.startswith("+"):
+            fmt = arg[1:]
+        elif arg not in ("-u", "--utc", "--universal"):
+            await ctx.err(f"date: invalid date '{arg}'\n".encode())
+            return 1
+    await ctx.out((time.strftime(fmt, time.gmtime(sh.clock.now())) + "\n").encode())
+    return 0
+
+
+async def _seq(sh: Shell, args: list[str], ctx: _Ctx) -> int:
+    """``seq [FIRST [INCREMENT]] LAST`` (integers)."""
+    numbers = [int(a) for a in args]
+    first, step, last = {1: (1, 1, *numbers), 2: (numbers[0], 1, numbers[-1]), 3: tuple(numbers)}.get(
+        len(numbers), (None, None, None))
+    if first is None or step == 0:
+        await ctx.err(b"seq: missing operand\n")
+        return 1
+    values = range(first, last + (1 if step > 0 else -1), step)
+    await ctx.out("".join(f"{v}\n" for v in values).encode())
+    return 0
+
+
+async def _gzip(sh: Shell, args: list[str], ctx: _Ctx) -> int:
+    """``gzip [-c] [-d]`` of stdin to stdout (files are not compressed in place here)."""
+    flags = "".join(a.lstrip("-") for a in args if a.startswith("-"))
+    files = [a for a in args if not a.startswith("-")]
+    data = await _input(sh, files, ctx)
+    try:
+        await ctx.out(gzip.decompress(data) if "d" in flags else gzip.compress(data, mtime=0))
+    except (OSError, EOFError) as e:
+        await ctx.err(f"gzip: stdin: {e}\n".encode())
+        return 1
+    return 0
+
+
+async def _uptime(sh: Shell, args: list[str], ctx: _Ctx) -> int:
+    now = time.strftime("%H:%M:%S", time.gmtime(sh.clock.now()))
+    await ctx.out(f" {now} up 0 min,  0 users,  load average: 0.00, 0.00, 0.00\n".encode())
+    return 0
+
+
+_DD_UNITS = {"": 1, "c": 1, "w": 2, "b": 512, "k": 1024, "K": 1024, "M": 1 << 20, "G": 1 << 30}
+
+
+async def _dd(sh: Shell, args: list[str], ctx: _Ctx) -> int:
+    """``dd [if=FILE] [of=FILE] [bs=N] [count=N]``; /dev/zero, /dev/random and /dev/urandom read
+    as Linux's."""
+    ops = dict(a.split("=", 1) for a in args if "=" in a)
+    m = re.fullmatch(r"(\d+)([a-zA-Z]?)", ops.get("bs", "512"))
+    if not m or m.group(2) not in _DD_UNITS:
+        await ctx.err(f"dd: invalid number: '{ops.get('bs')}'\n".encode())
+        return 1
+    block = int(m.group(1)) * _DD_UNITS[m.group(2)]
+    count = int(ops["count"]) if ops.get("count", "").isdigit() else None
+    source = ops.get("if")
+    if source in ("/dev/zero", "/dev/random", "/dev/urandom"):
+        if count is None:
+            await ctx.err(b"dd: an endless source needs count=N here\n")
+            return 1
+        data = bytes(block * count) if source == "/dev/zero" else os.urandom(block * count)
+    else:
+        data = await _input(sh, [source] if source else [], ctx)
+        if count is not None:
+            data = data[:block * count]
+    if ops.get("of"):
+        sh.fs.write(sh.fs.resolve(sh.cwd, ops["of"]), data)
+    else:
+        await ctx.out(data)
+    records = -(-len(data) // block) if block else 0
+    await ctx.err(f"{records}+0 records in\n{records}+0 records out\n{len(data)} bytes copied\n".encode())
     return 0
 
 
@@ -790,7 +1021,7 @@ _BUILTINS: dict[str, Callable[[Shell, list[str], _Ctx], Awaitable[int]]] = {
     "echo": _echo, "printf": _printf, "cat": _cat, "ls": _ls, "pwd": _pwd, "cd": _cd,
     "mkdir": _mkdir, "rm": _rm, "touch": _touch, "test": _test_cmd, "[": _bracket,
     "true": _true, "false": _false, "exit": _exit, "env": _env, "printenv": _env,
-    "hostname": _hostname, "uname": _uname, "whoami": _whoami, "id": _id, "date": _date,
+    "hostname": _hostname, "uname": _uname, "whoami": _whoami, "id": _id, "date": _date, "dd": _dd, "seq": _seq, "gzip": _gzip, "uptime": _uptime,
     "sleep": _sleep, "ps": _ps, "head": _head, "tail": _tail, "wc": _wc, "tar": _tar,
     "sh": _sh, "bash": _sh, "ash": _sh,
 }

@@ -2,15 +2,17 @@
 
 exec runs ``simshell`` over the container instance's in-memory filesystem; attach streams
 the container's log lines as they happen (a simulated process has no other output); a
-port the pod's spec declares (``containerPort``, TCP) answers every connection with a
-small HTTP response naming the pod and container, and any other port refuses, as nothing
-listens there.
+port the pod's spec declares (``containerPort``, TCP) answers HTTP: an image with a known
+web root (nginx, httpd) serves the files under it from that filesystem (an index page to
+begin with, 404 for what is not there), any other image a short page naming the pod and
+container; a port not declared refuses, as nothing listens there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import posixpath
 import socket
 
 from kvert.kubelet.runtime.base import CriError
@@ -22,8 +24,29 @@ REQUEST_HEAD_LIMIT = 64 * 1024
 _tasks: set[asyncio.Task] = set()     # the responders running (a task needs a reference)
 
 
-def new_filesystem(hostname: str, namespace: str) -> Filesystem:
+# where a web server image serves its files from, and its first page
+WEB_ROOTS = {"nginx": "/usr/share/nginx/html", "httpd": "/usr/local/apache2/htdocs"}
+WEB_PORT = 80          # where those images listen, declared or not
+# the headline of each image's own first page, which clients look for
+HEADLINES = {"nginx": "Welcome to nginx!", "httpd": "It works!"}
+INDEX_PAGE = ("<!DOCTYPE html>\n<html>\n<head><title>{headline}</title></head>\n<body>\n<h1>{headline}</h1>\n"
+              "<p>A kvert simulated container of image {image}.</p>\n</body>\n</html>\n")
+
+
+def _image_name(image: str) -> str:
+    return image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+
+
+def web_root(image: str) -> str | None:
+    return WEB_ROOTS.get(_image_name(image))
+
+
+def new_filesystem(hostname: str, namespace: str, image: str = "") -> Filesystem:
+    root = web_root(image)
+    index = {f"{root}/index.html": INDEX_PAGE.format(headline=HEADLINES[_image_name(image)],
+                                                      image=image).encode()} if root else {}
     return Filesystem({
+        **index,
         "/etc/hostname": f"{hostname}\n".encode(),
         "/etc/hosts": b"127.0.0.1\tlocalhost\n::1\tlocalhost\n",
         "/etc/resolv.conf": (f"search {namespace}.svc.cluster.local svc.cluster.local cluster.local\n"
@@ -49,23 +72,40 @@ async def attach_to(log: ContainerLog, clock, io) -> None:
             await io.write_stdout("".join(f"{line}\n" for line in fresh).encode())
 
 
-async def connect(ports: set[int], port: int, banner: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """A connection to a declared port's built-in HTTP responder; CriError (connection
-    refused) for any other port."""
+def responder(fs: Filesystem, image: str, banner: str):
+    """What GET PATH answers: (status, body)."""
+    root = web_root(image)
+
+    def answer(path: str) -> tuple[int, bytes]:
+        if root is None:
+            return 200, f"{banner}\n".encode()
+        target = fs.resolve(root, "." + posixpath.normpath("/" + path.split("?", 1)[0]))
+        if fs.is_dir(target):
+            target = posixpath.join(target, "index.html")
+        try:
+            return 200, fs.read(target)
+        except OSError:
+            return 404, b"<html><body><h1>404 Not Found</h1></body></html>\n"
+    return answer
+
+
+async def connect(ports: set[int], port: int, answer) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to a declared port's built-in HTTP responder (``answer(path)``);
+    CriError (connection refused) for any other port."""
     if port not in ports:
         raise CriError(f"failed to connect to localhost:{port} inside the pod: dial tcp4 "
                        f"127.0.0.1:{port}: connect: connection refused")
     ours, theirs = socket.socketpair()
     reader, writer = await asyncio.open_connection(sock=ours)
     server_reader, server_writer = await asyncio.open_connection(sock=theirs)
-    task = asyncio.create_task(_respond(server_reader, server_writer, banner))
+    task = asyncio.create_task(_respond(server_reader, server_writer, answer))
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
     return reader, writer
 
 
 
-async def _respond(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, banner: str) -> None:
+async def _respond(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer) -> None:
     with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
         head = b""
         while b"\r\n\r\n" not in head and len(head) < REQUEST_HEAD_LIMIT:
@@ -73,8 +113,12 @@ async def _respond(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, b
             if not chunk:
                 break
             head += chunk
-        body = f"{banner}\n".encode()
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                     + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+        parts = head.split(b"\r\n", 1)[0].split()
+        method, path = (parts[0], parts[1].decode("latin-1")) if len(parts) >= 2 else (b"GET", "/")
+        status, body = answer(path)
+        reason = {200: "OK", 404: "Not Found"}[status]
+        kind = "text/html" if body.lstrip().startswith(b"<") else "text/plain; charset=utf-8"
+        writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: {kind}\r\nContent-Length: "
+                     f"{len(body)}\r\nConnection: close\r\n\r\n".encode() + (b"" if method == b"HEAD" else body))
         await writer.drain()
     writer.close()
