@@ -55,6 +55,14 @@ PINNED = (
     # test_io.py
     "test_io.py::test_check_output", "test_io.py::test_tempfiles",
     "test_io.py::test_trio_pod_wait_ready", "test_io.py::test_trio_runs",
+    # test_objects.py: exec, port-forward (a simulated nginx serving its web root) and StatefulSets
+    "test_objects.py::test_adoption", "test_objects.py::test_multiple_bind_addresses_port_forward",
+    "test_objects.py::test_pod_exec", "test_objects.py::test_pod_exec_timeout",
+    "test_objects.py::test_pod_port_forward_context_manager",
+    "test_objects.py::test_pod_port_forward_context_manager_sync",
+    "test_objects.py::test_pod_port_forward_start_stop", "test_objects.py::test_service_exec",
+    "test_objects.py::test_service_port_forward_context_manager",
+    "test_objects.py::test_service_port_forward_start_stop", "test_objects.py::test_wait_replicas",
     # test_objects.py
     "test_objects.py::test_all_v1_objects_represented",
     "test_objects.py::test_cast_to_from_kubernetes_asyncio",
