@@ -46,6 +46,7 @@ from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_IN
 from kvert.controllers.claims import claim, workload_selector
 from kvert.controllers.deployment import compute_hash
 from kvert.controllers.replicaset import BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, slow_start_batch
+from kvert.controllers.podcontrol import create_pod, delete_pod
 from kvert.controllers.util import (creation_time, is_deleting, is_pod_available, is_pod_ready,
                                     pod_from_template, pod_key, scaled_value, uid_of)
 
@@ -432,24 +433,10 @@ class DaemonSetController(Controller):
         template["spec"] = daemon_pod_spec(ds)
         template["spec"]["affinity"] = node_affinity_for(template["spec"].get("affinity"), node_name)
         pod = pod_from_template(template, ds)
-        try:
-            created = await self.client.create("pods", pod, namespace=ds["metadata"]["namespace"])
-        except ApiError as e:
-            await self.recorder.record(ds, "Warning", "FailedCreate", f"Error creating: {e}")
-            raise
-        await self.recorder.record(ds, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
-        return created
+        return await create_pod(self.client, self.recorder, ds, pod)
 
     async def _delete_pod(self, ds: dict, pod: dict) -> None:
-        name = pod["metadata"]["name"]
-        try:
-            await self.client.delete("pods", name, namespace=pod["metadata"]["namespace"])
-        except NotFound:
-            raise
-        except ApiError as e:
-            await self.recorder.record(ds, "Warning", "FailedDelete", f"Error deleting: {e}")
-            raise
-        await self.recorder.record(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+        await delete_pod(self.client, self.recorder, ds, pod)
 
     # ---- rolling update ---------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_IN
                                     Expectations, InformerFactory, controller_ref_of,
                                     index_controller_uid, index_namespace, index_orphan_namespace,
                                     object_key, safe_handler, split_key)
+from kvert.controllers.podcontrol import create_pod, delete_pod
 from kvert.controllers.util import (available_at, deletion_order, is_deleting,
                                     is_pod_active, is_pod_available, is_pod_ready, pod_from_template,
                                     pod_key, prune_empty, spec_replicas, uid_of)
@@ -285,25 +286,10 @@ class ReplicaSetController(Controller):
 
     async def _create_pod(self, rs: dict) -> dict:
         pod = pod_from_template((rs.get("spec") or {}).get("template") or {}, rs)
-        try:
-            created = await self.client.create("pods", pod, namespace=rs["metadata"]["namespace"])
-        except ApiError as e:
-            await self.recorder.record(rs, "Warning", "FailedCreate", f"Error creating: {e}")
-            raise
-        await self.recorder.record(rs, "Normal", "SuccessfulCreate",
-                                   f"Created pod: {created['metadata']['name']}")
-        return created
+        return await create_pod(self.client, self.recorder, rs, pod)
 
     async def _delete_pod_of(self, rs: dict, pod: dict) -> None:
-        name = pod["metadata"]["name"]
-        try:
-            await self.client.delete("pods", name, namespace=pod["metadata"]["namespace"])
-        except NotFound:
-            raise
-        except ApiError as e:
-            await self.recorder.record(rs, "Warning", "FailedDelete", f"Error deleting: {e}")
-            raise
-        await self.recorder.record(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {name}")
+        await delete_pod(self.client, self.recorder, rs, pod)
 
     async def _update_status(self, rs: dict, status: dict) -> dict | None:
         """Write the status unless it (and observedGeneration) is already current."""
