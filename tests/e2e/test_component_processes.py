@@ -81,6 +81,10 @@ def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
         finally:
             forward.kill()
             forward.wait()
+        # the node proxy paths Prometheus scrapes reach the agent's endpoint too
+        cadvisor = k("get", "--raw", "/api/v1/nodes/worker-1/proxy/metrics/cadvisor").stdout
+        assert 'container_memory_working_set_bytes{' in cadvisor and 'pod="web"' in cadvisor
+        assert 'kubelet_node_name{node="worker-1"} 1' in k("get", "--raw", "/api/v1/nodes/worker-1/proxy/metrics").stdout
         node = k.json("get", "node", "worker-1")["status"]
         port = node["daemonEndpoints"]["kubeletEndpoint"]["Port"]
         assert port != 10250 and node["addresses"][0] == {"type": "InternalIP", "address": "127.0.0.1"}

@@ -113,6 +113,20 @@ class RemoteNode:
         task.add_done_callback(_running.discard)
         return reader, writer
 
+    async def get_text(self, path: str) -> str:
+        """A GET of the agent's ``path`` (its metrics, health)."""
+        async with self._session() as session:
+            try:
+                async with session.get(f"{self.base}/{path}", headers=self._headers()) as answer:
+                    if answer.status == 404:
+                        raise NotFound("nodes", "", f"the node agent serves no /{path}")
+                    if answer.status != 200:
+                        raise ApiError(f"the node agent answered {answer.status}: {await answer.text()}",
+                                       503, "ServiceUnavailable")
+                    return await answer.text()
+            except aiohttp.ClientError as e:
+                raise ApiError(f"error dialing backend: {e}", 503, "ServiceUnavailable") from None
+
     async def proxy_log(self, request: web.Request, namespace: str, pod: str, container: str) -> web.StreamResponse:
         url = f"{self.base}/containerLogs/{self._path(namespace, pod, container)}"
         async with self._session() as session:

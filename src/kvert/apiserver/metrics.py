@@ -236,9 +236,13 @@ async def _serve_node_proxy(server: "ApiServer", request: web.Request, node: str
                             subpath: str) -> web.Response:
     _read_only(request)
     provider = server.metrics_provider
-    if provider is None or node not in provider.nodes():
-        raise NotFound("nodes", node, f'nodes "{node}" not found: no local node agent serves it')
     subpath = subpath.rstrip("/")
+    if provider is None or node not in provider.nodes():
+        from kvert.apiserver import kubeletclient
+        target = kubeletclient.node_target(server, node)      # NotFound when none can answer
+        if subpath not in ("metrics/cadvisor", "metrics", "healthz"):
+            raise NotFound("nodes", node, NO_ROUTE)
+        return _text(await target.get_text(subpath), request)
     if subpath == "metrics/cadvisor":
         text = await provider.cadvisor(node)
     elif subpath == "metrics":

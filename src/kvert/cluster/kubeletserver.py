@@ -25,6 +25,7 @@ from kvert.api.errors import ApiError, BadRequest, NotFound
 from kvert.apiserver.podlogs import log_options, stream_log
 from kvert.client.httpstream import portforward, remotecommand
 from kvert.client.httpstream.remotecommand import stream_options
+from kvert.cluster.metrics import kubelet_metrics_text
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class KubeletServer:
         app.router.add_route("*", "/portForward/{namespace}/{pod}", self._port_forward)
         app.router.add_get("/containerLogs/{namespace}/{pod}/{container}", self._logs)
         app.router.add_get("/metrics/cadvisor", self._cadvisor)
+        app.router.add_get("/metrics", self._metrics)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
@@ -162,6 +164,10 @@ class KubeletServer:
             raise NotFound("pods/log", m["pod"], f'container "{m["container"]}" in pod "{m["pod"]}" '
                                                  "has no log on this node")
         return await stream_log(request, found, options, self.clock)
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.Response(text=await kubelet_metrics_text(self.agent), content_type="text/plain",
+                            charset="utf-8")
 
     async def _cadvisor(self, request: web.Request) -> web.Response:
         return web.Response(text=await self.agent.metrics_text(),

@@ -90,24 +90,7 @@ class LocalNodeMetrics:
 
     async def kubelet_metrics(self, node: str) -> str | None:
         agent = self._agents.get(node)
-        if agent is None:
-            return None
-        states: Counter[str] = Counter()
-        running: set[str] = set()
-        for st in await agent.runtime.list_containers():
-            states[st.state] += 1
-            if st.state == "running":
-                running.add(st.id)
-        pods = sum(1 for ps in agent.pods.values()
-                   if any(rec.id in running for rec in ps.containers.values()))
-        return exposition([
-            ("kubelet_node_name", "gauge", "The node's name. The count is always 1.",
-             [({"node": node}, 1)]),
-            ("kubelet_running_pods", "gauge", "Number of pods that have a running pod sandbox",
-             [({}, pods)]),
-            ("kubelet_running_containers", "gauge", "Number of containers currently running",
-             [({"container_state": s}, states.get(s, 0)) for s in ("created", "exited", "running")]),
-        ])
+        return None if agent is None else await kubelet_metrics_text(agent)
 
     def container_log(self, node: str, namespace: str, pod: str, container: str, *,
                       previous: bool = False) -> Any:
@@ -140,6 +123,26 @@ class LocalNodeMetrics:
         items = [p for pods in self._pods.values() for p in pods
                  if not namespace or p["metadata"].get("namespace") == namespace]
         return sorted(items, key=lambda p: (p["metadata"].get("namespace", ""), p["metadata"]["name"]))
+
+
+async def kubelet_metrics_text(agent: Any) -> str:
+    """A node agent's kubelet ``/metrics``: its name, running pods and containers by state."""
+    states: Counter[str] = Counter()
+    running: set[str] = set()
+    for st in await agent.runtime.list_containers():
+        states[st.state] += 1
+        if st.state == "running":
+            running.add(st.id)
+    pods = sum(1 for ps in agent.pods.values()
+               if any(rec.id in running for rec in ps.containers.values()))
+    return exposition([
+        ("kubelet_node_name", "gauge", "The node's name. The count is always 1.",
+         [({"node": agent.name}, 1)]),
+        ("kubelet_running_pods", "gauge", "Number of pods that have a running pod sandbox",
+         [({}, pods)]),
+        ("kubelet_running_containers", "gauge", "Number of containers currently running",
+         [({"container_state": s}, states.get(s, 0)) for s in ("created", "exited", "running")]),
+    ])
 
 
 def _node_labels(agent: Any) -> dict:
