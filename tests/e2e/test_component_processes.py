@@ -49,7 +49,7 @@ class Process:
 
 
 def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
-    api = KvertUp(tmp_path / "data", command="apiserver").start()
+    api = KvertUp(tmp_path / "data", command="apiserver", args=("--metrics-resolution", "2")).start()
     kubeconfig = str(api.kubeconfig)
     k = Kubectl(kubectl_binary, api.kubeconfig, tmp_path / "home")
     env = {**os.environ, "KVERT_HOME": str(tmp_path / "home")}
@@ -85,6 +85,9 @@ def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
         cadvisor = k("get", "--raw", "/api/v1/nodes/worker-1/proxy/metrics/cadvisor").stdout
         assert 'container_memory_working_set_bytes{' in cadvisor and 'pod="web"' in cadvisor
         assert 'kubelet_node_name{node="worker-1"} 1' in k("get", "--raw", "/api/v1/nodes/worker-1/proxy/metrics").stdout
+        # metrics.k8s.io: the API server scrapes the agent's /metrics/resource, as metrics-server
+        usage = wait_for(lambda: k("top", "pod", "web", "--no-headers", check=False).stdout, timeout=30)
+        assert usage.split()[0] == "web"
         node = k.json("get", "node", "worker-1")["status"]
         port = node["daemonEndpoints"]["kubeletEndpoint"]["Port"]
         assert port != 10250 and node["addresses"][0] == {"type": "InternalIP", "address": "127.0.0.1"}

@@ -133,3 +133,17 @@ def test_tracker_and_node_summary_from_the_sim_runtime():
         assert cpu == {"app": pytest.approx(4.5), "log": pytest.approx(0.3)}
 
     clock.run(main())
+
+
+def test_resource_metrics_round_trip_as_metrics_server_reads_them():
+    # the kubelet's /metrics/resource families (pkg/kubelet/metrics/collectors/resource_metrics.go)
+    from kvert.kubelet.metrics import parse_resource_metrics, resource_metrics
+    from kvert.kubelet.runtime.base import ContainerResources, ContainerStatus
+    app = ContainerStatus(id="c1", name="app", state="running", resources=ContainerResources(),
+                          cpu_usage_core_nanoseconds=2_500_000_000, memory_working_set_bytes=64 << 20)
+    gone = ContainerStatus(id="c2", name="old", state="exited", resources=ContainerResources())
+    text = resource_metrics([({"metadata": {"name": "web", "namespace": "shop"}}, [app, gone])])
+    assert 'container_cpu_usage_seconds_total{container="app",namespace="shop",pod="web"} 2.5' in text
+    assert "node_memory_working_set_bytes 67108864" in text and "resource_scrape_error 0" in text
+    [back] = parse_resource_metrics(text)[("shop", "web")]
+    assert (back.name, back.cpu_usage_core_nanoseconds, back.memory_working_set_bytes) == ("app", 2_500_000_000, 64 << 20)

@@ -4,7 +4,7 @@ process (``kvert node-agent``): what the API server asks of a node it has no age
 Paths are the kubelet's: ``/exec`` and ``/attach/NS/POD/CONTAINER`` and
 ``/portForward/NS/POD`` (the streams of ``kvert.client.httpstream``),
 ``/containerLogs/NS/POD/CONTAINER`` (PodLogOptions as query), ``/metrics/cadvisor``,
-``/metrics`` and ``/healthz``. Requests are authenticated and authorized as the kubelet
+``/metrics/resource`` (what metrics-server scrapes), ``/metrics`` and ``/healthz``. Requests are authenticated and authorized as the kubelet
 does with ``--authentication-token-webhook`` and ``--authorization-mode=Webhook``: the
 bearer token through a TokenReview, then a SubjectAccessReview for the node's
 subresource the path maps to (``nodes/proxy`` for streams and logs as upstream maps
@@ -26,6 +26,7 @@ from kvert.apiserver.podlogs import log_options, stream_log
 from kvert.client.httpstream import portforward, remotecommand
 from kvert.client.httpstream.remotecommand import stream_options
 from kvert.cluster.metrics import kubelet_metrics_text
+from kvert.kubelet.metrics import resource_metrics
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ class KubeletServer:
         app.router.add_get("/containerLogs/{namespace}/{pod}/{container}", self._logs)
         app.router.add_get("/metrics/cadvisor", self._cadvisor)
         app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/metrics/resource", self._resource_metrics)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
@@ -168,6 +170,10 @@ class KubeletServer:
     async def _metrics(self, request: web.Request) -> web.Response:
         return web.Response(text=await kubelet_metrics_text(self.agent), content_type="text/plain",
                             charset="utf-8")
+
+    async def _resource_metrics(self, request: web.Request) -> web.Response:
+        return web.Response(text=resource_metrics(await self.agent.pod_statuses()),
+                            content_type="text/plain", charset="utf-8")
 
     async def _cadvisor(self, request: web.Request) -> web.Response:
         return web.Response(text=await self.agent.metrics_text(),

@@ -75,6 +75,7 @@ class ApiServerProcess:
                                 token_requests=TokenRequests(signer),
                                 metrics_provider=self.metrics)
         self.server.kubelet_client_token = self.tokens.ensure(KUBELET_CLIENT)
+        self.metrics.server = self.server      # it samples node agents run elsewhere too
         self.control_plane = build.ControlPlane(self.server.registry, self.clock, authorizer)
         self.supervisor.start()
         await self.control_plane.bootstrap(self.supervisor)

@@ -15,7 +15,8 @@ from typing import Any
 
 from kvert.api.prometheus import exposition
 from kvert.apiserver.metrics import DEFAULT_RESOLUTION
-from kvert.kubelet.metrics import node_metrics
+from kvert.api.errors import ApiError
+from kvert.kubelet.metrics import UsageTracker, node_metrics, node_summary, parse_resource_metrics
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,10 @@ class LocalNodeMetrics:
         if resolution <= 0:
             raise ValueError("the metrics resolution must be positive")
         self.clock = clock
+        # the API server whose registry lists the nodes run elsewhere, sampled through their
+        # kubelet endpoints as metrics-server samples kubelets (set by the one who has it)
+        self.server: Any = None
+        self._remote_trackers: dict[str, UsageTracker] = {}
         self.resolution = float(resolution)
         self._agents: dict[str, Any] = {}
         self._node: dict[str, dict] = {}
@@ -56,6 +61,7 @@ class LocalNodeMetrics:
             await self.clock.sleep(self.resolution)
 
     async def sample(self) -> None:
+        await self._sample_remote()
         for name, agent in list(self._agents.items()):
             try:
                 pods = await agent.pod_metrics()
@@ -81,6 +87,38 @@ class LocalNodeMetrics:
             else:
                 self._node[name] = node
             self._pods[name] = list(pods)
+
+    async def _sample_remote(self) -> None:
+        """metrics-server's scrape of ``/metrics/resource`` for nodes without an agent here."""
+        if self.server is None:
+            return
+        from kvert.apiserver import kubeletclient
+        names = [n["metadata"]["name"] for n in self.server.registry.list("nodes")["items"]]
+        remote = [n for n in names if n not in self._agents]
+        for name in set(self._remote_trackers) - set(remote):
+            del self._remote_trackers[name]
+            self._node.pop(name, None)
+            self._pods.pop(name, None)
+        for name in remote:
+            try:
+                text = await kubeletclient.node_target(self.server, name).get_text("metrics/resource")
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - an unreachable node must not stop the others
+                log.debug("scraping node %s: %s", name, e)
+                continue
+            pods = []
+            for (namespace, pod_name), statuses in parse_resource_metrics(text).items():
+                try:
+                    pod = self.server.registry.get("pods", pod_name, namespace)
+                except ApiError:
+                    continue
+                pods.append((pod, statuses))
+            tracker = self._remote_trackers.setdefault(name, UsageTracker())
+            node, pod_objs = node_summary(name, pods, tracker, self.clock.now())
+            if node is not None:
+                self._node[name] = node
+            self._pods[name] = pod_objs
 
     # -- reading --------------------------------------------------------------------------------
 

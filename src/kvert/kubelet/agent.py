@@ -971,18 +971,19 @@ class NodeAgent:
                                 machine_cpu_cores=self.config.capacity.get("cpu", 0) // 1000,
                                 machine_memory_bytes=self.memory_capacity)
 
+    async def pod_statuses(self) -> list[tuple[dict, list[Any]]]:
+        """Each pod on this node with its containers' current runtime statuses."""
+        await self.relist()
+        return [(ps.pod, [self._statuses[r.id] for r in ps.containers.values() if r.id in self._statuses])
+                for ps in self.pods.values()]
+
     async def pod_metrics(self) -> list[dict]:
         """metrics.k8s.io PodMetrics of this node's pods (one scrape: rates need two, taken
         some time apart, as with metrics-server). ``node_metrics()`` has the node's."""
         from kvert.kubelet.metrics import UsageTracker, node_summary
         if self._tracker is None:
             self._tracker = UsageTracker()
-        await self.relist()
-        pods = []
-        for ps in self.pods.values():
-            statuses = [self._statuses[r.id] for r in ps.containers.values() if r.id in self._statuses]
-            pods.append((ps.pod, statuses))
-        node, pod_objs = node_summary(self.name, pods, self._tracker, self.clock.now())
+        node, pod_objs = node_summary(self.name, await self.pod_statuses(), self._tracker, self.clock.now())
         self._last_node_metrics = node
         return pod_objs
 

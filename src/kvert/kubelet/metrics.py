@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvert.api.meta import format_time
+from kvert.api.prometheus import exposition, parse_exposition
 from kvert.api.prometheus import line as _line
 from kvert.api.quantity import BINARY_SI, DECIMAL_SI, Quantity
 from kvert.kubelet.config import format_duration
-from kvert.kubelet.runtime.base import ContainerStatus
+from kvert.kubelet.runtime.base import ContainerResources, ContainerStatus
 
 METRICS_API_VERSION = "metrics.k8s.io/v1beta1"
 
@@ -232,8 +233,67 @@ def node_summary(node_name: str, pods: Sequence[tuple[Mapping[str, Any], Sequenc
     return node_metrics(node_name, cpu, memory, timestamp=now, window=max(windows), labels=labels), pod_objs
 
 
+def resource_metrics(pods: Sequence[tuple[Mapping[str, Any], Sequence[ContainerStatus]]]) -> str:
+    """The kubelet's ``/metrics/resource`` (what metrics-server scrapes): cumulative cpu
+    seconds and working sets of the running containers, their pods and the node."""
+    containers, pod_cpu, pod_memory = [], [], []
+    node_cpu = node_memory = 0
+    for pod, statuses in pods:
+        meta = pod.get("metadata") or {}
+        ids = {"namespace": meta.get("namespace", ""), "pod": meta.get("name", "")}
+        running = [st for st in statuses if st.state == "running"]
+        for st in running:
+            containers.append(({"container": st.name, **ids}, st))
+        if running:
+            pod_cpu.append((ids, sum(st.cpu_usage_core_nanoseconds for st in running) / 1e9))
+            pod_memory.append((ids, sum(st.memory_working_set_bytes for st in running)))
+        node_cpu += sum(st.cpu_usage_core_nanoseconds for st in running)
+        node_memory += sum(st.memory_working_set_bytes for st in running)
+    return exposition([
+        ("container_cpu_usage_seconds_total", "counter",
+         "[STABLE] Cumulative cpu time consumed by the container in core-seconds",
+         [(labels, st.cpu_usage_core_nanoseconds / 1e9) for labels, st in containers]),
+        ("container_memory_working_set_bytes", "gauge",
+         "[STABLE] Current working set of the container in bytes",
+         [(labels, st.memory_working_set_bytes) for labels, st in containers]),
+        ("container_start_time_seconds", "gauge",
+         "[STABLE] Start time of the container since unix epoch in seconds",
+         [(labels, st.started_at) for labels, st in containers]),
+        ("node_cpu_usage_seconds_total", "counter",
+         "[STABLE] Cumulative cpu time consumed by the node in core-seconds", [({}, node_cpu / 1e9)]),
+        ("node_memory_working_set_bytes", "gauge",
+         "[STABLE] Current working set of the node in bytes", [({}, node_memory)]),
+        ("pod_cpu_usage_seconds_total", "counter",
+         "[STABLE] Cumulative cpu time consumed by the pod in core-seconds", pod_cpu),
+        ("pod_memory_working_set_bytes", "gauge",
+         "[STABLE] Current working set of the pod in bytes", pod_memory),
+        ("resource_scrape_error", "gauge",
+         "[STABLE] 1 if there was an error while getting container metrics, 0 otherwise", [({}, 0)]),
+    ])
+
+
+def parse_resource_metrics(text: str) -> dict[tuple[str, str], list[ContainerStatus]]:
+    """``/metrics/resource`` back into running container statuses by (namespace, pod), as
+    metrics-server reads it (cpu seconds to core-nanoseconds)."""
+    cpu: dict[tuple[str, str, str], int] = {}
+    memory: dict[tuple[str, str, str], int] = {}
+    for sample in parse_exposition(text):
+        key = (sample.labels.get("namespace", ""), sample.labels.get("pod", ""), sample.labels.get("container", ""))
+        if sample.name == "container_cpu_usage_seconds_total":
+            cpu[key] = round(sample.value * 1e9)
+        elif sample.name == "container_memory_working_set_bytes":
+            memory[key] = int(sample.value)
+    out: dict[tuple[str, str], list[ContainerStatus]] = {}
+    for key in cpu.keys() & memory.keys():
+        namespace, pod, container = key
+        out.setdefault((namespace, pod), []).append(ContainerStatus(
+            id="/".join(key), name=container, state="running", resources=ContainerResources(),
+            cpu_usage_core_nanoseconds=cpu[key], memory_working_set_bytes=memory[key]))
+    return out
+
+
 __all__ = [
     "ContainerSample", "METRICS", "METRICS_API_VERSION", "Rate", "UsageTracker",
     "cadvisor_metrics", "container_sample", "cpu_quantity", "memory_quantity", "node_metrics",
-    "node_summary", "pod_metrics",
+    "node_summary", "parse_resource_metrics", "pod_metrics", "resource_metrics",
 ]
