@@ -29,6 +29,21 @@ def wait_for(check, timeout: float = 30.0, every: float = 0.3):
         time.sleep(every)
 
 
+def read_until(fd: int, until: bytes, timeout: float = 10.0) -> bytes:
+    """What a pseudo-terminal's master ``fd`` gives until ``until`` appears (or time runs out)."""
+    import select
+    out = b""
+    deadline = time.monotonic() + timeout
+    while until not in out and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                break
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ import pytest
 
 from kvert.kubelet.runtime.cgroupfs import unavailable
 
-from .conftest import Kubectl, KvertUp, wait_for
+from .conftest import Kubectl, KvertUp, read_until, wait_for
 
 pytestmark = pytest.mark.skipif(unavailable() is not None,
                                 reason=f"needs root and a cgroup filesystem: {unavailable()}")
@@ -132,6 +132,19 @@ def test_exec_cp_and_port_forward_reach_the_real_process(kubectl, tmp_path):
     cgroup = kubectl("exec", "httpd", "--", "cat", "/proc/self/cgroup").stdout
     assert "kubepods" in cgroup
     assert kubectl("exec", "-i", "httpd", "--", "cat", input="echoed\n").stdout == "echoed\n"
+    # kubectl exec -it on a terminal: the process gets a real one (a pty) in the container
+    import os
+    import pty
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(kubectl.binary, [kubectl.binary, "exec", "-it", "httpd", "--", "sh", "-c",
+                                   "echo hi; tty; exit 4"], kubectl.env)
+    try:
+        seen = read_until(fd, b"exit code 4", timeout=20)
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert b"hi\r\n/dev/pts/" in seen and os.waitstatus_to_exitcode(status) == 4
     failed = kubectl("exec", "httpd", "--", "sh", "-c", "exit 7", check=False)
     assert failed.returncode == 7
     (tmp_path / "up.txt").write_text("copied up\n")

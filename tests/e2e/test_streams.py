@@ -12,14 +12,12 @@ import copy
 import json
 import os
 import pty
-import select
-import time
 import urllib.error
 import urllib.request
 
 import pytest
 
-from .conftest import free_port, wait_for
+from .conftest import free_port, read_until, wait_for
 
 FALLBACK = {"KUBECTL_REMOTE_COMMAND_WEBSOCKETS": "false", "KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}
 
@@ -116,29 +114,16 @@ def test_port_forward_to_a_closed_port_reports_the_refusal(kubectl, web):
             forward.wait()
 
 
-def _read(fd: int, until: bytes, timeout: float = 10.0) -> bytes:
-    out = b""
-    deadline = time.monotonic() + timeout
-    while until not in out and time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                out += os.read(fd, 4096)
-            except OSError:
-                break
-    return out
-
-
 def test_exec_interactive_terminal(k, web):
     pid, fd = pty.fork()
     if pid == 0:        # the child: kubectl on a terminal, as a user types at it
         os.execve(k.binary, [k.binary, "exec", "-it", web, "--", "sh"], k.env)
     try:
-        assert _read(fd, b"# ").endswith(b"# ")
+        assert read_until(fd, b"# ").endswith(b"# ")
         os.write(fd, b"echo hello $HOSTNAME\r")
-        assert b"hello web\r\n" in _read(fd, b"hello web\r\n# ")
+        assert b"hello web\r\n" in read_until(fd, b"hello web\r\n# ")
         os.write(fd, b"exit 5\r")
-        _read(fd, b"exit code 5")
+        read_until(fd, b"exit code 5")
     finally:
         _, status = os.waitpid(pid, 0)
         os.close(fd)
