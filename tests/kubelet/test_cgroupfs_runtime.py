@@ -298,3 +298,26 @@ def test_node_cgroups_and_node_stats(run):
         assert pod_stats.containers["c"].memory > 90 << 20 and pod_stats.processes >= 1
         assert pod_stats.disk > 0 and stats.nodefs.capacity > 0 and stats.max_pid > 0
     run(main)
+
+
+def test_a_cpuset_pins_the_process_and_moves_with_an_update(run):
+    # the static CPU manager's cpuset.cpus (Linux cpusets: the process's Cpus_allowed_list)
+    async def main(runtime):
+        sandbox = await pod(runtime)
+        cid = await container(runtime, sandbox, ("sh", "-c", "exec sleep 30"),
+                              resources=LinuxContainerResources(cpu_shares=1024, cpuset_cpus="0"))
+        st = await until(lambda: _running(runtime, cid))
+        assert runtime.tree.read(runtime._container(cid).rel, "cpuset.cpus") == "0"
+        pid = runtime._container(cid).proc.pid
+        assert "Cpus_allowed_list:\t0\n" in open(f"/proc/{pid}/status").read()
+        await runtime.update_container_resources(cid, ContainerResources(linux=LinuxContainerResources(
+            cpu_shares=1024, cpuset_cpus=f"0-{os.cpu_count() - 1}")))
+        assert f"Cpus_allowed_list:\t0-{os.cpu_count() - 1}\n" in open(f"/proc/{pid}/status").read() \
+            or os.cpu_count() == 1
+        assert st.resources.linux.cpuset_cpus == "0"
+    run(main)
+
+
+async def _running(rt, cid):
+    st = await rt.container_status(cid)
+    return st if st.state == "running" else None

@@ -40,6 +40,7 @@ caller runs it, so the runtime outlives agent restarts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 import json
 import math
@@ -64,7 +65,8 @@ from kvert.kubelet.config import NodeConfig
 from kvert.kubelet.eviction import (MONITORING_INTERVAL, REASON, SIGNAL_RESOURCE, Eviction, EvictionManager,
                                     make_observations)
 from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, ContainerRecord, PodState, PodWorker, parse_start_time
-from kvert.kubelet.runtime.base import CriError, LinuxContainerResources
+from kvert.kubelet.cpumanager import CpuManager, format_cpuset
+from kvert.kubelet.runtime.base import ContainerResources, CriError, LinuxContainerResources
 from kvert.kubelet.tokens import ProjectedVolumes
 
 log = logging.getLogger(__name__)
@@ -159,6 +161,11 @@ class NodeAgent:
         crc = zlib.crc32(name.encode())
         self._fallback_cidr = f"10.{251 + crc % 4}.{crc >> 8 & 255}.0/24"
         self._statuses: dict[str, Any] = {}      # container id -> last ContainerStatus (PLEG)
+        self.cpu_manager = CpuManager(config.cpu_manager_policy, config.capacity.get("cpu", 0) // 1000,
+                                      reserved=config.reserved_system_cpus,
+                                      reserved_milli=config.kube_reserved.get("cpu", 0)
+                                      + config.system_reserved.get("cpu", 0))
+        self._shared_cpuset = ""                 # the shared pool the running containers have
         self._tracker = None
         self._last_node_metrics: dict | None = None
 
@@ -293,6 +300,7 @@ class NodeAgent:
 
     def forget(self, ps: PodState) -> None:
         self.pods.pop(ps.uid, None)
+        self.cpu_manager.release(ps.uid)       # the reconcile this triggers widens the shared pool
         self.checkpoint.remove(ps.uid)
         self.volumes.remove(ps.uid)
         self.trigger("pods_removed")
@@ -597,7 +605,33 @@ class NodeAgent:
                 await self.clock.sleep(1.0)
                 self._dirty.set()
 
+    async def _move_to_shared_pool(self) -> None:
+        """The CPU manager's reconcile: containers on the shared pool follow it as exclusive
+        assignments come and go."""
+        shared = format_cpuset(self.cpu_manager.shared())
+        if not self.cpu_manager.enabled or shared == self._shared_cpuset:
+            return
+        for ps in list(self.pods.values()):
+            for rec in ps.containers.values():
+                if not rec.id or self.cpu_manager.is_exclusive(ps.uid, rec.name):
+                    continue
+                try:
+                    status = await self.runtime.container_status(rec.id)    # not the relist's copy
+                except CriError:
+                    continue
+                linux = status.resources.linux or LinuxContainerResources()
+                if status.state != "running" or linux.cpuset_cpus == shared:
+                    continue
+                try:
+                    await self.runtime.update_container_resources(
+                        rec.id, ContainerResources(linux=dataclasses.replace(linux, cpuset_cpus=shared)))
+                except CriError as e:
+                    log.warning("node %s: moving container %s to cpuset %s: %s", self.name, rec.name, shared, e)
+                    return         # tried again at the next reconcile
+        self._shared_cpuset = shared
+
     async def reconcile(self) -> None:
+        await self._move_to_shared_pool()
         cache = {_uid(p): p for p in self.informer.list()}
         for uid, ps in list(self.pods.items()):
             if uid not in cache:

@@ -392,6 +392,8 @@ def cgroup_files(res: LinuxContainerResources, version: int = 2,
             out[f"hugetlb.{size}.max"] = str(limit)
     else:
         raise ValueError(f"cgroup version must be 1 or 2, not {version!r}")
+    if res.cpuset_cpus:
+        out["cpuset.cpus"] = res.cpuset_cpus
     return out
 
 

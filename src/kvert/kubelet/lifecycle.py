@@ -35,6 +35,7 @@ the runtime reports and acts.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, parse_time
 from kvert.kubelet import resize as rz
 from kvert.kubelet.checkpoint import Requirements
+from kvert.kubelet.cpumanager import CpuAllocationError
 from kvert.kubelet.tokens import MountError
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStatus, CriError,
                                         LinuxContainerResources, PodSandboxConfig)
@@ -526,6 +528,15 @@ class PodWorker:
         linux = container_resources(self.allocated_pod(), rec.name, agent.memory_capacity,
                                     cpu_cfs_quota=agent.config.cpu_cfs_quota,
                                     cpu_period=agent.config.cpu_cfs_quota_period_us)
+        try:
+            cpuset = agent.cpu_manager.cpuset(self.allocated_pod(), rec.name)
+        except CpuAllocationError as e:
+            rec.waiting_reason, rec.waiting_message = "CreateContainerError", str(e)
+            rec.retry_at = now + ERROR_RETRY
+            return False
+        if cpuset:
+            linux = dataclasses.replace(linux, cpuset_cpus=cpuset)
+            agent.trigger("cpus_assigned")      # the shared pool may have shrunk
         ports = tuple(p["containerPort"] for p in spec.get("ports") or []
                       if isinstance(p.get("containerPort"), int) and p.get("protocol", "TCP") == "TCP")
         config = ContainerConfig(name=rec.name, image=spec.get("image", ""),

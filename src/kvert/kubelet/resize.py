@@ -517,7 +517,9 @@ async def actuate(runtime: Any, sandbox_id: str, pod: Mapping[str, Any],
     for rc in in_place:
         want = container_resources(allocated_pod, rc.name, memory_capacity,
                                    cpu_cfs_quota=cpu_cfs_quota, cpu_period=cpu_period)
-        targets[rc.name] = replace(want, oom_score_adj=rc.applied.oom_score_adj)   # fixed at creation
+        # oom_score_adj is fixed at creation; the cpuset is the CPU manager's, not the resize's
+        targets[rc.name] = replace(want, oom_score_adj=rc.applied.oom_score_adj,
+                                   cpuset_cpus=rc.applied.cpuset_cpus)
     if reclaim:
         # seed 000's control loop: a decrease under the usage is set just above the usage
         for rc in in_place:

@@ -27,6 +27,7 @@ class LinuxContainerResources:
     cpu_shares: int = 2                # cgroup v1 shares (v2 weight is derived from it)
     memory_limit_in_bytes: int = 0     # 0 = unlimited
     oom_score_adj: int = 0
+    cpuset_cpus: str = ""              # the CPU manager's cpuset ("" = not set: inherited)
 
 
 @dataclass(frozen=True)
