@@ -558,6 +558,34 @@ def default_rbac_binding(obj: dict) -> None:
             subject["apiGroup"] = "rbac.authorization.k8s.io"
 
 
+def default_certificate_signing_request(obj: dict) -> None:
+    """SetDefaults_CertificateSigningRequestSpec and ..._Condition (certificates/v1)."""
+    spec = _dict(obj, "spec", create=True)
+    if spec is not None and spec.get("usages") is None:
+        spec["usages"] = ["digital signature", "key encipherment"]
+    for condition in _list(_dict(obj, "status"), "conditions"):
+        if isinstance(condition, dict) and not condition.get("status"):
+            condition["status"] = "True"
+
+
+def default_network_policy(obj: dict) -> None:
+    """SetDefaults_NetworkPolicySpec and _NetworkPolicyPort (networking/v1): the policy types
+    follow the rules given, each port's protocol is TCP. The pod selector, a struct in Go,
+    is always encoded."""
+    spec = _dict(obj, "spec", create=True)
+    if spec is None:
+        return
+    if spec.get("podSelector") is None:
+        spec["podSelector"] = {}
+    for direction in ("ingress", "egress"):
+        for rule in _list(spec, direction):
+            for port in _list(rule, "ports"):
+                if isinstance(port, dict) and port.get("protocol") is None:
+                    port["protocol"] = "TCP"
+    if not spec.get("policyTypes"):
+        spec["policyTypes"] = ["Ingress", "Egress"] if _list(spec, "egress") else ["Ingress"]
+
+
 _BY_KIND = {
     ("v1", "Pod"): default_pod,
     ("v1", "Namespace"): default_namespace,
@@ -573,6 +601,8 @@ _BY_KIND = {
     ("v1", "PersistentVolumeClaim"): default_persistent_volume_claim,
     ("autoscaling/v2", "HorizontalPodAutoscaler"): default_horizontal_pod_autoscaler,
     ("batch/v1", "Job"): default_job,
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"): default_certificate_signing_request,
+    ("networking.k8s.io/v1", "NetworkPolicy"): default_network_policy,
     ("batch/v1", "CronJob"): default_cron_job,
     ("scheduling.k8s.io/v1", "PriorityClass"): default_priority_class,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): default_vpa,

@@ -209,7 +209,8 @@ async def _create(server, request, rt, info):
     await _check_escalation(server, request, info, body)
     created = await server.registry.create(info.key, body, namespace=info.namespace or None,
                                            dry_run=opts.dry_run, user=_user(request),
-                                           field_manager=_manager(request, opts))
+                                           field_manager=_manager(request, opts),
+                                           requester=request.get(USER))
     return json_response(created, 201)
 
 
@@ -397,6 +398,9 @@ _VERBS = {
     ("PUT", True, "status"): _update,
     ("PATCH", True, "status"): _patch,
     ("PUT", True, "finalize"): _update,
+    ("GET", True, "approval"): _get,
+    ("PUT", True, "approval"): _update,
+    ("PATCH", True, "approval"): _patch,
     ("GET", True, "resize"): _get,
     ("PUT", True, "resize"): _update,
     ("PATCH", True, "resize"): _patch,

@@ -23,12 +23,13 @@ from typing import Any
 from kvert.api.errors import ApiError
 from kvert.api.kinds import ResourceType
 
-from .printers import builtin, workloads
+from .printers import builtin, certificates, networking, workloads
 from .printers.builtin import CREATED_DOC, NAME_DOC, col, name_col
 from .printers.duration import epoch_ns, format_rfc3339, parse_time_ns, since_ns
 from .printers.jsonpath import JSONPath, JSONPathError, print_value
 
-PRINTERS = {**builtin.PRINTERS, **workloads.PRINTERS}
+PRINTERS = {**builtin.PRINTERS, **workloads.PRINTERS, **networking.PRINTERS,
+            **certificates.PRINTERS}
 
 TABLE_API_VERSION = "meta.k8s.io/v1"
 INCLUDE_OBJECT_POLICIES = ("None", "Metadata", "Object")

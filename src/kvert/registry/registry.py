@@ -18,6 +18,7 @@ from kvert.api.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Inv
 from kvert.api.kinds import ResourceType, by_key
 from kvert.api.meta import deep_copy, format_time, name_of, namespace_of
 from kvert.api.selectors import LabelSelector
+from kvert.auth.user import User
 from kvert.clock import Clock, WallClock
 from kvert.registry import deletion, strategy
 from kvert.registry.eviction import evict
@@ -78,7 +79,10 @@ class Registry:
     # ---- writes ----------------------------------------------------------------
 
     async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
-                     dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:
+                     dry_run: bool = False, user: str = "", field_manager: str = "",
+                     requester: User | None = None) -> dict:
+        """``requester``: the authenticated user in full (``user`` is its name), for the
+        kinds that record who created them (a CertificateSigningRequest)."""
         rt = by_key(resource)
         obj = deep_copy(obj)
         _check_kind(rt, obj)
@@ -101,7 +105,7 @@ class Registry:
         uid = self.store.new_uid() if strategy.names_own_uid(rt) else ""
         if uid:
             meta["uid"] = uid
-        strategy.prepare_for_create(rt, obj)
+        strategy.prepare_for_create(rt, obj, requester or (User(user) if user else None))
         if field_manager:
             obj = update_managed_fields_no_errors(None, obj, field_manager, now=format_time(self.clock.now()))
             attrs.object = obj
@@ -139,9 +143,15 @@ class Registry:
                            "your changes to the latest version and try again")
         if "generation" in old["metadata"]:
             meta["generation"] = old["metadata"]["generation"]
-        if subresource == "status":
+        if subresource == "status" and strategy.is_csr(rt):
+            new = strategy.merge_csr_status(obj, old, format_time(self.clock.now()))
+            causes = validation.validate_status_update(new, old)
+        elif subresource == "status":
             new = strategy.merge_status_update(obj, old)
             causes = validation.validate_status_update(new, old)
+        elif subresource == "approval":
+            new = strategy.merge_csr_approval(obj, old, format_time(self.clock.now()))
+            causes = validation.validate_csr_approval(new, old)
         elif subresource == "finalize":
             new = strategy.merge_finalize(obj, old)
             causes = validation.validate_update(new, old)

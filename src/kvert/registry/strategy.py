@@ -8,13 +8,18 @@
   keeps everything but the status;
 - ``/resize`` takes only container resources and resizePolicy from the request;
 - a Job without ``manualSelector: true`` gets the selector and template labels of its uid
-  (``generateSelector`` of the job strategy).
+  (``generateSelector`` of the job strategy);
+- a CertificateSigningRequest is created with its requester's identity in the spec and an
+  empty status; afterwards its spec never changes, ``/status`` keeps the Approved/Denied
+  conditions and ``/approval`` takes only the conditions (``csrStrategy`` and the
+  status/approval strategies); conditions get their timestamps from the server.
 """
 
 from __future__ import annotations
 
 
 from kvert.api import jobs, pods, secrets
+from kvert.auth.user import User
 from kvert.api.quantity import QuantityError
 from kvert.api.kinds import ResourceType
 from kvert.api.meta import deep_copy
@@ -40,8 +45,33 @@ def decode(rt: ResourceType, obj: dict) -> None:
         secrets.merge_string_data(obj)
 
 
-def prepare_for_create(rt: ResourceType, obj: dict) -> None:
-    if rt.group == "" and rt.kind == "Pod":
+def is_csr(rt: ResourceType) -> bool:
+    return rt.group == "certificates.k8s.io" and rt.kind == "CertificateSigningRequest"
+
+
+def _set_requester(csr: dict, requester: User | None) -> None:
+    """Whatever the client sent, the spec names the user whose request created the object."""
+    spec = csr.setdefault("spec", {})
+    for field in ("username", "uid", "groups", "extra"):
+        spec.pop(field, None)
+    if requester is None:
+        return
+    if requester.name:
+        spec["username"] = requester.name
+    if requester.uid:
+        spec["uid"] = requester.uid
+    if requester.groups:
+        spec["groups"] = list(requester.groups)
+    if requester.extra:
+        spec["extra"] = requester.extra_dict()
+
+
+def prepare_for_create(rt: ResourceType, obj: dict, requester: User | None = None) -> None:
+    if is_csr(rt):
+        _set_requester(obj, requester)
+        # users cannot create pre-approved requests
+        obj["status"] = {}
+    elif rt.group == "" and rt.kind == "Pod":
         obj["status"] = {"phase": "Pending"}
         try:
             obj["status"]["qosClass"] = pods.compute_qos_class(obj)
@@ -94,6 +124,8 @@ def prepare_for_update(rt: ResourceType, new: dict, old: dict) -> None:
             new.pop("status", None)
     if rt.group == "" and rt.kind == "Service":
         normalize_cluster_ips(new)
+    if is_csr(rt) and isinstance(old.get("spec"), dict):
+        new["spec"] = deep_copy(old["spec"])
     if rt.group == "" and rt.kind == "Namespace":
         # a namespace's finalizers change only through /finalize (namespaceStrategy)
         _keep_namespace_finalizers(new, old)
@@ -142,6 +174,55 @@ def merge_status_update(new: dict, old: dict) -> dict:
         merged["status"] = deep_copy(new["status"])
     else:
         merged.pop("status", None)
+    rv = (new.get("metadata") or {}).get("resourceVersion")
+    merged["metadata"]["resourceVersion"] = rv or ""
+    return merged
+
+
+def _conditions(obj: dict) -> list:
+    conditions = (obj.get("status") or {}).get("conditions")
+    return [c for c in conditions if isinstance(c, dict)] if isinstance(conditions, list) else []
+
+
+def _stamp_conditions(new: dict, old: dict, now: str) -> None:
+    """populateConditionTimestamps: a condition without times is stamped now, keeping the
+    transition time of an old condition of the same type and status."""
+    before = {c.get("type"): c for c in _conditions(old)}
+    for condition in _conditions(new):
+        if not condition.get("lastUpdateTime"):
+            condition["lastUpdateTime"] = now
+        if not condition.get("lastTransitionTime"):
+            previous = before.get(condition.get("type"))
+            if previous is not None and previous.get("status") == condition.get("status") \
+                    and previous.get("lastTransitionTime"):
+                condition["lastTransitionTime"] = previous["lastTransitionTime"]
+            else:
+                condition["lastTransitionTime"] = now
+
+
+def merge_csr_status(new: dict, old: dict, now: str) -> dict:
+    """A CSR's ``/status`` write: the new status, but the stored Approved/Denied conditions
+    (changing those is the approval subresource's job)."""
+    merged = merge_status_update(new, old)
+    approval = ("Approved", "Denied")
+    kept = [c for c in _conditions(merged) if c.get("type") not in approval]
+    kept += [deep_copy(c) for c in _conditions(old) if c.get("type") in approval]
+    if kept or "conditions" in (merged.get("status") or {}):
+        merged.setdefault("status", {})["conditions"] = kept
+    _stamp_conditions(merged, old, now)
+    return merged
+
+
+def merge_csr_approval(new: dict, old: dict, now: str) -> dict:
+    """A CSR's ``/approval`` write: the stored object with the new conditions only."""
+    merged = deep_copy(old)
+    conditions = (new.get("status") or {}).get("conditions")
+    status = merged.setdefault("status", {})
+    if conditions is None:
+        status.pop("conditions", None)
+    else:
+        status["conditions"] = deep_copy(conditions)
+    _stamp_conditions(merged, old, now)
     rv = (new.get("metadata") or {}).get("resourceVersion")
     merged["metadata"]["resourceVersion"] = rv or ""
     return merged

@@ -11,6 +11,7 @@ Entry points (each returns a list of :class:`kvert.api.errors.Cause`; empty mean
   Secrets; a Secret's ``type``; ...).
 * :func:`validate_status_update` - the ``status`` subresource.
 * :func:`validate_pod_resize` - the ``pods/resize`` subresource (see ``resize.py``).
+* :func:`validate_csr_approval` - the ``certificatesigningrequests/approval`` subresource.
 
 Each function validates a *defaulted copy* (:func:`kvert.api.defaults.apply_defaults`) of its
 arguments, as kube-apiserver decodes-with-defaults before validating; the inputs are never
@@ -57,13 +58,15 @@ from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
 
-from . import (admissionregistration, apps, autoscaling, batch, crd, dra, endpoints, misc, node, pod,
-               policy, rbac, resize, secrets, service, storage, vpa, workload, workloads)
+from . import (admissionregistration, apps, autoscaling, batch, certificates, crd, dra, endpoints,
+               misc, networking, node, pod, policy, rbac, resize, secrets, service, storage, vpa,
+               workload, workloads)
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
 
 __all__ = ["validate", "validate_update", "validate_status_update", "validate_pod_resize",
+           "validate_csr_approval",
            "validate_vpa", "drop_non_resize_updates", "Cause"]
 
 Create = Callable[[dict], Causes]
@@ -79,6 +82,12 @@ _CREATE: dict[tuple[str, str], Create] = {
     ("v1", "Service"): service.validate_service,
     ("v1", "Endpoints"): endpoints.validate_endpoints,
     ("discovery.k8s.io/v1", "EndpointSlice"): endpoints.validate_endpoint_slice,
+    ("networking.k8s.io/v1", "Ingress"): networking.validate_ingress,
+    ("networking.k8s.io/v1", "IngressClass"): networking.validate_ingress_class,
+    ("networking.k8s.io/v1", "NetworkPolicy"): networking.validate_network_policy,
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"):
+        certificates.validate_certificate_signing_request,
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): storage.validate_csi_storage_capacity,
     ("v1", "ServiceAccount"): secrets.validate_service_account,
     ("v1", "LimitRange"): misc.validate_limit_range,
     ("v1", "ResourceQuota"): misc.validate_resource_quota,
@@ -123,6 +132,12 @@ _UPDATE: dict[tuple[str, str], Update] = {
     ("v1", "Service"): service.validate_service_update,
     ("v1", "Endpoints"): endpoints.validate_endpoints_update,
     ("discovery.k8s.io/v1", "EndpointSlice"): endpoints.validate_endpoint_slice_update,
+    ("networking.k8s.io/v1", "Ingress"): networking.validate_ingress_update,
+    ("networking.k8s.io/v1", "IngressClass"): networking.validate_ingress_class_update,
+    ("networking.k8s.io/v1", "NetworkPolicy"): networking.validate_network_policy_update,
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"):
+        certificates.validate_certificate_signing_request_update,
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): storage.validate_csi_storage_capacity_update,
     ("v1", "ServiceAccount"): secrets.validate_service_account_update,
     ("apps/v1", "Deployment"): workloads.validate_deployment_update,
     ("apps/v1", "ReplicaSet"): workloads.validate_replica_set_update,
@@ -172,6 +187,8 @@ _STATUS: dict[tuple[str, str], Update] = {
     ("batch/v1", "CronJob"): batch.validate_cron_job_status_update,
     ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_status_update,
     ("resource.k8s.io/v1", "ResourceClaim"): dra.validate_resource_claim_status_update,
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"):
+        certificates.validate_certificate_signing_request_status_update,
     ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_status_update,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd_status_update,
 }
@@ -256,6 +273,13 @@ def validate_status_update(new: dict, old: dict) -> list[Cause]:
         return _kind_unchanged(new, old) + validate_object_meta_update(
             new, old, builtin=_gvk(new) in _CREATE)
     return _kind_unchanged(new, old) + status(new, old)
+
+
+@_update_entry
+def validate_csr_approval(new: dict, old: dict) -> list[Cause]:
+    """Causes that make a ``certificatesigningrequests/approval`` write invalid."""
+    return _kind_unchanged(new, old) + certificates.validate_certificate_signing_request_approval_update(
+        new, old)
 
 
 @_update_entry

@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from . import names
-from .common import (Causes, IS_NOT_POSITIVE_MSG, child, forbidden, get_dict, get_list, invalid,
+from .common import (Causes, IS_NEGATIVE_MSG, IS_NOT_POSITIVE_MSG, child, forbidden, get_dict, get_list, invalid,
                      key, not_supported, required, type_error)
 from .diff import normalized
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
-from .resourcelist import parse_resource_list
+from .resourcelist import parse, parse_resource_list
 
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 VOLUME_MODES = ("Block", "Filesystem")
@@ -81,4 +81,31 @@ def validate_persistent_volume_claim_update(new: dict, old: dict) -> Causes:
     fixed = [k for k in set(new_spec) | set(old_spec) if k not in _UPDATABLE_SPEC]
     if any(normalized(new_spec.get(k)) != normalized(old_spec.get(k)) for k in fixed):
         errs.append(forbidden("spec", _SPEC_IMMUTABLE_MSG))
+    return errs
+
+
+def validate_csi_storage_capacity(capacity: dict) -> Causes:
+    """``ValidateCSIStorageCapacity`` (storage.k8s.io/v1): a class name that is a DNS
+    subdomain, a valid topology selector, a non-negative capacity."""
+    errs = validate_object_meta(capacity, namespaced=True)
+    errs.extend(validate_label_selector(capacity.get("nodeTopology"), "nodeTopology"))
+    class_name = capacity.get("storageClassName")
+    if not isinstance(class_name, str):
+        class_name = ""
+    errs.extend(names.validate_dns1123_subdomain(class_name, "storageClassName"))
+    for field in ("capacity", "maximumVolumeSize"):
+        quantity = None if capacity.get(field) is None else parse(capacity[field], field, errs)
+        if quantity is not None and quantity.sign() < 0:
+            errs.append(invalid(field, str(quantity), IS_NEGATIVE_MSG))
+    return errs
+
+
+def validate_csi_storage_capacity_update(new: dict, old: dict) -> Causes:
+    """The topology and class a capacity was reported for cannot change."""
+    errs = validate_object_meta_update(new, old) + [
+        c for c in validate_csi_storage_capacity(new) if not c.field.startswith("metadata")]
+    if normalized(new.get("nodeTopology")) != normalized(old.get("nodeTopology")):
+        errs.append(invalid("nodeTopology", new.get("nodeTopology"), "field is immutable"))
+    if new.get("storageClassName") != old.get("storageClassName"):
+        errs.append(invalid("storageClassName", new.get("storageClassName"), "field is immutable"))
     return errs

@@ -36,6 +36,9 @@ PACKAGES = {
     "node.v1": "io.k8s.api.node.v1",
     "coordination.v1": "io.k8s.api.coordination.v1",
     "discovery.v1": "io.k8s.api.discovery.v1",
+    "networking.v1": "io.k8s.api.networking.v1",
+    "certificates.v1": "io.k8s.api.certificates.v1",
+    "storage.v1": "io.k8s.api.storage.v1",
     "rbac.v1": "io.k8s.api.rbac.v1",
     "authorization.v1": "io.k8s.api.authorization.v1",
     "events.v1": "io.k8s.api.events.v1",
@@ -1887,6 +1890,165 @@ name         str    Name of the port, matching the service port's name.
 protocol     str    Protocol. Default TCP.
 port         int32  Port number; unset means all ports.
 appProtocol  str    Application protocol.
+
+@networking.v1.Ingress kind
+An Ingress routes external HTTP traffic to services by host and path.
+spec    IngressSpec    The desired routing.
+status  IngressStatus  The current state (load balancer addresses).
+
+@networking.v1.IngressSpec
+How an ingress routes.
+ingressClassName  str                  Name of the IngressClass that implements this ingress.
+defaultBackend    IngressBackend       Backend for requests no rule matches.
+tls               [IngressTLS]         TLS configuration.
+rules             [IngressRule]        Host and path rules.
+
+@networking.v1.IngressBackend
+Where matching traffic goes: a service or a resource.
+service   IngressServiceBackend               A service backend.
+resource  core.v1.TypedLocalObjectReference   A resource in the ingress' namespace.
+
+@networking.v1.IngressServiceBackend
+A service and port.
+name!  str                 Name of the service.
+port   ServiceBackendPort  Port of the service.
+
+@networking.v1.ServiceBackendPort
+A service port, by name or number.
+name    str    Name of the port.
+number  int32  Number of the port.
+
+@networking.v1.IngressTLS
+TLS for a set of hosts.
+hosts       [str]  Hosts in the certificate.
+secretName  str    Secret holding the certificate and key.
+
+@networking.v1.IngressRule
+Rules for one host.
+host  str                   Fully qualified domain name (may start with a wildcard label).
+http  HTTPIngressRuleValue  HTTP paths.
+
+@networking.v1.HTTPIngressRuleValue
+Paths of an HTTP rule.
+paths!  [HTTPIngressPath]  Paths mapped to backends.
+
+@networking.v1.HTTPIngressPath
+A path mapped to a backend.
+path       str             Path to match.
+pathType!  str(Exact|ImplementationSpecific|Prefix)  How the path matches.
+backend!   IngressBackend  Where matching traffic goes.
+
+@networking.v1.IngressStatus
+Observed state of an ingress.
+loadBalancer  IngressLoadBalancerStatus  Load balancer addresses.
+
+@networking.v1.IngressLoadBalancerStatus
+Load balancer of an ingress.
+ingress  [IngressLoadBalancerIngress]  Ingress points.
+
+@networking.v1.IngressLoadBalancerIngress
+One ingress point.
+ip        str                 IP address.
+hostname  str                 DNS name.
+ports     [IngressPortStatus]  Ports.
+
+@networking.v1.IngressPortStatus
+Status of one port.
+port!      int32  Port number.
+protocol!  str(SCTP|TCP|UDP)  Protocol.
+error      str    Problem with the port.
+
+@networking.v1.IngressClass kind
+An IngressClass names the controller that implements a class of ingresses.
+spec  IngressClassSpec  The class.
+
+@networking.v1.IngressClassSpec
+The controller of a class.
+controller  str                               Name of the controller (a domain-prefixed path).
+parameters  IngressClassParametersReference   Configuration for the controller.
+
+@networking.v1.IngressClassParametersReference
+A resource holding controller configuration.
+apiGroup   str  Group of the resource.
+kind!      str  Kind of the resource.
+name!      str  Name of the resource.
+scope      str  Cluster or Namespace.
+namespace  str  Namespace of the resource when scope is Namespace.
+
+@networking.v1.NetworkPolicy kind
+A NetworkPolicy says which traffic pods may send and receive.
+spec  NetworkPolicySpec  The policy.
+
+@networking.v1.NetworkPolicySpec
+What a network policy allows.
+podSelector  meta.v1.LabelSelector       Pods the policy applies to; empty selects every pod of the namespace.
+ingress      [NetworkPolicyIngressRule]  Allowed incoming traffic.
+egress       [NetworkPolicyEgressRule]   Allowed outgoing traffic.
+policyTypes  [str(Egress|Ingress)]       Directions the policy covers.
+
+@networking.v1.NetworkPolicyIngressRule
+Traffic allowed in.
+ports  [NetworkPolicyPort]  Ports allowed.
+from   [NetworkPolicyPeer]  Sources allowed.
+
+@networking.v1.NetworkPolicyEgressRule
+Traffic allowed out.
+ports  [NetworkPolicyPort]  Ports allowed.
+to     [NetworkPolicyPeer]  Destinations allowed.
+
+@networking.v1.NetworkPolicyPort
+A port (range).
+protocol  str(SCTP|TCP|UDP)  Protocol. Default TCP.
+port      ios    Port number or name.
+endPort   int32  End of a port range.
+
+@networking.v1.NetworkPolicyPeer
+A peer: pods, namespaces or an IP block.
+podSelector        meta.v1.LabelSelector  Pods.
+namespaceSelector  meta.v1.LabelSelector  Namespaces.
+ipBlock            IPBlock                An IP range.
+
+@networking.v1.IPBlock
+An IP range with exceptions.
+cidr!   str    The range.
+except  [str]  Ranges excluded.
+
+@certificates.v1.CertificateSigningRequest kind
+A CertificateSigningRequest asks a signer for an X.509 certificate.
+spec!   CertificateSigningRequestSpec    The request.
+status  CertificateSigningRequestStatus  Approval and the issued certificate.
+
+@certificates.v1.CertificateSigningRequestSpec
+The request for a certificate.
+request!           bytes    PEM-encoded PKCS#10 certificate request.
+signerName!        str      The signer asked to issue the certificate.
+expirationSeconds  int32    Requested validity.
+usages             [str]    Key usages requested.
+username           str      User who created the request (set by the server).
+uid                str      UID of that user (set by the server).
+groups             [str]    Groups of that user (set by the server).
+extra              {[str]}  Extra attributes of that user (set by the server).
+
+@certificates.v1.CertificateSigningRequestStatus
+Approval state and certificate.
+conditions   [CertificateSigningRequestCondition]  Approved, Denied, Failed.
+certificate  bytes  The issued certificate (PEM).
+
+@certificates.v1.CertificateSigningRequestCondition
+One condition of a request.
+type!               str   Approved, Denied, Failed or another type.
+status!             str   True, False or Unknown.
+reason              str   Brief reason.
+message             str   Details.
+lastUpdateTime      time  Last update.
+lastTransitionTime  time  Last change of status.
+
+@storage.v1.CSIStorageCapacity kind
+Capacity a CSI driver reports for a topology segment and storage class.
+nodeTopology       meta.v1.LabelSelector  Nodes the capacity is available from.
+storageClassName!  str                    Storage class the capacity is for.
+capacity           qty                    Available capacity.
+maximumVolumeSize  qty                    Largest volume that can be created.
 
 @coordination.v1.Lease kind
 A Lease is a lock held by one holder for a time, used for leader election and node heartbeats.

@@ -340,6 +340,7 @@ def _dec_extra_value(data: bytes, depth: int) -> list[str]:
 _SPECIAL_DECODERS = {
     "authorization.ExtraValue": _dec_extra_value,
     "authentication.ExtraValue": _dec_extra_value,
+    "certificates.ExtraValue": _dec_extra_value,
     "resource.Quantity": _dec_quantity,
     "meta.Time": _dec_time,
     "meta.MicroTime": _dec_micro_time,
@@ -647,6 +648,7 @@ def _enc_extra_value(value, depth: int) -> bytes:
 _SPECIAL_ENCODERS = {
     "authorization.ExtraValue": _enc_extra_value,
     "authentication.ExtraValue": _enc_extra_value,
+    "certificates.ExtraValue": _enc_extra_value,
     "resource.Quantity": _enc_quantity,
     "meta.Time": _enc_time,
     "meta.MicroTime": lambda value, depth: _enc_time(value, depth, micro=True),

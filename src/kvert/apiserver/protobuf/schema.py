@@ -46,6 +46,11 @@ authentication.k8s.io/v1 TokenRequest authentication.TokenRequest
 v1 Service core.Service
 v1 Endpoints core.Endpoints
 discovery.k8s.io/v1 EndpointSlice discovery.EndpointSlice
+networking.k8s.io/v1 Ingress networking.Ingress
+networking.k8s.io/v1 IngressClass networking.IngressClass
+networking.k8s.io/v1 NetworkPolicy networking.NetworkPolicy
+certificates.k8s.io/v1 CertificateSigningRequest certificates.CertificateSigningRequest
+storage.k8s.io/v1 CSIStorageCapacity storage.CSIStorageCapacity
 v1 LimitRange core.LimitRange
 batch/v1 Job batch.Job
 batch/v1 CronJob batch.CronJob
@@ -759,6 +764,116 @@ discovery.EndpointPort
  2 protocol *str o
  3 port *i32 o
  4 appProtocol *str o
+networking.Ingress
+ 1 metadata meta.ObjectMeta o
+ 2 spec networking.IngressSpec o
+ 3 status networking.IngressStatus o
+networking.IngressSpec
+ 4 ingressClassName *str o
+ 1 defaultBackend *networking.IngressBackend o
+ 2 tls []networking.IngressTLS o
+ 3 rules []networking.IngressRule o
+networking.IngressBackend
+ 4 service *networking.IngressServiceBackend o
+ 3 resource *core.TypedLocalObjectReference o
+networking.IngressServiceBackend
+ 1 name str
+ 2 port networking.ServiceBackendPort o
+networking.ServiceBackendPort
+ 1 name str o
+ 2 number i32 o
+networking.IngressTLS
+ 1 hosts []str o
+ 2 secretName str o
+networking.IngressRule
+ 1 host str o
+ 2 ~ networking.IngressRuleValue o
+networking.IngressRuleValue
+ 1 http *networking.HTTPIngressRuleValue o
+networking.HTTPIngressRuleValue
+ 1 paths []networking.HTTPIngressPath
+networking.HTTPIngressPath
+ 1 path str o
+ 3 pathType *str
+ 2 backend networking.IngressBackend
+networking.IngressStatus
+ 1 loadBalancer networking.IngressLoadBalancerStatus o
+networking.IngressLoadBalancerStatus
+ 1 ingress []networking.IngressLoadBalancerIngress o
+networking.IngressLoadBalancerIngress
+ 1 ip str o
+ 2 hostname str o
+ 4 ports []networking.IngressPortStatus o
+networking.IngressPortStatus
+ 1 port i32
+ 2 protocol str
+ 3 error *str o
+networking.IngressClass
+ 1 metadata meta.ObjectMeta o
+ 2 spec networking.IngressClassSpec o
+networking.IngressClassSpec
+ 1 controller str o
+ 2 parameters *networking.IngressClassParametersReference o
+networking.IngressClassParametersReference
+ 1 apiGroup *str o
+ 2 kind str
+ 3 name str
+ 4 scope *str o
+ 5 namespace *str o
+networking.NetworkPolicy
+ 1 metadata meta.ObjectMeta o
+ 2 spec networking.NetworkPolicySpec o
+networking.NetworkPolicySpec
+ 1 podSelector meta.LabelSelector o
+ 2 ingress []networking.NetworkPolicyIngressRule o
+ 3 egress []networking.NetworkPolicyEgressRule o
+ 4 policyTypes []str o
+networking.NetworkPolicyIngressRule
+ 1 ports []networking.NetworkPolicyPort o
+ 2 from []networking.NetworkPolicyPeer o
+networking.NetworkPolicyEgressRule
+ 1 ports []networking.NetworkPolicyPort o
+ 2 to []networking.NetworkPolicyPeer o
+networking.NetworkPolicyPort
+ 1 protocol *str o
+ 2 port *intstr.IntOrString o
+ 3 endPort *i32 o
+networking.NetworkPolicyPeer
+ 1 podSelector *meta.LabelSelector o
+ 2 namespaceSelector *meta.LabelSelector o
+ 3 ipBlock *networking.IPBlock o
+networking.IPBlock
+ 1 cidr str
+ 2 except []str o
+certificates.CertificateSigningRequest
+ 1 metadata meta.ObjectMeta o
+ 2 spec certificates.CertificateSigningRequestSpec
+ 3 status certificates.CertificateSigningRequestStatus o
+certificates.CertificateSigningRequestSpec
+ 1 request bytes
+ 7 signerName str
+ 8 expirationSeconds *i32 o
+ 5 usages []str o
+ 2 username str o
+ 3 uid str o
+ 4 groups []str o
+ 6 extra map[str]certificates.ExtraValue o
+certificates.CertificateSigningRequestStatus
+ 1 conditions []certificates.CertificateSigningRequestCondition o
+ 2 certificate bytes o
+certificates.CertificateSigningRequestCondition
+ 1 type str
+ 6 status str
+ 2 reason str o
+ 3 message str o
+ 4 lastUpdateTime meta.Time o
+ 5 lastTransitionTime meta.Time o
+storage.CSIStorageCapacity
+ 1 metadata meta.ObjectMeta o
+ 2 nodeTopology *meta.LabelSelector o
+ 3 storageClassName str
+ 4 capacity *resource.Quantity o
+ 5 maximumVolumeSize *resource.Quantity o
 rbac.Role
  1 metadata meta.ObjectMeta o
  2 rules []rbac.PolicyRule
