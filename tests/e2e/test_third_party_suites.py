@@ -38,6 +38,9 @@ PINNED = (
     "test_api.py::test_two_pods", "test_api.py::test_version", "test_api.py::test_version_sync",
     "test_api.py::test_version_sync_in_async", "test_api.py::test_watch_pods",
     "test_api.py::test_whoami", "test_api.py::test_whoami_sync",
+    # test_api.py: CertificateSigningRequest, Ingress, NetworkPolicy, CSIStorageCapacity
+    "test_api.py::test_dynamic_classes", "test_api.py::test_get_dynamic_plurals",
+    "test_api.py::test_lookup_kind",
     # test_auth.py
     "test_auth.py::test_bad_auth", "test_auth.py::test_default_service_account",
     "test_auth.py::test_kubeconfig_dict_sync", "test_auth.py::test_kubeconfig_isdir_fail",
