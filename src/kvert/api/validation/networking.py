@@ -7,13 +7,13 @@ annotation next to ``ingressClassName``, an ingress' status addresses.
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from kvert.api import names as name_rules
 
 from . import names
 from .common import (Causes, child, dicts, forbidden, get_dict, get_int, get_list, get_str,
                      immutable, index, invalid, not_supported, required, too_long, type_error)
+from .node import parse_cidr
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
 
 PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
@@ -238,26 +238,17 @@ def _validate_port(port: dict, path: str) -> Causes:
     return errs
 
 
-def _network(value: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
-    if not isinstance(value, str) or "/" not in value:
-        return None
-    try:
-        return ipaddress.ip_network(value, strict=False)
-    except ValueError:
-        return None
-
-
 def _validate_ip_block(block: dict, path: str) -> Causes:
     cidr = block.get("cidr")
     if not cidr:
         return [required(child(path, "cidr"), "")]
-    network = _network(cidr)
+    network = parse_cidr(cidr)
     if network is None:
         return [invalid(child(path, "cidr"), cidr, _CIDR_MSG)]
     errs: Causes = []
     for j, text in enumerate(get_list(block, "except", path, errs)):
         epath = index(child(path, "except"), j)
-        excepted = _network(text)
+        excepted = parse_cidr(text)
         if excepted is None:
             errs.append(invalid(epath, text, _CIDR_MSG))
         elif (excepted.version != network.version or excepted.network_address not in network

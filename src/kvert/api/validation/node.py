@@ -120,7 +120,7 @@ def _validate_pod_cidrs(spec: dict, errs: Causes) -> Causes:
     families = []
     valid = True
     for i, cidr in enumerate(cidrs):
-        network = _parse_cidr(cidr)
+        network = parse_cidr(cidr)
         if network is None:
             valid = False
             out.append(invalid(f"spec.podCIDRs[{i}]", cidr if isinstance(cidr, str) else show(cidr),
@@ -139,7 +139,8 @@ def _validate_pod_cidrs(spec: dict, errs: Causes) -> Causes:
     return out
 
 
-def _parse_cidr(value: Any):
+def parse_cidr(value: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    """A CIDR as ``netutils.ParseCIDRSloppy`` reads it (host bits allowed), or None."""
     if not isinstance(value, str) or "/" not in value:
         return None
     try:
