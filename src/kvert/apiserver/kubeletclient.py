@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,7 @@ import aiohttp
 from aiohttp import WSMsgType, web
 
 from kvert.api.errors import ApiError, NotFound
+from kvert.client.httpstream.portforward import pipe
 from kvert.client.httpstream.remotecommand import CLOSE_SIGNAL, ERROR, RESIZE, STDERR, STDIN, STDOUT
 
 CONNECT_TIMEOUT = 10.0
@@ -105,13 +105,7 @@ class RemoteNode:
         except aiohttp.ClientError as e:
             await session.close()
             raise ConnectionError(f"the node agent cannot be reached: {e}") from e
-        ours, theirs = socket.socketpair()
-        reader, writer = await asyncio.open_connection(sock=ours)
-        near_reader, near_writer = await asyncio.open_connection(sock=theirs)
-        task = asyncio.create_task(_forward(ws, session, near_reader, near_writer))
-        _running.add(task)
-        task.add_done_callback(_running.discard)
-        return reader, writer
+        return await pipe(lambda reader, writer: _forward(ws, session, reader, writer))
 
     async def get_text(self, path: str) -> str:
         """A GET of the agent's ``path`` (its metrics, health)."""
@@ -143,9 +137,6 @@ class RemoteNode:
                     await response.write(chunk)
                 await response.write_eof()
                 return response
-
-
-_running: set[asyncio.Task] = set()
 
 
 async def _bridge(ws: aiohttp.ClientWebSocketResponse, io: Any) -> int:

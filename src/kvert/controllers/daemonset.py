@@ -43,7 +43,7 @@ from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_IN
                                     Expectations, InformerFactory, SyncError, controller_ref_of,
                                     index_controller_uid, index_namespace, index_orphan_namespace,
                                     object_key, safe_handler, split_key)
-from kvert.controllers.claims import claim, workload_selector
+from kvert.controllers.claims import candidates, claim, workload_selector
 from kvert.controllers.deployment import compute_hash
 from kvert.controllers.replicaset import BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, slow_start_batch
 from kvert.controllers.podcontrol import create_pod, delete_pod
@@ -259,15 +259,10 @@ class DaemonSetController(Controller):
         if selector.is_nothing:
             log.warning("%s: %s has an invalid or empty selector", self.name, key)
             return
-        uid = uid_of(ds)
-        pods = await claim(self.client, ds, DS, selector,
-                           self.pods.by_index(CONTROLLER_INDEX, uid) + self.pods.by_index(ORPHAN_INDEX, namespace),
-                           "pods")
+        pods = await claim(self.client, ds, DS, selector, candidates(self.pods, ds), "pods")
         if is_deleting(ds):
             return
-        revisions = await claim(self.client, ds, DS, selector,
-                                self.revisions.by_index(CONTROLLER_INDEX, uid) +
-                                self.revisions.by_index(ORPHAN_INDEX, namespace), history.REVISIONS)
+        revisions = await claim(self.client, ds, DS, selector, candidates(self.revisions, ds), history.REVISIONS)
         current, old = await self._construct_history(ds, revisions)
         hash_ = (current["metadata"].get("labels") or {}).get(HASH_LABEL, "")
         nodes = self.nodes.list()

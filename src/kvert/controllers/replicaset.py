@@ -33,7 +33,7 @@ from kvert.api.meta import deep_copy, format_time, labels_of
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
-from kvert.controllers.claims import claim
+from kvert.controllers.claims import candidates, claim
 from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_INDEX, Controller,
                                     Expectations, InformerFactory, controller_ref_of,
                                     index_controller_uid, index_namespace, index_orphan_namespace,
@@ -211,10 +211,7 @@ class ReplicaSetController(Controller):
         except SelectorError as e:
             log.warning("%s: invalid selector of %s: %s", self.name, key, e)
             return
-        # Its own pods and the orphans it might adopt (not every pod of the namespace).
-        candidates = self.pod_informer.by_index(CONTROLLER_INDEX, uid_of(rs)) + \
-            self.pod_informer.by_index(ORPHAN_INDEX, namespace)
-        pods = [p for p in candidates if is_pod_active(p)]
+        pods = [p for p in candidates(self.pod_informer, rs) if is_pod_active(p)]
         pods = await claim(self.client, rs, self.resource, selector, pods, "pods")
         manage_error: ApiError | None = None
         if needs_sync and not is_deleting(rs):

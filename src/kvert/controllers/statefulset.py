@@ -52,7 +52,7 @@ from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_IN
                                     InformerFactory, SyncError, controller_ref_of, index_controller_uid,
                                     index_namespace, index_orphan_namespace, object_key, safe_handler,
                                     split_key)
-from kvert.controllers.claims import claim, workload_selector
+from kvert.controllers.claims import candidates, claim, workload_selector
 from kvert.controllers.util import (is_deleting, is_pod_available, is_pod_ready, pod_from_template,
                                     prune_empty, scaled_value, spec_replicas, uid_of)
 
@@ -307,13 +307,10 @@ class StatefulSetController(Controller):
         if selector.is_nothing:
             log.warning("%s: %s has an invalid or empty selector", self.name, key)
             return
-        uid = uid_of(sts)
-        pods = await claim(self.client, sts, STS, selector,
-                           self.pods.by_index(CONTROLLER_INDEX, uid) + self.pods.by_index(ORPHAN_INDEX, namespace),
-                           "pods", accept=lambda p: parent_and_ordinal(p)[0] == name)
-        revisions = await claim(self.client, sts, STS, selector,
-                                self.revisions.by_index(CONTROLLER_INDEX, uid) +
-                                self.revisions.by_index(ORPHAN_INDEX, namespace), history.REVISIONS)
+        pods = await claim(self.client, sts, STS, selector, candidates(self.pods, sts), "pods",
+                           accept=lambda p: parent_and_ordinal(p)[0] == name)
+        revisions = await claim(self.client, sts, STS, selector, candidates(self.revisions, sts),
+                                history.REVISIONS)
         current, update, collisions = await self._revisions(sts, revisions)
         status = await self._update_set(sts, pods, current, update)
         status["collisionCount"] = collisions

@@ -608,8 +608,10 @@ class NodeAgent:
     async def _move_to_shared_pool(self) -> None:
         """The CPU manager's reconcile: containers on the shared pool follow it as exclusive
         assignments come and go."""
+        if not self.cpu_manager.enabled:
+            return
         shared = format_cpuset(self.cpu_manager.shared())
-        if not self.cpu_manager.enabled or shared == self._shared_cpuset:
+        if shared == self._shared_cpuset:
             return
         for ps in list(self.pods.values()):
             for rec in ps.containers.values():

@@ -45,16 +45,42 @@ def not_more_than_100_percent(value: Any, number: int | None, is_percent: bool, 
     return []
 
 
+def _counts(spec: dict, path: str) -> Causes:
+    """``replicas`` and ``minReadySeconds``: int32, not negative."""
+    errs: Causes = []
+    for field in ("replicas", "minReadySeconds"):
+        value = get_int(spec, field, path, errs, bits=32)
+        if value is not None and value < 0:
+            errs.append(invalid(child(path, field), value, IS_NEGATIVE_MSG))
+    return errs
+
+
+def _template(spec: dict, tpl_path: str, errs: Causes) -> dict | None:
+    """The required pod template, or None (with the cause added)."""
+    template = spec.get("template")
+    if template is None:
+        errs.append(required(tpl_path))
+        return None
+    if not isinstance(template, dict):
+        errs.append(type_error(tpl_path, template, "object"))
+        return None
+    return template
+
+
+def _restart_always(tpl_spec: dict, tpl_path: str) -> Causes:
+    restart = tpl_spec.get("restartPolicy") or "Always"
+    if restart != "Always":
+        return [not_supported(child(tpl_path, "spec.restartPolicy"), restart, ["Always"])]
+    return []
+
+
 def validate_replica_set_like(spec: dict, path: str, kind_word: str,
                                selector_word: str = "deployment", pod_spec: bool = True) -> Causes:
     """The shared part of ReplicaSet, Deployment, StatefulSet and DaemonSet specs (selector,
     template, replicas); ``selector_word`` names the kind in the empty-selector message
     (ReplicaSets say "deployment" upstream too)."""
     errs: Causes = []
-    for field in ("replicas", "minReadySeconds"):
-        value = get_int(spec, field, path, errs, bits=32)
-        if value is not None and value < 0:
-            errs.append(invalid(child(path, field), value, IS_NEGATIVE_MSG))
+    errs.extend(_counts(spec, path))
     selector = spec.get("selector")
     sel_path = child(path, "selector")
     selector_ok = False
@@ -69,13 +95,9 @@ def validate_replica_set_like(spec: dict, path: str, kind_word: str,
             errs.append(invalid(sel_path, selector, f"empty selector is invalid for {selector_word}"))
         else:
             selector_ok = not sel_errs
-    template = spec.get("template")
     tpl_path = child(path, "template")
+    template = _template(spec, tpl_path, errs)
     if template is None:
-        errs.append(required(tpl_path))
-        return errs
-    if not isinstance(template, dict):
-        errs.append(type_error(tpl_path, template, "object"))
         return errs
     meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
     labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
@@ -95,9 +117,7 @@ def validate_replica_set_like(spec: dict, path: str, kind_word: str,
         annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
         errs.extend(names.validate_annotations(annotations, child(tpl_path, "annotations")))
     tpl_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
-    restart = tpl_spec.get("restartPolicy") or "Always"
-    if restart != "Always":
-        errs.append(not_supported(child(tpl_path, "spec.restartPolicy"), restart, ["Always"]))
+    errs.extend(_restart_always(tpl_spec, tpl_path))
     if tpl_spec.get("activeDeadlineSeconds") is not None:
         errs.append(forbidden(child(tpl_path, "spec.activeDeadlineSeconds"),
                               f"activeDeadlineSeconds in {kind_word} is not Supported"))
@@ -230,10 +250,7 @@ def _validate_rc_spec(spec: dict, path: str) -> Causes:
     """``ValidateReplicationControllerSpec``: a non-empty selector map matching the template's
     labels (the template is required), counts >= 0, restartPolicy Always."""
     errs: Causes = []
-    for field in ("replicas", "minReadySeconds"):
-        value = get_int(spec, field, path, errs, bits=32)
-        if value is not None and value < 0:
-            errs.append(invalid(child(path, field), value, IS_NEGATIVE_MSG))
+    errs.extend(_counts(spec, path))
     sel_path = child(path, "selector")
     selector = spec.get("selector")
     if selector is not None and not isinstance(selector, dict):
@@ -244,13 +261,9 @@ def _validate_rc_spec(spec: dict, path: str) -> Causes:
         errs.append(required(sel_path))
     else:
         errs.extend(names.validate_labels(selector, sel_path))
-    template = spec.get("template")
     tpl_path = child(path, "template")
+    template = _template(spec, tpl_path, errs)
     if template is None:
-        errs.append(required(tpl_path))
-        return errs
-    if not isinstance(template, dict):
-        errs.append(type_error(tpl_path, template, "object"))
         return errs
     meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
     labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
@@ -259,9 +272,7 @@ def _validate_rc_spec(spec: dict, path: str) -> Causes:
                             "`selector` does not match template `labels`"))
     errs.extend(validate_pod_template_spec(template, tpl_path))
     tpl_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
-    restart = tpl_spec.get("restartPolicy") or "Always"
-    if restart != "Always":
-        errs.append(not_supported(child(tpl_path, "spec.restartPolicy"), restart, ["Always"]))
+    errs.extend(_restart_always(tpl_spec, tpl_path))
     if tpl_spec.get("activeDeadlineSeconds") is not None:
         errs.append(forbidden(child(tpl_path, "spec.activeDeadlineSeconds"),
                               "activeDeadlineSeconds in ReplicationController is not Supported"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import struct
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -54,6 +55,22 @@ def _port(text: str) -> int:
         raise BadRequest(f'port "{text}" must be > 0' if port <= 0 else
                          f'unable to parse "{text}" as a port: value out of range')
     return port
+
+
+_serving: set[asyncio.Task] = set()      # the far ends of ``pipe`` (a task needs a reference)
+
+
+async def pipe(serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+               ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connected (reader, writer) whose far end ``serve`` works in a task of its own:
+    what ``dial`` returns for a port that is not a real socket."""
+    ours, theirs = socket.socketpair()
+    reader, writer = await asyncio.open_connection(sock=ours)
+    far_reader, far_writer = await asyncio.open_connection(sock=theirs)
+    task = asyncio.create_task(serve(far_reader, far_writer))
+    _serving.add(task)
+    task.add_done_callback(_serving.discard)
+    return reader, writer
 
 
 Dial = Callable[[int], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]

@@ -13,15 +13,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import posixpath
-import socket
 
+from kvert.client.httpstream.portforward import pipe
 from kvert.kubelet.runtime.base import CriError
 from kvert.kubelet.runtime.simshell import Filesystem, Shell, run
 from kvert.kubelet.runtime.simlogs import ContainerLog
 
 ATTACH_POLL_SECONDS = 1.0
 REQUEST_HEAD_LIMIT = 64 * 1024
-_tasks: set[asyncio.Task] = set()     # the responders running (a task needs a reference)
 
 
 # where a web server image serves its files from, and its first page
@@ -95,14 +94,7 @@ async def connect(ports: set[int], port: int, answer) -> tuple[asyncio.StreamRea
     if port not in ports:
         raise CriError(f"failed to connect to localhost:{port} inside the pod: dial tcp4 "
                        f"127.0.0.1:{port}: connect: connection refused")
-    ours, theirs = socket.socketpair()
-    reader, writer = await asyncio.open_connection(sock=ours)
-    server_reader, server_writer = await asyncio.open_connection(sock=theirs)
-    task = asyncio.create_task(_respond(server_reader, server_writer, answer))
-    _tasks.add(task)
-    task.add_done_callback(_tasks.discard)
-    return reader, writer
-
+    return await pipe(lambda reader, writer: _respond(reader, writer, answer))
 
 
 async def _respond(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer) -> None:
