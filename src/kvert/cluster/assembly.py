@@ -104,11 +104,15 @@ def node_config(name: str, flags: dict, kubelet_config: Path | None = None) -> A
 
 
 def sim_node(client: Any, clock: Clock, config: Any, *, name: str, tick: float | None = None,
-             system_memory: int = 0, **agent_options: Any) -> Any:
-    """A node agent over the simulated runtime, sized by the node's capacity."""
+             system_memory: int = 0, fleet: Any = None, **agent_options: Any) -> Any:
+    """A node agent over the simulated runtime, sized by the node's capacity; its containers
+    join ``fleet`` (a ``kvert.kubelet.runtime.fleet.Fleet``, shared by the nodes of one
+    process) when given."""
     from kvert.kubelet.agent import NodeAgent
     from kvert.kubelet.runtime.sim import SimRuntime
-    runtime_options = {"tick": tick} if tick is not None else {}
+    runtime_options: dict[str, Any] = {"tick": tick} if tick is not None else {}
+    if fleet is not None:
+        runtime_options = {"fleet": fleet, "tick": fleet.tick}
     runtime = SimRuntime(clock, cpu_capacity=config.capacity.get("cpu"),
                          memory_capacity=config.capacity.get("memory"),
                          disk_capacity=config.capacity.get("ephemeral-storage"), name=name,

@@ -56,14 +56,15 @@ from kvert.api.meta import deep_copy, format_micro_time, format_time
 from kvert.api.pods import pod_requests, qos_class
 from kvert.client.events import EventRecorder
 from kvert.client.informer import Informer
+from kvert.clock import sleep_unless
 from kvert.kubelet import admission as adm
 from kvert.kubelet import resize as rz
 from kvert.kubelet.allocatable import allocatable as node_allocatable
 from kvert.kubelet.allocatable import allocatable_absolute
 from kvert.kubelet.checkpoint import Checkpoint
 from kvert.kubelet.config import NodeConfig
-from kvert.kubelet.eviction import (MONITORING_INTERVAL, REASON, SIGNAL_RESOURCE, Eviction, EvictionManager,
-                                    make_observations)
+from kvert.kubelet.eviction import (ALLOCATABLE_MEMORY_AVAILABLE, MEMORY_AVAILABLE, MONITORING_INTERVAL, REASON,
+                                    SIGNAL_RESOURCE, Eviction, EvictionManager, make_observations)
 from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, ContainerRecord, PodState, PodWorker, parse_start_time
 from kvert.kubelet.cpumanager import CpuManager, format_cpuset
 from kvert.kubelet.runtime.base import ContainerResources, CriError, LinuxContainerResources
@@ -118,7 +119,8 @@ class NodeAgent:
                  checkpoint_dir: Path | str | None = None, heartbeat_seconds: float = 10,
                  lease_seconds: int = 40, pleg_seconds: float = 1.0,
                  resize_retry_seconds: float = RESIZE_RETRY_SECONDS, host_ip: str = "127.0.0.1",
-                 labels: dict[str, str] | None = None, eviction_interval: float = MONITORING_INTERVAL):
+                 labels: dict[str, str] | None = None, eviction_interval: float = MONITORING_INTERVAL,
+                 evented_interval: float | None = None):
         self.client = client
         self.clock = clock
         self.config = config
@@ -144,6 +146,9 @@ class NodeAgent:
         self.pressure = {"MemoryPressure": False, "DiskPressure": False, "PIDPressure": False}
         self.eviction = EvictionManager.for_node(config)
         self.eviction_interval = float(eviction_interval)
+        # with a runtime that reports container events and memory thresholds (the evented
+        # PLEG, memcg notifications), relisting and eviction polling fall back to this period
+        self.evented_interval = evented_interval if hasattr(runtime, "stats_events") else None
         self.evictions: list[dict] = []          # node-pressure evictions, latest 1000 (reports, tests)
         self._node_cgroups_key: tuple = ()
         self._force_deleted: dict[str, float] = {}   # uid -> when a stuck pod was force-deleted
@@ -825,8 +830,35 @@ class NodeAgent:
                 raise
             except Exception:
                 log.exception("node %s: eviction pass failed", self.name)
-            # after an eviction, look again once the pod is gone (the kubelet's cleanup wait)
-            await self.clock.sleep(EVICTION_CLEANUP_POLL if evicted else self.eviction_interval)
+            if evicted:      # look again once the pod is gone (the kubelet's cleanup wait)
+                await self.clock.sleep(EVICTION_CLEANUP_POLL)
+            elif self._eviction_quiet():
+                self.runtime.stats_events.clear()
+                self.runtime.watch_memory(self._memory_watch_level())
+                await sleep_unless(self.clock, self.evented_interval, self.runtime.stats_events)
+            else:
+                await self.clock.sleep(self.eviction_interval)
+
+    def _eviction_quiet(self) -> bool:
+        """Nothing to follow up (no pressure, no soft threshold counting its grace period) and
+        the runtime will say when memory reaches a threshold: wait for it to say so."""
+        return (self.evented_interval is not None and not self.eviction.node_conditions
+                and not self.eviction.thresholds_first_observed_at and not any(self.pressure.values())
+                and self.runtime.stats_static())
+
+    def _memory_watch_level(self) -> int | None:
+        """The node working set (pods and system) at which a memory threshold is met."""
+        from kvert.kubelet.allocatable import kubepods_resources
+        capacity = getattr(self.runtime, "memory_capacity", None) or self.memory_capacity
+        pods_limit = kubepods_resources(self.config).get("memory", 0) or capacity
+        system = getattr(self.runtime, "system_memory", 0)
+        levels = []
+        for t in self.eviction.thresholds:
+            if t.signal == MEMORY_AVAILABLE:
+                levels.append(capacity - t.quantity(capacity))
+            elif t.signal == ALLOCATABLE_MEMORY_AVAILABLE:
+                levels.append(pods_limit - t.quantity(pods_limit) + system)
+        return max(0, min(levels) - 1) if levels else None
 
     async def eviction_pass(self) -> bool:
         """One pass of the eviction manager: report pressure, evict at most one pod.
@@ -925,7 +957,11 @@ class NodeAgent:
 
     async def _pleg_loop(self) -> None:
         while True:
-            await self.clock.sleep(self.pleg_seconds)
+            if self.evented_interval is None:
+                await self.clock.sleep(self.pleg_seconds)
+            else:
+                await sleep_unless(self.clock, self.evented_interval, self.runtime.events)
+                self.runtime.events.clear()
             await self.relist()
 
     async def relist(self) -> None:

@@ -36,18 +36,22 @@ from typing import Any
 
 import numpy as np
 
-from kvert.api.quantity import to_int
-from kvert.sim.scenario import WORKLOAD_LABEL, Policy, Scenario
+from kvert.sim.recording import FleetSampler, RecommendationLog, Tracker
+from kvert.sim.scenario import Policy, Scenario
 
 log = logging.getLogger(__name__)
 
-SERIES = ("cpu_request", "cpu_use", "memory_request", "memory_use", "pods_running", "pods_pending")
+SERIES = ("cpu_request", "cpu_use", "cpu_demand", "memory_request", "memory_use", "pods_running", "pods_pending")
 COUNTERS = ("oom_kills", "restarts", "throttled_seconds", "evictions", "resizes", "pods_created")
 
 Progress = Callable[[str, float], None]
 # the simulated kernel's OOM scopes, as a report names the limit that was passed
 OOM_CAUSES = {"container": "container limit", "pod": "pod limit", "burstable": "QoS tier limit",
               "besteffort": "QoS tier limit", "kubepods": "node allocatable (kubepods)", "node": "node memory"}
+
+
+# how often simulated agents relist and look at eviction signals when nothing told them to
+EVENTED_INTERVAL = 3600.0
 
 
 class SimulationError(RuntimeError):
@@ -68,113 +72,10 @@ class PolicyRun:
     skipped: str = ""                                   # why the policy could not run
     vpa_recommendations: dict[str, Any] = field(default_factory=dict)
     events: list[dict] = field(default_factory=list)   # evictions and OOM kills, with their times
-
-
-# -- helpers -------------------------------------------------------------------------------------------
-
-def _requests(pod: dict) -> dict[str, tuple[int, int]]:
-    """container -> (cpu millicores, memory bytes) requested, as applied where known."""
-    out: dict[str, tuple[int, int]] = {}
-    applied = {cs.get("name"): (cs.get("resources") or {}).get("requests")
-               for cs in (pod.get("status") or {}).get("containerStatuses") or []}
-    for c in pod["spec"].get("containers") or []:
-        req = applied.get(c["name"]) or (c.get("resources") or {}).get("requests") or {}
-        cpu = to_int("cpu", req["cpu"]) if "cpu" in req else 0
-        mem = to_int("memory", req["memory"]) if "memory" in req else 0
-        out[c["name"]] = (cpu, mem)
-    return out
-
-
-def _workload_of(pod: dict) -> str | None:
-    return ((pod.get("metadata") or {}).get("labels") or {}).get(WORKLOAD_LABEL)
-
-
-def _is_running(pod: dict) -> bool:
-    return (pod.get("status") or {}).get("phase") == "Running"
-
-
-# -- one policy ---------------------------------------------------------------------------------------
-
-class _Tracker:
-    """Pod lifecycle bookkeeping from an informer: pending time, restarts, evictions."""
-
-    def __init__(self, clock: Any, workloads: list[str]):
-        self.clock = clock
-        self.created: dict[str, tuple[str, float]] = {}       # uid -> (workload, created at)
-        self.pending: dict[str, float] = {w: 0.0 for w in workloads}
-        self.running: set[str] = set()
-        self.restarts: dict[str, int] = {}                     # uid -> max total restartCount
-        self.workload_of_uid: dict[str, str] = {}
-        self.workload_of_pod: dict[tuple[str, str], str] = {}
-        self.evictions: dict[str, int] = {w: 0 for w in workloads}
-        self.pods_created: dict[str, int] = {w: 0 for w in workloads}
-        self.evicted: set[str] = set()                         # uids already counted as evicted
-        self.events: list[dict] = []                           # evictions, in time order
-        self.start = clock.now()
-        self.stopped = False
-
-    def _see(self, pod: dict) -> None:
-        w = _workload_of(pod)
-        if w is None or w not in self.pending:
-            return
-        meta = pod["metadata"]
-        uid = meta["uid"]
-        if uid not in self.created:
-            self.created[uid] = (w, self.clock.now())
-            self.workload_of_uid[uid] = w
-            self.workload_of_pod[(meta.get("namespace", "default"), meta["name"])] = w
-            self.pods_created[w] += 1
-        if uid not in self.running and _is_running(pod):
-            self.running.add(uid)
-            self.pending[w] += self.clock.now() - self.created[uid][1]
-        total = sum(int(cs.get("restartCount") or 0)
-                    for cs in (pod.get("status") or {}).get("containerStatuses") or [])
-        if total > self.restarts.get(uid, 0):
-            self.restarts[uid] = total
-        status = pod.get("status") or {}
-        if status.get("phase") == "Failed" and status.get("reason") == "Evicted" and uid not in self.evicted:
-            # evicted by its node (node pressure): it stays, Failed; counted once
-            self.evicted.add(uid)
-            self.evictions[w] += 1
-            self._event("eviction", w, pod, cause="node-pressure", message=status.get("message", ""))
-
-    def on_add(self, pod: dict) -> None:
-        if not self.stopped:
-            self._see(pod)
-
-    def on_update(self, old: dict, new: dict) -> None:
-        if not self.stopped:
-            self._see(new)
-
-    def on_delete(self, pod: dict) -> None:
-        if self.stopped:
-            return
-        self._see(pod)
-        uid = pod["metadata"]["uid"]
-        w = self.workload_of_uid.get(uid)
-        if w is None or uid in self.evicted:
-            return
-        self.evicted.add(uid)
-        self.evictions[w] += 1
-        target = next((c for c in (pod.get("status") or {}).get("conditions") or []
-                       if c.get("type") == "DisruptionTarget"), None)
-        self._event("eviction", w, pod, cause=(target or {}).get("reason") or "api",
-                    message=(target or {}).get("message", ""))
-        if uid not in self.running:            # never ran: pending until deleted
-            self.running.add(uid)
-            self.pending[w] += self.clock.now() - self.created[uid][1]
-
-    def _event(self, kind: str, workload: str, pod: dict, **detail: Any) -> None:
-        self.events.append({"time": round(self.clock.now() - self.start, 3), "kind": kind, "workload": workload,
-                            "pod": pod["metadata"]["name"], "node": (pod.get("spec") or {}).get("nodeName", ""),
-                            **detail})
-
-    def finish(self) -> None:
-        self.stopped = True
-        now = self.clock.now()
-        for uid, (w, t) in self.created.items():
-            if uid not in self.running:
-                self.pending[w] += now - t
+    restarts_by_cause: dict[str, dict[str, int]] = field(default_factory=dict)       # workload -> reason -> n
+    pending_by_reason: dict[str, dict[str, float]] = field(default_factory=dict)     # workload -> reason -> pod-s
+    # workload -> container -> [{"time", "target", "lowerBound", "upperBound", "uncappedTarget"}]
+    recommendation_history: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
 
 
 def _vpa_parts() -> dict[str, Any]:
@@ -202,9 +103,11 @@ def _accepted(cls: Any, options: dict[str, Any]) -> dict[str, Any]:
 async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progress | None) -> PolicyRun:
     from kvert.client import Informer
     from kvert.cluster import assembly as build
+    from kvert.cluster.fleetmetrics import FleetMetricsSource
     from kvert.cluster.supervisor import Supervisor
     from kvert.kubelet.config import NodeConfig
     from kvert.kubelet.eviction import MONITORING_INTERVAL
+    from kvert.kubelet.runtime.fleet import Fleet
     from kvert.store import open_store
 
     vpa = _vpa_parts() if policy.vpa is not None else None
@@ -216,25 +119,28 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     await plane.bootstrap(supervisor, vpa_crds=vpa is not None)
     admin = plane.client()
 
-    # Simulated node agents renew their leases less often than a kubelet (every heartbeat,
-    # up to 5 minutes, so a week costs less): the node lifecycle controller's grace periods
-    # follow, so a node is judged dead only when it really stopped.
-    heartbeat = max(10.0, min(300.0, scn.sample_interval))
+    # Simulated node agents renew their leases less often than a kubelet (every half hour at
+    # most, so a week of a thousand nodes costs little): the node lifecycle controller's grace
+    # periods follow, so a node is judged dead only when it really stopped.
+    heartbeat = max(10.0, min(1800.0, 30 * scn.sample_interval))
     lifecycle = {"node_monitor_period": max(5.0, heartbeat / 2), "node_monitor_grace_period": 5 * heartbeat,
                  "node_startup_grace_period": 6 * heartbeat}
     supervisor.add("controller-manager", build.controller_manager(
         plane.client(build.CONTROLLER_MANAGER), clock, settings={"nodelifecycle": lifecycle}))
     supervisor.add("scheduler", build.scheduler(plane.client(build.SCHEDULER), clock, seed=scn.seed))
+    # every node's containers in one set of arrays, advanced at each tick; the agents hear of
+    # exits and memory thresholds from it instead of polling their runtimes
+    fleet = Fleet(clock, scn.tick)
+    fleet_task = asyncio.ensure_future(fleet.run())
     agents: list[Any] = []
     ooms: list[tuple[str, str, float, Any]] = []       # (namespace, pod, time, the kill)
     for i in range(1, scn.nodes.count + 1):
         name = f"node-{i}"
         config = NodeConfig.from_flags(node_name=name, **scn.nodes.flags())
         agent = build.sim_node(plane.client(build.node_user(name)), clock, config, name=name,
-                               tick=scn.tick, system_memory=scn.nodes.system_memory,
-                               heartbeat_seconds=heartbeat, lease_seconds=1200,
-                               pleg_seconds=max(1.0, scn.tick),
-                               # usage changes only at the runtime's ticks: looking more often sees nothing new
+                               tick=scn.tick, system_memory=scn.nodes.system_memory, fleet=fleet,
+                               heartbeat_seconds=heartbeat, lease_seconds=int(5 * heartbeat),
+                               pleg_seconds=max(1.0, scn.tick), evented_interval=EVENTED_INTERVAL,
                                eviction_interval=max(MONITORING_INTERVAL, scn.tick))
 
         def on_oom(kill: Any, runtime: Any = agent.runtime) -> None:
@@ -247,15 +153,18 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         agents.append(supervisor.add(f"node-agent/{name}", agent))
     await build.wait_ready(agents)
 
+    names = [w.name for w in scn.workloads]
+    tracker = Tracker(clock, names)
+    history = RecommendationLog(clock, tracker.start)
     if vpa is not None:
         from kvert.sim.scenario import _recommender_config
         rec_cfg = dict(policy.vpa.get("recommender") or {})
         upd_cfg = dict(policy.vpa.get("updater") or {})
-        source = vpa["NodeAgentsMetricsSource"](agents)
         informers = build.vpa_informers(plane.client(build.VPA_RECOMMENDER), clock)
         recommender = build.recommender(
-            plane.client(build.VPA_RECOMMENDER), clock, source, interval=rec_cfg.get("interval", 60.0),
-            config=_recommender_config(rec_cfg, "recommender"), informers=informers)
+            plane.client(build.VPA_RECOMMENDER), clock, FleetMetricsSource(fleet),
+            interval=rec_cfg.get("interval", 60.0), config=_recommender_config(rec_cfg, "recommender"),
+            informers=informers)
         supervisor.add("vpa-recommender", build.Owning(recommender, informers))
         upd_cfg.setdefault("interval", 60.0)
         supervisor.add("vpa-updater", build.updater(plane.client(build.VPA_UPDATER), clock, informers=informers,
@@ -263,12 +172,21 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         matcher = vpa["VpaMatcher"](plane.client(build.VPA_ADMISSION), clock, informers=informers)
         registry.admission.plugins.append(vpa["VpaAdmissionPlugin"](matcher, clock))
 
-    names = [w.name for w in scn.workloads]
-    tracker = _Tracker(clock, names)
-    informer = Informer(admin, "pods", clock=clock)
-    informer.add_handlers(tracker.on_add, tracker.on_update, tracker.on_delete)
-    informer_task = asyncio.ensure_future(informer.run())
-    await informer.wait_synced()
+    informers_of_run = [Informer(admin, "pods", clock=clock), Informer(admin, "nodes", clock=clock)]
+    informers_of_run[0].add_handlers(tracker.on_add, tracker.on_update, tracker.on_delete)
+    ready_nodes: dict[str, bool] = {}
+
+    def node_seen(*objs: dict) -> None:
+        node = objs[-1]
+        conds = {c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
+        ready_nodes[node["metadata"]["name"]] = conds.get("Ready") == "True"
+    informers_of_run[1].add_handlers(node_seen, node_seen, lambda node: ready_nodes.pop(node["metadata"]["name"], 0))
+    if vpa is not None:
+        informers_of_run.append(Informer(admin, "autoscaling.k8s.io/verticalpodautoscalers", clock=clock))
+        informers_of_run[2].add_handlers(history.on_change, history.on_change, None)
+    informer_tasks = [asyncio.ensure_future(inf.run()) for inf in informers_of_run]
+    for inf in informers_of_run:
+        await inf.wait_synced()
 
     for w in scn.workloads:
         await admin.create("apps/deployments", w.deployment, namespace=w.namespace)
@@ -278,49 +196,19 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
 
     n = int(scn.duration // scn.sample_interval)
     interval = scn.sample_interval
-    series = {w: {s: np.zeros(n) for s in SERIES} for w in names}
+    sampler = FleetSampler(fleet, tracker)
+    columns = {s: np.zeros((n, len(names))) for s in SERIES}
     nodes_ready = np.zeros(n)
-    last_cpu: dict[str, int] = {}                      # container id -> cumulative core-ns
-    throttled: dict[str, tuple[str, int]] = {}         # container id -> (workload, throttled ns)
-    agent_by_node = {a.name: a for a in agents}
     t0 = clock.now()
     for k in range(n):
         target = t0 + (k + 1) * interval
         await clock.sleep(max(0.0, target - clock.now()))
-        for pod in informer.list():
-            w = _workload_of(pod)
-            if w not in series:
-                continue
-            s = series[w]
-            if not _is_running(pod):
-                if (pod.get("status") or {}).get("phase", "Pending") == "Pending":
-                    s["pods_pending"][k] += 1
-                continue
-            s["pods_running"][k] += 1
-            for cpu, mem in _requests(pod).values():
-                s["cpu_request"][k] += cpu
-                s["memory_request"][k] += mem
-            agent = agent_by_node.get(pod["spec"].get("nodeName", ""))
-            ps = agent.pods.get(pod["metadata"]["uid"]) if agent is not None else None
-            if ps is None:
-                continue
-            for rec in ps.containers.values():
-                if not rec.id or rec.kind == "init":
-                    continue
-                try:
-                    st = agent.runtime.status(rec.id)
-                except Exception:
-                    continue
-                prev = last_cpu.get(rec.id, 0)
-                last_cpu[rec.id] = st.cpu_usage_core_nanoseconds
-                s["cpu_use"][k] += (st.cpu_usage_core_nanoseconds - prev) / 1e6 / interval  # millicores
-                if st.state == "running":
-                    s["memory_use"][k] += st.memory_working_set_bytes
-                throttled[rec.id] = (w, st.cpu_throttled_nanoseconds)
-        for node in (await admin.list("nodes"))["items"]:
-            conds = {c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
-            if conds.get("Ready") == "True":
-                nodes_ready[k] += 1
+        usage = sampler.sample(interval)
+        for s in ("cpu_use", "cpu_demand", "memory_use"):
+            columns[s][k] = usage[s]
+        for row, s in enumerate(("cpu_request", "memory_request", "pods_running", "pods_pending")):
+            columns[s][k] = tracker.sums[row]
+        nodes_ready[k] = sum(ready_nodes.values())
         supervisor.check()     # a crashed component ends the run, by name
         if progress is not None:
             progress(policy.name, (k + 1) / n)
@@ -343,19 +231,21 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         if w is not None:
             resizes[w] += int(ev.get("count") or 1)
 
-    informer.stop()
-    informer_task.cancel()
-    await asyncio.gather(informer_task, return_exceptions=True)
+    for inf in informers_of_run:
+        inf.stop()
+    for task in (*informer_tasks, fleet_task):
+        task.cancel()
+    await asyncio.gather(*informer_tasks, fleet_task, return_exceptions=True)
     await supervisor.stop()
     store.close()
 
+    series = {w: {s: columns[s][:, i].copy() for s in SERIES} for i, w in enumerate(names)}
     counters: dict[str, dict[str, float]] = {}
-    for w in names:
-        kills = sum(1 for ns, pod, _, _ in ooms if tracker.workload_of_pod.get((ns, pod)) == w)
+    for i, w in enumerate(names):
         counters[w] = {
-            "oom_kills": kills,
-            "restarts": sum(v for uid, v in tracker.restarts.items() if tracker.workload_of_uid.get(uid) == w),
-            "throttled_seconds": sum(ns for ww, ns in throttled.values() if ww == w) / 1e9,
+            "oom_kills": sum(1 for ns, pod, _, _ in ooms if tracker.workload_of_pod.get((ns, pod)) == w),
+            "restarts": tracker.restarts[w],
+            "throttled_seconds": float(sampler.throttled_ns[i]) / 1e9,
             "evictions": tracker.evictions[w],
             "node_pressure_evictions": sum(1 for e in tracker.events if e["workload"] == w
                                            and e.get("cause") == "node-pressure"),
@@ -374,7 +264,9 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     return PolicyRun(policy=policy.name, update_mode=policy.update_mode,
                      times=np.arange(1, n + 1) * interval, interval=interval, workloads=series,
                      counters=counters, pending_seconds=dict(tracker.pending), nodes_ready=nodes_ready,
-                     vpa_recommendations=recommendations, events=events)
+                     vpa_recommendations=recommendations, events=events,
+                     restarts_by_cause=tracker.restarts_by_cause, pending_by_reason=tracker.pending_by_reason,
+                     recommendation_history=history.history)   # VPAs are named as their workloads
 
 
 def run_policy(scn: Scenario, policy: Policy, progress: Progress | None = None) -> PolicyRun:

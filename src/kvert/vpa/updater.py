@@ -40,6 +40,7 @@ import asyncio
 import copy
 import json
 import logging
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -100,6 +101,7 @@ class PassResult:
     evicted: list[str] = field(default_factory=list)
     resized: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)      # VPA -> why nothing was done
+    active: set[str] = field(default_factory=set)              # VPAs with candidates or resizes under way
 
 
 def resize_condition(pod: Mapping) -> dict | None:
@@ -107,6 +109,162 @@ def resize_condition(pod: Mapping) -> dict | None:
         if c.get("type") in ("PodResizePending", "PodResizeInProgress"):
             return c
     return None
+
+
+def _age(vpa: Mapping) -> tuple[str, str, str]:
+    """Older VPAs first (a pod two VPAs select belongs to the older)."""
+    meta = vpa.get("metadata") or {}
+    return meta.get("creationTimestamp") or "", meta.get("namespace") or "default", meta.get("name", "")
+
+
+Key = tuple[str, str]
+
+
+class _Dirty:
+    """Which VPAs a pass must look at, from informer events: those whose object changed or one
+    of whose pods did (found through the label pairs their selectors require), and those due
+    again (``evaluated``'s time: a candidate or resize left for the next pass, a pod reaching
+    the lifetime threshold). Pods are selected through an index of the pods' label pairs, so
+    a pass costs what changed, not the size of the cluster."""
+
+    def __init__(self, vpas: Any, pods: Any) -> None:
+        self.vpas = vpas
+        self.pods = pods
+        self.dirty: set[Key] = set()
+        self.due: dict[Key, float] = {}
+        self.owner: dict[Key, Key] = {}                       # (namespace, pod) -> its VPA
+        self.watching: dict[Key, list[Key]] = {}              # VPA -> the (namespace, label pair)s it watches
+        self.by_pair: dict[Key, set[Key]] = {}                # (namespace, "k=v") -> VPAs
+        self.anywhere: dict[str, set[Key]] = {}               # namespace -> VPAs requiring no pair
+        self._gone: list[str] = []
+        pods.add_index("label-pairs", lambda p: [_pair_key(p, k, v) for k, v in _labels(p).items()])
+        vpas.add_handlers(self._vpa_changed, lambda old, new: self._vpa_changed(new), self._vpa_deleted)
+        pods.add_handlers(self._pod_changed, lambda old, new: self._pod_changed(new), self._pod_deleted)
+
+    @classmethod
+    async def start(cls, factory: Any) -> _Dirty:
+        return cls(await factory.synced(VPAS), await factory.synced("pods"))
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _vpa_changed(self, vpa: dict) -> None:
+        self.dirty.add(_obj_key(vpa))
+
+    def _vpa_deleted(self, vpa: dict) -> None:
+        key = _obj_key(vpa)
+        self._unwatch(key)
+        self.due.pop(key, None)
+        self.dirty.discard(key)
+        if any(owner == key for owner in self.owner.values()):       # its pods may go to another VPA
+            self.dirty.update(_obj_key(v) for v in self.vpas.list())
+
+    def _pod_changed(self, pod: dict) -> None:
+        ns = (pod.get("metadata") or {}).get("namespace") or "default"
+        owner = self.owner.get(_obj_key(pod))
+        if owner is not None:
+            self.dirty.add(owner)
+        for k, v in _labels(pod).items():
+            self.dirty.update(self.by_pair.get((ns, f"{k}={v}"), ()))
+        self.dirty.update(self.anywhere.get(ns, ()))
+
+    def _pod_deleted(self, pod: dict) -> None:
+        self._pod_changed(pod)
+        self.owner.pop(_obj_key(pod), None)
+        self._gone.append((pod.get("metadata") or {}).get("uid", ""))
+
+    # -- a pass --------------------------------------------------------------------------------
+
+    def gone_pods(self) -> list[str]:
+        gone, self._gone = self._gone, []
+        return gone
+
+    def take(self, now: float) -> list[dict]:
+        keys = self.dirty | {k for k, at in self.due.items() if at <= now}
+        self.dirty = set()
+        out = []
+        for key in keys:
+            self.due.pop(key, None)
+            vpa = self.vpas.get(key[1], key[0])
+            if vpa is not None:
+                out.append(vpa)
+        return out
+
+    def selector_for(self, vpa: Mapping) -> Any:
+        """``select(namespace, selector)`` for this VPA's pass; it watches what it selects by."""
+        key = _obj_key(vpa)
+
+        def select(namespace: str, selector: Any) -> list[dict]:
+            self._unwatch(key)
+            required = selector.required_values()
+            if required is None:
+                self.anywhere.setdefault(namespace, set()).add(key)
+                self.watching[key] = [(namespace, "")]
+                candidates = [p for p in self.pods.list()
+                              if ((p.get("metadata") or {}).get("namespace") or "default") == namespace]
+            else:
+                label, values = required
+                pairs = [(namespace, f"{label}={v}") for v in sorted(values)]
+                self.watching[key] = pairs
+                for pair in pairs:
+                    self.by_pair.setdefault(pair, set()).add(key)
+                candidates = [p for v in sorted(values)
+                              for p in self.pods.by_index("label-pairs", _pair_text(namespace, label, v))]
+            out = [p for p in candidates if selector.matches(_labels(p))]
+            out.sort(key=lambda p: p["metadata"]["name"])
+            return out
+        return select
+
+    def taken_by_older(self, vpa: Mapping) -> _Taken:
+        return _Taken(self, vpa)
+
+    def evaluated(self, vpa: Mapping, pods: list[dict] | None, due: float) -> None:
+        key = _obj_key(vpa)
+        for p in pods or ():
+            self.owner[_obj_key(p)] = key
+        if due != math.inf:
+            self.due[key] = due
+
+    def _unwatch(self, key: Key) -> None:
+        for namespace, pair in self.watching.pop(key, ()):
+            group = self.anywhere.get(namespace) if not pair else self.by_pair.get((namespace, pair))
+            if group is not None:
+                group.discard(key)
+
+
+class _Taken:
+    """The pods an older VPA manages (the ``taken`` set of a full pass, from ``_Dirty``)."""
+
+    def __init__(self, dirty: _Dirty, vpa: Mapping) -> None:
+        self.dirty = dirty
+        self.key = _obj_key(vpa)
+        self.age = _age(vpa)
+
+    def __contains__(self, pod: Key) -> bool:
+        owner = self.dirty.owner.get(pod)
+        if owner is None or owner == self.key:
+            return False
+        other = self.dirty.vpas.get(owner[1], owner[0])
+        return other is not None and _age(other) < self.age
+
+    def update(self, pods: Any) -> None:
+        """Ownership is recorded when the pass of the VPA ends (``_Dirty.evaluated``)."""
+
+
+def _obj_key(obj: Mapping) -> Key:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "default", meta.get("name", "")
+
+
+def _labels(pod: Mapping) -> dict[str, str]:
+    return (pod.get("metadata") or {}).get("labels") or {}
+
+
+def _pair_text(namespace: str, key: str, value: str) -> str:
+    return f"{namespace}/{key}={value}"
+
+
+def _pair_key(pod: Mapping, key: str, value: str) -> str:
+    return _pair_text((pod.get("metadata") or {}).get("namespace") or "default", key, value)
 
 
 class Updater:
@@ -129,6 +287,7 @@ class Updater:
         self.min_change_priority = float(min_change_priority)
         self.recorder = recorder or EventRecorder(client, clock, "vpa-updater")
         self.in_place_attempts: dict[str, float] = {}     # pod uid -> time of the last resize
+        self._dirty: _Dirty | None = None
         self._stopped = False
         self._wake = asyncio.Event()
 
@@ -153,6 +312,12 @@ class Updater:
     # -- one pass ----------------------------------------------------------------------------------
 
     async def run_once(self) -> PassResult:
+        """One pass. With informers, only the VPAs something happened to are looked at (see
+        ``_Dirty``); with a plain client, all of them."""
+        if self._dirty is None and hasattr(self.reader, "informer"):
+            self._dirty = await _Dirty.start(self.reader)
+        if self._dirty is not None:
+            return await self._pass(self._dirty)
         result = PassResult()
         vpas = (await self.reader.list(VPAS))["items"]
         pods = [p for p in (await self.reader.list("pods"))["items"] if is_live(p)]
@@ -161,27 +326,60 @@ class Updater:
         for uid in [u for u in self.in_place_attempts if u not in live_uids]:
             del self.in_place_attempts[uid]
         taken: set[tuple[str, str]] = set()
-        for vpa in sorted(vpas, key=lambda v: (v["metadata"].get("creationTimestamp") or "",
-                                               v["metadata"].get("namespace", ""), v["metadata"]["name"])):
-            name = f"{vpa['metadata'].get('namespace', 'default')}/{vpa['metadata']['name']}"
-            mode = update_mode(vpa)
-            if mode not in EVICTING_MODES + IN_PLACE_MODES:
-                result.skipped[name] = f"updateMode {mode}"
-                continue
-            recommendation = parse_recommendation((vpa.get("status") or {}).get("recommendation"))
-            target = await resolve_target(self.reader, vpa)
-            if not target.ok:
-                result.skipped[name] = target.problem or "bad targetRef"
-                continue
-            ns = vpa["metadata"].get("namespace") or "default"
-            mine = [p for p in index.select(ns, target.selector)
-                    if (ns, p["metadata"]["name"]) not in taken]
-            taken.update((ns, p["metadata"]["name"]) for p in mine)
-            if not recommendation:
-                result.skipped[name] = "no recommendation"
-                continue
-            await self._update_vpa(vpa, mode, recommendation, target.workload, mine, result)
+        for vpa in sorted(vpas, key=_age):
+            await self._vpa_pass(vpa, lambda ns, selector: index.select(ns, selector), taken, result)
         return result
+
+    async def _pass(self, dirty: _Dirty) -> PassResult:
+        result = PassResult()
+        now = self.clock.now()
+        for uid in dirty.gone_pods():
+            self.in_place_attempts.pop(uid, None)
+        for vpa in sorted(dirty.take(now), key=_age):
+            mine = await self._vpa_pass(vpa, dirty.selector_for(vpa), dirty.taken_by_older(vpa), result)
+            dirty.evaluated(vpa, mine, self._next_look(vpa, mine, result, now))
+        return result
+
+    def _next_look(self, vpa: Mapping, pods: list[dict] | None, result: PassResult, now: float) -> float:
+        """When a VPA nothing happens to must be looked at again: at the next pass while it
+        has candidates or resizes under way, else when its next pod reaches the lifetime
+        threshold (infinity: not before something changes)."""
+        name = f"{vpa['metadata'].get('namespace', 'default')}/{vpa['metadata']['name']}"
+        if pods is None or name in result.active:
+            return now + self.interval if pods is not None else math.inf
+        due = math.inf
+        for pod in pods:
+            start = (pod.get("status") or {}).get("startTime")
+            if start:
+                try:
+                    at = parse_time(start) + self.pod_lifetime_threshold
+                except ValueError:
+                    continue
+                if at > now:
+                    due = min(due, at)
+        return due
+
+    async def _vpa_pass(self, vpa: dict, select: Any, taken: set[tuple[str, str]],
+                        result: PassResult) -> list[dict] | None:
+        """One VPA's part of a pass; the pods it manages (None when it manages none)."""
+        name = f"{vpa['metadata'].get('namespace', 'default')}/{vpa['metadata']['name']}"
+        mode = update_mode(vpa)
+        if mode not in EVICTING_MODES + IN_PLACE_MODES:
+            result.skipped[name] = f"updateMode {mode}"
+            return None
+        recommendation = parse_recommendation((vpa.get("status") or {}).get("recommendation"))
+        target = await resolve_target(self.reader, vpa)
+        if not target.ok:
+            result.skipped[name] = target.problem or "bad targetRef"
+            return None
+        ns = vpa["metadata"].get("namespace") or "default"
+        mine = [p for p in select(ns, target.selector) if is_live(p) and (ns, p["metadata"]["name"]) not in taken]
+        taken.update((ns, p["metadata"]["name"]) for p in mine)
+        if not recommendation:
+            result.skipped[name] = "no recommendation"
+            return mine
+        await self._update_vpa(vpa, mode, recommendation, target.workload, mine, result)
+        return mine
 
     async def _update_vpa(self, vpa: dict, mode: str, recommendation: Mapping, workload: dict | None,
                           pods: list[dict], result: PassResult) -> None:
@@ -220,6 +418,8 @@ class Updater:
             await self._evict_all(vpa, to_evict, stats, result)
             to_evict = []
         candidates = self._ordered_candidates(vpa, recommendation, pods, now)
+        if candidates or (in_place and any(resize_condition(p) is not None for p in pods)):
+            result.active.add(name)
         for pod, priority in candidates:
             if in_place and resize_condition(pod) is not None:
                 continue

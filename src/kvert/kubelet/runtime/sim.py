@@ -50,6 +50,7 @@ Test hooks: ``fail_next(call_name)`` makes the next call(s) of that method raise
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import math
@@ -60,13 +61,14 @@ import numpy as np
 
 from kvert.api.quantity import to_int
 from kvert.kubelet.runtime import simstreams
+from kvert.kubelet.runtime.fleet import Fleet
 from kvert.kubelet.runtime.simlogs import ContainerLog
 from kvert.kubelet.runtime.simshell import Filesystem
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
                                         CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
                                         PodStats)
 from kvert.kubelet.usage import (DEFAULT_CPU_MILLI, DEFAULT_MEMORY_BYTES, USAGE_ANNOTATION, Constant,
-                                 ContainerUsage, UsageBatch, UsageError, disk_usage, parse_container_usage)
+                                 ContainerUsage, UsageError, disk_usage, parse_container_usage)
 
 OOM_EXIT_CODE = 137
 STOP_EXIT_CODE = 143          # 128 + SIGTERM
@@ -75,7 +77,6 @@ CALLS = frozenset({
     "create_container", "start_container", "stop_container", "remove_container",
     "update_container_resources", "container_status", "list_containers",
 })
-_CHUNK_CELLS = 1 << 18        # containers x ticks evaluated at once
 DEFAULT_MAX_PID = 4_194_304   # /proc/sys/kernel/pid_max of a 64-bit node
 BYTES_PER_INODE = 16_384      # mke2fs' default inode ratio
 CONTAINER_INODES = 64         # files a container's writable layer and logs take
@@ -101,51 +102,61 @@ class _Sandbox:
     resources: LinuxContainerResources | None
     state: str = "ready"
     created_at: float = 0.0
+    slot: int = -1              # its row in the fleet's sandboxes
 
 
-@dataclass
 class _Container:
-    id: str
-    sandbox_id: str
-    config: ContainerConfig
-    usage: ContainerUsage
-    resources: LinuxContainerResources
-    created_at: float
-    state: str = "created"
-    started_at: float = 0.0
-    finished_at: float = 0.0
-    exit_code: int = 0
-    reason: str = ""
-    cpu_ns: int = 0                 # core-nanoseconds
-    throttled_ns: int = 0
-    throttled_periods: int = 0      # in millionths of a period
-    periods: int = 0                # in millionths of a period
-    oom_events: int = 0
-    memory: float = 0.0
-    cpu_override: float | None = None
-    memory_override: float | None = None
-    log: ContainerLog | None = None
-    fs: Filesystem | None = None    # what exec sees, made at the first exec
+    """One container instance; its counters live in the fleet's row while it exists."""
 
+    def __init__(self, runtime: SimRuntime, container_id: str, sandbox_id: str, config: ContainerConfig,
+                 usage: ContainerUsage, resources: LinuxContainerResources, created_at: float,
+                 log: ContainerLog):
+        self.id = container_id
+        self.sandbox_id = sandbox_id
+        self.config = config
+        self.usage = usage
+        self.resources = resources
+        self.created_at = created_at
+        self.state = "created"
+        self.started_at = 0.0
+        self.finished_at = 0.0
+        self.exit_code = 0
+        self.reason = ""
+        self.oom_events = 0
+        self.cpu_override: float | None = None
+        self.memory_override: float | None = None
+        self.log = log
+        self.fs: Filesystem | None = None      # what exec sees, made at the first exec
+        self._rows = runtime.fleet.rows
+        self.slot = runtime.fleet.add_row(self, runtime.node, runtime._sandboxes[sandbox_id].slot)
 
-@dataclass
-class _Layout:
-    batch: UsageBatch
-    started: np.ndarray
-    sandbox_ids: list[str]
-    row_sandbox: np.ndarray
-    group: np.ndarray
-    mem_limit: np.ndarray
-    pod_mem_limit: np.ndarray
-    quota_cap: np.ndarray
-    pod_caps: np.ndarray
-    weights: np.ndarray
-    period_s: np.ndarray
-    under_quota: np.ndarray
-    exits: list[tuple[int, float]]
-    tiers: np.ndarray               # each container's QoS tier: "", "burstable", "besteffort"
-    cpu_pins: list[tuple[int, float]]
-    memory_pins: list[tuple[int, float]]
+    @property
+    def cpu_ns(self) -> int:                  # core-nanoseconds
+        return int(self._rows.cpu_ns[self.slot])
+
+    @property
+    def demand_ns(self) -> int:               # what it wanted, core-nanoseconds
+        return int(self._rows.demand_ns[self.slot])
+
+    @property
+    def throttled_ns(self) -> int:
+        return int(self._rows.throttled_ns[self.slot])
+
+    @property
+    def throttled_periods(self) -> int:       # in millionths of a period
+        return int(self._rows.throttled_periods[self.slot])
+
+    @property
+    def periods(self) -> int:                 # in millionths of a period
+        return int(self._rows.periods[self.slot])
+
+    @property
+    def memory(self) -> float:
+        return float(self._rows.memory[self.slot])
+
+    @memory.setter
+    def memory(self, value: float) -> None:
+        self._rows.memory[self.slot] = value
 
 
 @dataclass
@@ -169,37 +180,6 @@ def _tier_of(cgroup_parent: str) -> str:
     return ""
 
 
-def _share(demand: np.ndarray, weights: np.ndarray, capacity: float) -> np.ndarray:
-    """Weighted max-min fair share of ``capacity`` per column (tick) among rows' demands."""
-    total = demand.sum(axis=0)
-    over = total > capacity + _EPS
-    if not over.any():
-        return demand
-    d = demand[:, over]
-    alloc = np.zeros_like(d)
-    remaining = np.full(d.shape[1], float(capacity))
-    active = d > 0
-    w = weights[:, None].astype(float)
-    for _ in range(d.shape[0]):
-        wsum = np.where(active, w, 0.0).sum(axis=0)
-        per_weight = np.divide(remaining, wsum, out=np.zeros_like(remaining), where=wsum > 0)
-        offer = np.where(active, w * per_weight, 0.0)
-        need = d - alloc
-        done = active & (need <= offer + _EPS)
-        if not done.any():
-            alloc += offer
-            break
-        granted = np.where(done, need, 0.0)
-        alloc += granted
-        remaining -= granted.sum(axis=0)
-        active &= ~done
-        if not active.any():
-            break
-    out = demand.copy()
-    out[:, over] = alloc
-    return out
-
-
 class SimRuntime:
     """The Runtime protocol in memory, driven by usage profiles in virtual (or wall) time.
 
@@ -210,11 +190,14 @@ class SimRuntime:
     def __init__(self, clock, tick: float = 1.0, *, cpu_capacity: int | None = None,
                  memory_capacity: int | None = None, name: str = "sim", disk_capacity: int | None = None,
                  inodes: int | None = None, max_pid: int = DEFAULT_MAX_PID, system_memory: int = 0,
-                 system_processes: int = 0):
-        if tick <= 0:
-            raise ValueError("tick must be positive")
+                 system_processes: int = 0, fleet: Fleet | None = None):
+        if fleet is None:
+            fleet = Fleet(clock, tick)
+        elif fleet.clock is not clock:
+            raise ValueError("a runtime joins a fleet on the fleet's clock")
+        self.fleet = fleet
         self.clock = clock
-        self.tick = float(tick)
+        self.tick = fleet.tick
         self.cpu_capacity = cpu_capacity
         self.memory_capacity = memory_capacity
         self.name = name
@@ -224,19 +207,23 @@ class SimRuntime:
         self.max_pid = max_pid
         self.system_memory = system_memory           # what the node's own daemons use
         self.system_processes = system_processes
+        self.node = fleet.join(self)
+        fleet.set_node(self.node, cpu=cpu_capacity, memory=memory_capacity, system_memory=system_memory)
         self._node_cgroups: dict[str, LinuxContainerResources] = {}
-        self.origin = clock.now()
+        self.origin = fleet.origin
         self.oom_kills: list[OomKill] = []
         self.on_oom: list[Callable[[OomKill], None]] = []
-        self._k = 0                     # last processed tick boundary: origin + k * tick
+        # set when a container exits or is killed (the evented PLEG's container events)
+        self.events = asyncio.Event()
+        # set when the node's statistics may have passed a watched level: the working set at
+        # or above ``watch_memory``'s (every tick it is), a container created or removed
+        self.stats_events = asyncio.Event()
         self._sandboxes: dict[str, _Sandbox] = {}
         self._containers: dict[str, _Container] = {}
         # (sandbox, container name) -> the log of the instance removed last (for ``previous``)
         self._removed_logs: dict[tuple[str, str], ContainerLog] = {}
         self._failures: dict[str, _Failure] = {}
         self._counter = 0
-        self._version = 0
-        self._layout_cache: tuple[tuple, _Layout] | None = None
 
     # -- hooks for tests --------------------------------------------------------------------
 
@@ -264,13 +251,14 @@ class SimRuntime:
                 c.memory_override = float(to_int("memory", memory) if isinstance(memory, str) else memory)
         if c.state == "running" and c.memory_override is not None:
             c.memory = c.memory_override
-        self._changed()
+        self._sync(c)
 
     def set_profile(self, container_id: str, usage: ContainerUsage) -> None:
         """Replace a container's usage profile from now on."""
         self.advance()
-        self._container(container_id).usage = usage
-        self._changed()
+        c = self._container(container_id)
+        c.usage = usage
+        self._sync(c)
 
     def _check_failure(self, call: str) -> None:
         failure = self._failures.get(call)
@@ -308,121 +296,50 @@ class SimRuntime:
             self.advance()
 
     def advance(self) -> None:
-        """Process every tick boundary up to the clock's now."""
-        target = math.floor((self.clock.now() - self.origin) / self.tick + _EPS)
-        while self._k < target:
-            running = [c for c in self._containers.values() if c.state == "running"]
-            if not running:
-                self._k = target
-                return
-            n = len(running)
-            count = min(target - self._k, max(1, _CHUNK_CELLS // n))
-            self._process(running, self._k + 1, count)
+        """Process every tick boundary up to the clock's now (for the whole fleet)."""
+        self.fleet.advance()
 
-    def _layout(self, running: list[_Container]) -> _Layout:
-        """Per-container parameters as arrays, rebuilt only when something they depend on
-        changes (the running set, resources, profiles, pinned usage)."""
-        key = (self._version, tuple(c.id for c in running))
-        if self._layout_cache is not None and self._layout_cache[0] == key:
-            return self._layout_cache[1]
-        n = len(running)
-        sandbox_index: dict[str, int] = {}
-        for c in running:
-            sandbox_index.setdefault(c.sandbox_id, len(sandbox_index))
-        sandbox_ids = list(sandbox_index)
-        row_sandbox = np.array([sandbox_index[c.sandbox_id] for c in running], dtype=int)
-        group = np.zeros((len(sandbox_ids), n))
-        group[row_sandbox, np.arange(n)] = 1.0
-        quota_cap = np.array([self._cap(c.resources) for c in running])
-        pod_caps = np.array([self._cap(self._sandboxes[s].resources) for s in sandbox_ids])
-        layout = _Layout(
-            batch=UsageBatch([c.usage for c in running]),
-            started=np.array([c.started_at for c in running]),
-            sandbox_ids=sandbox_ids, row_sandbox=row_sandbox, group=group,
-            mem_limit=np.array([c.resources.memory_limit_in_bytes or math.inf for c in running], dtype=float),
-            pod_mem_limit=np.array([self._pod_memory_limit(s) for s in sandbox_ids]),
-            quota_cap=quota_cap, pod_caps=pod_caps,
-            weights=np.array([max(2, c.resources.cpu_shares) for c in running], dtype=float),
-            period_s=np.array([self._period(c, self._sandboxes[c.sandbox_id]) for c in running]),
-            under_quota=np.isfinite(quota_cap) | np.isfinite(pod_caps[row_sandbox]),
-            exits=[(i, c.started_at + c.usage.exit_after) for i, c in enumerate(running)
-                   if c.usage.exit_after is not None],
-            tiers=np.array([_tier_of(self._sandboxes[c.sandbox_id].config.cgroup_parent) for c in running],
-                           dtype=object),
-            cpu_pins=[(i, c.cpu_override) for i, c in enumerate(running) if c.cpu_override is not None],
-            memory_pins=[(i, c.memory_override) for i, c in enumerate(running) if c.memory_override is not None],
-        )
-        self._layout_cache = (key, layout)
-        return layout
+    def _sync(self, c: _Container) -> None:
+        """The container's row in the fleet, after its resources, usage or state changed."""
+        fleet, sandbox = self.fleet, self._sandboxes[c.sandbox_id]
+        fleet.set_usage(c.slot, c.usage, c.started_at, c.cpu_override, c.memory_override)
+        fleet.set_limits(c.slot, mem_limit=float(c.resources.memory_limit_in_bytes or math.inf),
+                         quota_cap=self._cap(c.resources), weight=float(max(2, c.resources.cpu_shares)),
+                         period_s=self._period(c, sandbox), tier=_tier_of(sandbox.config.cgroup_parent))
+        fleet.set_running(c.slot, c.state == "running")
 
-    def _changed(self) -> None:
-        self._version += 1
+    def _sync_sandbox(self, sandbox: _Sandbox) -> None:
+        self.fleet.set_sandbox(sandbox.slot, self._cap(sandbox.resources), self._pod_memory_limit(sandbox.id))
+        for c in self._containers.values():
+            if c.sandbox_id == sandbox.id:
+                self._sync(c)
 
-    def _process(self, running: list[_Container], first: int, count: int) -> None:
-        """Ticks first .. first+count-1, stopping after the first tick with an event (an OOM
-        kill or an exit); ``self._k`` is left at the last tick processed."""
-        lay = self._layout(running)
-        times = self.origin + self.tick * np.arange(first, first + count, dtype=float)
-        demand, memory = lay.batch.evaluate(times, lay.started)
-        for i, value in lay.cpu_pins:
-            demand[i] = value
-        for i, value in lay.memory_pins:
-            memory[i] = value
+    def watch_memory(self, working_set: int | None) -> None:
+        """Set ``stats_events`` at every tick the node's working set (pods and system) is at
+        least ``working_set`` bytes (None: stop), as a memcg threshold notification."""
+        self.fleet.watch_memory(self.node, math.inf if working_set is None else float(working_set))
 
-        # -- events: the first tick with an OOM or an exit ends this step
-        event = (memory > lay.mem_limit[:, None]).any(axis=0)
-        if np.isfinite(lay.pod_mem_limit).any():
-            event |= ((lay.group @ memory) > lay.pod_mem_limit[:, None]).any(axis=0)
-        for rows, limit, _ in self._shared_limits(lay):
-            event |= memory[rows].sum(axis=0) > limit
-        for _, at in lay.exits:
-            j = int(np.searchsorted(times, at - _EPS, side="left"))
-            if j < count:
-                event[j] = True
-        last = int(np.argmax(event)) if event.any() else count - 1
-        t = times[:last + 1]
+    def memory_notice(self) -> None:
+        self.stats_events.set()
 
-        # -- cpu over the ticks up to and including that one
-        dt = np.clip(t[None, :] - np.maximum(t[None, :] - self.tick, lay.started[:, None]), 0.0, self.tick)
-        want = demand[:, :last + 1]
-        allowed = np.minimum(want, lay.quota_cap[:, None])
-        if np.isfinite(lay.pod_caps).any():
-            sums = lay.group @ allowed
-            factor = np.minimum(1.0, np.divide(lay.pod_caps[:, None], sums, out=np.ones_like(sums), where=sums > 0))
-            allowed = allowed * factor[lay.row_sandbox]
-        used = allowed
-        if self.cpu_capacity is not None:
-            used = _share(allowed, lay.weights, float(self.cpu_capacity))
-        throttled = want - allowed
-        # Counters are summed as integers per tick (nanoseconds, micro-periods), so the totals
-        # do not depend on how the ticks were grouped into steps.
-        periods = np.rint(dt / lay.period_s[:, None] * 1e6).astype(np.int64)
-        cpu_ns = np.rint(used * dt * 1e6).astype(np.int64).sum(axis=1).tolist()
-        throttled_ns = np.rint(throttled * dt * 1e6).astype(np.int64).sum(axis=1).tolist()
-        throttled_periods = np.where(throttled > _EPS, periods, 0).sum(axis=1).tolist()
-        all_periods = np.where(lay.under_quota[:, None] & (want > 0), periods, 0).sum(axis=1).tolist()
-        final_memory = memory[:, last].tolist()
-        for c, a, b, d, e, m in zip(running, cpu_ns, throttled_ns, throttled_periods, all_periods, final_memory):
-            c.cpu_ns += a
-            c.throttled_ns += b
-            c.throttled_periods += d
-            c.periods += e
-            c.memory = m
-        self._k = first + last
-        if event[last]:
-            self._handle_events(running, float(times[last]), memory[:, last], lay.sandbox_ids, lay.row_sandbox)
+    def stats_static(self) -> bool:
+        """Whether only memory changes between calls: no container writes to disk, so disk,
+        inode and process counts move only when containers are created or removed."""
+        return all(c.usage.disk is None for c in self._containers.values())
 
-    def _shared_limits(self, lay: _Layout) -> list[tuple[np.ndarray, float, str]]:
+    def _shared_limits(self, containers: list[_Container]) -> list[tuple[list[int], float, str]]:
         """Memory limits shared by many pods, innermost first: the QoS tiers' and kubepods'
         cgroups (set by the node agent through ``set_node_cgroups``), then the machine's
-        memory less what the system uses. Each as (rows of the containers under it, limit,
-        the OOM kill's scope)."""
+        memory less what the system uses. Each as (indexes of the containers under it,
+        limit, the OOM kill's scope)."""
         out = []
+        everyone = list(range(len(containers)))
         for tier in ("burstable", "besteffort"):
             res = self._node_cgroups.get(tier)
             if res is not None and res.memory_limit_in_bytes > 0:
-                out.append((lay.tiers == tier, float(res.memory_limit_in_bytes), tier))
-        everyone = np.ones(len(lay.tiers), dtype=bool)
+                out.append(([i for i, c in enumerate(containers)
+                             if _tier_of(self._sandboxes[c.sandbox_id].config.cgroup_parent) == tier],
+                            float(res.memory_limit_in_bytes), tier))
         kubepods = self._node_cgroups.get("kubepods")
         if kubepods is not None and kubepods.memory_limit_in_bytes > 0:
             out.append((everyone, float(kubepods.memory_limit_in_bytes), "kubepods"))
@@ -448,20 +365,24 @@ class SimRuntime:
         res = self._sandboxes[sandbox_id].resources
         return float(res.memory_limit_in_bytes) if res is not None and res.memory_limit_in_bytes > 0 else math.inf
 
-    def _handle_events(self, running: list[_Container], now: float, memory: np.ndarray,
-                       sandbox_ids: list[str], row_sandbox: np.ndarray) -> None:
+    def handle_events(self, slots: np.ndarray, now: float, memory: np.ndarray) -> None:
+        """The fleet found an event at ``now`` among this node's running rows ``slots``
+        (working sets ``memory``): OOM kills, scope by scope, and exits."""
+        running: list[_Container] = [self.fleet.owners[int(s)] for s in slots]
+        memory = np.asarray(memory, dtype=float)
         alive = np.ones(len(running), dtype=bool)
         for i, c in enumerate(running):
             limit = c.resources.memory_limit_in_bytes
             if limit > 0 and memory[i] > limit:
                 self._oom(c, now, "container", memory[i], limit)
                 alive[i] = False
-        for s, sandbox_id in enumerate(sandbox_ids):
-            limit = self._pod_memory_limit(sandbox_id)
-            rows = np.flatnonzero(row_sandbox == s)
-            self._kill_until_fits(running, rows, alive, memory, limit, now, "pod")
-        for rows, limit, scope in self._shared_limits(self._layout(running)):
-            self._kill_until_fits(running, np.flatnonzero(rows), alive, memory, limit, now, scope)
+        by_sandbox: dict[str, list[int]] = {}
+        for i, c in enumerate(running):
+            by_sandbox.setdefault(c.sandbox_id, []).append(i)
+        for sandbox_id, rows in by_sandbox.items():
+            self._kill_until_fits(running, rows, alive, memory, self._pod_memory_limit(sandbox_id), now, "pod")
+        for rows, limit, scope in self._shared_limits(running):
+            self._kill_until_fits(running, rows, alive, memory, limit, now, scope)
         for i, c in enumerate(running):
             if not alive[i] or c.usage.exit_after is None:
                 continue
@@ -469,7 +390,7 @@ class SimRuntime:
                 code = c.usage.exit_code
                 self._finish(c, now, code, "Completed" if code == 0 else "Error")
 
-    def _kill_until_fits(self, running: list[_Container], rows: np.ndarray, alive: np.ndarray,
+    def _kill_until_fits(self, running: list[_Container], rows: list[int], alive: np.ndarray,
                          memory: np.ndarray, limit: float, now: float, scope: str) -> None:
         if not math.isfinite(limit):
             return
@@ -498,8 +419,10 @@ class SimRuntime:
         c.exit_code = code
         c.reason = reason
         c.memory = 0.0
+        self.fleet.set_running(c.slot, False)
         c.log.finished_at = now
         c.log.say(now, f"exited: code {code}" + (f" ({reason})" if reason else ""))
+        self.events.set()
 
     # -- status ----------------------------------------------------------------------------------
 
@@ -544,7 +467,11 @@ class SimRuntime:
         self.advance()
         if values != self._node_cgroups:
             self._node_cgroups = dict(values)
-            self._changed()
+            self.fleet.set_node_cgroups(self.node, {
+                name: float(res.memory_limit_in_bytes) for name, res in values.items()
+                if res.memory_limit_in_bytes > 0})
+            for c in self._containers.values():
+                self._sync(c)
 
     def node_cgroups(self) -> dict[str, LinuxContainerResources]:
         return dict(self._node_cgroups)
@@ -600,7 +527,10 @@ class SimRuntime:
         self.advance()
         self._check_failure("run_pod_sandbox")
         sandbox_id = self._new_id("sandbox")
-        self._sandboxes[sandbox_id] = _Sandbox(sandbox_id, config, config.resources, "ready", self.clock.now())
+        sandbox = _Sandbox(sandbox_id, config, config.resources, "ready", self.clock.now(),
+                           slot=self.fleet.add_sandbox(self.node, config))
+        self._sandboxes[sandbox_id] = sandbox
+        self._sync_sandbox(sandbox)
         return sandbox_id
 
     async def update_pod_sandbox_resources(self, sandbox_id: str, resources: LinuxContainerResources) -> None:
@@ -614,7 +544,7 @@ class SimRuntime:
             raise CriError(f"pod sandbox {sandbox_id[:12]}: cannot set memory limit {limit} below the "
                            f"pod's current usage {int(in_use)}")
         sandbox.resources = resources
-        self._changed()
+        self._sync_sandbox(sandbox)
 
     async def stop_pod_sandbox(self, sandbox_id: str) -> None:
         self.advance()
@@ -634,11 +564,11 @@ class SimRuntime:
         if sandbox_id not in self._sandboxes:
             return
         for cid in [c.id for c in self._containers.values() if c.sandbox_id == sandbox_id]:
-            del self._containers[cid]
+            self.fleet.drop_row(self._containers.pop(cid).slot)
         for key in [k for k in self._removed_logs if k[0] == sandbox_id]:
             del self._removed_logs[key]
-        del self._sandboxes[sandbox_id]
-        self._changed()
+        self.fleet.drop_sandbox(self._sandboxes.pop(sandbox_id).slot)
+        self.stats_events.set()
 
     async def create_container(self, sandbox_id: str, config: ContainerConfig) -> str:
         self.advance()
@@ -653,8 +583,11 @@ class SimRuntime:
         except UsageError as err:
             raise CriError(f"container {config.name!r}: invalid {USAGE_ANNOTATION}: {err}") from None
         container_id = self._new_id("container")
-        self._containers[container_id] = _Container(container_id, sandbox_id, config, usage, resources,
-                                                    created_at=self.clock.now(), log=ContainerLog(usage))
+        c = _Container(self, container_id, sandbox_id, config, usage, resources, created_at=self.clock.now(),
+                       log=ContainerLog(usage))
+        self._containers[container_id] = c
+        self._sync(c)
+        self.stats_events.set()
         return container_id
 
     async def start_container(self, container_id: str) -> None:
@@ -671,8 +604,9 @@ class SimRuntime:
         c.log.started_at = now
         command = " ".join(c.config.command + c.config.args)
         c.log.say(now, f"started: image {c.config.image}" + (f", command {command}" if command else ""))
-        _, memory = UsageBatch([c.usage]).evaluate(now, now)
-        c.memory = c.memory_override if c.memory_override is not None else float(memory[0])
+        self._sync(c)
+        _, memory = self.fleet.evaluate(np.array([c.slot]), np.array([now]))
+        c.memory = float(memory[0, 0])
 
     async def stop_container(self, container_id: str, timeout_seconds: int = 0) -> None:
         self.advance()
@@ -689,7 +623,8 @@ class SimRuntime:
         removed = self._containers.pop(container_id, None)
         if removed is not None:
             self._removed_logs[(removed.sandbox_id, removed.config.name)] = removed.log
-        self._changed()
+            self.fleet.drop_row(removed.slot)
+            self.stats_events.set()
 
     async def update_container_resources(self, container_id: str, resources: ContainerResources) -> None:
         self.advance()
@@ -706,7 +641,7 @@ class SimRuntime:
         c.log.say(self.clock.now(), f"resources updated: cpu shares {linux.cpu_shares}, cpu quota "
                                     f"{linux.cpu_quota}/{linux.cpu_period}, memory limit "
                                     f"{linux.memory_limit_in_bytes or 'none'}")
-        self._changed()
+        self._sync(c)
 
     def container_log(self, sandbox_id: str, name: str, *, previous: bool = False) -> ContainerLog | None:
         """The log of a pod's container (``previous``: of the instance before the current one,

@@ -1,0 +1,282 @@
+"""What a simulation records, at the cost of changes rather than of samples.
+
+``Tracker`` follows the pods through an informer: per workload the requests and counts of
+the running and pending pods (kept as running sums, updated when a pod changes), pending
+pod-seconds by reason, container restarts by the cause of the termination, evictions with
+their reasons. ``FleetSampler`` reads usage per workload straight from the fleet's arrays
+(one ``bincount`` per series), and ``RecommendationLog`` keeps each VPA's recommendation
+history as it changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kvert.api.quantity import to_int
+
+WORKLOAD_LABEL = "kvert.io/workload"
+
+
+def workload_of(pod: dict) -> str | None:
+    return ((pod.get("metadata") or {}).get("labels") or {}).get(WORKLOAD_LABEL)
+
+
+def requests_of(pod: dict) -> tuple[int, int]:
+    """(cpu millicores, memory bytes) the pod's containers request, as applied where known."""
+    applied = {cs.get("name"): (cs.get("resources") or {}).get("requests")
+               for cs in (pod.get("status") or {}).get("containerStatuses") or []}
+    cpu = mem = 0
+    for c in pod["spec"].get("containers") or []:
+        req = applied.get(c["name"]) or (c.get("resources") or {}).get("requests") or {}
+        cpu += to_int("cpu", req["cpu"]) if "cpu" in req else 0
+        mem += to_int("memory", req["memory"]) if "memory" in req else 0
+    return cpu, mem
+
+
+def pending_reason(pod: dict) -> str:
+    """Why a pod that is not running yet waits: the scheduler's reason while unbound
+    (Unschedulable, SchedulingGated; Scheduling before the first attempt), else its first
+    waiting container's reason (ContainerCreating, CrashLoopBackOff, ...)."""
+    status = pod.get("status") or {}
+    if not (pod.get("spec") or {}).get("nodeName"):
+        for c in status.get("conditions") or []:
+            if c.get("type") == "PodScheduled" and c.get("status") == "False":
+                return c.get("reason") or "Unschedulable"
+        return "Scheduling"
+    for cs in status.get("containerStatuses") or []:
+        waiting = (cs.get("state") or {}).get("waiting")
+        if waiting:
+            return waiting.get("reason") or "ContainerCreating"
+    return "ContainerCreating"
+
+
+class Tracker:
+    """Pod lifecycle bookkeeping from an informer."""
+
+    def __init__(self, clock: Any, workloads: list[str]):
+        self.clock = clock
+        self.index = {w: i for i, w in enumerate(workloads)}
+        n = len(workloads)
+        # running sums per workload: cpu request, memory request, pods running, pods pending
+        self.sums = np.zeros((4, n))
+        self._part: dict[str, tuple[int, np.ndarray]] = {}       # uid -> (workload index, its part)
+        self.created: dict[str, float] = {}                        # uid -> created at
+        self.started: set[str] = set()                             # uids that reached Running
+        self.pending = {w: 0.0 for w in workloads}
+        self.pending_by_reason: dict[str, dict[str, float]] = {w: {} for w in workloads}
+        self._waiting: dict[str, tuple[str, float]] = {}           # uid -> (reason, since)
+        self.restarts: dict[str, int] = {w: 0 for w in workloads}
+        self.restarts_by_cause: dict[str, dict[str, int]] = {w: {} for w in workloads}
+        self._restart_counts: dict[tuple[str, str], int] = {}      # (uid, container) -> restartCount
+        self.workload_of_uid: dict[str, str] = {}
+        self.workload_of_pod: dict[tuple[str, str], str] = {}
+        self.evictions: dict[str, int] = {w: 0 for w in workloads}
+        self.pods_created: dict[str, int] = {w: 0 for w in workloads}
+        self.evicted: set[str] = set()
+        self.events: list[dict] = []
+        self.start = clock.now()
+        self.stopped = False
+
+    # -- informer handlers ------------------------------------------------------------------------------
+
+    def on_add(self, pod: dict) -> None:
+        if not self.stopped:
+            self._see(pod)
+
+    def on_update(self, old: dict, new: dict) -> None:
+        if not self.stopped:
+            self._see(new)
+
+    def on_delete(self, pod: dict) -> None:
+        if self.stopped:
+            return
+        self._see(pod)
+        uid = pod["metadata"]["uid"]
+        w = self.workload_of_uid.get(uid)
+        if w is None:
+            return
+        self._set_part(uid, None)
+        self._stop_waiting(uid, w)
+        if uid in self.evicted:
+            return
+        self.evicted.add(uid)
+        self.evictions[w] += 1
+        target = next((c for c in (pod.get("status") or {}).get("conditions") or []
+                       if c.get("type") == "DisruptionTarget"), None)
+        self._event("eviction", w, pod, cause=(target or {}).get("reason") or "api",
+                    message=(target or {}).get("message", ""))
+
+    # -- bookkeeping ---------------------------------------------------------------------------------------
+
+    def _see(self, pod: dict) -> None:
+        w = workload_of(pod)
+        if w is None or w not in self.index:
+            return
+        meta = pod["metadata"]
+        uid = meta["uid"]
+        now = self.clock.now()
+        if uid not in self.created:
+            self.created[uid] = now
+            self.workload_of_uid[uid] = w
+            self.workload_of_pod[(meta.get("namespace", "default"), meta["name"])] = w
+            self.pods_created[w] += 1
+        status = pod.get("status") or {}
+        phase = status.get("phase", "Pending")
+        part = np.zeros(4)
+        if phase == "Running":
+            cpu, mem = requests_of(pod)
+            part[:] = (cpu, mem, 1, 0)
+            self.started.add(uid)
+            self._stop_waiting(uid, w)
+        elif phase == "Pending":
+            part[3] = 1
+            if uid not in self.started:
+                self._wait(uid, w, pending_reason(pod), now)
+        else:
+            self._stop_waiting(uid, w)
+        self._set_part(uid, part)
+        for cs in status.get("containerStatuses") or []:
+            key = (uid, cs.get("name", ""))
+            count = int(cs.get("restartCount") or 0)
+            before = self._restart_counts.get(key, 0)
+            if count > before:
+                self._restart_counts[key] = count
+                cause = (((cs.get("lastState") or {}).get("terminated") or {}).get("reason")) or "Unknown"
+                self.restarts[w] += count - before
+                causes = self.restarts_by_cause[w]
+                causes[cause] = causes.get(cause, 0) + count - before
+        if phase == "Failed" and status.get("reason") == "Evicted" and uid not in self.evicted:
+            # evicted by its node (node pressure): it stays, Failed; counted once
+            self.evicted.add(uid)
+            self.evictions[w] += 1
+            self._event("eviction", w, pod, cause="node-pressure", message=status.get("message", ""))
+
+    def _set_part(self, uid: str, part: np.ndarray | None) -> None:
+        old = self._part.pop(uid, None)
+        if old is not None:
+            self.sums[:, old[0]] -= old[1]
+        if part is not None:
+            i = self.index[self.workload_of_uid[uid]]
+            self.sums[:, i] += part
+            self._part[uid] = (i, part)
+
+    def _wait(self, uid: str, w: str, reason: str, now: float) -> None:
+        current = self._waiting.get(uid)
+        if current is not None and current[0] == reason:
+            return
+        self._stop_waiting(uid, w)
+        self._waiting[uid] = (reason, now)
+
+    def _stop_waiting(self, uid: str, w: str) -> None:
+        current = self._waiting.pop(uid, None)
+        if current is None:
+            return
+        reason, since = current
+        waited = self.clock.now() - since
+        self.pending[w] += waited
+        by_reason = self.pending_by_reason[w]
+        by_reason[reason] = by_reason.get(reason, 0.0) + waited
+
+    def _event(self, kind: str, workload: str, pod: dict, **detail: Any) -> None:
+        self.events.append({"time": round(self.clock.now() - self.start, 3), "kind": kind, "workload": workload,
+                            "pod": pod["metadata"]["name"], "node": (pod.get("spec") or {}).get("nodeName", ""),
+                            **detail})
+
+    def finish(self) -> None:
+        self.stopped = True
+        for uid in list(self._waiting):
+            self._stop_waiting(uid, self.workload_of_uid[uid])
+
+
+class FleetSampler:
+    """Usage per workload from the fleet: cpu used and demanded over the last interval
+    (millicores), working sets now (bytes), throttled time (seconds, accumulated)."""
+
+    def __init__(self, fleet: Any, tracker: Tracker):
+        self.fleet = fleet
+        self.tracker = tracker
+        self.n = len(tracker.index)
+        self._serial = np.zeros(0, dtype=np.int64)        # sandbox slot -> serial it was tagged for
+        self._workload = np.zeros(0, dtype=np.int64)      # sandbox slot -> workload index, -1 none
+        self._prev: dict[str, np.ndarray] = {}
+        self.throttled_ns = np.zeros(self.n)
+
+    def _workloads(self, idx: np.ndarray) -> np.ndarray:
+        """The workload index of each row (-1: not a workload's), tagged once per pod."""
+        fleet = self.fleet
+        size = fleet.sandboxes.capacity
+        if self._serial.size < size:
+            grow = size - self._serial.size
+            self._serial = np.concatenate([self._serial, np.zeros(grow, dtype=np.int64)])
+            self._workload = np.concatenate([self._workload, np.full(grow, -1, dtype=np.int64)])
+        sandboxes = fleet.rows.sandbox[idx]
+        serials = fleet.sandboxes.serial[sandboxes]
+        for slot in np.unique(sandboxes[self._serial[sandboxes] != serials]).tolist():
+            w = self.tracker.workload_of_uid.get(fleet.pods[slot].uid)
+            if w is None:
+                continue                        # not seen by the tracker yet: next time
+            self._workload[slot] = self.tracker.index[w]
+            self._serial[slot] = fleet.sandboxes.serial[slot]
+        return np.where(self._serial[sandboxes] == serials, self._workload[sandboxes], -1)
+
+    def sample(self, interval: float) -> dict[str, np.ndarray]:
+        fleet = self.fleet
+        fleet.advance()
+        rows = fleet.rows
+        idx = fleet.running()
+        w = self._workloads(idx)
+        mine = w >= 0
+        idx, w = idx[mine], w[mine]
+        out = {"memory_use": np.bincount(w, weights=rows.memory[idx], minlength=self.n)}
+        serial = rows.serial[idx]
+        prev_serial = self._prev.get("serial")
+        for name, counter in (("cpu_use", rows.cpu_ns), ("cpu_demand", rows.demand_ns),
+                              ("throttled", rows.throttled_ns)):
+            now_values = counter[idx]
+            before = np.zeros(idx.size, dtype=np.int64)
+            if prev_serial is not None:
+                known = idx < prev_serial.size
+                same = np.zeros(idx.size, dtype=bool)
+                same[known] = prev_serial[idx[known]] == serial[known]
+                before[same] = self._prev[name][idx[same]]
+            delta = np.bincount(w, weights=(now_values - before).astype(float), minlength=self.n)
+            if name == "throttled":
+                self.throttled_ns += delta
+            else:
+                out[name] = delta / 1e6 / interval           # core-ns per second -> millicores
+        size = rows.capacity
+        self._prev = {"serial": np.where(rows.running[:size], rows.serial[:size], 0),
+                      "cpu_use": rows.cpu_ns[:size].copy(), "cpu_demand": rows.demand_ns[:size].copy(),
+                      "throttled": rows.throttled_ns[:size].copy()}
+        return out
+
+
+class RecommendationLog:
+    """Each VPA's recommendation, per container, every time it changed (an informer's handler)."""
+
+    def __init__(self, clock: Any, start: float):
+        self.clock = clock
+        self.start = start
+        self.history: dict[str, dict[str, list[dict]]] = {}
+        self._last: dict[str, Any] = {}
+
+    def on_change(self, *objs: dict) -> None:
+        vpa = objs[-1]
+        name = (vpa.get("metadata") or {}).get("name", "")
+        rec = ((vpa.get("status") or {}).get("recommendation") or {}).get("containerRecommendations") or []
+        if rec == self._last.get(name):
+            return
+        self._last[name] = rec
+        t = round(self.clock.now() - self.start, 3)
+        for item in rec:
+            entry: dict[str, Any] = {"time": t}
+            for bound in ("target", "lowerBound", "upperBound", "uncappedTarget"):
+                values = item.get(bound) or {}
+                entry[bound] = {r: to_int(r, v) for r, v in values.items() if r in ("cpu", "memory")}
+            self.history.setdefault(name, {}).setdefault(item.get("containerName", ""), []).append(entry)
+
+
+__all__ = ["FleetSampler", "RecommendationLog", "Tracker", "WORKLOAD_LABEL", "pending_reason", "requests_of",
+           "workload_of"]
