@@ -1,0 +1,739 @@
+"""The HorizontalPodAutoscaler controller (``horizontal-pod-autoscaler``).
+
+Upstream: ``pkg/controller/podautoscaler/horizontal.go`` (Kubernetes 1.35). Every HPA is
+reconciled every ``sync_period`` (15 s) seconds, also after an error:
+
+* the target's ``scale`` subresource (Deployments, ReplicaSets, StatefulSets, any kind that
+  serves one) gives the current replicas and the pod selector; condition ``AbleToScale``
+  (``SucceededGetScale`` / ``FailedGetScale``);
+* a target at zero replicas is left alone (``ScalingActive`` False ``ScalingDisabled``); above
+  ``maxReplicas`` or below ``minReplicas`` (default 1) it is brought back into range;
+* otherwise each metric proposes a count and the largest wins. ``Resource`` and
+  ``ContainerResource`` metrics (``Utilization`` against the pods' requests, or
+  ``AverageValue``) come from metrics.k8s.io through :mod:`kvert.controllers.replicacalculator`
+  (tolerance 0.1, or ``behavior.scaleUp/scaleDown.tolerance``; cpu samples of starting pods
+  ignored); ``Pods``, ``Object`` and ``External`` metrics need a custom/external metrics API,
+  which kvert does not serve, and fail as upstream does without one. Invalid metrics give
+  ``ScalingActive`` False with upstream's reasons; ``AmbiguousSelector`` when another HPA's
+  pods overlap;
+* the proposal is normalized: with ``spec.behavior`` by the stabilization windows and scaling
+  policies (defaults: scale up by max(100 %, 4 pods) per 15 s without stabilization, scale
+  down by 100 % per 15 s after a 300 s window), without it by the 300 s downscale window and
+  a scale-up limit of max(2x, 4); ``AbleToScale`` (``ScaleUpStabilized``,
+  ``ScaleDownStabilized``, ``ReadyForNewScale``) and ``ScalingLimited`` (``ScaleUpLimit``,
+  ``TooManyReplicas``, ``ScaleDownLimit``, ``TooFewReplicas``, ``DesiredWithinRange``);
+* a change is written through the scale subresource, with the Event ``SuccessfulRescale``
+  ``New size: N; reason: ...`` (or ``FailedRescale``) and ``status.lastScaleTime``;
+  ``status`` holds ``currentReplicas``, ``desiredReplicas``, ``currentMetrics`` and the
+  conditions, written only when it changed.
+
+Recommendations and scale events of the last windows are kept in memory, as upstream: a
+restarted controller starts its stabilization windows afresh.
+
+**VPA on the same resource** (seed 002, "combining vertical and horizontal scaling"): an
+HPA that scales on the utilization or average of cpu or memory and a
+VerticalPodAutoscaler (mode other than ``Off``) on the same workload that controls that
+same resource fight: the VPA raises requests as usage grows, which lowers the utilization
+the HPA sees, and the HPA adds replicas, which lowers the usage per pod the VPA sees. The
+controller reports it (a kvert addition): condition ``VerticalPodAutoscalerConflict`` True
+with reason ``SameResource`` and a Warning Event of that reason naming the VPA and the
+resources; it still scales. The combination that works: the HPA on cpu and the VPA with
+``controlledResources: [memory]`` (or the HPA on a metric the VPA does not control).
+
+Metrics: ``metrics`` is anything with ``pod_metrics(namespace)`` returning PodMetrics
+(sync or async; ``kvert.cluster.metrics.LocalNodeMetrics`` in ``kvert up``); without it the
+controller asks the API server (``GET /apis/metrics.k8s.io/v1beta1/namespaces/NS/pods``)
+through a client that can (``HttpClient.get_path``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from kvert.api import kinds
+from kvert.api.errors import ApiError, NotFound
+from kvert.api.meta import deep_copy, format_time
+from kvert.api.quantity import Quantity, QuantityError
+from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.client.events import EventRecorder
+from kvert.clock import Clock
+from kvert.controllers.base import (NAMESPACE_INDEX, Controller, InformerFactory, index_namespace,
+                                    object_key, safe_handler, split_key)
+from kvert.controllers.replicacalculator import (CPU_INITIALIZATION_PERIOD, DEFAULT_TOLERANCE,
+                                                 INITIAL_READINESS_DELAY, MetricsError, Readiness,
+                                                 Tolerances, raw_resource_replicas,
+                                                 resource_metrics, resource_replicas)
+
+log = logging.getLogger(__name__)
+
+HPAS = "autoscaling/horizontalpodautoscalers"
+VPAS = "autoscaling.k8s.io/verticalpodautoscalers"
+COMPONENT = "horizontal-pod-autoscaler"
+METRICS_PATH = "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods"
+
+SYNC_PERIOD = 15.0                       # --horizontal-pod-autoscaler-sync-period
+DOWNSCALE_STABILIZATION = 300.0          # --horizontal-pod-autoscaler-downscale-stabilization
+SCALE_UP_LIMIT_FACTOR, SCALE_UP_LIMIT_MINIMUM = 2.0, 4.0
+
+ABLE_TO_SCALE, SCALING_ACTIVE, SCALING_LIMITED = "AbleToScale", "ScalingActive", "ScalingLimited"
+VPA_CONFLICT = "VerticalPodAutoscalerConflict"
+VPA_CONFLICT_REASON = "SameResource"
+INT32_MAX, INT32_MIN = 2**31 - 1, -2**31
+
+
+class ReconcileError(Exception):
+    """A reconcile that failed after recording why (status, Event); retried next period."""
+
+
+@dataclass
+class _ScaleEvent:
+    change: int
+    time: float
+    outdated: bool = False
+
+
+@dataclass
+class _Proposal:
+    replicas: int
+    metric: str
+    status: dict
+
+
+class _MetricFailure(Exception):
+    def __init__(self, message: str, condition: dict):
+        super().__init__(message)
+        self.condition = condition
+
+
+def _policy_limit(current: int, up_events: list[_ScaleEvent], down_events: list[_ScaleEvent],
+                  rules: dict, now: float, up: bool) -> int:
+    """``calculateScaleUpLimitWithScalingRules`` / ``calculateScaleDownLimitWithBehaviors``."""
+    select = rules.get("selectPolicy") or "Max"
+    if select == "Disabled":
+        return current
+    # for scaling up the largest change is the largest count; for scaling down the smallest
+    pick_max = (select != "Min") == up
+    result = INT32_MIN if pick_max else INT32_MAX
+    for policy in rules.get("policies") or []:
+        period = int(policy.get("periodSeconds") or 0)
+        added = sum(e.change for e in up_events if e.time > now - period)
+        removed = sum(e.change for e in down_events if e.time > now - period)
+        start = current - added + removed
+        value = int(policy.get("value") or 0)
+        if policy.get("type") == "Pods":
+            proposed = start + value if up else start - value
+        elif up:
+            proposed = int(math.ceil(start * (1 + value / 100)))
+        else:
+            proposed = int(start * (1 - value / 100))
+        result = max(result, proposed) if pick_max else min(result, proposed)
+    return result
+
+
+def _quantity_tolerance(rules: Any, default: float) -> float:
+    value = (rules or {}).get("tolerance") if isinstance(rules, dict) else None
+    if value is None:
+        return default
+    try:
+        return float(Quantity.parse(value).amount)
+    except QuantityError:
+        return default
+
+
+def _milli(value: Any) -> int | None:
+    try:
+        return Quantity.parse(value).milli_value()
+    except (QuantityError, TypeError):
+        return None
+
+
+def _controlled_resources(vpa: dict, containers: list[str]) -> set[str]:
+    """The resources a VPA sets requests of in the named containers (all containers: ``[]``)."""
+    spec = vpa.get("spec") or {}
+    if ((spec.get("updatePolicy") or {}).get("updateMode") or "Auto") == "Off":
+        return set()
+    policies = {p.get("containerName"): p for p in (spec.get("resourcePolicy") or {}).get("containerPolicies") or []
+                if isinstance(p, dict)}
+    names = containers or [n for n in policies if n != "*"] + ["*"]
+    controlled: set[str] = set()
+    for name in names:
+        policy = policies.get(name) or policies.get("*") or {}
+        if policy.get("mode") == "Off":
+            continue
+        controlled.update(policy.get("controlledResources") or ("cpu", "memory"))
+    return controlled
+
+
+class HorizontalController(Controller):
+    name = COMPONENT
+
+    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+                 workers: int = 1, metrics: Any = None, sync_period: float = SYNC_PERIOD,
+                 tolerance: float = DEFAULT_TOLERANCE,
+                 downscale_stabilization: float = DOWNSCALE_STABILIZATION,
+                 cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD,
+                 initial_readiness_delay: float = INITIAL_READINESS_DELAY):
+        super().__init__(client, clock, informers=informers, workers=workers)
+        self.metrics = metrics
+        self.sync_period = sync_period
+        self.tolerance = tolerance
+        self.downscale_stabilization = downscale_stabilization
+        self.readiness = Readiness(cpu_initialization_period, initial_readiness_delay)
+        self.recorder = EventRecorder(client, clock, COMPONENT)
+        self.hpa_informer = self.use(HPAS)
+        self.pod_informer = self.use("pods")
+        self.pod_informer.add_index(NAMESPACE_INDEX, index_namespace)
+        later = safe_handler(lambda hpa: self.enqueue_after(object_key(hpa), self.sync_period))
+        self.hpa_informer.add_handlers(later, safe_handler(lambda old, cur: later(cur)),
+                                       safe_handler(self._deleted))
+        self._recommendations: dict[str, list[list[float]]] = {}   # key -> [[replicas, time]]
+        self._scale_up_events: dict[str, list[_ScaleEvent]] = {}
+        self._scale_down_events: dict[str, list[_ScaleEvent]] = {}
+        self._selectors: dict[str, LabelSelector] = {}             # key -> its target's selector
+
+    def _deleted(self, hpa: dict) -> None:
+        key = object_key(hpa)
+        for state in (self._recommendations, self._scale_up_events, self._scale_down_events,
+                      self._selectors):
+            state.pop(key, None)
+
+    async def sync(self, key: str) -> None:
+        namespace, name = split_key(key)
+        hpa = self.hpa_informer.get(name, namespace)
+        if hpa is None:
+            self._deleted({"metadata": {"namespace": namespace, "name": name}})
+            return
+        try:
+            await self.reconcile(deep_copy(hpa), key)
+        except ReconcileError as e:
+            log.info("%s: %s", self.name, e)
+        finally:
+            # every HPA again after the sync period, whatever happened (upstream's fixed-interval
+            # rate limiter)
+            self.enqueue_after(key, self.sync_period)
+
+    # ---- reconcile ------------------------------------------------------------------------
+
+    async def reconcile(self, hpa: dict, key: str) -> None:
+        """``reconcileAutoscaler``."""
+        original = deep_copy(hpa.get("status") or {})
+        spec = hpa.get("spec") or {}
+        ref = spec.get("scaleTargetRef") or {}
+        namespace = hpa["metadata"].get("namespace", "")
+        reference = f"{ref.get('kind')}/{namespace}/{ref.get('name')}"
+        try:
+            resource = self._scale_resource(ref)
+            scale = await self.client.get_scale(resource, ref.get("name", ""), namespace)
+        except (ApiError, LookupError) as e:
+            message = str(e.args[0]) if isinstance(e, LookupError) else str(e)
+            await self._event(hpa, "Warning", "FailedGetScale", message)
+            self._set_condition(hpa, ABLE_TO_SCALE, "False", "FailedGetScale",
+                                f"the HPA controller was unable to get the target's current scale: {message}")
+            await self._update_status(hpa, original)
+            raise ReconcileError(f"failed to query scale subresource for {reference}: {message}") from None
+        self._set_condition(hpa, ABLE_TO_SCALE, "True", "SucceededGetScale",
+                            "the HPA controller was able to get the target's current scale")
+        current = int((scale.get("spec") or {}).get("replicas") or 0)
+        now = self.clock.now()
+        self._recommendations.setdefault(key, [[current, now]])
+        min_replicas = spec.get("minReplicas")
+        min_replicas = 1 if min_replicas is None else int(min_replicas)
+        max_replicas = int(spec.get("maxReplicas") or 0)
+
+        statuses: list[dict] | None = None
+        desired, reason, rescale = 0, "", True
+        partial_error: str | None = None
+        if current == 0 and min_replicas != 0:
+            rescale = False
+            self._set_condition(hpa, SCALING_ACTIVE, "False", "ScalingDisabled",
+                                "scaling is disabled since the replica count of the target is zero")
+        elif current > max_replicas:
+            reason, desired = "Current number of replicas above Spec.MaxReplicas", max_replicas
+        elif current < min_replicas:
+            reason, desired = "Current number of replicas below Spec.MinReplicas", min_replicas
+        else:
+            proposed, metric, statuses, error = await self._replicas_for_metrics(hpa, scale, key, now)
+            if proposed == -1:
+                self._set_status(hpa, current, (hpa.get("status") or {}).get("desiredReplicas", 0),
+                                 statuses, False)
+                await self._update_status(hpa, original)
+                await self._event(hpa, "Warning", "FailedComputeMetricsReplicas", error or "")
+                raise ReconcileError(f"failed to compute desired number of replicas based on listed "
+                                     f"metrics for {reference}: {error}")
+            partial_error = error
+            rescale_metric = ""
+            if proposed > desired:
+                desired, rescale_metric = proposed, metric
+            if desired > current:
+                reason = f"{rescale_metric} above target"
+            if desired < current:
+                reason = "All metrics below target"
+            if spec.get("behavior") is None:
+                desired = self._normalize(hpa, key, current, desired, min_replicas, max_replicas, now)
+            else:
+                desired = self._normalize_with_behavior(hpa, key, current, desired, min_replicas,
+                                                        max_replicas, now)
+            rescale = desired != current
+        await self._check_vpa_conflict(hpa, namespace, ref)
+
+        if rescale:
+            scale["spec"]["replicas"] = desired
+            try:
+                await self.client.update_scale(resource, scale)
+            except ApiError as e:
+                await self._event(hpa, "Warning", "FailedRescale",
+                                  f"New size: {desired}; reason: {reason}; error: {e}")
+                self._set_condition(hpa, ABLE_TO_SCALE, "False", "FailedUpdateScale",
+                                    f"the HPA controller was unable to update the target scale: {e}")
+                self._set_status(hpa, current, (hpa.get("status") or {}).get("desiredReplicas", 0),
+                                 statuses, False)
+                await self._update_status(hpa, original)
+                raise ReconcileError(f"failed to rescale {reference}: {e}") from None
+            self._set_condition(hpa, ABLE_TO_SCALE, "True", "SucceededRescale",
+                                f"the HPA controller was able to update the target scale to {desired}")
+            await self._event(hpa, "Normal", "SuccessfulRescale", f"New size: {desired}; reason: {reason}")
+            self._store_scale_event(spec.get("behavior"), key, current, desired, now)
+            log.info("%s: rescaled %s from %d to %d: %s", self.name, reference, current, desired, reason)
+        else:
+            desired = current
+        self._set_status(hpa, current, desired, statuses, rescale)
+        await self._update_status(hpa, original)
+        if partial_error:
+            raise ReconcileError(partial_error)
+
+    def _scale_resource(self, ref: dict) -> str:
+        api_version, kind = ref.get("apiVersion", ""), ref.get("kind", "")
+        try:
+            rt = kinds.by_gvk(api_version, kind)
+        except KeyError:
+            group = api_version.rpartition("/")[0] if "/" in api_version else ""
+            raise LookupError(f'no matches for kind "{kind}" in group "{group}"') from None
+        if "scale" not in rt.subresources:
+            raise LookupError("the server could not find the requested resource")
+        return rt.key
+
+    # ---- metrics --------------------------------------------------------------------------
+
+    async def _replicas_for_metrics(self, hpa: dict, scale: dict, key: str, now: float
+                                    ) -> tuple[int, str, list[dict] | None, str | None]:
+        """``computeReplicasForMetrics``: (replicas or -1, metric name, statuses, error)."""
+        try:
+            selector, pods = await self._validated_selector(hpa, scale, key)
+        except _MetricFailure as e:
+            return -1, "", None, str(e)
+        spec_replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+        metric_specs = (hpa.get("spec") or {}).get("metrics") or []
+        statuses: list[dict] = [{"type": ""} for _ in metric_specs]
+        replicas, metric, first_error, first_condition, invalid = 0, "", None, None, 0
+        for i, metric_spec in enumerate(metric_specs):
+            try:
+                proposal = await self._replicas_for_metric(hpa, metric_spec, spec_replicas, selector,
+                                                           pods, now)
+            except _MetricFailure as e:
+                if invalid == 0:
+                    first_error, first_condition = str(e), e.condition
+                invalid += 1
+                continue
+            statuses[i] = proposal.status
+            if replicas == 0 or proposal.replicas > replicas:
+                replicas, metric = proposal.replicas, proposal.metric
+        error = None
+        if first_error is not None:
+            error = f"invalid metrics ({invalid} invalid out of {len(metric_specs)}), first error is: {first_error}"
+        if invalid >= len(metric_specs) or (invalid > 0 and replicas < spec_replicas):
+            if first_condition is not None:
+                self._set_condition(hpa, **first_condition)
+            return -1, "", statuses, error
+        self._set_condition(hpa, SCALING_ACTIVE, "True", "ValidMetricFound",
+                            f"the HPA was able to successfully calculate a replica count from {metric}")
+        return replicas, metric, statuses, error
+
+    async def _validated_selector(self, hpa: dict, scale: dict, key: str) -> tuple[LabelSelector, list[dict]]:
+        """``validateAndParseSelector``: the target's selector and the pods it selects."""
+        text = (scale.get("status") or {}).get("selector") or ""
+        if not text:
+            await self._event(hpa, "Warning", "SelectorRequired", "selector is required")
+            self._set_condition(hpa, SCALING_ACTIVE, "False", "InvalidSelector",
+                                "the HPA target's scale is missing a selector")
+            raise _MetricFailure("selector is required", {})
+        try:
+            selector = LabelSelector.parse(text)
+        except SelectorError as e:
+            message = f"couldn't convert selector into a corresponding internal selector object: {e}"
+            await self._event(hpa, "Warning", "InvalidSelector", message)
+            self._set_condition(hpa, SCALING_ACTIVE, "False", "InvalidSelector", message)
+            raise _MetricFailure(message, {}) from None
+        self._selectors[key] = selector
+        namespace = hpa["metadata"].get("namespace", "")
+        pods = [p for p in self.pod_informer.by_index(NAMESPACE_INDEX, namespace)
+                if selector.matches((p.get("metadata") or {}).get("labels") or {})]
+        selecting = sorted(other for other, sel in self._selectors.items()
+                           if split_key(other)[0] == namespace
+                           and any(sel.matches(p["metadata"].get("labels") or {}) for p in pods))
+        if len(selecting) > 1:
+            message = f"pods by selector {text} are controlled by multiple HPAs: [{' '.join(selecting)}]"
+            await self._event(hpa, "Warning", "AmbiguousSelector", message)
+            self._set_condition(hpa, SCALING_ACTIVE, "False", "AmbiguousSelector", message)
+            raise _MetricFailure(message, {})
+        return selector, pods
+
+    async def _replicas_for_metric(self, hpa: dict, spec: dict, spec_replicas: int,
+                                   selector: LabelSelector, pods: list[dict], now: float) -> _Proposal:
+        """``computeReplicasForMetric`` for one metric spec."""
+        kind = spec.get("type")
+        if kind in ("Resource", "ContainerResource"):
+            source = spec.get("resource" if kind == "Resource" else "containerResource") or {}
+            resource, container = source.get("name", ""), source.get("container", "")
+            reason = "FailedGetResourceMetric" if kind == "Resource" else "FailedGetContainerResourceMetric"
+            try:
+                replicas, current, name = await self._resource_replicas(
+                    hpa, source.get("target") or {}, resource, container, kind, spec_replicas,
+                    selector, pods, now)
+            except MetricsError as e:
+                condition = await self._unable_condition(hpa, reason, str(e))
+                what = (f"failed to get {resource} resource metric value" if kind == "Resource"
+                        else f"failed to get {container} container metric value")
+                raise _MetricFailure(f"{what}: {e}", condition) from None
+            status_source = {"name": resource, "current": current}
+            if kind == "ContainerResource":
+                status_source = {"name": resource, "container": container, "current": current}
+            key = "resource" if kind == "Resource" else "containerResource"
+            return _Proposal(replicas, name, {"type": kind, key: status_source})
+        # Pods, Object and External metrics come from custom.metrics.k8s.io and
+        # external.metrics.k8s.io, which kvert does not serve: upstream's error without them.
+        if kind == "Pods":
+            metric = ((spec.get("pods") or {}).get("metric") or {}).get("name", "")
+            message = (f"unable to get metric {metric}: unable to fetch metrics from custom metrics "
+                       f"API: the server could not find the requested resource")
+            condition = await self._unable_condition(hpa, "FailedGetPodsMetric", message)
+            raise _MetricFailure(f"failed to get pods metric value: {message}", condition)
+        if kind == "Object":
+            source = spec.get("object") or {}
+            metric = (source.get("metric") or {}).get("name", "")
+            described = source.get("describedObject") or {}
+            message = (f"unable to get metric {metric}: {described.get('kind')} on "
+                       f"{hpa['metadata'].get('namespace', '')} {described.get('name')}/unable to fetch "
+                       f"metrics from custom metrics API: the server could not find the requested resource")
+            condition = await self._unable_condition(hpa, "FailedGetObjectMetric", message)
+            raise _MetricFailure(f"failed to get object metric value: {message}", condition)
+        if kind == "External":
+            metric = ((spec.get("external") or {}).get("metric") or {}).get("name", "")
+            message = (f"unable to get external metric {hpa['metadata'].get('namespace', '')}/{metric}/"
+                       f"nil: unable to fetch metrics from external metrics API: the server could not "
+                       f"find the requested resource")
+            condition = await self._unable_condition(hpa, "FailedGetExternalMetric", message)
+            raise _MetricFailure(f"failed to get {metric} external metric value: {message}", condition)
+        message = f'unknown metric source type "{kind}"'
+        condition = await self._unable_condition(hpa, "InvalidMetricSourceType", message)
+        raise _MetricFailure(message, condition)
+
+    async def _resource_replicas(self, hpa: dict, target: dict, resource: str, container: str,
+                                 kind: str, spec_replicas: int, selector: LabelSelector,
+                                 pods: list[dict], now: float) -> tuple[int, dict, str]:
+        """``computeStatusForResourceMetricGeneric``: (replicas, current value status, metric name)."""
+        tolerances = self._tolerances(hpa)
+        namespace = hpa["metadata"].get("namespace", "")
+        if target.get("averageValue") is not None:
+            average = _milli(target["averageValue"]) or 0
+            try:
+                metrics = await self._resource_metrics(namespace, selector, resource, container)
+                replicas, usage = raw_resource_replicas(spec_replicas, average, resource, pods, metrics,
+                                                        now, tolerances=tolerances, readiness=self.readiness)
+            except MetricsError as e:
+                raise MetricsError(f"failed to get {resource} usage: {e}") from None
+            return replicas, {"averageValue": str(Quantity.from_milli(usage))}, f"{resource} resource"
+        utilization_target = target.get("averageUtilization")
+        if utilization_target is None:
+            raise MetricsError("invalid resource metric source: neither an average utilization target "
+                               "nor an average value (usage) target was set")
+        try:
+            metrics = await self._resource_metrics(namespace, selector, resource, container)
+            replicas, utilization, raw = resource_replicas(
+                spec_replicas, int(utilization_target), resource, pods, metrics, now,
+                container=container, tolerances=tolerances, readiness=self.readiness)
+        except MetricsError as e:
+            raise MetricsError(f"failed to get {resource} utilization: {e}") from None
+        name = (f"{resource} resource utilization (percentage of request)" if kind == "Resource"
+                else f"{resource} container resource utilization (percentage of request)")
+        return replicas, {"averageUtilization": utilization,
+                          "averageValue": str(Quantity.from_milli(raw))}, name
+
+    async def _resource_metrics(self, namespace: str, selector: LabelSelector, resource: str,
+                                container: str) -> dict:
+        """The metrics client's ``GetResourceMetric`` as the calculator reports its failure."""
+        try:
+            metrics, _ = resource_metrics(await self._pod_metrics(namespace, selector), resource,
+                                          selector, container)
+        except MetricsError as e:
+            raise MetricsError(f"unable to get metrics for resource {resource}: {e}") from None
+        return metrics
+
+    async def _pod_metrics(self, namespace: str, selector: LabelSelector) -> list[dict]:
+        if self.metrics is not None:
+            items = self.metrics.pod_metrics(namespace)
+            if inspect.isawaitable(items):
+                items = await items
+            return list(items or [])
+        get_path = getattr(self.client, "get_path", None)
+        if get_path is None:
+            raise MetricsError("unable to fetch metrics from resource metrics API: the server could "
+                               "not find the requested resource (get pods.metrics.k8s.io)")
+        try:
+            body = await get_path(METRICS_PATH.format(namespace=namespace),
+                                  {"labelSelector": str(selector)} if not selector.empty else None)
+        except ApiError as e:
+            raise MetricsError(f"unable to fetch metrics from resource metrics API: {e}") from None
+        return list((body or {}).get("items") or [])
+
+    def _tolerances(self, hpa: dict) -> Tolerances:
+        """``tolerancesForHpa``: the behavior's tolerances (HPAConfigurableTolerance, beta and on
+        in 1.35), else the controller's."""
+        behavior = (hpa.get("spec") or {}).get("behavior") or {}
+        return Tolerances(_quantity_tolerance(behavior.get("scaleDown"), self.tolerance),
+                          _quantity_tolerance(behavior.get("scaleUp"), self.tolerance))
+
+    async def _unable_condition(self, hpa: dict, reason: str, message: str) -> dict:
+        """``getUnableComputeReplicaCountCondition``: a Warning Event and the condition to set."""
+        await self._event(hpa, "Warning", reason, message)
+        return {"kind": SCALING_ACTIVE, "status": "False", "reason": reason,
+                "message": f"the HPA was unable to compute the replica count: {message}"}
+
+    # ---- normalization ----------------------------------------------------------------------
+
+    def _normalize(self, hpa: dict, key: str, current: int, desired: int, min_replicas: int,
+                   max_replicas: int, now: float) -> int:
+        """``normalizeDesiredReplicas`` (an HPA without ``behavior``)."""
+        stabilized = self._stabilize(key, desired, now)
+        if stabilized != desired:
+            self._set_condition(hpa, ABLE_TO_SCALE, "True", "ScaleDownStabilized",
+                                "recent recommendations were higher than current one, applying the "
+                                "highest recent recommendation")
+        else:
+            self._set_condition(hpa, ABLE_TO_SCALE, "True", "ReadyForNewScale",
+                                "recommended size matches current size")
+        scale_up_limit = int(max(SCALE_UP_LIMIT_FACTOR * current, SCALE_UP_LIMIT_MINIMUM))
+        if max_replicas > scale_up_limit:
+            maximum, reason, message = (scale_up_limit, "ScaleUpLimit", "the desired replica count "
+                                        "is increasing faster than the maximum scale rate")
+        else:
+            maximum, reason, message = (max_replicas, "TooManyReplicas",
+                                        "the desired replica count is more than the maximum replica count")
+        if stabilized < min_replicas:
+            result, reason, message = (min_replicas, "TooFewReplicas",
+                                       "the desired replica count is less than the minimum replica count")
+        elif stabilized > maximum:
+            result = maximum
+        else:
+            result, reason, message = (stabilized, "DesiredWithinRange",
+                                       "the desired count is within the acceptable range")
+        self._set_condition(hpa, SCALING_LIMITED, "False" if result == stabilized else "True", reason, message)
+        return result
+
+    def _stabilize(self, key: str, desired: int, now: float) -> int:
+        """``stabilizeRecommendation``: the largest recommendation within the downscale window."""
+        records = self._recommendations.setdefault(key, [])
+        cutoff = now - self.downscale_stabilization
+        largest, old = desired, None
+        for i, (replicas, stamp) in enumerate(records):
+            if stamp < cutoff:
+                old = i
+            elif replicas > largest:
+                largest = int(replicas)
+        if old is not None:
+            records[old] = [desired, now]
+        else:
+            records.append([desired, now])
+        return largest
+
+    def _normalize_with_behavior(self, hpa: dict, key: str, current: int, desired: int,
+                                 min_replicas: int, max_replicas: int, now: float) -> int:
+        """``normalizeDesiredReplicasWithBehaviors``."""
+        behavior = hpa["spec"]["behavior"]
+        up = behavior.get("scaleUp") or {}
+        down = behavior.get("scaleDown") or {}
+        up_window = up.get("stabilizationWindowSeconds")
+        up_window = 0 if up_window is None else int(up_window)
+        down_window = down.get("stabilizationWindowSeconds")
+        down_window = self.downscale_stabilization if down_window is None else int(down_window)
+
+        stabilized, reason, message = self._stabilize_with_behavior(key, current, desired, up_window,
+                                                                    down_window, now)
+        if stabilized != desired:
+            self._set_condition(hpa, ABLE_TO_SCALE, "True", reason, message)
+        else:
+            self._set_condition(hpa, ABLE_TO_SCALE, "True", "ReadyForNewScale",
+                                "recommended size matches current size")
+        result, reason, message = self._rate_limited(key, current, stabilized, min_replicas,
+                                                     max_replicas, up, down, now)
+        self._set_condition(hpa, SCALING_LIMITED, "False" if result == stabilized else "True", reason, message)
+        return result
+
+    def _stabilize_with_behavior(self, key: str, current: int, desired: int, up_window: float,
+                                 down_window: float, now: float) -> tuple[int, str, str]:
+        """``stabilizeRecommendationWithBehaviors``."""
+        records = self._recommendations.setdefault(key, [])
+        up_cutoff, down_cutoff = now - up_window, now - down_window
+        up_rec = down_rec = desired
+        old = None
+        for i, (replicas, stamp) in enumerate(records):
+            if stamp > up_cutoff:
+                up_rec = min(int(replicas), up_rec)
+            if stamp > down_cutoff:
+                down_rec = max(int(replicas), down_rec)
+            if stamp < up_cutoff and stamp < down_cutoff:
+                old = i
+        recommendation = min(max(current, up_rec), down_rec)
+        if old is not None:
+            records[old] = [desired, now]
+        else:
+            records.append([desired, now])
+        if desired >= current:
+            return recommendation, "ScaleUpStabilized", ("recent recommendations were lower than current "
+                                                         "one, applying the lowest recent recommendation")
+        return recommendation, "ScaleDownStabilized", ("recent recommendations were higher than current "
+                                                       "one, applying the highest recent recommendation")
+
+    def _rate_limited(self, key: str, current: int, desired: int, min_replicas: int, max_replicas: int,
+                      up: dict, down: dict, now: float) -> tuple[int, str, str]:
+        """``convertDesiredReplicasWithBehaviorRate``."""
+        ups = self._scale_up_events.get(key, [])
+        downs = self._scale_down_events.get(key, [])
+        if desired > current:
+            limit = max(_policy_limit(current, ups, downs, up, now, True), current)
+            if max_replicas > limit:
+                maximum, reason, message = (limit, "ScaleUpLimit", "the desired replica count is "
+                                            "increasing faster than the maximum scale rate")
+            else:
+                maximum, reason, message = (max_replicas, "TooManyReplicas",
+                                            "the desired replica count is more than the maximum replica count")
+            if desired > maximum:
+                return maximum, reason, message
+        elif desired < current:
+            limit = min(_policy_limit(current, ups, downs, down, now, False), current)
+            if min_replicas < limit:
+                minimum, reason, message = (limit, "ScaleDownLimit", "the desired replica count is "
+                                            "decreasing faster than the maximum scale rate")
+            else:
+                minimum, reason, message = (min_replicas, "TooFewReplicas",
+                                            "the desired replica count is less than the minimum replica count")
+            if desired < minimum:
+                return minimum, reason, message
+        return desired, "DesiredWithinRange", "the desired count is within the acceptable range"
+
+    def _store_scale_event(self, behavior: dict | None, key: str, previous: int, new: int,
+                           now: float) -> None:
+        """``storeScaleEvent``: reuse an event older than the longest policy period, or append."""
+        if behavior is None:
+            return
+        up = new > previous
+        rules = behavior.get("scaleUp" if up else "scaleDown") or {}
+        longest = max((int(p.get("periodSeconds") or 0) for p in rules.get("policies") or []), default=0)
+        events = (self._scale_up_events if up else self._scale_down_events).setdefault(key, [])
+        old = None
+        for i, event in enumerate(events):
+            if event.time < now - longest:
+                event.outdated = True
+            if event.outdated:
+                old = i
+        fresh = _ScaleEvent(abs(new - previous), now)
+        if old is not None:
+            events[old] = fresh
+        else:
+            events.append(fresh)
+
+    # ---- VPA on the same resource -------------------------------------------------------------
+
+    async def _check_vpa_conflict(self, hpa: dict, namespace: str, ref: dict) -> None:
+        scaled: dict[str, set[str] | None] = {}   # resource -> containers (None: the whole pod)
+        for metric in (hpa.get("spec") or {}).get("metrics") or []:
+            kind = metric.get("type")
+            source = metric.get("resource" if kind == "Resource" else "containerResource") or {}
+            resource = source.get("name")
+            if kind not in ("Resource", "ContainerResource") or resource not in ("cpu", "memory"):
+                continue
+            if kind == "Resource" or scaled.get(resource, set()) is None:
+                scaled[resource] = None
+            else:
+                scaled.setdefault(resource, set()).add(source.get("container", ""))
+        conflicts: list[str] = []
+        if scaled:
+            try:
+                vpas = (await self.client.list(VPAS, namespace=namespace)).get("items") or []
+            except (ApiError, KeyError):   # the VPA CRD is not installed
+                vpas = []
+            for vpa in vpas:
+                target = (vpa.get("spec") or {}).get("targetRef") or {}
+                if (target.get("kind"), target.get("name")) != (ref.get("kind"), ref.get("name")):
+                    continue
+                both = sorted(r for r, containers in scaled.items()
+                              if r in _controlled_resources(vpa, sorted(containers or ())))
+                if both:
+                    conflicts.append(f"VerticalPodAutoscaler {vpa['metadata'].get('name')} also sets the "
+                                     f"{' and '.join(both)} requests of {ref.get('kind')}/{ref.get('name')}")
+        status = hpa.setdefault("status", {})
+        conditions = status.get("conditions") or []
+        if not conflicts:
+            kept = [c for c in conditions if c.get("type") != VPA_CONFLICT]
+            if len(kept) != len(conditions):
+                status["conditions"] = kept
+            return
+        message = ("; ".join(conflicts) + ": the two autoscalers fight over the same resource; scale "
+                   "horizontally on a resource the VPA does not control (e.g. this HPA on cpu and the "
+                   "VPA with controlledResources: [memory]) or on a custom metric")
+        if not any(c.get("type") == VPA_CONFLICT and c.get("message") == message for c in conditions):
+            await self._event(hpa, "Warning", VPA_CONFLICT_REASON, message)
+        self._set_condition(hpa, VPA_CONFLICT, "True", VPA_CONFLICT_REASON, message)
+
+    # ---- status ---------------------------------------------------------------------------
+
+    def _set_condition(self, hpa: dict, kind: str, status: str, reason: str, message: str) -> None:
+        """``setCondition``: the transition time changes only with the status."""
+        conditions = hpa.setdefault("status", {}).setdefault("conditions", None) or []
+        for condition in conditions:
+            if condition.get("type") == kind:
+                break
+        else:
+            condition = {"type": kind}
+            conditions.append(condition)
+        if condition.get("status") != status:
+            condition["lastTransitionTime"] = format_time(self.clock.now())
+        condition.update(status=status, reason=reason, message=message)
+        hpa["status"]["conditions"] = conditions
+
+    def _set_status(self, hpa: dict, current: int, desired: int, statuses: list[dict] | None,
+                    rescale: bool) -> None:
+        old = hpa.get("status") or {}
+        status: dict[str, Any] = {"desiredReplicas": desired, "currentMetrics": statuses or None}
+        if current:
+            status["currentReplicas"] = current
+        if rescale:
+            status["lastScaleTime"] = format_time(self.clock.now())
+        elif old.get("lastScaleTime"):
+            status["lastScaleTime"] = old["lastScaleTime"]
+        if old.get("conditions"):
+            status["conditions"] = old["conditions"]
+        if old.get("observedGeneration") is not None:
+            status["observedGeneration"] = old["observedGeneration"]
+        hpa["status"] = status
+
+    async def _update_status(self, hpa: dict, original: dict) -> None:
+        """``updateStatusIfNeeded``."""
+        if hpa.get("status") == original:
+            return
+        try:
+            await self.client.update_status(HPAS, hpa)
+        except NotFound:
+            return
+        except ApiError as e:
+            log.info("%s: updating the status of %s failed: %s", self.name, object_key(hpa), e)
+
+    async def _event(self, hpa: dict, type_: str, reason: str, message: str) -> None:
+        obj = dict(hpa)
+        obj.setdefault("apiVersion", "autoscaling/v2")
+        obj.setdefault("kind", "HorizontalPodAutoscaler")
+        await self.recorder.record(obj, type_, reason, message)
+
