@@ -572,7 +572,9 @@ def _kvert_roles() -> list[tuple[str, list[PolicyRule], tuple[str, ...]]]:
         ("system:kvert:vpa-admission-controller", [
             # registers its webhook configuration, replacing a stale one
             rule("update", groups=("admissionregistration.k8s.io",),
-                 resources=("mutatingwebhookconfigurations",))],
+                 resources=("mutatingwebhookconfigurations",)),
+            # the requires-VPA hold reads a namespace's opt-in annotation
+            rule(*READ, groups=(LEGACY,), resources=("namespaces",))],
          (VPA_ADMISSION,)),
     ]
 
