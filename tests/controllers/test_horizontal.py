@@ -60,13 +60,13 @@ async def start_pods(env) -> None:
         await env.clock.sleep(2.0)
 
 
-def web(replicas: int = 1) -> dict:
+def web(replicas: int = 1, cpu: str = "100m") -> dict:
     labels = {"app": "web"}
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": NS},
             "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
                      "template": {"metadata": {"labels": labels}, "spec": {"containers": [
                          {"name": "app", "image": "nginx",
-                          "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]}}}}
+                          "resources": {"requests": {"cpu": cpu, "memory": "128Mi"}}}]}}}}
 
 
 def hpa(target: int = 50, min_replicas: int = 1, max_replicas: int = 5, **spec) -> dict:
@@ -90,14 +90,14 @@ def conditions(status: dict) -> dict[str, tuple[str, str]]:
     return {c["type"]: (c["status"], c["reason"]) for c in status.get("conditions") or []}
 
 
-def scenario(body, cpu_total: int = 400, **hpa_spec):
+def scenario(body, cpu_total: int = 400, deployment: dict | None = None, **hpa_spec):
     async def main(env):
         usage = Usage(env, cpu_total)
         env.start_manager(controllers=CONTROLLERS,
                           settings={"horizontalpodautoscaling": {"metrics": usage}})
         pods = asyncio.ensure_future(start_pods(env))
         try:
-            await env.client.create(DEPLOY, web())
+            await env.client.create(DEPLOY, deployment or web())
             await env.client.create(HPAS, hpa(**hpa_spec))
             return await body(env, usage)
         finally:
@@ -137,6 +137,37 @@ def test_scales_up_then_down_without_behavior():
         messages = [e["message"] for e in await env.events("SuccessfulRescale")]
         assert messages[-1] == "New size: 1; reason: All metrics below target"
     scenario(body)
+
+
+def test_upstream_scale_up():
+    # TestScaleUp: 3 replicas requesting 1 cpu use 300m + 500m + 700m against a 30 % target:
+    # 50 % utilization, 5 replicas (min 2, max 6)
+    async def body(env, usage):
+        await eventually(env, lambda: replicas_is(env, 5), timeout=60, what="scale up to 5")
+        status = await hpa_status(env)
+        assert status["currentMetrics"][0]["resource"]["current"] == {"averageUtilization": 50,
+                                                                      "averageValue": "500m"}
+        assert conditions(status)["ScalingLimited"] == ("False", "DesiredWithinRange")
+        assert [e["message"] for e in await env.events("SuccessfulRescale")] == [
+            "New size: 5; reason: cpu resource utilization (percentage of request) above target"]
+    scenario(body, cpu_total=1500, deployment=web(3, "1"), target=30, min_replicas=2, max_replicas=6)
+
+
+def test_upstream_scale_down():
+    # TestScaleDown: 5 replicas requesting 1 cpu use 100m + 300m + 500m + 250m + 250m against
+    # a 50 % target: 28 %, 3 replicas (min 2, max 6) -- here once the 300 s downscale window
+    # has passed since the controller first saw 5
+    async def body(env, usage):
+        await eventually(env, lambda: active(env), timeout=60, what="a computed status")
+        status = await hpa_status(env)
+        assert status["desiredReplicas"] == 5
+        assert conditions(status)["AbleToScale"] == ("True", "ScaleDownStabilized")
+        await eventually(env, lambda: replicas_is(env, 3), timeout=330, what="scale down to 3")
+        status = await hpa_status(env)
+        assert status["currentMetrics"][0]["resource"]["current"]["averageUtilization"] == 28
+        assert [e["message"] for e in await env.events("SuccessfulRescale")] == [
+            "New size: 3; reason: All metrics below target"]
+    scenario(body, cpu_total=1400, deployment=web(5, "1"), target=50, min_replicas=2, max_replicas=6)
 
 
 def test_behavior_policies_and_stabilization():
