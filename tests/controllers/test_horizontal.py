@@ -300,3 +300,23 @@ async def conflict(env) -> dict | None:
 
 async def no_conflict(env) -> bool:
     return "VerticalPodAutoscalerConflict" not in conditions(await hpa_status(env))
+
+
+def test_metrics_through_the_api_server_path():
+    # without a provider the controller asks metrics.k8s.io through the client, as upstream's
+    # resource metrics client lists PodMetrics with the target's selector
+    from kvert.api.selectors import LabelSelector
+    from kvert.clock import VirtualClock
+    from kvert.controllers.horizontal import HorizontalController
+
+    calls = []
+
+    class Client:
+        async def get_path(self, path, query=None):
+            calls.append((path, query))
+            return {"items": [{"metadata": {"name": "p"}}]}
+
+    controller = HorizontalController(Client(), VirtualClock(0))
+    items = asyncio.run(controller._pod_metrics("team-a", LabelSelector.parse("app=web")))
+    assert items == [{"metadata": {"name": "p"}}]
+    assert calls == [("/apis/metrics.k8s.io/v1beta1/namespaces/team-a/pods", {"labelSelector": "app=web"})]

@@ -9,7 +9,11 @@ harness' ``defaultTesting*`` constants); "hot" pods started 1 minute ago, "cool"
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvert.api.meta import format_time
 from kvert.api.quantity import Quantity
@@ -186,3 +190,41 @@ def test_pod_level_requests_and_sidecars():
     assert pod_requests([pod], "cpu", "a") == {"p": 500}
     del pod["spec"]["resources"]
     assert pod_requests([pod], "cpu") == {"p": 600}
+
+
+# ---- properties -----------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(usages=st.lists(st.integers(0, 5000), min_size=1, max_size=12), target=st.integers(1, 300))
+def test_all_ready_pods_follow_the_formula(usages, target):
+    """With every pod ready and measured: desired = ceil(current x utilization / target), or
+    the current count within the 0.1 tolerance (the documented algorithm)."""
+    current = len(usages)
+    pods, items = build(current, [ONE] * current, [[u, 0] for u in usages])
+    replicas, utilization, _ = calc(current, target, pods, items)
+    assert utilization == sum(usages) * 100 // (2000 * current)
+    ratio = utilization / target
+    assert replicas == (current if abs(ratio - 1.0) <= 0.1 + 1e-12 else math.ceil(ratio * current))
+
+
+@settings(max_examples=200, deadline=None)
+@given(usages=st.lists(st.integers(0, 5000), min_size=2, max_size=10), target=st.integers(10, 200),
+       data=st.data())
+def test_missing_and_unready_pods_never_reverse_the_direction(usages, target, data):
+    """GetResourceReplicas: whatever the missing metrics and unready pods, the count moves only
+    the way the measured pods point (upstream's guards against a reversed direction)."""
+    current = len(usages)
+    measured = data.draw(st.lists(st.booleans(), min_size=current, max_size=current))
+    readiness = data.draw(st.lists(st.sampled_from(["True", "False"]), min_size=current, max_size=current))
+    if not any(m and r == "True" for m, r in zip(measured, readiness)):
+        return
+    pods, items = build(current, [ONE] * current, [[u, 0] for u in usages], readiness=readiness)
+    items = [item for item, keep in zip(items, measured) if keep]
+    replicas, utilization, _ = calc(current, target, pods, items)
+    if utilization > target:
+        assert replicas >= current
+    elif utilization < target:
+        assert replicas <= current
+    else:
+        assert replicas == current
