@@ -1,6 +1,7 @@
 """The "requires VPA" admission hold (seed 002, open questions: a pod annotated to require
 a VPA is not admitted while its VPA is unavailable, so that submitting a VPA and its
-workload together is not a race)."""
+workload together is not a race); kvert's ``"recommendation"`` value also waits for the
+VPA's first recommendation."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ import pytest
 from kvert.api.errors import Forbidden
 from kvert.registry.admission import CREATE, Attributes
 from kvert.vpa.admission import (REQUIRES_VPA_ANNOTATION, VpaAdmissionPlugin, VpaRequired,
-                                 missing_vpa_message, requires_vpa)
+                                 missing_vpa_message, required_vpa)
 from kvert.vpa.webhook import review_response
 from tests.controllers.helpers import DEPLOY, NS, eventually, run
 
 VPAS = "autoscaling.k8s.io/verticalpodautoscalers"
 REQUIRED = {REQUIRES_VPA_ANNOTATION: "true"}
+RECOMMENDED = {REQUIRES_VPA_ANNOTATION: "recommendation"}
 
 
 def pod(annotations=None, name="hamster-1") -> dict:
@@ -42,25 +44,30 @@ def vpa(name="hamster-vpa", mode="Auto", recommendation=True) -> dict:
 
 
 def test_opt_in_by_pod_or_namespace_annotation():
-    assert requires_vpa(pod(REQUIRED), None)
-    assert requires_vpa(pod(), {"metadata": {"annotations": REQUIRED}})
-    assert not requires_vpa(pod(), {"metadata": {"name": NS}})
-    assert not requires_vpa(pod({REQUIRES_VPA_ANNOTATION: "false"}), None)
+    assert required_vpa(pod(REQUIRED), None) == "true"
+    assert required_vpa(pod(RECOMMENDED), None) == "recommendation"
+    assert required_vpa(pod(), {"metadata": {"annotations": REQUIRED}}) == "true"
+    assert required_vpa(pod(), {"metadata": {"name": NS}}) is None
+    # the pod's own value wins over its namespace's
+    assert required_vpa(pod({REQUIRES_VPA_ANNOTATION: "false"}), {"metadata": {"annotations": REQUIRED}}) is None
+    assert required_vpa(pod(RECOMMENDED), {"metadata": {"annotations": REQUIRED}}) == "recommendation"
 
 
-@pytest.mark.parametrize("vpas, reason", [
-    ([], "none in a mode other than Off matches it"),
-    ([vpa(mode="Off")], "none in a mode other than Off matches it"),
-    ([vpa(recommendation=False)], "hamster-vpa has no recommendation yet"),
-    ([vpa()], None),
+NONE_MATCHES = "requires a VerticalPodAutoscaler (vpa.kvert.io/requires-vpa) and none in a mode other than Off matches it"
+NO_RECOMMENDATION = ("requires a VerticalPodAutoscaler recommendation (vpa.kvert.io/requires-vpa) and "
+                     "hamster-vpa has none yet")
+
+
+@pytest.mark.parametrize("required, vpas, reason", [
+    ("true", [], NONE_MATCHES),
+    ("true", [vpa(mode="Off")], NONE_MATCHES),
+    ("true", [vpa(recommendation=False)], None),     # the VPA exists: the seed's condition
+    ("recommendation", [vpa(recommendation=False)], NO_RECOMMENDATION),
+    ("recommendation", [vpa()], None),
 ])
-def test_what_holds_a_pod(vpas, reason):
-    message = missing_vpa_message(pod(REQUIRED), vpas)
-    if reason is None:
-        assert message is None
-    else:
-        assert message == (f"pod hamster-1 requires a VerticalPodAutoscaler ({REQUIRES_VPA_ANNOTATION}) "
-                           f"and {reason}")
+def test_what_holds_a_pod(required, vpas, reason):
+    message = missing_vpa_message(pod(), vpas, required)
+    assert message == (None if reason is None else f"pod hamster-1 {reason}")
 
 
 def test_webhook_denies_with_a_forbidden_status():
@@ -103,11 +110,14 @@ def bare_pod_world(*vpas, namespace_annotations=None):
 
 
 def test_plugin_holds_then_admits_with_the_recommendation():
-    with pytest.raises(Forbidden, match="has no recommendation yet"):
-        admit(VpaAdmissionPlugin(bare_pod_world(vpa(recommendation=False))), pod(REQUIRED))
+    with pytest.raises(Forbidden, match="hamster-vpa has none yet"):
+        admit(VpaAdmissionPlugin(bare_pod_world(vpa(recommendation=False))), pod(RECOMMENDED))
+    # "true": an existing VPA without a recommendation admits the pod unchanged
+    assert admit(VpaAdmissionPlugin(bare_pod_world(vpa(recommendation=False))), pod(REQUIRED))[
+        "spec"]["containers"][0]["resources"]["requests"] == {"cpu": "100m", "memory": "50Mi"}
     with pytest.raises(Forbidden, match="none in a mode other than Off"):
         admit(VpaAdmissionPlugin(bare_pod_world(namespace_annotations=REQUIRED)), pod())
-    admitted = admit(VpaAdmissionPlugin(bare_pod_world(vpa())), pod(REQUIRED))
+    admitted = admit(VpaAdmissionPlugin(bare_pod_world(vpa())), pod(RECOMMENDED))
     assert admitted["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "587m", "memory": "262144k"}
     # without the annotation nothing is held
     assert admit(VpaAdmissionPlugin(bare_pod_world()), pod())["spec"]["containers"][0]["resources"][
@@ -115,8 +125,9 @@ def test_plugin_holds_then_admits_with_the_recommendation():
 
 
 def test_deployment_pods_are_held_until_the_vpa_recommends():
-    """In a cluster: the Deployment's ReplicaSet cannot create pods (FailedCreate) until the
-    VPA exists and has a recommendation; then its pods start with the recommended requests."""
+    """In a cluster, with ``"recommendation"``: the Deployment's ReplicaSet cannot create pods
+    (FailedCreate) until the VPA exists and has a recommendation (as a VPA with history has at
+    once); then its pods start with the recommended requests."""
     async def main(env):
         from kvert.apiserver.crds import CRDController, vpa_crds
         crds = CRDController(env.client, env.clock)
@@ -130,7 +141,7 @@ def test_deployment_pods_are_held_until_the_vpa_recommends():
         await env.client.create(DEPLOY, {
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hamster", "namespace": NS},
             "spec": {"replicas": 2, "selector": {"matchLabels": labels},
-                     "template": {"metadata": {"labels": labels, "annotations": REQUIRED},
+                     "template": {"metadata": {"labels": labels, "annotations": RECOMMENDED},
                                   "spec": pod()["spec"]}}})
         await eventually(env, lambda: failed_creates(env), timeout=30, what="FailedCreate")
         assert await env.pods() == []

@@ -51,11 +51,13 @@ new replica bump one event's ``count``. The same text is returned as an admissio
 **Requires VPA** (seed 002: a pod marked so is not admitted until its VPA exists, so that
 creating a VPA and its workload together is not a race): a pod whose annotations, or whose
 namespace's annotations, carry ``vpa.kvert.io/requires-vpa: "true"`` is refused (403
-Forbidden, :class:`VpaRequired`) while no VPA in a mode other than ``Off`` matches it or the
-matching one has no recommendation yet. The pod's controller retries with its back-off
-(``FailedCreate`` events), so creation is held until the recommender's first
-recommendation, and the first pods start with the recommended requests. Opt-in: without the
-annotation nothing changes.
+Forbidden, :class:`VpaRequired`) while no VPA in a mode other than ``Off`` matches it. With
+the value ``"recommendation"`` it is refused until that VPA also has a recommendation, for
+workloads whose VPA has history (checkpoints, ``--vpa-history-*``): a brand-new workload's VPA
+gets its first recommendation only from running pods, so it would wait forever. The pod's
+controller retries with its back-off (``FailedCreate`` events), so creation is held until
+then. Opt-in: without the annotation nothing changes; the pod's annotation wins over the
+namespace's.
 
 Otherwise the admission controller never refuses a pod: any internal error lets it through
 unchanged (with the annotation too: an unreadable VPA list does not hold pods).
@@ -303,22 +305,33 @@ class VpaRequired(Forbidden):
     """A pod that requires a VPA and has none with a recommendation yet."""
 
 
-def requires_vpa(pod: Mapping, namespace: Mapping | None) -> bool:
-    """Whether the pod (its annotations, or its namespace's) asks to wait for its VPA."""
-    return any(str((_meta(obj).get("annotations") or {}).get(REQUIRES_VPA_ANNOTATION, "")).lower() == "true"
-               for obj in (pod, namespace) if obj)
+REQUIRE_VPA, REQUIRE_RECOMMENDATION = "true", "recommendation"
 
 
-def missing_vpa_message(pod: Mapping, vpas: Iterable[Mapping]) -> str | None:
-    """Why a pod that requires a VPA cannot be admitted yet, or None when it can."""
+def required_vpa(pod: Mapping, namespace: Mapping | None) -> str | None:
+    """What the pod waits for: ``"true"`` (its VPA), ``"recommendation"`` (its VPA's
+    recommendation) or None. The pod's annotation wins over its namespace's."""
+    for obj in (pod, namespace):
+        value = str((_meta(obj).get("annotations") or {}).get(REQUIRES_VPA_ANNOTATION, "")).lower()
+        if value in (REQUIRE_VPA, REQUIRE_RECOMMENDATION):
+            return value
+        if value:
+            return None
+    return None
+
+
+def missing_vpa_message(pod: Mapping, vpas: Iterable[Mapping], required: str) -> str | None:
+    """Why a pod that requires a VPA (``required``: see :func:`required_vpa`) cannot be
+    admitted yet, or None when it can."""
     chosen, _ = choose_vpa(vpas)
     what = f"pod {_meta(pod).get('name') or _meta(pod).get('generateName', '')}"
     if chosen is None:
         return (f"{what} requires a VerticalPodAutoscaler ({REQUIRES_VPA_ANNOTATION}) and none in a "
                 f"mode other than Off matches it")
-    if not parse_recommendation((chosen.get("status") or {}).get("recommendation")):
-        return (f"{what} requires a VerticalPodAutoscaler ({REQUIRES_VPA_ANNOTATION}) and "
-                f"{_meta(chosen).get('name', '')} has no recommendation yet")
+    if required == REQUIRE_RECOMMENDATION and \
+            not parse_recommendation((chosen.get("status") or {}).get("recommendation")):
+        return (f"{what} requires a VerticalPodAutoscaler recommendation ({REQUIRES_VPA_ANNOTATION}) and "
+                f"{_meta(chosen).get('name', '')} has none yet")
     return None
 
 
@@ -463,8 +476,9 @@ class VpaAdmission:
         :class:`VpaRequired` for a pod held until its VPA has a recommendation."""
         namespace = namespace or _meta(pod).get("namespace") or "default"
         vpas = await self.matcher.matching_vpas(pod, namespace)
-        if requires_vpa(pod, await self.matcher.get(NAMESPACES, "", namespace)):
-            message = missing_vpa_message(pod, vpas)
+        required = required_vpa(pod, await self.matcher.get(NAMESPACES, "", namespace))
+        if required is not None:
+            message = missing_vpa_message(pod, vpas, required)
             if message is not None:
                 raise VpaRequired(message)
         if not vpas:
@@ -543,5 +557,5 @@ __all__ = [
     "COMPONENT", "MULTIPLE_VPAS_REASON", "OBSERVED_CONTAINERS_ANNOTATION", "REQUIRES_VPA_ANNOTATION",
     "RESOURCE_UPDATES_ANNOTATION", "VpaAdmission", "VpaAdmissionPlugin", "VpaMatcher", "VpaRequired",
     "apply_patch", "choose_vpa", "container_limit_range_item", "container_resources", "missing_vpa_message",
-    "mutate_pod", "requires_vpa", "stronger_key", "update_mode",
+    "mutate_pod", "required_vpa", "stronger_key", "update_mode",
 ]
