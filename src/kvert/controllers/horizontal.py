@@ -706,6 +706,8 @@ class HorizontalController(Controller):
 
     def _set_status(self, hpa: dict, current: int, desired: int, statuses: list[dict] | None,
                     rescale: bool) -> None:
+        """``setStatus``: the status made afresh, keeping only the last scale time and the
+        conditions."""
         old = hpa.get("status") or {}
         status: dict[str, Any] = {"desiredReplicas": desired, "currentMetrics": statuses or None}
         if current:
@@ -716,8 +718,6 @@ class HorizontalController(Controller):
             status["lastScaleTime"] = old["lastScaleTime"]
         if old.get("conditions"):
             status["conditions"] = old["conditions"]
-        if old.get("observedGeneration") is not None:
-            status["observedGeneration"] = old["observedGeneration"]
         hpa["status"] = status
 
     async def _update_status(self, hpa: dict, original: dict) -> None:
@@ -729,6 +729,7 @@ class HorizontalController(Controller):
         except NotFound:
             return
         except ApiError as e:
+            await self._event(hpa, "Warning", "FailedUpdateStatus", str(e))
             log.info("%s: updating the status of %s failed: %s", self.name, object_key(hpa), e)
 
     async def _event(self, hpa: dict, type_: str, reason: str, message: str) -> None:
