@@ -14,7 +14,7 @@ import asyncio
 
 from kvert.api.errors import ApiError
 from kvert.api.meta import format_time
-from tests.controllers.helpers import DEPLOY, NS, eventually, run
+from tests.controllers.helpers import DEPLOY, NS, RS, eventually, run
 
 HPAS = "autoscaling/horizontalpodautoscalers"
 CONTROLLERS = ("replicaset", "deployment", "horizontalpodautoscaling")
@@ -97,8 +97,11 @@ def scenario(body, cpu_total: int = 400, deployment: dict | None = None, **hpa_s
                           settings={"horizontalpodautoscaling": {"metrics": usage}})
         pods = asyncio.ensure_future(start_pods(env))
         try:
-            await env.client.create(DEPLOY, deployment or web())
-            await env.client.create(HPAS, hpa(**hpa_spec))
+            workload = deployment or web()
+            await env.client.create(DEPLOY if workload["kind"] == "Deployment" else RS, workload)
+            body_hpa = hpa(**hpa_spec)
+            body_hpa["spec"]["scaleTargetRef"]["kind"] = workload["kind"]
+            await env.client.create(HPAS, body_hpa)
             return await body(env, usage)
         finally:
             pods.cancel()
@@ -137,6 +140,18 @@ def test_scales_up_then_down_without_behavior():
         messages = [e["message"] for e in await env.events("SuccessfulRescale")]
         assert messages[-1] == "New size: 1; reason: All metrics below target"
     scenario(body)
+
+
+def test_scales_a_replicaset_through_its_scale_subresource():
+    async def body(env, usage):
+        await eventually(env, lambda: rs_replicas_is(env, 4), timeout=40, what="the ReplicaSet at 4")
+    replica_set = web()
+    replica_set["kind"] = "ReplicaSet"
+    scenario(body, deployment=replica_set)
+
+
+async def rs_replicas_is(env, n: int) -> bool:
+    return (await env.get(RS, "web"))["spec"]["replicas"] == n
 
 
 def test_upstream_scale_up():
