@@ -335,3 +335,32 @@ def test_metrics_through_the_api_server_path():
     items = asyncio.run(controller._pod_metrics("team-a", LabelSelector.parse("app=web")))
     assert items == [{"metadata": {"name": "p"}}]
     assert calls == [("/apis/metrics.k8s.io/v1beta1/namespaces/team-a/pods", {"labelSelector": "app=web"})]
+
+
+def test_custom_and_external_metrics_fail_as_without_their_apis():
+    # no adapter serves custom.metrics.k8s.io / external.metrics.k8s.io: upstream's messages
+    # ("unable to fetch metrics from custom metrics API: no custom metrics API
+    # (custom.metrics.k8s.io) registered", kubectl describe of such an HPA)
+    async def body(env, usage):
+        status = await eventually(env, lambda: failed(env), timeout=60, what="ScalingActive False")
+        condition = {c["type"]: c for c in status["conditions"]}["ScalingActive"]
+        assert condition["reason"] == "FailedGetPodsMetric"
+        assert condition["message"] == (
+            "the HPA was unable to compute the replica count: unable to get metric http_requests: "
+            "unable to fetch metrics from custom metrics API: no custom metrics API "
+            "(custom.metrics.k8s.io) registered")
+        events = await env.events("FailedComputeMetricsReplicas")
+        assert events[0]["message"].startswith(
+            "invalid metrics (2 invalid out of 2), first error is: failed to get pods metric value: "
+            "unable to get metric http_requests")
+        external = [e["message"] for e in await env.events("FailedGetExternalMetric")]
+        assert external == [
+            "unable to get external metric default/queue_depth/&LabelSelector{MatchLabels:"
+            "map[string]string{queue: jobs,},MatchExpressions:[]LabelSelectorRequirement{},}: unable to "
+            "fetch metrics from external metrics API: the server could not find the requested resource "
+            "(get queue_depth.external.metrics.k8s.io)"]
+    scenario(body, metrics=[
+        {"type": "Pods", "pods": {"metric": {"name": "http_requests"},
+                                  "target": {"type": "AverageValue", "averageValue": "10"}}},
+        {"type": "External", "external": {"metric": {"name": "queue_depth", "selector": {"matchLabels": {
+            "queue": "jobs"}}}, "target": {"type": "Value", "value": "30"}}}])

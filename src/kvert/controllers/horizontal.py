@@ -83,6 +83,8 @@ ABLE_TO_SCALE, SCALING_ACTIVE, SCALING_LIMITED = "AbleToScale", "ScalingActive",
 VPA_CONFLICT = "VerticalPodAutoscalerConflict"
 VPA_CONFLICT_REASON = "SameResource"
 INT32_MAX, INT32_MIN = 2**31 - 1, -2**31
+# what the custom metrics client answers where no adapter serves custom.metrics.k8s.io
+NO_CUSTOM_METRICS_API = "no custom metrics API (custom.metrics.k8s.io) registered"
 
 
 class ReconcileError(Exception):
@@ -149,6 +151,20 @@ def _milli(value: Any) -> int | None:
         return Quantity.parse(value).milli_value()
     except (QuantityError, TypeError):
         return None
+
+
+def _go_label_selector(selector: Any) -> str:
+    """A metric's ``*metav1.LabelSelector`` as Go's ``%+v`` prints it (its generated
+    ``String()``) in upstream's message."""
+    if not isinstance(selector, dict):
+        return "nil"
+    labels = "".join(f"{k}: {v}," for k, v in sorted((selector.get("matchLabels") or {}).items()))
+    expressions = "".join(
+        f"LabelSelectorRequirement{{Key:{e.get('key', '')},Operator:{e.get('operator', '')},"
+        f"Values:[{' '.join(e.get('values') or [])}],}},"
+        for e in selector.get("matchExpressions") or [] if isinstance(e, dict))
+    return (f"&LabelSelector{{MatchLabels:map[string]string{{{labels}}},"
+            f"MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}")
 
 
 def _controlled_resources(vpa: dict, containers: list[str]) -> set[str]:
@@ -404,29 +420,35 @@ class HorizontalController(Controller):
             key = "resource" if kind == "Resource" else "containerResource"
             return _Proposal(replicas, name, {"type": kind, key: status_source})
         # Pods, Object and External metrics come from custom.metrics.k8s.io and
-        # external.metrics.k8s.io, which kvert does not serve: upstream's error without them.
-        if kind == "Pods":
-            metric = ((spec.get("pods") or {}).get("metric") or {}).get("name", "")
-            message = (f"unable to get metric {metric}: unable to fetch metrics from custom metrics "
-                       f"API: the server could not find the requested resource")
-            condition = await self._unable_condition(hpa, "FailedGetPodsMetric", message)
-            raise _MetricFailure(f"failed to get pods metric value: {message}", condition)
-        if kind == "Object":
-            source = spec.get("object") or {}
+        # external.metrics.k8s.io, which kvert does not serve: upstream's errors without them.
+        namespace = hpa["metadata"].get("namespace", "")
+        if kind in ("Pods", "Object"):
+            source = spec.get(kind.lower()) or {}
             metric = (source.get("metric") or {}).get("name", "")
+            unserved = "unable to fetch metrics from custom metrics API: " + NO_CUSTOM_METRICS_API
+            if kind == "Pods":
+                message = f"unable to get metric {metric}: {unserved}"
+                condition = await self._unable_condition(hpa, "FailedGetPodsMetric", message)
+                raise _MetricFailure(f"failed to get pods metric value: {message}", condition)
             described = source.get("describedObject") or {}
-            message = (f"unable to get metric {metric}: {described.get('kind')} on "
-                       f"{hpa['metadata'].get('namespace', '')} {described.get('name')}/unable to fetch "
-                       f"metrics from custom metrics API: the server could not find the requested resource")
+            message = (f"unable to get metric {metric}: {described.get('kind')} on {namespace} "
+                       f"{described.get('name')}/{unserved}")
             condition = await self._unable_condition(hpa, "FailedGetObjectMetric", message)
+            if (source.get("target") or {}).get("averageValue") is not None:
+                message = f"failed to get {metric} object metric: {message}"
             raise _MetricFailure(f"failed to get object metric value: {message}", condition)
         if kind == "External":
-            metric = ((spec.get("external") or {}).get("metric") or {}).get("name", "")
-            message = (f"unable to get external metric {hpa['metadata'].get('namespace', '')}/{metric}/"
-                       f"nil: unable to fetch metrics from external metrics API: the server could not "
-                       f"find the requested resource")
+            source = spec.get("external") or {}
+            metric = (source.get("metric") or {}).get("name", "")
+            selector_text = _go_label_selector((source.get("metric") or {}).get("selector"))
+            message = (f"unable to get external metric {namespace}/{metric}/{selector_text}: unable to "
+                       f"fetch metrics from external metrics API: the server could not find the "
+                       f"requested resource (get {metric}.external.metrics.k8s.io)")
             condition = await self._unable_condition(hpa, "FailedGetExternalMetric", message)
-            raise _MetricFailure(f"failed to get {metric} external metric value: {message}", condition)
+            inner = (f"failed to get {metric} external metric: {message}"
+                     if (source.get("target") or {}).get("averageValue") is not None
+                     else f"failed to get external metric {metric}: {message}")
+            raise _MetricFailure(f"failed to get {metric} external metric value: {inner}", condition)
         message = f'unknown metric source type "{kind}"'
         condition = await self._unable_condition(hpa, "InvalidMetricSourceType", message)
         raise _MetricFailure(message, condition)
