@@ -50,3 +50,8 @@ def test_kubectl_autoscale_scales_on_cpu(hpa_cluster):
     assert row.split()[:2] == ["web", "Deployment/web"]
     # formatHPAMetrics: "<resource>: <current>/<target>"
     assert re.fullmatch(r"web\s+Deployment/web\s+cpu: \d+%/50%\s+1\s+3\s+3\s+\S+", row), row
+    described = kubectl("describe", "hpa", "web").stdout
+    assert re.search(r"ScalingLimited\s+True\s+TooManyReplicas\s+the desired replica count is more than "
+                     r"the maximum replica count", described), described
+    assert re.search(r"Normal\s+SuccessfulRescale\s+.*horizontal-pod-autoscaler\s+New size: 3; reason: cpu "
+                     r"resource utilization \(percentage of request\) above target", described), described
