@@ -187,3 +187,21 @@ def test_convert_desired_replicas_with_rules(current, desired, min_r, max_r, exp
     limited = {x["type"]: x for x in hpa["status"]["conditions"]}["ScalingLimited"]
     assert limited["reason"] == reason
     assert limited["status"] == ("False" if expected == desired else "True")
+
+
+@pytest.mark.parametrize("spec, containers, expected", [
+    ({}, [], {"cpu", "memory"}),
+    ({"updatePolicy": {"updateMode": "Off"}}, [], set()),
+    ({"resourcePolicy": {"containerPolicies": [{"containerName": "*", "controlledResources": ["memory"]}]}},
+     [], {"memory"}),
+    ({"resourcePolicy": {"containerPolicies": [{"containerName": "*", "controlledResources": []}]}}, [], set()),
+    ({"resourcePolicy": {"containerPolicies": [{"containerName": "app", "mode": "Off"},
+                                               {"containerName": "*", "controlledResources": ["cpu"]}]}},
+     ["app"], set()),
+    ({"resourcePolicy": {"containerPolicies": [{"containerName": "app", "mode": "Off"}]}}, ["sidecar"],
+     {"cpu", "memory"}),
+])
+def test_what_a_vpa_controls(spec, containers, expected):
+    # the VPA's GetContainerResourcePolicy / controlledResources defaults, as the HPA reads them
+    from kvert.controllers.horizontal import _controlled_resources
+    assert _controlled_resources({"spec": spec}, containers) == expected

@@ -168,7 +168,9 @@ def _go_label_selector(selector: Any) -> str:
 
 
 def _controlled_resources(vpa: dict, containers: list[str]) -> set[str]:
-    """The resources a VPA sets requests of in the named containers (all containers: ``[]``)."""
+    """The resources a VPA sets requests of in the named containers (all containers: ``[]``),
+    read as the VPA reads its container policies (the named one, else ``*``; ``mode: Off``;
+    ``controlledResources`` defaulting to cpu and memory)."""
     spec = vpa.get("spec") or {}
     if ((spec.get("updatePolicy") or {}).get("updateMode") or "Auto") == "Off":
         return set()
@@ -180,7 +182,8 @@ def _controlled_resources(vpa: dict, containers: list[str]) -> set[str]:
         policy = policies.get(name) or policies.get("*") or {}
         if policy.get("mode") == "Off":
             continue
-        controlled.update(policy.get("controlledResources") or ("cpu", "memory"))
+        given = policy.get("controlledResources")
+        controlled.update(("cpu", "memory") if given is None else given)
     return controlled
 
 
