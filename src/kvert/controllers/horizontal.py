@@ -277,6 +277,7 @@ class HorizontalController(Controller):
         else:
             proposed, metric, statuses, error = await self._replicas_for_metrics(hpa, scale, key, now)
             if proposed == -1:
+                await self._check_vpa_conflict(hpa, namespace, ref)
                 self._set_status(hpa, current, (hpa.get("status") or {}).get("desiredReplicas", 0),
                                  statuses, False)
                 await self._update_status(hpa, original)
