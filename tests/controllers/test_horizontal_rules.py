@@ -2,20 +2,21 @@
 ``pkg/controller/podautoscaler/horizontal_test.go``: TestScalingWithRules (scaling
 policies with past scale events), TestNormalizeDesiredReplicas (the downscale
 stabilization window), TestStoreScaleEvents (reuse of outdated events) and
-TestConvertDesiredReplicasWithRules (the legacy limits without ``behavior``)."""
+TestConvertDesiredReplicasWithRules (the legacy limits without ``behavior``); and what a VPA
+controls, as the conflict check reads it."""
 
 from __future__ import annotations
 
 import pytest
 
-from kvert.clock import VirtualClock
-from kvert.controllers.horizontal import HorizontalController, _ScaleEvent
+from kvert.controllers.scalingrules import Recommendation, ScaleEvent, ScalingHistory
+from kvert.controllers.vpaconflict import controlled_resources
 
 NOW = 1_000_000.0
 
 
-def controller() -> HorizontalController:
-    return HorizontalController(None, VirtualClock(NOW))
+def controller() -> ScalingHistory:
+    return ScalingHistory(downscale_stabilization=300.0)
 
 
 def rules(pods=0, pods_period=0, percent=0, percent_period=0, window=None) -> dict:
@@ -49,11 +50,11 @@ def down_defaults(given: dict | None) -> dict:
     return given
 
 
-def spread(raw: list[int], period: int) -> list[_ScaleEvent]:
+def spread(raw: list[int], period: int) -> list[ScaleEvent]:
     """``generateEventsUniformDistribution``: each event in the middle of its segment of the
     last ``period`` seconds (made a moment before the check, as in the Go test)."""
     segment = period / len(raw)
-    return [_ScaleEvent(change, NOW - int(period - segment * (i + 1) + segment / 2) - 0.001)
+    return [ScaleEvent(change, NOW - int(period - segment * (i + 1) + segment / 2) - 0.001)
             for i, change in enumerate(raw)]
 
 
@@ -127,10 +128,10 @@ SCALING_WITH_RULES = [
                          SCALING_WITH_RULES, ids=[c[0] for c in SCALING_WITH_RULES])
 def test_scaling_with_rules(name, ups, downs, min_r, max_r, up, down, current, desired, expected, condition):
     c = controller()
-    c._scale_up_events["k"] = list(ups)
-    c._scale_down_events["k"] = list(downs)
-    replicas, reason, _ = c._rate_limited("k", current, desired, min_r, max_r, up_defaults(up),
-                                          down_defaults(down), NOW)
+    c.scale_up_events["k"] = list(ups)
+    c.scale_down_events["k"] = list(downs)
+    replicas, (reason, _) = c.rate_limited("k", current, desired, min_r, max_r, up_defaults(up),
+                                           down_defaults(down), NOW)
     assert (replicas, reason) == (expected, condition)
 
 
@@ -144,9 +145,9 @@ def test_scaling_with_rules(name, ups, downs, min_r, max_r, up, down, current, d
 def test_normalize_desired_replicas(name, records, desired, stabilized, length):
     # TestNormalizeDesiredReplicas (stabilizeRecommendation, 5 minute window)
     c = controller()
-    c._recommendations["k"] = [list(r) for r in records]
-    assert c._stabilize("k", desired, NOW) == stabilized
-    assert len(c._recommendations["k"]) == length
+    c.recommendations["k"] = [Recommendation(*r) for r in records]
+    assert c.stabilize("k", desired, NOW) == stabilized
+    assert len(c.recommendations["k"]) == length
 
 
 @pytest.mark.parametrize("name, previous, behavior_rules, stored", [
@@ -166,10 +167,10 @@ def test_normalize_desired_replicas(name, records, desired, stabilized, length):
 def test_store_scale_events(name, previous, behavior_rules, stored):
     # TestStoreScaleEvents (scale up by 5 from 10)
     c = controller()
-    c._scale_up_events["k"] = [_ScaleEvent(change, NOW - age) for change, age in previous]
+    c.scale_up_events["k"] = [ScaleEvent(change, NOW - age) for change, age in previous]
     behavior = None if behavior_rules is None else {"scaleUp": behavior_rules}
-    c._store_scale_event(behavior, "k", 10, 15, NOW)
-    assert [(e.change, e.outdated) for e in c._scale_up_events.get("k", [])] == stored
+    c.store_scale_event(behavior, "k", 10, 15, NOW)
+    assert [(e.change, e.outdated) for e in c.scale_up_events.get("k", [])] == stored
 
 
 @pytest.mark.parametrize("current, desired, min_r, max_r, expected, reason", [
@@ -181,12 +182,9 @@ def test_store_scale_events(name, previous, behavior_rules, stored):
 ])
 def test_convert_desired_replicas_with_rules(current, desired, min_r, max_r, expected, reason):
     # TestConvertDesiredReplicasWithRules / calculateScaleUpLimit: without behavior
-    c = controller()
-    hpa = {"status": {}}
-    assert c._normalize(hpa, "k", current, desired, min_r, max_r, NOW) == expected
-    limited = {x["type"]: x for x in hpa["status"]["conditions"]}["ScalingLimited"]
-    assert limited["reason"] == reason
-    assert limited["status"] == ("False" if expected == desired else "True")
+    normalized = controller().normalize("k", current, desired, min_r, max_r, NOW)
+    assert (normalized.replicas, normalized.limit[0]) == (expected, reason)
+    assert normalized.limited == (expected != desired)
 
 
 @pytest.mark.parametrize("spec, containers, expected", [
@@ -203,5 +201,4 @@ def test_convert_desired_replicas_with_rules(current, desired, min_r, max_r, exp
 ])
 def test_what_a_vpa_controls(spec, containers, expected):
     # the VPA's GetContainerResourcePolicy / controlledResources defaults, as the HPA reads them
-    from kvert.controllers.horizontal import _controlled_resources
-    assert _controlled_resources({"spec": spec}, containers) == expected
+    assert controlled_resources({"spec": spec}, containers) == expected

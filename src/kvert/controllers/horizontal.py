@@ -16,29 +16,18 @@ reconciled every ``sync_period`` (15 s) seconds, also after an error:
   which kvert does not serve, and fail as upstream does without one. Invalid metrics give
   ``ScalingActive`` False with upstream's reasons; ``AmbiguousSelector`` when another HPA's
   pods overlap;
-* the proposal is normalized: with ``spec.behavior`` by the stabilization windows and scaling
-  policies (defaults: scale up by max(100 %, 4 pods) per 15 s without stabilization, scale
-  down by 100 % per 15 s after a 300 s window), without it by the 300 s downscale window and
-  a scale-up limit of max(2x, 4); ``AbleToScale`` (``ScaleUpStabilized``,
-  ``ScaleDownStabilized``, ``ReadyForNewScale``) and ``ScalingLimited`` (``ScaleUpLimit``,
-  ``TooManyReplicas``, ``ScaleDownLimit``, ``TooFewReplicas``, ``DesiredWithinRange``);
+* the proposal is normalized (:mod:`kvert.controllers.scalingrules`): stabilization windows
+  and scaling policies, with the ``AbleToScale`` and ``ScalingLimited`` reasons upstream sets;
 * a change is written through the scale subresource, with the Event ``SuccessfulRescale``
   ``New size: N; reason: ...`` (or ``FailedRescale``) and ``status.lastScaleTime``;
   ``status`` holds ``currentReplicas``, ``desiredReplicas``, ``currentMetrics`` and the
   conditions, written only when it changed.
 
-Recommendations and scale events of the last windows are kept in memory, as upstream: a
-restarted controller starts its stabilization windows afresh.
-
-**VPA on the same resource** (seed 002, "combining vertical and horizontal scaling"): an
-HPA that scales on the utilization or average of cpu or memory and a
-VerticalPodAutoscaler (mode other than ``Off``) on the same workload that controls that
-same resource fight: the VPA raises requests as usage grows, which lowers the utilization
-the HPA sees, and the HPA adds replicas, which lowers the usage per pod the VPA sees. The
-controller reports it (a kvert addition): condition ``VerticalPodAutoscalerConflict`` True
-with reason ``SameResource`` and a Warning Event of that reason naming the VPA and the
-resources; it still scales. The combination that works: the HPA on cpu and the VPA with
-``controlledResources: [memory]`` (or the HPA on a metric the VPA does not control).
+**VPA on the same resource** (seed 002; :mod:`kvert.controllers.vpaconflict`): the controller
+reports an HPA that scales on a resource its workload's VPA also controls with the kvert
+condition ``VerticalPodAutoscalerConflict`` True (reason ``SameResource``) and a Warning Event;
+it still scales. The combination that works: the HPA on cpu and the VPA with
+``controlledResources: [memory]``, or the HPA on a metric the VPA does not control.
 
 Metrics: ``metrics`` is anything with ``pod_metrics(namespace)`` returning PodMetrics
 (sync or async; ``kvert.cluster.metrics.LocalNodeMetrics`` in ``kvert up``); without it the
@@ -50,7 +39,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,35 +55,27 @@ from kvert.controllers.replicacalculator import (CPU_INITIALIZATION_PERIOD, DEFA
                                                  INITIAL_READINESS_DELAY, MetricsError, Readiness,
                                                  Tolerances, raw_resource_replicas,
                                                  resource_metrics, resource_replicas)
+from kvert.controllers.scalingrules import ScalingHistory
+from kvert.controllers.vpaconflict import CONFLICT as VPA_CONFLICT
+from kvert.controllers.vpaconflict import CONFLICT_REASON as VPA_CONFLICT_REASON
+from kvert.controllers.vpaconflict import VPAS, conflicts, scaled_resources
 
 log = logging.getLogger(__name__)
 
 HPAS = "autoscaling/horizontalpodautoscalers"
-VPAS = "autoscaling.k8s.io/verticalpodautoscalers"
 COMPONENT = "horizontal-pod-autoscaler"
 METRICS_PATH = "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods"
 
 SYNC_PERIOD = 15.0                       # --horizontal-pod-autoscaler-sync-period
 DOWNSCALE_STABILIZATION = 300.0          # --horizontal-pod-autoscaler-downscale-stabilization
-SCALE_UP_LIMIT_FACTOR, SCALE_UP_LIMIT_MINIMUM = 2.0, 4.0
 
 ABLE_TO_SCALE, SCALING_ACTIVE, SCALING_LIMITED = "AbleToScale", "ScalingActive", "ScalingLimited"
-VPA_CONFLICT = "VerticalPodAutoscalerConflict"
-VPA_CONFLICT_REASON = "SameResource"
-INT32_MAX, INT32_MIN = 2**31 - 1, -2**31
 # what the custom metrics client answers where no adapter serves custom.metrics.k8s.io
 NO_CUSTOM_METRICS_API = "no custom metrics API (custom.metrics.k8s.io) registered"
 
 
 class ReconcileError(Exception):
     """A reconcile that failed after recording why (status, Event); retried next period."""
-
-
-@dataclass
-class _ScaleEvent:
-    change: int
-    time: float
-    outdated: bool = False
 
 
 @dataclass
@@ -109,31 +89,6 @@ class _MetricFailure(Exception):
     def __init__(self, message: str, condition: dict):
         super().__init__(message)
         self.condition = condition
-
-
-def _policy_limit(current: int, up_events: list[_ScaleEvent], down_events: list[_ScaleEvent],
-                  rules: dict, now: float, up: bool) -> int:
-    """``calculateScaleUpLimitWithScalingRules`` / ``calculateScaleDownLimitWithBehaviors``."""
-    select = rules.get("selectPolicy") or "Max"
-    if select == "Disabled":
-        return current
-    # for scaling up the largest change is the largest count; for scaling down the smallest
-    pick_max = (select != "Min") == up
-    result = INT32_MIN if pick_max else INT32_MAX
-    for policy in rules.get("policies") or []:
-        period = int(policy.get("periodSeconds") or 0)
-        added = sum(e.change for e in up_events if e.time > now - period)
-        removed = sum(e.change for e in down_events if e.time > now - period)
-        start = current - added + removed
-        value = int(policy.get("value") or 0)
-        if policy.get("type") == "Pods":
-            proposed = start + value if up else start - value
-        elif up:
-            proposed = int(math.ceil(start * (1 + value / 100)))
-        else:
-            proposed = int(start * (1 - value / 100))
-        result = max(result, proposed) if pick_max else min(result, proposed)
-    return result
 
 
 def _quantity_tolerance(rules: Any, default: float) -> float:
@@ -167,26 +122,6 @@ def _go_label_selector(selector: Any) -> str:
             f"MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}")
 
 
-def _controlled_resources(vpa: dict, containers: list[str]) -> set[str]:
-    """The resources a VPA sets requests of in the named containers (all containers: ``[]``),
-    read as the VPA reads its container policies (the named one, else ``*``; ``mode: Off``;
-    ``controlledResources`` defaulting to cpu and memory)."""
-    spec = vpa.get("spec") or {}
-    if ((spec.get("updatePolicy") or {}).get("updateMode") or "Auto") == "Off":
-        return set()
-    policies = {p.get("containerName"): p for p in (spec.get("resourcePolicy") or {}).get("containerPolicies") or []
-                if isinstance(p, dict)}
-    names = containers or [n for n in policies if n != "*"] + ["*"]
-    controlled: set[str] = set()
-    for name in names:
-        policy = policies.get(name) or policies.get("*") or {}
-        if policy.get("mode") == "Off":
-            continue
-        given = policy.get("controlledResources")
-        controlled.update(("cpu", "memory") if given is None else given)
-    return controlled
-
-
 class HorizontalController(Controller):
     name = COMPONENT
 
@@ -209,16 +144,13 @@ class HorizontalController(Controller):
         later = safe_handler(lambda hpa: self.enqueue_after(object_key(hpa), self.sync_period))
         self.hpa_informer.add_handlers(later, safe_handler(lambda old, cur: later(cur)),
                                        safe_handler(self._deleted))
-        self._recommendations: dict[str, list[list[float]]] = {}   # key -> [[replicas, time]]
-        self._scale_up_events: dict[str, list[_ScaleEvent]] = {}
-        self._scale_down_events: dict[str, list[_ScaleEvent]] = {}
+        self.history = ScalingHistory(downscale_stabilization)
         self._selectors: dict[str, LabelSelector] = {}             # key -> its target's selector
 
     def _deleted(self, hpa: dict) -> None:
         key = object_key(hpa)
-        for state in (self._recommendations, self._scale_up_events, self._scale_down_events,
-                      self._selectors):
-            state.pop(key, None)
+        self.history.forget(key)
+        self._selectors.pop(key, None)
 
     async def sync(self, key: str) -> None:
         namespace, name = split_key(key)
@@ -258,7 +190,7 @@ class HorizontalController(Controller):
                             "the HPA controller was able to get the target's current scale")
         current = int((scale.get("spec") or {}).get("replicas") or 0)
         now = self.clock.now()
-        self._recommendations.setdefault(key, [[current, now]])
+        self.history.record_initial(key, current, now)
         min_replicas = spec.get("minReplicas")
         min_replicas = 1 if min_replicas is None else int(min_replicas)
         max_replicas = int(spec.get("maxReplicas") or 0)
@@ -277,7 +209,7 @@ class HorizontalController(Controller):
         else:
             proposed, metric, statuses, error = await self._replicas_for_metrics(hpa, scale, key, now)
             if proposed == -1:
-                await self._check_vpa_conflict(hpa, namespace, ref)
+                await self._check_vpa_conflict(hpa, namespace)
                 self._set_status(hpa, current, (hpa.get("status") or {}).get("desiredReplicas", 0),
                                  statuses, False)
                 await self._update_status(hpa, original)
@@ -293,12 +225,16 @@ class HorizontalController(Controller):
             if desired < current:
                 reason = "All metrics below target"
             if spec.get("behavior") is None:
-                desired = self._normalize(hpa, key, current, desired, min_replicas, max_replicas, now)
+                normalized = self.history.normalize(key, current, desired, min_replicas, max_replicas, now)
             else:
-                desired = self._normalize_with_behavior(hpa, key, current, desired, min_replicas,
-                                                        max_replicas, now)
+                normalized = self.history.normalize_with_behavior(key, spec["behavior"], current, desired,
+                                                                  min_replicas, max_replicas, now)
+            self._set_condition(hpa, ABLE_TO_SCALE, "True", *normalized.able)
+            self._set_condition(hpa, SCALING_LIMITED, "True" if normalized.limited else "False",
+                                *normalized.limit)
+            desired = normalized.replicas
             rescale = desired != current
-        await self._check_vpa_conflict(hpa, namespace, ref)
+        await self._check_vpa_conflict(hpa, namespace)
 
         if rescale:
             scale["spec"]["replicas"] = desired
@@ -316,7 +252,7 @@ class HorizontalController(Controller):
             self._set_condition(hpa, ABLE_TO_SCALE, "True", "SucceededRescale",
                                 f"the HPA controller was able to update the target scale to {desired}")
             await self._event(hpa, "Normal", "SuccessfulRescale", f"New size: {desired}; reason: {reason}")
-            self._store_scale_event(spec.get("behavior"), key, current, desired, now)
+            self.history.store_scale_event(spec.get("behavior"), key, current, desired, now)
             log.info("%s: rescaled %s from %d to %d: %s", self.name, reference, current, desired, reason)
         else:
             desired = current
@@ -528,189 +464,26 @@ class HorizontalController(Controller):
         return {"kind": SCALING_ACTIVE, "status": "False", "reason": reason,
                 "message": f"the HPA was unable to compute the replica count: {message}"}
 
-    # ---- normalization ----------------------------------------------------------------------
-
-    def _normalize(self, hpa: dict, key: str, current: int, desired: int, min_replicas: int,
-                   max_replicas: int, now: float) -> int:
-        """``normalizeDesiredReplicas`` (an HPA without ``behavior``)."""
-        stabilized = self._stabilize(key, desired, now)
-        if stabilized != desired:
-            self._set_condition(hpa, ABLE_TO_SCALE, "True", "ScaleDownStabilized",
-                                "recent recommendations were higher than current one, applying the "
-                                "highest recent recommendation")
-        else:
-            self._set_condition(hpa, ABLE_TO_SCALE, "True", "ReadyForNewScale",
-                                "recommended size matches current size")
-        scale_up_limit = int(max(SCALE_UP_LIMIT_FACTOR * current, SCALE_UP_LIMIT_MINIMUM))
-        if max_replicas > scale_up_limit:
-            maximum, reason, message = (scale_up_limit, "ScaleUpLimit", "the desired replica count "
-                                        "is increasing faster than the maximum scale rate")
-        else:
-            maximum, reason, message = (max_replicas, "TooManyReplicas",
-                                        "the desired replica count is more than the maximum replica count")
-        if stabilized < min_replicas:
-            result, reason, message = (min_replicas, "TooFewReplicas",
-                                       "the desired replica count is less than the minimum replica count")
-        elif stabilized > maximum:
-            result = maximum
-        else:
-            result, reason, message = (stabilized, "DesiredWithinRange",
-                                       "the desired count is within the acceptable range")
-        self._set_condition(hpa, SCALING_LIMITED, "False" if result == stabilized else "True", reason, message)
-        return result
-
-    def _stabilize(self, key: str, desired: int, now: float) -> int:
-        """``stabilizeRecommendation``: the largest recommendation within the downscale window."""
-        records = self._recommendations.setdefault(key, [])
-        cutoff = now - self.downscale_stabilization
-        largest, old = desired, None
-        for i, (replicas, stamp) in enumerate(records):
-            if stamp < cutoff:
-                old = i
-            elif replicas > largest:
-                largest = int(replicas)
-        if old is not None:
-            records[old] = [desired, now]
-        else:
-            records.append([desired, now])
-        return largest
-
-    def _normalize_with_behavior(self, hpa: dict, key: str, current: int, desired: int,
-                                 min_replicas: int, max_replicas: int, now: float) -> int:
-        """``normalizeDesiredReplicasWithBehaviors``."""
-        behavior = hpa["spec"]["behavior"]
-        up = behavior.get("scaleUp") or {}
-        down = behavior.get("scaleDown") or {}
-        up_window = up.get("stabilizationWindowSeconds")
-        up_window = 0 if up_window is None else int(up_window)
-        down_window = down.get("stabilizationWindowSeconds")
-        down_window = self.downscale_stabilization if down_window is None else int(down_window)
-
-        stabilized, reason, message = self._stabilize_with_behavior(key, current, desired, up_window,
-                                                                    down_window, now)
-        if stabilized != desired:
-            self._set_condition(hpa, ABLE_TO_SCALE, "True", reason, message)
-        else:
-            self._set_condition(hpa, ABLE_TO_SCALE, "True", "ReadyForNewScale",
-                                "recommended size matches current size")
-        result, reason, message = self._rate_limited(key, current, stabilized, min_replicas,
-                                                     max_replicas, up, down, now)
-        self._set_condition(hpa, SCALING_LIMITED, "False" if result == stabilized else "True", reason, message)
-        return result
-
-    def _stabilize_with_behavior(self, key: str, current: int, desired: int, up_window: float,
-                                 down_window: float, now: float) -> tuple[int, str, str]:
-        """``stabilizeRecommendationWithBehaviors``."""
-        records = self._recommendations.setdefault(key, [])
-        up_cutoff, down_cutoff = now - up_window, now - down_window
-        up_rec = down_rec = desired
-        old = None
-        for i, (replicas, stamp) in enumerate(records):
-            if stamp > up_cutoff:
-                up_rec = min(int(replicas), up_rec)
-            if stamp > down_cutoff:
-                down_rec = max(int(replicas), down_rec)
-            if stamp < up_cutoff and stamp < down_cutoff:
-                old = i
-        recommendation = min(max(current, up_rec), down_rec)
-        if old is not None:
-            records[old] = [desired, now]
-        else:
-            records.append([desired, now])
-        if desired >= current:
-            return recommendation, "ScaleUpStabilized", ("recent recommendations were lower than current "
-                                                         "one, applying the lowest recent recommendation")
-        return recommendation, "ScaleDownStabilized", ("recent recommendations were higher than current "
-                                                       "one, applying the highest recent recommendation")
-
-    def _rate_limited(self, key: str, current: int, desired: int, min_replicas: int, max_replicas: int,
-                      up: dict, down: dict, now: float) -> tuple[int, str, str]:
-        """``convertDesiredReplicasWithBehaviorRate``."""
-        ups = self._scale_up_events.get(key, [])
-        downs = self._scale_down_events.get(key, [])
-        if desired > current:
-            limit = max(_policy_limit(current, ups, downs, up, now, True), current)
-            if max_replicas > limit:
-                maximum, reason, message = (limit, "ScaleUpLimit", "the desired replica count is "
-                                            "increasing faster than the maximum scale rate")
-            else:
-                maximum, reason, message = (max_replicas, "TooManyReplicas",
-                                            "the desired replica count is more than the maximum replica count")
-            if desired > maximum:
-                return maximum, reason, message
-        elif desired < current:
-            limit = min(_policy_limit(current, ups, downs, down, now, False), current)
-            if min_replicas < limit:
-                minimum, reason, message = (limit, "ScaleDownLimit", "the desired replica count is "
-                                            "decreasing faster than the maximum scale rate")
-            else:
-                minimum, reason, message = (min_replicas, "TooFewReplicas",
-                                            "the desired replica count is less than the minimum replica count")
-            if desired < minimum:
-                return minimum, reason, message
-        return desired, "DesiredWithinRange", "the desired count is within the acceptable range"
-
-    def _store_scale_event(self, behavior: dict | None, key: str, previous: int, new: int,
-                           now: float) -> None:
-        """``storeScaleEvent``: reuse an event older than the longest policy period, or append."""
-        if behavior is None:
-            return
-        up = new > previous
-        rules = behavior.get("scaleUp" if up else "scaleDown") or {}
-        longest = max((int(p.get("periodSeconds") or 0) for p in rules.get("policies") or []), default=0)
-        events = (self._scale_up_events if up else self._scale_down_events).setdefault(key, [])
-        old = None
-        for i, event in enumerate(events):
-            if event.time < now - longest:
-                event.outdated = True
-            if event.outdated:
-                old = i
-        fresh = _ScaleEvent(abs(new - previous), now)
-        if old is not None:
-            events[old] = fresh
-        else:
-            events.append(fresh)
-
     # ---- VPA on the same resource -------------------------------------------------------------
 
-    async def _check_vpa_conflict(self, hpa: dict, namespace: str, ref: dict) -> None:
-        scaled: dict[str, set[str] | None] = {}   # resource -> containers (None: the whole pod)
-        for metric in (hpa.get("spec") or {}).get("metrics") or []:
-            kind = metric.get("type")
-            source = metric.get("resource" if kind == "Resource" else "containerResource") or {}
-            resource = source.get("name")
-            if kind not in ("Resource", "ContainerResource") or resource not in ("cpu", "memory"):
-                continue
-            if kind == "Resource" or scaled.get(resource, set()) is None:
-                scaled[resource] = None
-            else:
-                scaled.setdefault(resource, set()).add(source.get("container", ""))
-        conflicts: list[str] = []
-        if scaled:
+    async def _check_vpa_conflict(self, hpa: dict, namespace: str) -> None:
+        """Set or clear the ``VerticalPodAutoscalerConflict`` condition (an Event when it appears
+        or changes)."""
+        message = None
+        if scaled_resources(hpa):
             try:
                 vpas = (await self.client.list(VPAS, namespace=namespace)).get("items") or []
             except (ApiError, KeyError):   # the VPA CRD is not installed
                 vpas = []
-            for vpa in vpas:
-                target = (vpa.get("spec") or {}).get("targetRef") or {}
-                if (target.get("kind"), target.get("name")) != (ref.get("kind"), ref.get("name")):
-                    continue
-                both = sorted(r for r, containers in scaled.items()
-                              if r in _controlled_resources(vpa, sorted(containers or ())))
-                if both:
-                    conflicts.append(f"VerticalPodAutoscaler {vpa['metadata'].get('name')} also sets the "
-                                     f"{' and '.join(both)} requests of {ref.get('kind')}/{ref.get('name')}")
+            message = conflicts(hpa, vpas)
         status = hpa.setdefault("status", {})
-        conditions = status.get("conditions") or []
-        if not conflicts:
-            kept = [c for c in conditions if c.get("type") != VPA_CONFLICT]
-            if len(kept) != len(conditions):
+        current = status.get("conditions") or []
+        if message is None:
+            kept = [c for c in current if c.get("type") != VPA_CONFLICT]
+            if len(kept) != len(current):
                 status["conditions"] = kept
             return
-        message = ("; ".join(conflicts) + ": the two autoscalers fight over the same resource; scale "
-                   "horizontally on a resource the VPA does not control (e.g. this HPA on cpu and the "
-                   "VPA with controlledResources: [memory]) or on a custom metric")
-        if not any(c.get("type") == VPA_CONFLICT and c.get("message") == message for c in conditions):
+        if not any(c.get("type") == VPA_CONFLICT and c.get("message") == message for c in current):
             await self._event(hpa, "Warning", VPA_CONFLICT_REASON, message)
         self._set_condition(hpa, VPA_CONFLICT, "True", VPA_CONFLICT_REASON, message)
 
