@@ -343,6 +343,7 @@ CONTROLLER_IDENTITIES = {
     "statefulset": "statefulset-controller",
     "daemonset": "daemon-set-controller",
     "replicationcontroller": "replication-controller",
+    "horizontalpodautoscaling": "horizontal-pod-autoscaler",
 }
 
 
@@ -404,6 +405,16 @@ def _controller_rules() -> dict[str, list[PolicyRule]]:
         "generic-garbage-collector": [
             # list/watches, selective gets, and updates against any resource
             rule("get", "list", "watch", "patch", "update", "delete", groups=("*",), resources=("*",)),
+            events_rule()],
+        "horizontal-pod-autoscaler": [
+            rule("get", "list", "watch", groups=(AUTOSCALING,), resources=("horizontalpodautoscalers",)),
+            rule("update", groups=(AUTOSCALING,), resources=("horizontalpodautoscalers/status",)),
+            rule("get", "update", groups=("*",), resources=("*/scale",)),
+            rule("list", groups=(LEGACY,), resources=("pods",)),
+            # allow listing resource, custom, and external metrics
+            rule("list", groups=("metrics.k8s.io",), resources=("pods",)),
+            rule("get", "list", groups=("custom.metrics.k8s.io",), resources=("*",)),
+            rule("get", "list", groups=("external.metrics.k8s.io",), resources=("*",)),
             events_rule()],
         "job-controller": [
             rule("get", "list", "watch", "update", "patch", groups=(BATCH,), resources=("jobs",)),
@@ -561,7 +572,9 @@ def _kvert_roles() -> list[tuple[str, list[PolicyRule], tuple[str, ...]]]:
         ("system:kvert:vpa-admission-controller", [
             # registers its webhook configuration, replacing a stale one
             rule("update", groups=("admissionregistration.k8s.io",),
-                 resources=("mutatingwebhookconfigurations",))],
+                 resources=("mutatingwebhookconfigurations",)),
+            # the requires-VPA hold reads a namespace's opt-in annotation
+            rule(*READ, groups=(LEGACY,), resources=("namespaces",))],
          (VPA_ADMISSION,)),
     ]
 

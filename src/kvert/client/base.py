@@ -61,6 +61,12 @@ class Client(Protocol):
         """Patch ``pods/resize`` (a strategic merge patch by default, as kubectl sends:
         containers merge by name and resources by key, so a patch may name only what changes)."""
 
+    async def get_scale(self, resource: str, name: str, namespace: str = "") -> dict:
+        """The ``autoscaling/v1`` Scale of a workload (``deployments/NAME/scale``)."""
+
+    async def update_scale(self, resource: str, scale: dict) -> dict:
+        """PUT a Scale (its ``metadata.name``/``namespace`` name the workload)."""
+
     async def create_subresource(self, resource: str, name: str, subresource: str, body: dict, *,
                                  namespace: str = "") -> dict:
         """POST ``body`` to a subresource that answers with something new: a TokenRequest

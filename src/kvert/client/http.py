@@ -270,6 +270,16 @@ class HttpClient:
         return await self.patch("pods", pod_name, patch, patch_type, namespace=namespace,
                                 subresource="resize")
 
+    async def get_scale(self, resource: str, name: str, namespace: str = "") -> dict:
+        return await self._call("GET", resource_path(resource, namespace, name, "scale"))
+
+    async def update_scale(self, resource: str, scale: dict) -> dict:
+        return await self.update(resource, scale, subresource="scale")
+
+    async def get_path(self, path: str, query: dict | None = None) -> dict:
+        """GET an API path the resource methods do not name (``/apis/metrics.k8s.io/...``)."""
+        return await self._call("GET", path, query)
+
     async def create_subresource(self, resource: str, name: str, subresource: str, body: dict, *,
                                  namespace: str = "") -> dict:
         return await self._call("POST", resource_path(resource, namespace, name, subresource),

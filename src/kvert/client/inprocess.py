@@ -109,6 +109,16 @@ class InProcessClient:
         return await self.patch("pods", pod_name, patch, patch_type, namespace=namespace,
                                 subresource="resize")
 
+    async def get_scale(self, resource: str, name: str, namespace: str = "") -> dict:
+        self._check("get", resource, namespace, name, "scale")
+        return self.registry.get_scale(resource, name, namespace)
+
+    async def update_scale(self, resource: str, scale: dict) -> dict:
+        meta = scale.get("metadata") or {}
+        self._check("update", resource, meta.get("namespace", ""), meta.get("name", ""), "scale")
+        return await self.registry.update_scale(resource, meta.get("name", ""), deep_copy(scale),
+                                                namespace=meta.get("namespace", ""), user=self.user)
+
     async def create_subresource(self, resource: str, name: str, subresource: str, body: dict, *,
                                  namespace: str = "") -> dict:
         if (resource, subresource) == ("serviceaccounts", "token"):

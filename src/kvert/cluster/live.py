@@ -151,7 +151,9 @@ class Cluster(ApiServerProcess):
 
     async def start(self) -> None:
         await super().start()
-        settings = {"root-ca-cert-publisher": {"ca_pem": self.pki.ca_pem()}}
+        settings = {"root-ca-cert-publisher": {"ca_pem": self.pki.ca_pem()},
+                    # the HPA reads what the API server serves under metrics.k8s.io
+                    "horizontalpodautoscaling": {"metrics": self.metrics}}
         self._add_leader_elected("controller-manager", "kube-controller-manager",
                                  build.CONTROLLER_MANAGER,
                                  lambda client: build.controller_manager(

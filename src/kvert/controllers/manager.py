@@ -3,8 +3,8 @@
 ``ControllerManager(client, clock)`` builds the ReplicaSet, ReplicationController, Deployment,
 StatefulSet, DaemonSet, Job, CronJob,
 TTL-after-finished, disruption, ResourceClaim, namespace, pod GC, node lifecycle, taint
-eviction, ServiceAccount, ClusterRole aggregation, Endpoints and EndpointSlice controllers
-and the garbage collector (which also collects
+eviction, ServiceAccount, ClusterRole aggregation, Endpoints, EndpointSlice and
+HorizontalPodAutoscaler controllers and the garbage collector (which also collects
 ResourceClaims owned by deleted pods) over one
 ``InformerFactory`` (one list+watch per resource, as kube-controller-manager's shared
 informers). ``await manager.run()`` starts
@@ -14,7 +14,9 @@ everything from the store.
 
 The root CA publisher (``root-ca-cert-publisher``) needs the cluster's CA, so it runs
 only when named, with it: ``controllers=ALL_CONTROLLERS + ("root-ca-cert-publisher",),
-settings={"root-ca-cert-publisher": {"ca_pem": pem}}``.
+settings={"root-ca-cert-publisher": {"ca_pem": pem}}``. The HPA controller reads pod
+metrics from ``settings={"horizontalpodautoscaling": {"metrics": provider}}`` (anything with
+``pod_metrics(namespace)``), else through the client's ``get_path`` (metrics.k8s.io).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from kvert.controllers.disruption import DisruptionController
 from kvert.controllers.endpoints import EndpointsController
 from kvert.controllers.endpointslice import EndpointSliceController
 from kvert.controllers.gc import DEFAULT_RESOURCES, GarbageCollector
+from kvert.controllers.horizontal import HorizontalController
 from kvert.controllers.job import JobController
 from kvert.controllers.namespace import NamespaceController
 from kvert.controllers.nodeipam import NodeIpamController
@@ -51,7 +54,8 @@ log = logging.getLogger(__name__)
 ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector", "resourceclaim",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
                    "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished", "endpoints",
-                   "endpointslice", "nodeipam", "statefulset", "replicationcontroller", "daemonset")
+                   "endpointslice", "nodeipam", "statefulset", "replicationcontroller", "daemonset",
+                   "horizontalpodautoscaling")
 
 
 def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -81,6 +85,7 @@ _FACTORIES = {
     "statefulset": StatefulSetController,
     "replicationcontroller": ReplicationControllerController,
     "daemonset": DaemonSetController,
+    "horizontalpodautoscaling": HorizontalController,
 }
 
 

@@ -48,7 +48,19 @@ one and the others); its message names the controller, not the pod, so repeats f
 new replica bump one event's ``count``. The same text is returned as an admission warning
 (kubectl prints it as ``Warning: ...``).
 
-The admission controller never refuses a pod: any internal error lets it through unchanged.
+**Requires VPA** (seed 002: a pod marked so is not admitted until its VPA exists, so that
+creating a VPA and its workload together is not a race): a pod whose annotations, or whose
+namespace's annotations, carry ``vpa.kvert.io/requires-vpa: "true"`` is refused (403
+Forbidden, :class:`VpaRequired`) while no VPA in a mode other than ``Off`` matches it. With
+the value ``"recommendation"`` it is refused until that VPA also has a recommendation, for
+workloads whose VPA has history (checkpoints, ``--vpa-history-*``): a brand-new workload's VPA
+gets its first recommendation only from running pods, so it would wait forever. The pod's
+controller retries with its back-off (``FailedCreate`` events), so creation is held until
+then. Opt-in: without the annotation nothing changes; the pod's annotation wins over the
+namespace's.
+
+Otherwise the admission controller never refuses a pod: any internal error lets it through
+unchanged (with the annotation too: an unreadable VPA list does not hold pods).
 """
 
 from __future__ import annotations
@@ -61,7 +73,7 @@ from typing import Any, Iterable, Mapping
 
 import jsonpatch
 
-from kvert.api.errors import ApiError, NotFound
+from kvert.api.errors import ApiError, Forbidden, NotFound
 from kvert.api.quantity import Quantity, QuantityError
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.cache import InformerFactory
@@ -77,13 +89,16 @@ OBSERVED_CONTAINERS_ANNOTATION = "vpaObservedContainers"
 MULTIPLE_VPAS_REASON = "MultipleVPAs"
 COMPONENT = "vpa-admission-controller"
 
+REQUIRES_VPA_ANNOTATION = "vpa.kvert.io/requires-vpa"
+
 VPAS = "autoscaling.k8s.io/verticalpodautoscalers"
 LIMIT_RANGES = "limitranges"
+NAMESPACES = "namespaces"
 REPLICA_SETS = "apps/replicasets"
 DEPLOYMENTS = "apps/deployments"
 # kinds whose objects kvert can read, to follow ownerReferences and read target selectors
 _RESOURCE_BY_KIND = {"ReplicaSet": REPLICA_SETS, "Deployment": DEPLOYMENTS}
-WATCHED = (VPAS, LIMIT_RANGES, REPLICA_SETS, DEPLOYMENTS)
+WATCHED = (VPAS, LIMIT_RANGES, REPLICA_SETS, DEPLOYMENTS, NAMESPACES)
 
 REQUESTS_AND_LIMITS = "RequestsAndLimits"
 REQUESTS_ONLY = "RequestsOnly"
@@ -286,6 +301,40 @@ def ambiguity_message(pod: Mapping, candidates: list[Mapping]) -> str:
             f"{_meta(candidates[0]).get('name', '')} (the oldest by creationTimestamp, then by name)")
 
 
+class VpaRequired(Forbidden):
+    """A pod that requires a VPA and has none with a recommendation yet."""
+
+
+REQUIRE_VPA, REQUIRE_RECOMMENDATION = "true", "recommendation"
+
+
+def required_vpa(pod: Mapping, namespace: Mapping | None) -> str | None:
+    """What the pod waits for: ``"true"`` (its VPA), ``"recommendation"`` (its VPA's
+    recommendation) or None. The pod's annotation wins over its namespace's."""
+    for obj in (pod, namespace):
+        value = str((_meta(obj).get("annotations") or {}).get(REQUIRES_VPA_ANNOTATION, "")).lower()
+        if value in (REQUIRE_VPA, REQUIRE_RECOMMENDATION):
+            return value
+        if value:
+            return None
+    return None
+
+
+def missing_vpa_message(pod: Mapping, vpas: Iterable[Mapping], required: str) -> str | None:
+    """Why a pod that requires a VPA (``required``: see :func:`required_vpa`) cannot be
+    admitted yet, or None when it can."""
+    chosen, _ = choose_vpa(vpas)
+    what = f"pod {_meta(pod).get('name') or _meta(pod).get('generateName', '')}"
+    if chosen is None:
+        return (f"{what} requires a VerticalPodAutoscaler ({REQUIRES_VPA_ANNOTATION}) and none in a "
+                f"mode other than Off matches it")
+    if required == REQUIRE_RECOMMENDATION and \
+            not parse_recommendation((chosen.get("status") or {}).get("recommendation")):
+        return (f"{what} requires a VerticalPodAutoscaler recommendation ({REQUIRES_VPA_ANNOTATION}) and "
+                f"{_meta(chosen).get('name', '')} has none yet")
+    return None
+
+
 def apply_patch(obj: dict, ops: list[dict]) -> None:
     """Apply JSONPatch ``ops`` to ``obj`` in place."""
     if not ops:
@@ -423,9 +472,15 @@ class VpaAdmission:
         self._pending: set[asyncio.Task] = set()
 
     async def review(self, pod: Mapping, namespace: str = "") -> tuple[list[dict], list[str]]:
-        """(JSONPatch operations, warnings) for a pod being created."""
+        """(JSONPatch operations, warnings) for a pod being created; raises
+        :class:`VpaRequired` for a pod held until its VPA has a recommendation."""
         namespace = namespace or _meta(pod).get("namespace") or "default"
         vpas = await self.matcher.matching_vpas(pod, namespace)
+        required = required_vpa(pod, await self.matcher.get(NAMESPACES, "", namespace))
+        if required is not None:
+            message = missing_vpa_message(pod, vpas, required)
+            if message is not None:
+                raise VpaRequired(message)
         if not vpas:
             return [], []
         limit_ranges = await self.matcher.limit_ranges(namespace)
@@ -487,6 +542,8 @@ class VpaAdmissionPlugin:
                 if isinstance(status, dict) and "qosClass" in status:   # requests changed
                     from kvert.api import pods as podutil
                     status["qosClass"] = podutil.compute_qos_class(attrs.object)
+        except VpaRequired:
+            raise
         except (ApiError, OSError, ValueError, KeyError, TypeError, IndexError,
                 jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
             log.warning("vpa admission of pod %s/%s failed, admitted unchanged: %s",
@@ -497,7 +554,8 @@ class VpaAdmissionPlugin:
 
 
 __all__ = [
-    "COMPONENT", "MULTIPLE_VPAS_REASON", "OBSERVED_CONTAINERS_ANNOTATION", "RESOURCE_UPDATES_ANNOTATION",
-    "VpaAdmission", "VpaAdmissionPlugin", "VpaMatcher", "apply_patch", "choose_vpa",
-    "container_limit_range_item", "container_resources", "mutate_pod", "stronger_key", "update_mode",
+    "COMPONENT", "MULTIPLE_VPAS_REASON", "OBSERVED_CONTAINERS_ANNOTATION", "REQUIRES_VPA_ANNOTATION",
+    "RESOURCE_UPDATES_ANNOTATION", "VpaAdmission", "VpaAdmissionPlugin", "VpaMatcher", "VpaRequired",
+    "apply_patch", "choose_vpa", "container_limit_range_item", "container_resources", "missing_vpa_message",
+    "mutate_pod", "required_vpa", "stronger_key", "update_mode",
 ]

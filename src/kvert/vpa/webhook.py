@@ -1,11 +1,12 @@
 """The VPA admission controller as a mutating admission webhook over HTTPS.
 
 :class:`VpaWebhookServer` answers ``POST /mutate`` with an ``admission.k8s.io/v1``
-AdmissionReview: ``response.uid`` echoes the request, ``allowed`` is always true, and when
+AdmissionReview: ``response.uid`` echoes the request, ``allowed`` is true, and when
 the pod changes ``patchType: JSONPatch`` with the base64 patch of
-:func:`kvert.vpa.admission.mutate_pod`; ``warnings`` carries the two-VPAs warning. It never
-denies: a request it cannot read, a resource other than a pod CREATE, or an internal error
-is allowed unchanged (and logged). ``GET /health-check`` answers 200.
+:func:`kvert.vpa.admission.mutate_pod`; ``warnings`` carries the two-VPAs warning. It denies
+only a pod that opted in to wait for its VPA (:class:`~kvert.vpa.admission.VpaRequired`:
+``allowed: false`` with a 403 Forbidden ``status``); a request it cannot read, a resource
+other than a pod CREATE, or an internal error is allowed unchanged (and logged). ``GET /health-check`` answers 200.
 
 :func:`webhook_configuration` is the MutatingWebhookConfiguration to register it with any
 API server (upstream ``selfRegistration``: configuration ``vpa-webhook-config``, webhook
@@ -26,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kvert.vpa.admission import COMPONENT, VpaAdmission, VpaMatcher
+from kvert.vpa.admission import COMPONENT, VpaAdmission, VpaMatcher, VpaRequired
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,12 @@ async def register_webhook(client: Any, configuration: dict) -> dict:
     return await client.update(resource, current)
 
 
-def review_response(uid: str, ops: list[dict] | None = None, warnings: list[str] | None = None) -> dict:
-    response: dict[str, Any] = {"uid": uid, "allowed": True}
+def review_response(uid: str, ops: list[dict] | None = None, warnings: list[str] | None = None,
+                    denied: VpaRequired | None = None) -> dict:
+    response: dict[str, Any] = {"uid": uid, "allowed": denied is None}
+    if denied is not None:
+        response["status"] = {"status": "Failure", "message": str(denied), "reason": denied.reason,
+                              "code": denied.code}
     if ops:
         response["patchType"] = "JSONPatch"
         response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode("ascii")
@@ -164,6 +169,8 @@ class VpaWebhookServer:
                     and resource.get("resource") == "pods" and not req.get("subResource")
                     and isinstance(pod, dict)):
                 ops, warnings = await self.admission.review(pod, str(req.get("namespace") or ""))
+        except VpaRequired as e:
+            return web.json_response(review_response(uid, denied=e))
         except Exception:  # never deny: admit unchanged (failurePolicy Ignore semantics)
             log.exception("vpa admission of %s/%s failed; allowing unchanged",
                           req.get("namespace"), req.get("name"))
