@@ -81,7 +81,37 @@ class PodGC(Controller):
         self.nodes = self.use("nodes")
         self._missing: dict[str, float] = {}      # node name -> when first seen missing
         self.deleted: list[tuple[str, str, str]] = []   # (namespace, name, why), latest 1000
+        # kept from the pod events, so a pass costs the pods that matter, not all of them
+        self._terminated: dict[tuple[str, str], dict] = {}
+        self._deleting: dict[tuple[str, str], dict] = {}
+        self._on_node: dict[str, dict[tuple[str, str], dict]] = {}
+        self._node_of: dict[tuple[str, str], str] = {}
+        self.pods.add_handlers(self._seen, lambda old, new: self._seen(new), self._forget)
         self.enqueue(_KEY)
+
+    def _seen(self, pod: dict) -> None:
+        key = self._forget(pod)
+        if is_terminated(pod):
+            self._terminated[key] = pod
+        if is_deleting(pod):
+            self._deleting[key] = pod
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            self._on_node.setdefault(node, {})[key] = pod
+            self._node_of[key] = node
+
+    def _forget(self, pod: dict) -> tuple[str, str]:
+        meta = pod.get("metadata") or {}
+        key = (meta.get("namespace", ""), meta.get("name", ""))
+        self._terminated.pop(key, None)
+        self._deleting.pop(key, None)
+        node = self._node_of.pop(key, None)
+        if node is not None:
+            pods = self._on_node[node]
+            pods.pop(key, None)
+            if not pods:
+                del self._on_node[node]
+        return key
 
     async def sync(self, key: str) -> None:
         try:
@@ -90,23 +120,21 @@ class PodGC(Controller):
             self.enqueue_after(_KEY, GC_PERIOD)
 
     async def gc(self) -> None:
-        pods = self.pods.list()
-        nodes = {(n.get("metadata") or {}).get("name", ""): n for n in self.nodes.list()}
-        for pod in terminated_to_delete(pods, self.threshold):
+        for pod in terminated_to_delete(list(self._terminated.values()), self.threshold):
             await self._finish(pod, "terminated", None)
-        deleting = [p for p in pods if is_deleting(p)]
+        deleting = list(self._deleting.values())
         for pod in sorted(deleting, key=gc_order):
-            node = nodes.get((pod.get("spec") or {}).get("nodeName") or "")
+            node = self.nodes.get((pod.get("spec") or {}).get("nodeName") or "")
             if node is not None and not _ready(node) and _out_of_service(node):
                 await self._finish(pod, "out-of-service", None)
-        await self._orphans(pods, nodes)
+        await self._orphans()
         for pod in deleting:
             if not (pod.get("spec") or {}).get("nodeName"):
                 await self._finish(pod, "unscheduled-terminating", None)
 
-    async def _orphans(self, pods: list[dict], nodes: dict[str, dict]) -> None:
+    async def _orphans(self) -> None:
         now = self.clock.now()
-        wanted = {(p.get("spec") or {}).get("nodeName") for p in pods} - {None, ""} - set(nodes)
+        wanted = {n for n in self._on_node if self.nodes.get(n) is None}
         self._missing = {n: t for n, t in self._missing.items() if n in wanted}
         gone = set()
         for name in wanted:
@@ -120,8 +148,8 @@ class PodGC(Controller):
                 gone.add(name)
         condition = {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByPodGC",
                      "message": "PodGC: node no longer exists"}
-        for pod in pods:
-            if (pod.get("spec") or {}).get("nodeName") in gone:
+        for name in sorted(gone):
+            for pod in list(self._on_node.get(name, {}).values()):
                 await self._finish(pod, "orphaned", condition)
 
     async def _finish(self, pod: dict, why: str, condition: dict | None) -> None:
