@@ -93,7 +93,7 @@ def test_load_reports_file_problems(tmp_path):
 def test_the_hamster_example_loads():
     from pathlib import Path
     scn = load_scenario(Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "hamster.yaml")
-    assert [p.name for p in scn.policies] == ["none", "recreate", "in-place"]
+    assert [p.name for p in scn.policies] == ["no VPA", "Recreate", "InPlaceOrRecreate"]
     assert scn.nodes.count == 3 and scn.workloads[0].replicas == 2 and scn.duration == 2 * 86400
 
 
