@@ -41,7 +41,8 @@ from kvert.sim.scenario import WORKLOAD_LABEL, Policy, Scenario
 
 log = logging.getLogger(__name__)
 
-SERIES = ("cpu_request", "cpu_use", "memory_request", "memory_use", "pods_running", "pods_pending")
+SERIES = ("cpu_request", "cpu_use", "memory_request", "memory_use", "pods_running", "pods_pending",
+          "cpu_demand")
 COUNTERS = ("oom_kills", "restarts", "throttled_seconds", "evictions", "resizes", "pods_created")
 
 Progress = Callable[[str, float], None]
@@ -68,6 +69,13 @@ class PolicyRun:
     skipped: str = ""                                   # why the policy could not run
     vpa_recommendations: dict[str, Any] = field(default_factory=dict)
     events: list[dict] = field(default_factory=list)   # evictions and OOM kills, with their times
+    # workload -> the containers' last termination reason (OOMKilled, Error, Completed...) -> restarts
+    restarts_by_cause: dict[str, dict[str, int]] = field(default_factory=dict)
+    # workload -> why pods waited (Unschedulable, Scheduling, ContainerCreating...) -> pod-seconds
+    pending_by_reason: dict[str, dict[str, float]] = field(default_factory=dict)
+    # workload -> container -> [{"time": s, "target"/"lowerBound"/"upperBound": {"cpu": millicores,
+    # "memory": bytes}}], one entry per recommendation change
+    recommendation_history: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
 
 
 # -- helpers -------------------------------------------------------------------------------------------
