@@ -121,7 +121,9 @@ def _timeline(run, initial: dict[str, tuple[tuple[int, int], int]]) -> None:
 
 
 def _comparison(doc: dict) -> None:
-    keys = (("cpu_slack_core_hours", "cpu slack (core-h)"),
+    keys = (("cpu_slack_percent", "cpu slack (% req)"), ("cpu_under_percent", "cpu under (% req)"),
+            ("memory_slack_percent", "memory slack (% req)"), ("memory_under_percent", "memory under (% req)"),
+            ("cpu_slack_core_hours", "cpu slack (core-h)"),
             ("cpu_overprovisioned_core_hours", "  over-provisioned"),
             ("cpu_underprovisioned_core_hours", "  under-provisioned"),
             ("memory_slack_gib_hours", "memory slack (GiB-h)"),
