@@ -126,3 +126,11 @@ def test_cpu_demand_is_left_out_while_no_engine_measures_it():
     page = report_html(doc)
     assert ">demand<" not in page and "CPU demand (core-h)" not in page
     assert "CPU delivered (core-h)" in page
+
+
+def test_recommendations_are_drawn_as_steps_with_a_gap_before_the_first():
+    from kvert.sim.report import Line, line_chart
+    svg = line_chart("t", np.array([1.0, 2.0, 3.0, 4.0]),
+                     [Line("target", np.array([np.nan, 10.0, 20.0, 20.0]), "#000", step=True)], "x")
+    # x: 60 + 430 * t / 4; y: 206 - 182 * v / 20 (the axis ends at 20)
+    assert 'points="275.0,115.0 382.5,115.0 382.5,24.0 490.0,24.0 490.0,24.0"' in svg

@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -128,31 +128,42 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
-def _segments(xs: np.ndarray, ys: np.ndarray) -> list[str]:
-    """Polyline point lists for the runs of finite values (a gap where a value is unknown)."""
-    finite = np.isfinite(ys)
+class Line(NamedTuple):
+    label: str
+    values: np.ndarray           # one per time; NaN where unknown (a gap)
+    color: str
+    dashed: bool = False
+    step: bool = False           # held until the next value, then a vertical jump
+
+
+def _segments(xs: np.ndarray, ys: np.ndarray, step: bool) -> list[str]:
+    """Polyline point lists for the runs of finite values."""
     out, current = [], []
-    for a, b, ok in zip(xs, ys, finite):
-        if ok:
-            current.append(f"{a:.1f},{b:.1f}")
-        elif current:
-            out.append(" ".join(current))
+    previous = 0.0
+    for a, b in zip(xs, ys):
+        if not np.isfinite(b):
+            if current:
+                out.append(" ".join(current))
             current = []
+            continue
+        if step and current:
+            current.append(f"{a:.1f},{previous:.1f}")
+        current.append(f"{a:.1f},{b:.1f}")
+        previous = b
     if current:
         out.append(" ".join(current))
     return out
 
 
-def line_chart(title: str, t_hours: np.ndarray, lines: list[tuple[str, np.ndarray, str, bool]],
-               unit: str, width: int = 640, height: int = 240,
-               marks: tuple[str, list[float], str] | None = None) -> str:
-    """An SVG line chart; ``lines`` are (label, values, colour, dashed), NaN where a value is
-    unknown; ``marks`` (label, times in hours, colour) are drawn as vertical lines."""
+def line_chart(title: str, t_hours: np.ndarray, lines: list[Line], unit: str, width: int = 640,
+               height: int = 240, marks: tuple[str, list[float], str] | None = None) -> str:
+    """An SVG line chart of ``lines``; ``marks`` (label, times in hours, colour) are drawn as
+    vertical lines."""
     left, right, top, bottom = 60, 150, 24, 34
     pw, ph = width - left - right, height - top - bottom
     if len(t_hours) == 0:
         return f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40"><text x="4" y="20">{html.escape(title)}: no data</text></svg>'
-    t, ys = _downsample(t_hours, [v for _, v, _, _ in lines])
+    t, ys = _downsample(t_hours, [line.values for line in lines])
     finite = [y[np.isfinite(y)] for y in ys]
     ymax = _nice_max(max((float(np.max(y)) for y in finite if len(y)), default=0.0))
     tmax = float(t[-1]) if float(t[-1]) > 0 else 1.0
@@ -171,13 +182,13 @@ def line_chart(title: str, t_hours: np.ndarray, lines: list[tuple[str, np.ndarra
     out.append(f'<text x="{left - 50}" y="{top + ph / 2:.0f}" font-size="10" transform="rotate(-90 {left - 50} '
                f'{top + ph / 2:.0f})" text-anchor="middle">{html.escape(unit)}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>')
-    legend = [(label, color, dashed) for label, _, color, dashed in lines]
-    for (_, _, color, dashed), y in zip(lines, ys):
+    legend = [(line.label, line.color, line.dashed) for line in lines]
+    for line, y in zip(lines, ys):
         xs = left + pw * t / tmax
         yy = top + ph - ph * np.clip(y, 0, None) / ymax
-        dash = ' stroke-dasharray="5,3"' if dashed else ""
-        for pts in _segments(xs, yy):
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5"{dash} points="{pts}"/>')
+        dash = ' stroke-dasharray="5,3"' if line.dashed else ""
+        for pts in _segments(xs, yy, line.step):
+            out.append(f'<polyline fill="none" stroke="{line.color}" stroke-width="1.5"{dash} points="{pts}"/>')
     if marks is not None and marks[1]:
         label, times, color = marks
         for when in times:
@@ -313,16 +324,17 @@ def _workload_charts(p: dict, name: str) -> list[str]:
     history = (p.get("recommendation_history") or {}).get(name) or {}
     charts = []
     for resource, unit, scale in (("cpu", "millicores", 1.0), ("memory", "MiB", MIB)):
-        lines = [("request", np.asarray(s[f"{resource}_request"]) / scale, COLORS[0], False),
-                 ("use", np.asarray(s[f"{resource}_use"]) / scale, COLORS[1], False)]
+        lines = [Line("request", np.asarray(s[f"{resource}_request"]) / scale, COLORS[0]),
+                 Line("use", np.asarray(s[f"{resource}_use"]) / scale, COLORS[1])]
         demand = np.asarray(s.get(f"{resource}_demand") or [], dtype=float)
         if demand.size and demand.any():
-            lines.append(("demand", demand / scale, COLORS[4], False))
+            lines.append(Line("demand", demand / scale, COLORS[4]))
         if history:
             for bound, label, color, dashed in (("target", "VPA target", COLORS[2], False),
                                                 ("lowerBound", "lower bound", COLORS[3], True),
                                                 ("upperBound", "upper bound", COLORS[3], True)):
-                lines.append((label, _recommended(history, times, running, bound, resource) / scale, color, dashed))
+                values = _recommended(history, times, running, bound, resource) / scale
+                lines.append(Line(label, values, color, dashed, step=True))
         marks = None
         if resource == "memory":
             kills = (p.get("breakdowns") or {}).get(name, {}).get("oom_kills") or []
