@@ -38,7 +38,7 @@ def test_a_short_run_reports_every_policy():
     runs = simulate(scn, skip_unavailable=False)
     assert [r.policy for r in runs] == [p.name for p in scn.policies]
     none = runs[0].counters
-    # by the scenario's arithmetic: the leak reaches its 512Mi limit after (512-200)/12 = 26
+    # by the scenario's arithmetic: the leak reaches its 512Mi limit after (512-200)/8 = 39
     # minutes, oom-prone spikes to 560Mi over its 512Mi limit at 1h, batch exits every 20 minutes
     assert none["leak"]["oom_kills"] >= 2 and none["oom-prone"]["oom_kills"] >= 2
     assert none["batch"]["restarts"] >= 2 and none["batch"]["throttled_seconds"] > 0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 EXAMPLE = """\
 example: kvert simulate examples/scenarios/hamster.yaml -o out/hamster
-         kvert simulate examples/scenarios/hamster.yaml --policy none --json-only -o out/none
+         kvert simulate examples/scenarios/hamster.yaml --policy 'no VPA' --json-only -o out/none
          kvert simulate examples/scenarios/hamster-trace.yaml   # usage replayed from a recorded trace
          kvert simulate examples/scenarios/quality.yaml -o out/quality   # the six-workload quality suite
 

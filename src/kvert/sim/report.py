@@ -207,8 +207,11 @@ def line_chart(title: str, t_hours: np.ndarray, lines: list[Line], unit: str, wi
 
 
 def bar_chart(title: str, values: list[tuple[str, float]], width: int = 300, height: int = 150) -> str:
-    """Horizontal bars, one per policy (negative values drawn to the left of zero)."""
+    """Horizontal bars, one per label (negative values drawn to the left of zero); the label
+    column widens for long labels."""
     left, right, top = 110, 60, 22
+    extra = max(0, 6 * max((len(label) for label, _ in values), default=0) + 8 - left)
+    left, width = left + extra, width + extra
     bar = max(10, (height - top - 6) // max(1, len(values)) - 4)
     height = top + (bar + 4) * len(values) + 6
     lo = min(0.0, min((v for _, v in values), default=0.0))
