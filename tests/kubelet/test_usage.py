@@ -194,3 +194,28 @@ def test_container_annotations_round_trip():
     assert default == {"cpu": "250m", "memory": "512Mi"}
     init = json.loads(container_annotations(make_pod(), "init")[USAGE_ANNOTATION])
     assert init["exitAfter"] == 1.0
+
+
+def _noisy_pod(name, cpu_profile):
+    pod = make_pod({"app": {"cpu": cpu_profile, "memory": "100Mi"}})
+    pod["metadata"]["name"] = name
+    return pod
+
+
+def _cpu_series(pod):
+    u = parse_container_usage(container_annotations(pod, "app")[USAGE_ANNOTATION], "app")
+    return [usage_at(u, 60 * k)[0] for k in range(30)]
+
+
+def test_replicas_get_their_own_noise_and_an_explicit_seed_is_shared():
+    noisy = {"profile": "constant", "value": "500m", "noise": 0.2}
+    a, b = _cpu_series(_noisy_pod("web-1", noisy)), _cpu_series(_noisy_pod("web-2", noisy))
+    assert a != b                                           # two replicas, two sequences
+    assert a == _cpu_series(_noisy_pod("web-1", noisy))     # the same pod name repeats exactly
+    assert all(400 <= v <= 600 for v in a + b)
+    seeded = {**noisy, "seed": 7}
+    assert _cpu_series(_noisy_pod("web-1", seeded)) == _cpu_series(_noisy_pod("web-2", seeded))
+    # the seed travels in the annotation the runtime parses, and the pod's own view agrees
+    spec = json.loads(container_annotations(_noisy_pod("web-1", noisy), "app")[USAGE_ANNOTATION])
+    assert spec["cpu"]["seed"] == container_usage_spec(_noisy_pod("web-1", noisy), "app")["cpu"]["seed"]
+    assert spec["memory"] == "100Mi"                        # no noise, nothing added

@@ -93,7 +93,7 @@ def test_load_reports_file_problems(tmp_path):
 def test_the_hamster_example_loads():
     from pathlib import Path
     scn = load_scenario(Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "hamster.yaml")
-    assert [p.name for p in scn.policies] == ["none", "recreate", "in-place"]
+    assert [p.name for p in scn.policies] == ["no VPA", "Recreate", "InPlaceOrRecreate"]
     assert scn.nodes.count == 3 and scn.workloads[0].replicas == 2 and scn.duration == 2 * 86400
 
 
@@ -110,3 +110,18 @@ def test_recommender_and_updater_settings_are_validated():
         "recommender": {"wobble": 1}}}]))
     assert "policies[0].vpa.updater.speed" in error(base(policies=[{"name": "x", "vpa": {
         "updater": {"speed": 1}}}]))
+
+
+@pytest.mark.parametrize("mode", ["InPlace", "Auto", "InPlaceOrRecreate", "Recreate", "Initial", "Off"])
+def test_every_update_mode_the_vpa_api_accepts_is_a_policy(mode):
+    scn = parse_scenario(base(policies=[{"name": mode, "vpa": {"updateMode": mode}}]))
+    w, p = scn.workloads[0], scn.policies[0]
+    assert p.update_mode == mode
+    assert scn.vpa_object(w, p)["spec"]["updatePolicy"]["updateMode"] == mode
+
+
+def test_an_unknown_update_mode_lists_the_valid_ones():
+    message = error(base(policies=[{"name": "x", "vpa": {"updateMode": "Sometimes"}}]))
+    assert message.startswith("policies[0].vpa.updateMode:")
+    for mode in ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace", "Auto"):
+        assert mode in message

@@ -1,6 +1,7 @@
 """``kvert demo``: the main job. Seed 003's hamster for three simulated days under three
-policies (no VPA, VPA Recreate, VPA InPlaceOrRecreate), on identical workload, with the
-real components in virtual time: what happened when, and what each policy cost."""
+policies named by the VPA update modes a user picks from (no VPA, Recreate,
+InPlaceOrRecreate), on identical workload, with the real components in virtual time: the
+template's requests it starts from, what happened when, and what each policy cost."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ SCENARIO = Path(__file__).resolve().parents[1] / "sim" / "demo.yaml"
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "demo", help="run the demonstration: the hamster under no VPA, Recreate and in-place",
+        "demo", help="run the demonstration: the hamster with no VPA, VPA Recreate and VPA InPlaceOrRecreate",
         description="Simulate seed 003's hamster (2 replicas requesting 100m / 50Mi, using about "
-                    "500m / 250Mi) for three days under three policies -- no VPA, VPA Recreate "
-                    "and VPA InPlaceOrRecreate -- with kvert's scheduler, node agents, "
+                    "500m / 250Mi) for three days under three policies -- no VPA, VPA updateMode "
+                    "Recreate and VPA updateMode InPlaceOrRecreate -- with kvert's scheduler, node agents, "
                     "controllers and VPA in virtual time; print the timeline and the comparison, "
                     "and write the HTML report.",
         epilog="example: kvert demo --days 3 -o /tmp/kvert-demo")
@@ -41,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
     names = [p.name for p in scn.policies]
     print("kvert demo: seed 003's hamster, 2 replicas requesting 100m / 50Mi while using about "
           "500m / 250Mi", flush=True)
-    print(f"{len(names)} policies x {args.days:g} simulated days, {scn.nodes.count} nodes, seed {scn.seed}",
-          flush=True)
+    print(f"{len(names)} policies ({', '.join(names)}) x {args.days:g} simulated days, "
+          f"{scn.nodes.count} nodes, seed {scn.seed}", flush=True)
+    _initial_requests(scn)
     wall = WallClock()
     started = wall.now()
     bar = ProgressBar(names)
@@ -72,6 +74,17 @@ def _when(seconds: float) -> str:
 
 def _mib(n: int) -> str:
     return f"{n / 2**20:.0f}Mi"
+
+
+def _initial_requests(scn) -> None:
+    """Each workload's template requests (and limits), per container, as every policy starts."""
+    print("initial template requests (per pod, before any VPA acts):", flush=True)
+    for w in scn.workloads:
+        for c in w.deployment["spec"]["template"]["spec"].get("containers") or []:
+            resources = c.get("resources") or {}
+            parts = [f"{kind} " + ", ".join(f"{r} {v}" for r, v in sorted(resources[kind].items()))
+                     for kind in ("requests", "limits") if resources.get(kind)]
+            print(f"  {w.name}/{c['name']}: {'; '.join(parts) or 'no requests'}", flush=True)
 
 
 def _template_requests(deployment: dict) -> tuple[int, int]:
@@ -108,7 +121,9 @@ def _timeline(run, initial: dict[str, tuple[tuple[int, int], int]]) -> None:
 
 
 def _comparison(doc: dict) -> None:
-    keys = (("cpu_slack_core_hours", "cpu slack (core-h)"),
+    keys = (("cpu_slack_percent", "cpu slack (% req)"), ("cpu_under_percent", "cpu under (% req)"),
+            ("memory_slack_percent", "memory slack (% req)"), ("memory_under_percent", "memory under (% req)"),
+            ("cpu_slack_core_hours", "cpu slack (core-h)"),
             ("cpu_overprovisioned_core_hours", "  over-provisioned"),
             ("cpu_underprovisioned_core_hours", "  under-provisioned"),
             ("memory_slack_gib_hours", "memory slack (GiB-h)"),
@@ -119,10 +134,11 @@ def _comparison(doc: dict) -> None:
             ("container_restarts", "restarts"), ("pending_pod_seconds", "pending pod-s"))
     print("\ncomparison (slack = requests minus use, integrated; negative = under-provisioned)")
     policies = [p for p in doc["policies"] if not p.get("skipped")]
-    print(f"  {'':<22}" + "".join(f"{p['name']:>14}" for p in policies))
+    width = max([14] + [len(p["name"]) + 2 for p in policies])
+    print(f"  {'':<22}" + "".join(f"{p['name']:>{width}}" for p in policies))
     for key, label in keys:
         row = [p["metrics"]["totals"].get(key, 0) for p in policies]
-        print(f"  {label:<22}" + "".join(f"{v:>14.4g}" for v in row))
+        print(f"  {label:<22}" + "".join(f"{v:>{width}.4g}" for v in row))
     print()
 
 

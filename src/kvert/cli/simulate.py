@@ -12,11 +12,14 @@ from pathlib import Path
 
 EXAMPLE = """\
 example: kvert simulate examples/scenarios/hamster.yaml -o out/hamster
-         kvert simulate examples/scenarios/hamster.yaml --policy none --json-only -o out/none
+         kvert simulate examples/scenarios/hamster.yaml --policy 'no VPA' --json-only -o out/none
          kvert simulate examples/scenarios/hamster-trace.yaml   # usage replayed from a recorded trace
+         kvert simulate examples/scenarios/quality.yaml -o out/quality   # the six-workload quality suite
 
-Writes DIR/report.json (metrics and sampled series per policy) and DIR/report.html (a
-self-contained page: metrics side by side, requests vs use plots per workload).
+Writes DIR/report.json (every figure: metrics, breakdowns by cause, recommendation history,
+sampled series per policy) and DIR/report.html (a self-contained page: metrics side by side,
+slack and under-provisioning as % of requests, OOM kills, restarts, evictions and pending
+time by cause, requests vs use plots with the VPA's target and bounds per workload).
 The scenario format is described in kvert.sim.scenario and examples/scenarios/; a container's
 usage is a profile or a recorded trace (usage: {trace: FILE.csv}, the samples CSV format of
 'kvert vpa recommend --samples').
@@ -84,9 +87,10 @@ def run(args: argparse.Namespace) -> int:
     ran = sum(1 for r in runs if not r.skipped)
     print(f"simulated {ran} {'policy' if ran == 1 else 'policies'} x {scn.duration / 3600:g} h in {elapsed:.1f} s "
           f"({simulated / max(elapsed, 1e-9):,.0f} simulated seconds per second)")
-    keys = ("cpu_slack_core_hours", "memory_slack_gib_hours", "oom_kills", "evictions", "in_place_resizes",
-            "container_restarts", "pending_pod_seconds")
-    labels = {"cpu_slack_core_hours": "cpu slack c-h", "memory_slack_gib_hours": "mem slack GiB-h",
+    keys = ("cpu_slack_percent", "memory_slack_percent", "cpu_slack_core_hours", "memory_slack_gib_hours",
+            "oom_kills", "evictions", "in_place_resizes", "container_restarts", "pending_pod_seconds")
+    labels = {"cpu_slack_percent": "cpu slack %", "memory_slack_percent": "mem slack %",
+              "cpu_slack_core_hours": "cpu slack c-h", "memory_slack_gib_hours": "mem slack GiB-h",
               "oom_kills": "OOM kills", "evictions": "evictions", "in_place_resizes": "resizes",
               "container_restarts": "restarts", "pending_pod_seconds": "pending pod-s"}
     width = max([len(r.policy) for r in runs] + [8])
@@ -97,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
             continue
         totals = entry["metrics"]["totals"]
         print(f"{entry['name']:<{width}}  " + "  ".join(f"{totals[k]:>15.4g}" for k in keys))
+    for entry in doc["policies"]:
+        for advice in entry.get("suggestions") or []:
+            print(f"suggestion ({entry['name']}): {advice['text']}")
     for path in paths:
         print(f"wrote {path}")
     return 0

@@ -37,8 +37,10 @@ number of seconds, or days (``"2d"``). Profiles:
 
 Every profile may also have ``noise`` (a fraction: the value is multiplied by a
 deterministic pseudo-random factor in ``[1-noise, 1+noise]`` that changes every
-``noiseInterval``, default ``1m``; ``seed`` picks the sequence, by default derived from the
-container name), and ``anchor``: ``"clock"`` (``t`` is the clock's time in seconds since
+``noiseInterval``, default ``1m``; ``seed`` picks the sequence: by default it is derived from
+the pod's namespace and name and the container name, so the replicas of a workload differ
+while a run with the same pod names repeats exactly; an explicit ``seed`` is used as given,
+so every replica shares it), and ``anchor``: ``"clock"`` (``t`` is the clock's time in seconds since
 the Unix epoch, so every container shares the same day) or ``"start"`` (``t`` is seconds
 since the container started, so a restart starts over). Defaults: ``linear`` and
 ``replay`` are anchored at ``start``, the others at ``clock``.
@@ -481,7 +483,19 @@ def container_usage_spec(obj: Mapping[str, Any], container: str | Mapping[str, A
     spec = dict(spec)
     if init and not is_restartable_init_container(c) and "exitAfter" not in spec:
         spec["exitAfter"] = INIT_CONTAINER_RUNTIME
+    meta = obj.get("metadata") or {}
+    if meta.get("name"):
+        _seed_noise(spec, f"{meta.get('namespace') or 'default'}/{meta['name']}/{name}")
     return spec
+
+
+def _seed_noise(spec: dict[str, Any], identity: str) -> None:
+    """Give each noisy profile without a ``seed`` one derived from ``identity`` (the pod and
+    container), written into the spec so the runtime that parses it sees the same one."""
+    for resource in ("cpu", "memory", "disk"):
+        profile = spec.get(resource)
+        if isinstance(profile, Mapping) and profile.get("noise") and "seed" not in profile:
+            spec[resource] = {**profile, "seed": _seed_for(identity, resource)}
 
 
 def usage_for_container(obj: Mapping[str, Any], container: str | Mapping[str, Any]) -> ContainerUsage:

@@ -41,7 +41,8 @@ from kvert.sim.scenario import Policy, Scenario
 
 log = logging.getLogger(__name__)
 
-SERIES = ("cpu_request", "cpu_use", "cpu_demand", "memory_request", "memory_use", "pods_running", "pods_pending")
+SERIES = ("cpu_request", "cpu_use", "memory_request", "memory_use", "pods_running", "pods_pending",
+          "cpu_demand")
 COUNTERS = ("oom_kills", "restarts", "throttled_seconds", "evictions", "resizes", "pods_created")
 
 Progress = Callable[[str, float], None]
@@ -72,10 +73,14 @@ class PolicyRun:
     skipped: str = ""                                   # why the policy could not run
     vpa_recommendations: dict[str, Any] = field(default_factory=dict)
     events: list[dict] = field(default_factory=list)   # evictions and OOM kills, with their times
-    restarts_by_cause: dict[str, dict[str, int]] = field(default_factory=dict)       # workload -> reason -> n
-    pending_by_reason: dict[str, dict[str, float]] = field(default_factory=dict)     # workload -> reason -> pod-s
-    # workload -> container -> [{"time", "target", "lowerBound", "upperBound", "uncappedTarget"}]
+    # workload -> the containers' last termination reason (OOMKilled, Error, Completed...) -> restarts
+    restarts_by_cause: dict[str, dict[str, int]] = field(default_factory=dict)
+    # workload -> why pods waited (Unschedulable, Scheduling, ContainerCreating...) -> pod-seconds
+    pending_by_reason: dict[str, dict[str, float]] = field(default_factory=dict)
+    # workload -> container -> [{"time": s, "target"/"lowerBound"/"upperBound": {"cpu": millicores,
+    # "memory": bytes}}], one entry per recommendation change
     recommendation_history: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
+
 
 
 def _vpa_parts() -> dict[str, Any]:
@@ -119,10 +124,11 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     await plane.bootstrap(supervisor, vpa_crds=vpa is not None)
     admin = plane.client()
 
-    # Simulated node agents renew their leases less often than a kubelet (every half hour at
-    # most, so a week of a thousand nodes costs little): the node lifecycle controller's grace
-    # periods follow, so a node is judged dead only when it really stopped.
-    heartbeat = max(10.0, min(1800.0, 30 * scn.sample_interval))
+    # Simulated node agents renew their leases and report their status far less often than a
+    # kubelet (about 24 times a run, every 6 h at most), so a week of a thousand nodes costs
+    # little: the node lifecycle controller's grace periods follow, so a node is judged dead
+    # only when it really stopped.
+    heartbeat = max(10.0, min(6 * 3600.0, scn.duration / 24))
     lifecycle = {"node_monitor_period": max(5.0, heartbeat / 2), "node_monitor_grace_period": 5 * heartbeat,
                  "node_startup_grace_period": 6 * heartbeat}
     supervisor.add("controller-manager", build.controller_manager(

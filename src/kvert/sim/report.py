@@ -1,9 +1,15 @@
 """Simulation reports: JSON, and a self-contained HTML page with inline SVG plots.
 
 ``report_json(scenario, runs)`` is the machine-readable result: the scenario summary, and
-per policy its metrics (totals and per workload) and its sampled series. ``write_report``
-writes ``report.json`` and (unless ``json_only``) ``report.html`` into a directory. The
-HTML uses no external scripts, styles, fonts or images: the plots are SVG drawn here.
+per policy its metrics (totals and per workload), its breakdowns by cause (OOM kills with
+their times, restarts, evictions, pending time), its recommendation history per container,
+its suggestions and its sampled series. ``write_report`` writes ``report.json`` and (unless
+``json_only``) ``report.html`` into a directory. The HTML uses no external scripts, styles,
+fonts or images: the plots are SVG drawn here.
+
+A suggestion is made where a VPA policy scales a container's CPU limit with its requests
+(``controlledValues: RequestsAndLimits``, the default) and the workload was throttled:
+``controlledValues: RequestsOnly`` would leave the limit alone.
 """
 
 from __future__ import annotations
@@ -11,13 +17,14 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from kvert.sim.engine import SERIES, PolicyRun
-from kvert.sim.metrics import CLUSTER_METRICS, METRICS, policy_metrics
-from kvert.sim.scenario import Scenario
+from kvert.sim.metrics import (CLUSTER_METRICS, METRICS, OPTIONAL_METRICS, PERCENT_METRICS, policy_breakdowns,
+                               policy_metrics)
+from kvert.sim.scenario import Policy, Scenario, Workload
 
 GIB = float(2**30)
 MIB = float(2**20)
@@ -36,6 +43,37 @@ def _scenario_summary(scn: Scenario) -> dict:
     }
 
 
+def _scales_cpu_limit(scn: Scenario, workload: Workload, policy: Policy, container: str) -> bool:
+    """Whether ``policy``'s VPA sets ``container``'s CPU limit along with its request."""
+    if policy.vpa is None or policy.update_mode == "Off":
+        return False
+    rules = (scn.vpa_object(workload, policy)["spec"].get("resourcePolicy") or {}).get("containerPolicies") or []
+    rule = next((r for r in rules if r.get("containerName") == container),
+                next((r for r in rules if r.get("containerName") == "*"), {}))
+    return (rule.get("mode", "Auto") != "Off" and "cpu" in rule.get("controlledResources", ["cpu", "memory"])
+            and rule.get("controlledValues", "RequestsAndLimits") == "RequestsAndLimits")
+
+
+def suggestions(scn: Scenario, run: PolicyRun) -> list[dict]:
+    """Where the policy scaled a CPU limit and the workload was throttled: RequestsOnly."""
+    policy = next((p for p in scn.policies if p.name == run.policy), None)
+    out: list[dict] = []
+    if policy is None or run.skipped:
+        return out
+    for w in scn.workloads:
+        throttled = float(run.counters.get(w.name, {}).get("throttled_seconds", 0.0))
+        if throttled <= 0:
+            continue
+        for c in w.deployment["spec"]["template"]["spec"]["containers"]:
+            if "cpu" in ((c.get("resources") or {}).get("limits") or {}) and _scales_cpu_limit(scn, w, policy,
+                                                                                                c["name"]):
+                out.append({"workload": w.name, "container": c["name"], "throttled_seconds": round(throttled, 3),
+                            "text": f"{w.name}/{c['name']}: the VPA scales its CPU limit with its request and "
+                                    f"it was throttled for {throttled:,.0f} s; consider controlledValues: "
+                                    f"RequestsOnly"})
+    return out
+
+
 def report_json(scn: Scenario, runs: list[PolicyRun], *, wall_seconds: float | None = None) -> dict:
     policies = []
     for run in runs:
@@ -43,15 +81,19 @@ def report_json(scn: Scenario, runs: list[PolicyRun], *, wall_seconds: float | N
         if run.skipped:
             entry["skipped"] = run.skipped
         entry["metrics"] = policy_metrics(run)
+        entry["breakdowns"] = policy_breakdowns(run)
         entry["series"] = {
             "interval_seconds": run.interval,
             "times": run.times.tolist(),
             "nodes_ready": run.nodes_ready.tolist(),
-            "workloads": {w: {k: s[k].tolist() for k in SERIES} for w, s in run.workloads.items()},
+            "workloads": {w: {k: s[k].tolist() for k in SERIES if k in s} for w, s in run.workloads.items()},
             "units": {"cpu": "millicores", "memory": "bytes", "times": "seconds since start"},
         }
         if run.vpa_recommendations:
             entry["vpa_recommendations"] = run.vpa_recommendations
+        if run.recommendation_history:
+            entry["recommendation_history"] = run.recommendation_history
+        entry["suggestions"] = suggestions(scn, run)
         entry["events"] = run.events
         policies.append(entry)
     doc: dict[str, Any] = {"kind": "SimulationReport", "version": 1, "scenario": _scenario_summary(scn),
@@ -86,15 +128,44 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
-def line_chart(title: str, t_hours: np.ndarray, lines: list[tuple[str, np.ndarray, str, bool]],
-               unit: str, width: int = 640, height: int = 240) -> str:
-    """An SVG line chart; ``lines`` are (label, values, colour, dashed)."""
+class Line(NamedTuple):
+    label: str
+    values: np.ndarray           # one per time; NaN where unknown (a gap)
+    color: str
+    dashed: bool = False
+    step: bool = False           # held until the next value, then a vertical jump
+
+
+def _segments(xs: np.ndarray, ys: np.ndarray, step: bool) -> list[str]:
+    """Polyline point lists for the runs of finite values."""
+    out, current = [], []
+    previous = 0.0
+    for a, b in zip(xs, ys):
+        if not np.isfinite(b):
+            if current:
+                out.append(" ".join(current))
+            current = []
+            continue
+        if step and current:
+            current.append(f"{a:.1f},{previous:.1f}")
+        current.append(f"{a:.1f},{b:.1f}")
+        previous = b
+    if current:
+        out.append(" ".join(current))
+    return out
+
+
+def line_chart(title: str, t_hours: np.ndarray, lines: list[Line], unit: str, width: int = 640,
+               height: int = 240, marks: tuple[str, list[float], str] | None = None) -> str:
+    """An SVG line chart of ``lines``; ``marks`` (label, times in hours, colour) are drawn as
+    vertical lines."""
     left, right, top, bottom = 60, 150, 24, 34
     pw, ph = width - left - right, height - top - bottom
     if len(t_hours) == 0:
         return f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40"><text x="4" y="20">{html.escape(title)}: no data</text></svg>'
-    t, ys = _downsample(t_hours, [v for _, v, _, _ in lines])
-    ymax = _nice_max(max(float(np.max(y)) if len(y) else 0.0 for y in ys))
+    t, ys = _downsample(t_hours, [line.values for line in lines])
+    finite = [y[np.isfinite(y)] for y in ys]
+    ymax = _nice_max(max((float(np.max(y)) for y in finite if len(y)), default=0.0))
     tmax = float(t[-1]) if float(t[-1]) > 0 else 1.0
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(title)}">',
@@ -111,12 +182,22 @@ def line_chart(title: str, t_hours: np.ndarray, lines: list[tuple[str, np.ndarra
     out.append(f'<text x="{left - 50}" y="{top + ph / 2:.0f}" font-size="10" transform="rotate(-90 {left - 50} '
                f'{top + ph / 2:.0f})" text-anchor="middle">{html.escape(unit)}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>')
-    for k, ((label, _, color, dashed), y) in enumerate(zip(lines, ys)):
+    legend = [(line.label, line.color, line.dashed) for line in lines]
+    for line, y in zip(lines, ys):
         xs = left + pw * t / tmax
         yy = top + ph - ph * np.clip(y, 0, None) / ymax
-        pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(xs, yy))
+        dash = ' stroke-dasharray="5,3"' if line.dashed else ""
+        for pts in _segments(xs, yy, line.step):
+            out.append(f'<polyline fill="none" stroke="{line.color}" stroke-width="1.5"{dash} points="{pts}"/>')
+    if marks is not None and marks[1]:
+        label, times, color = marks
+        for when in times:
+            x = left + pw * min(max(when, 0.0), tmax) / tmax
+            out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="{color}" '
+                       f'stroke-width="1" opacity="0.7"/>')
+        legend.append((f"{label} ({len(times)})", color, False))
+    for k, (label, color, dashed) in enumerate(legend):
         dash = ' stroke-dasharray="5,3"' if dashed else ""
-        out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5"{dash} points="{pts}"/>')
         ly = top + 10 + 16 * k
         out.append(f'<line x1="{left + pw + 10}" y1="{ly}" x2="{left + pw + 30}" y2="{ly}" stroke="{color}" '
                    f'stroke-width="2"{dash}/>')
@@ -126,8 +207,11 @@ def line_chart(title: str, t_hours: np.ndarray, lines: list[tuple[str, np.ndarra
 
 
 def bar_chart(title: str, values: list[tuple[str, float]], width: int = 300, height: int = 150) -> str:
-    """Horizontal bars, one per policy (negative values drawn to the left of zero)."""
+    """Horizontal bars, one per label (negative values drawn to the left of zero); the label
+    column widens for long labels."""
     left, right, top = 110, 60, 22
+    extra = max(0, 6 * max((len(label) for label, _ in values), default=0) + 8 - left)
+    left, width = left + extra, width + extra
     bar = max(10, (height - top - 6) // max(1, len(values)) - 4)
     height = top + (bar + 4) * len(values) + 6
     lo = min(0.0, min((v for _, v in values), default=0.0))
@@ -161,11 +245,18 @@ th:first-child,td:first-child{text-align:left}thead th{background:#f3f3f3}.best{
 h2{margin-top:32px;border-bottom:1px solid #ddd}"""
 
 
+def _shown_metrics(runs: list[dict], *groups: tuple) -> list[tuple[str, str]]:
+    """The metrics of ``groups`` to show: an optional one only when some run recorded it."""
+    keys = [m for g in groups for m in g]
+    return [(k, label) for k, label in keys
+            if k not in OPTIONAL_METRICS or any(p["metrics"]["totals"].get(k) for p in runs)]
+
+
 def _metrics_table(doc: dict) -> str:
     runs = [p for p in doc["policies"] if not p.get("skipped")]
     head = "".join(f"<th>{html.escape(p['name'])}</th>" for p in runs)
     rows = []
-    for key, label in METRICS + CLUSTER_METRICS:
+    for key, label in _shown_metrics(runs, PERCENT_METRICS, METRICS, CLUSTER_METRICS):
         values = [p["metrics"]["totals"].get(key, 0) for p in runs]
         cells = "".join(f"<td>{_fmt(float(v))}</td>" for v in values)
         rows.append(f"<tr><td>{html.escape(label)}</td>{cells}</tr>")
@@ -176,11 +267,84 @@ def _workload_table(doc: dict, workload: str) -> str:
     runs = [p for p in doc["policies"] if not p.get("skipped")]
     head = "".join(f"<th>{html.escape(p['name'])}</th>" for p in runs)
     rows = []
-    for key, label in METRICS:
+    for key, label in _shown_metrics(runs, PERCENT_METRICS, METRICS):
         cells = "".join(f"<td>{_fmt(float(p['metrics']['workloads'].get(workload, {}).get(key, 0)))}</td>"
                         for p in runs)
         rows.append(f"<tr><td>{html.escape(label)}</td>{cells}</tr>")
     return f"<table><thead><tr><th>metric</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+BREAKDOWNS = (("oom_kills_by_cause", "OOM kills by cause", "{:g}"),
+              ("restarts_by_cause", "Restarts by cause", "{:g}"),
+              ("evictions_by_reason", "Evictions by reason", "{:g}"),
+              ("pending_by_reason", "Pending pod-seconds by reason", "{:,.0f}"))
+
+
+def _breakdown_table(runs: list[dict], workload: str) -> str:
+    head = "".join(f"<th>{html.escape(p['name'])}</th>" for p in runs)
+    rows = []
+    for key, label, fmt in BREAKDOWNS:
+        cells = []
+        for p in runs:
+            counts = (p.get("breakdowns") or {}).get(workload, {}).get(key) or {}
+            text = ", ".join(f"{html.escape(k)} {fmt.format(v)}" for k, v in counts.items()) or "none"
+            cells.append(f"<td style=\"text-align:left\">{text}</td>")
+        rows.append(f"<tr><td>{html.escape(label)}</td>{''.join(cells)}</tr>")
+    return f"<table><thead><tr><th>by cause</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _breakdown_bars(runs: list[dict], workload: str) -> list[str]:
+    charts = []
+    for key, label, _ in BREAKDOWNS:
+        bars = [(f"{p['name']}: {cause}", float(v)) for p in runs
+                for cause, v in ((p.get("breakdowns") or {}).get(workload, {}).get(key) or {}).items()]
+        if bars:
+            charts.append(bar_chart(label, bars, width=380))
+    return charts
+
+
+def _recommended(history: dict[str, list[dict]], times: np.ndarray, running: np.ndarray, bound: str,
+                 resource: str) -> np.ndarray:
+    """The recommended ``bound`` for a whole pod (its containers' sum), held from each change
+    to the next, times the running pods: comparable with the workload's requests. NaN before
+    every container has a recommendation."""
+    total = np.zeros(len(times))
+    for entries in history.values():
+        at = np.array([e["time"] for e in entries], dtype=float)
+        values = np.array([float((e.get(bound) or {}).get(resource, np.nan)) for e in entries])
+        idx = np.searchsorted(at, times, side="right") - 1
+        total += np.where(idx >= 0, values[np.clip(idx, 0, None)], np.nan)
+    return total * running
+
+
+def _workload_charts(p: dict, name: str) -> list[str]:
+    s = p["series"]["workloads"].get(name)
+    if s is None:
+        return []
+    times = np.asarray(p["series"]["times"], dtype=float)
+    t = times / 3600.0
+    running = np.asarray(s["pods_running"], dtype=float)
+    history = (p.get("recommendation_history") or {}).get(name) or {}
+    charts = []
+    for resource, unit, scale in (("cpu", "millicores", 1.0), ("memory", "MiB", MIB)):
+        lines = [Line("request", np.asarray(s[f"{resource}_request"]) / scale, COLORS[0]),
+                 Line("use", np.asarray(s[f"{resource}_use"]) / scale, COLORS[1])]
+        demand = np.asarray(s.get(f"{resource}_demand") or [], dtype=float)
+        if demand.size and demand.any():
+            lines.append(Line("demand", demand / scale, COLORS[4]))
+        if history:
+            for bound, label, color, dashed in (("target", "VPA target", COLORS[2], False),
+                                                ("lowerBound", "lower bound", COLORS[3], True),
+                                                ("upperBound", "upper bound", COLORS[3], True)):
+                values = _recommended(history, times, running, bound, resource) / scale
+                lines.append(Line(label, values, color, dashed, step=True))
+        marks = None
+        if resource == "memory":
+            kills = (p.get("breakdowns") or {}).get(name, {}).get("oom_kills") or []
+            marks = ("OOM kill", [k["time"] / 3600.0 for k in kills], COLORS[5])
+        charts.append(line_chart(f"{p['name']}: {'CPU' if resource == 'cpu' else 'memory'}", t, lines, unit,
+                                 marks=marks))
+    return charts
 
 
 MAX_EVENTS_SHOWN = 200
@@ -229,14 +393,20 @@ def report_html(doc: dict) -> str:
                          f"{html.escape(p['skipped'])}</p>")
     parts.append("<h2>Metrics side by side</h2>")
     parts.append("<p>Slack = requests − use, integrated over time (negative: pods used more than they "
-                 "requested). Over-/under-provisioned are its positive and negative parts.</p>")
+                 "requested). Over-/under-provisioned are its positive and negative parts. As % of requests: "
+                 "the mean over the samples with running pods of the unused part (slack) and of the use beyond "
+                 "the request (under-provisioned); the total is the mean over workloads.</p>")
     parts.append(_metrics_table(doc))
     bars = []
-    for key, label in METRICS + CLUSTER_METRICS:
+    for key, label in _shown_metrics(runs, PERCENT_METRICS, METRICS, CLUSTER_METRICS):
         if key == "pods_created":
             continue
         bars.append(bar_chart(label, [(p["name"], float(p["metrics"]["totals"].get(key, 0))) for p in runs]))
     parts.append(f"<div class=\"grid\">{''.join(bars)}</div>")
+    advice = [(p["name"], a["text"]) for p in runs for a in p.get("suggestions") or []]
+    if advice:
+        parts.append("<h2>Suggestions</h2><ul>" + "".join(
+            f"<li><code>{html.escape(name)}</code>: {html.escape(text)}</li>" for name, text in advice) + "</ul>")
     tables = [_events_table(p) for p in runs]
     if any(tables):
         parts.append("<h2>Evictions and OOM kills</h2>")
@@ -245,20 +415,9 @@ def report_html(doc: dict) -> str:
         name = w["name"]
         parts.append(f"<h2>Workload {html.escape(name)}: requests vs use</h2>")
         parts.append(_workload_table(doc, name))
-        charts = []
-        for p in runs:
-            s = p["series"]["workloads"].get(name)
-            if s is None:
-                continue
-            t = np.asarray(p["series"]["times"], dtype=float) / 3600.0
-            charts.append(line_chart(
-                f"{p['name']}: CPU", t,
-                [("request", np.asarray(s["cpu_request"]), COLORS[0], False),
-                 ("use", np.asarray(s["cpu_use"]), COLORS[1], False)], "millicores"))
-            charts.append(line_chart(
-                f"{p['name']}: memory", t,
-                [("request", np.asarray(s["memory_request"]) / MIB, COLORS[0], False),
-                 ("use", np.asarray(s["memory_use"]) / MIB, COLORS[1], False)], "MiB"))
+        parts.append(_breakdown_table(runs, name))
+        parts.append(f"<div class=\"grid\">{''.join(_breakdown_bars(runs, name))}</div>")
+        charts = [c for p in runs for c in _workload_charts(p, name)]
         parts.append(f"<div class=\"grid\">{''.join(charts)}</div>")
     if doc.get("run"):
         r = doc["run"]

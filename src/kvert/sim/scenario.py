@@ -32,12 +32,17 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
     vpa:                          # optional: the VPA spec template applied per workload
       resourcePolicy: {containerPolicies: [{containerName: "*", minAllowed: {cpu: 50m}}]}
     policies:
-      - name: none
+      - name: no VPA
         vpa: none
-      - name: recreate
+      - name: Recreate
         vpa: {updateMode: Recreate, recommender: {interval: 1m}, updater: {interval: 1m}}
-      - name: in-place
+      - name: InPlaceOrRecreate
         vpa: {updateMode: InPlaceOrRecreate}
+
+A policy's ``updateMode`` is one the VPA API accepts: Off, Initial, Recreate,
+InPlaceOrRecreate, Auto (deprecated upstream; kvert's updater treats it as
+InPlaceOrRecreate) and InPlace (kvert's name for InPlaceOrRecreate that never evicts: an
+infeasible resize waits; upstream's API has no such mode yet).
 
 Every error is a ``ScenarioError`` whose message starts with the path of the offending
 field (``workloads[0].containers[1].requests.cpu: ...``).
@@ -55,12 +60,12 @@ from typing import Any
 import yaml
 
 from kvert.api.quantity import QuantityError, to_int
+from kvert.api.validation.vpa import UPDATE_MODES
 from kvert.kubelet.config import ConfigError, parse_duration_or_days
 from kvert.kubelet.usage import USAGE_ANNOTATION, UsageError, parse_container_usage
 from kvert.sim.traces import TraceError, trace_usage
 
 WORKLOAD_LABEL = "kvert.io/workload"
-UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "Auto")
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 

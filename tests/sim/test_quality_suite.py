@@ -1,0 +1,47 @@
+"""examples/scenarios/quality.yaml: the six workloads of issue 13 and their policies."""
+
+from pathlib import Path
+
+from kvert.api.quantity import to_int
+from kvert.kubelet.usage import USAGE_ANNOTATION, parse_usage_annotation
+from kvert.sim.engine import simulate
+from kvert.sim.report import report_html, report_json
+from kvert.sim.scenario import load_scenario
+
+SUITE = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "quality.yaml"
+
+
+def usage(workload):
+    template = workload.deployment["spec"]["template"]
+    return parse_usage_annotation(template["metadata"]["annotations"][USAGE_ANNOTATION])
+
+
+def test_six_workloads_and_the_vpa_modes_as_policies():
+    scn = load_scenario(SUITE)
+    workloads = {w.name: w for w in scn.workloads}
+    assert sorted(workloads) == ["batch", "diurnal", "leak", "oom-prone", "spiky", "steady"]
+    # the first policies are the modes a user knows; another is appended after them
+    assert [p.name for p in scn.policies][:3] == ["no VPA", "Recreate", "InPlaceOrRecreate"]
+    assert [p.update_mode for p in scn.policies][:3] == [None, "Recreate", "InPlaceOrRecreate"]
+    leak = usage(workloads["leak"])["app"].memory
+    assert leak.kind == "linear" and leak.max is None               # grows until it is killed
+    assert usage(workloads["batch"])["worker"].exit_after == 20 * 60
+    # a leak that is followed long enough asks for more than a node has
+    allocatable = scn.nodes.capacity["memory"] - 2 * to_int("memory", "256Mi") - to_int("memory", "100Mi")
+    hours_to_outgrow = (allocatable - leak.start) / leak.rate / 3600
+    assert hours_to_outgrow < scn.duration / 3600
+
+
+def test_a_short_run_reports_every_policy():
+    scn = load_scenario(SUITE)
+    scn.duration = 2 * 3600
+    runs = simulate(scn, skip_unavailable=False)
+    assert [r.policy for r in runs] == [p.name for p in scn.policies]
+    none = runs[0].counters
+    # by the scenario's arithmetic: the leak reaches its 512Mi limit after (512-200)/8 = 39
+    # minutes, oom-prone spikes to 560Mi over its 512Mi limit at 1h, batch exits every 20 minutes
+    assert none["leak"]["oom_kills"] >= 2 and none["oom-prone"]["oom_kills"] >= 2
+    assert none["batch"]["restarts"] >= 2 and none["batch"]["throttled_seconds"] > 0
+    page = report_html(report_json(scn, runs))
+    for name in ("steady", "diurnal", "spiky", "leak", "oom-prone", "batch", "InPlaceOrRecreate"):
+        assert name in page
