@@ -120,7 +120,7 @@ class NodeAgent:
                  lease_seconds: int = 40, pleg_seconds: float = 1.0,
                  resize_retry_seconds: float = RESIZE_RETRY_SECONDS, host_ip: str = "127.0.0.1",
                  labels: dict[str, str] | None = None, eviction_interval: float = MONITORING_INTERVAL,
-                 evented_interval: float | None = None):
+                 evented_interval: float | None = None, explain: bool = True):
         self.client = client
         self.clock = clock
         self.config = config
@@ -149,6 +149,8 @@ class NodeAgent:
         # with a runtime that reports container events and memory thresholds (the evented
         # PLEG, memcg notifications), relisting and eviction polling fall back to this period
         self.evented_interval = evented_interval if hasattr(runtime, "stats_events") else None
+        # the explain.kvert.io/node annotation (``kvert explain``); a simulation has no reader for it
+        self.explain = explain
         self.evictions: list[dict] = []          # node-pressure evictions, latest 1000 (reports, tests)
         self._node_cgroups_key: tuple = ()
         self._force_deleted: dict[str, float] = {}   # uid -> when a stuck pod was force-deleted

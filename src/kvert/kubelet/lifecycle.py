@@ -208,7 +208,8 @@ class PodWorker:
         if phase:
             await self.finish(phase)
         await self.write_status()
-        await self.write_explain()
+        if agent.explain:
+            await self.write_explain()
         self.schedule()
         agent.note_synced(ps)
 

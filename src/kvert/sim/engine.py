@@ -146,7 +146,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         agent = build.sim_node(plane.client(build.node_user(name)), clock, config, name=name,
                                tick=scn.tick, system_memory=scn.nodes.system_memory, fleet=fleet,
                                heartbeat_seconds=heartbeat, lease_seconds=int(5 * heartbeat),
-                               pleg_seconds=max(1.0, scn.tick), evented_interval=EVENTED_INTERVAL,
+                               pleg_seconds=max(1.0, scn.tick), evented_interval=EVENTED_INTERVAL, explain=False,
                                eviction_interval=max(MONITORING_INTERVAL, scn.tick))
 
         def on_oom(kill: Any, runtime: Any = agent.runtime) -> None:
