@@ -49,6 +49,7 @@ from kvert.api.meta import parse_time
 from kvert.api.quantity import Quantity
 from kvert.client.events import EventRecorder
 from kvert.clock import sleep_unless
+from kvert.vpa.capacity import NodeRoom, capacity_aware, replacement_requests
 from kvert.vpa.recommendation import (apply_policy, container_policy, container_requests, controlled_resources,
                                       parse_recommendation, proportional_limits, resource_quantities,
                                       scaling_disabled)
@@ -102,6 +103,7 @@ class PassResult:
     resized: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)      # VPA -> why nothing was done
     active: set[str] = field(default_factory=set)              # VPAs with candidates or resizes under way
+    held: list[str] = field(default_factory=list)              # pods not evicted: no node has room (capacity-aware)
 
 
 def resize_condition(pod: Mapping) -> dict | None:
@@ -288,6 +290,7 @@ class Updater:
         self.recorder = recorder or EventRecorder(client, clock, "vpa-updater")
         self.in_place_attempts: dict[str, float] = {}     # pod uid -> time of the last resize
         self._dirty: _Dirty | None = None
+        self._node_room: NodeRoom | None = None
         self._stopped = False
         self._wake = asyncio.Event()
 
@@ -318,6 +321,7 @@ class Updater:
             self._dirty = await _Dirty.start(self.reader)
         if self._dirty is not None:
             return await self._pass(self._dirty)
+        self._node_room = None
         result = PassResult()
         vpas = (await self.reader.list(VPAS))["items"]
         pods = [p for p in (await self.reader.list("pods"))["items"] if is_live(p)]
@@ -331,6 +335,7 @@ class Updater:
         return result
 
     async def _pass(self, dirty: _Dirty) -> PassResult:
+        self._node_room = None
         result = PassResult()
         now = self.clock.now()
         for uid in dirty.gone_pods():
@@ -415,7 +420,7 @@ class Updater:
                                       f"In-place resize {why}; falling back to eviction.",
                                       f"In-place resize of Pod {pod['metadata']['name']} {why}; falling back to eviction.")
             # troubled resizes go first: they may use this pass's disruption
-            await self._evict_all(vpa, to_evict, stats, result)
+            await self._evict_all(vpa, recommendation, to_evict, stats, result)
             to_evict = []
         candidates = self._ordered_candidates(vpa, recommendation, pods, now)
         if candidates or (in_place and any(resize_condition(p) is not None for p in pods)):
@@ -447,12 +452,32 @@ class Updater:
                               f"VPA Updater resized Pod {pod['metadata']['name']} in place.",
                               vpa_reason="InPlaceResizedPod")
         if mode != "InPlace":
-            await self._evict_all(vpa, to_evict, stats, result)
+            await self._evict_all(vpa, recommendation, to_evict, stats, result)
 
-    async def _evict_all(self, vpa: dict, pods: list[dict], stats: GroupStats, result: PassResult) -> None:
+    async def _room(self) -> NodeRoom:
+        """The nodes' room this pass (made once a pass needs it)."""
+        if self._node_room is None:
+            self._node_room = NodeRoom((await self.reader.list("nodes"))["items"],
+                                       (await self.reader.list("pods"))["items"])
+        return self._node_room
+
+    async def _evict_all(self, vpa: dict, recommendation: Mapping, pods: list[dict], stats: GroupStats,
+                         result: PassResult) -> None:
+        aware = capacity_aware(vpa)
         for pod in pods:
             if not self._can_evict(pod, stats):
                 continue
+            requests = None
+            if aware and (pod.get("status") or {}).get("phase") != "Pending":
+                # kvert's capacity-aware VPA: a replacement no node can take now would only wait
+                # Pending, so the pod keeps running at its current size
+                targets = {c.get("name", ""): (self._targets(vpa, recommendation, c) or {}).get("target") or {}
+                           for c in (pod.get("spec") or {}).get("containers") or []}
+                requests = replacement_requests(pod, targets)
+                room = await self._room()
+                if not room.fits(pod, requests):
+                    result.held.append(pod["metadata"]["name"])
+                    continue
             try:
                 await self.client.evict(pod["metadata"]["namespace"], pod["metadata"]["name"])
             except NotFound:
@@ -464,6 +489,8 @@ class Updater:
                 log.warning("eviction of %s failed: %s", pod["metadata"]["name"], e)
                 continue
             stats.evicted += 1
+            if requests is not None:
+                (await self._room()).moved(pod, requests)
             self.in_place_attempts.pop(pod["metadata"].get("uid"), None)
             result.evicted.append(pod["metadata"]["name"])
             await self._event(pod, vpa, "EvictedByVPA",

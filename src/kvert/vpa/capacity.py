@@ -1,0 +1,117 @@
+"""What the cluster's nodes can hold, for the capacity-aware VPA (kvert's opt-in
+``vpa.kvert.io/capacity-aware: "true"``, see docs/kubernetes-choices.md).
+
+``NodeRoom`` is a snapshot of the nodes a pod could be scheduled to (Ready, schedulable,
+taints tolerated, ``nodeSelector`` matched) with their allocatable and what the pods bound
+to them request. It answers the two questions the capacity-aware VPA asks: the most a pod
+could ever request on one node (the recommender caps its target there), and whether a
+replacement pod at new requests would fit somewhere now (the updater does not evict a pod
+whose replacement would stay Pending).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from kvert.api.pods import pod_requests
+from kvert.api.quantity import to_int
+from kvert.api.taints import tolerates_taints
+
+CAPACITY_AWARE = "vpa.kvert.io/capacity-aware"
+RESOURCES = ("cpu", "memory")
+
+
+def capacity_aware(vpa: Mapping) -> bool:
+    annotations = (vpa.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(CAPACITY_AWARE, "")).lower() == "true"
+
+
+def _ready(node: Mapping) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (node.get("status") or {}).get("conditions") or [])
+
+
+def _allocatable(node: Mapping) -> dict[str, int]:
+    alloc = (node.get("status") or {}).get("allocatable") or {}
+    return {r: to_int(r, alloc[r]) for r in RESOURCES if r in alloc}
+
+
+def _terminal(pod: Mapping) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+class NodeRoom:
+    def __init__(self, nodes: Iterable[Mapping], pods: Iterable[Mapping]) -> None:
+        self.nodes = {n["metadata"]["name"]: n for n in nodes
+                      if _ready(n) and not (n.get("spec") or {}).get("unschedulable")}
+        self.allocatable = {name: _allocatable(n) for name, n in self.nodes.items()}
+        self.used: dict[str, dict[str, int]] = {name: dict.fromkeys(RESOURCES, 0) for name in self.nodes}
+        for pod in pods:
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node in self.used and not _terminal(pod):
+                self._add(node, pod_requests(pod, use_status_resources=True))
+
+    def _add(self, node: str, requests: Mapping[str, int], sign: int = 1) -> None:
+        used = self.used[node]
+        for r in RESOURCES:
+            used[r] += sign * requests.get(r, 0)
+
+    def hosts(self, pod: Mapping) -> list[str]:
+        """The nodes the pod could be scheduled to, by their labels and taints."""
+        spec = pod.get("spec") or {}
+        selector = spec.get("nodeSelector") or {}
+        tolerations = spec.get("tolerations") or []
+        out = []
+        for name, node in self.nodes.items():
+            labels = (node.get("metadata") or {}).get("labels") or {}
+            if any(labels.get(k) != v for k, v in selector.items()):
+                continue
+            if not tolerates_taints((node.get("spec") or {}).get("taints"), tolerations):
+                continue
+            out.append(name)
+        return out
+
+    def largest(self, pod: Mapping) -> dict[str, int]:
+        """Per resource, the most allocatable of a node that could host the pod."""
+        out: dict[str, int] = {}
+        for name in self.hosts(pod):
+            for r, v in self.allocatable[name].items():
+                out[r] = max(out.get(r, 0), v)
+        return out
+
+    def fits(self, pod: Mapping, requests: Mapping[str, int]) -> bool:
+        """Whether a replacement of ``pod`` requesting ``requests`` fits on some node now (the
+        pod itself gone from its node)."""
+        current = (pod.get("spec") or {}).get("nodeName")
+        own = pod_requests(pod, use_status_resources=True)
+        for name in self.hosts(pod):
+            alloc, used = self.allocatable[name], self.used[name]
+            free = {r: alloc.get(r, 0) - used[r] + (own.get(r, 0) if name == current else 0) for r in RESOURCES}
+            if all(requests.get(r, 0) <= free[r] for r in RESOURCES if r in alloc):
+                return True
+        return False
+
+    def moved(self, pod: Mapping, requests: Mapping[str, int]) -> None:
+        """Count an eviction decided: the pod's requests leave its node (its replacement is
+        placed by the scheduler, not here)."""
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node in self.used:
+            self._add(node, pod_requests(pod, use_status_resources=True), -1)
+
+
+def replacement_requests(pod: Mapping, targets: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    """The pod's requests with each container's ``targets`` (resource -> Quantity) applied, as
+    the admission controller would set them on the replacement."""
+    total: dict[str, int] = dict.fromkeys(RESOURCES, 0)
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        requests = (c.get("resources") or {}).get("requests") or {}
+        target = targets.get(c.get("name", "")) or {}
+        for r in RESOURCES:
+            if r in target:
+                total[r] += to_int(r, str(target[r]))
+            elif r in requests:
+                total[r] += to_int(r, requests[r])
+    return total
+
+
+__all__ = ["CAPACITY_AWARE", "NodeRoom", "capacity_aware", "replacement_requests"]
