@@ -106,6 +106,14 @@ def _log(base: float, x: float) -> float:
     return math.log(x) / math.log(base)
 
 
+def sequential_sum(values: np.ndarray, start: float = 0.0) -> float:
+    """``start + v0 + v1 + ...`` in that order (numpy's ``sum`` pairs terms up, which rounds
+    differently): the per-aggregate histogram and the bank must agree to the last bit."""
+    acc = np.array([start], dtype=np.float64)
+    np.add.at(acc, np.zeros(np.size(values), dtype=np.intp), values)
+    return float(acc[0])
+
+
 class CheckpointError(ValueError):
     """A histogram checkpoint that cannot be loaded (the message says why)."""
 
@@ -135,17 +143,10 @@ class Histogram:
         self._add_buckets(self.options.find_buckets(values), w)
 
     def _add_buckets(self, buckets: np.ndarray, w: np.ndarray) -> None:
-        n = self.options.num_buckets
-        if buckets.size == 1:
-            b = int(buckets[0])
-            self.weights[b] += float(w[0])
-            self.total_weight += float(w[0])
-            touched = np.array([b])
-        else:
-            sums = np.bincount(buckets, weights=w, minlength=n)
-            self.weights += sums
-            self.total_weight += float(w.sum())
-            touched = np.flatnonzero(sums)
+        # Sample after sample, as upstream's AddSample sums (HistogramBank adds the same way).
+        np.add.at(self.weights, buckets, w)
+        self.total_weight = sequential_sum(w, self.total_weight)
+        touched = np.unique(buckets[w != 0])
         # Like AddSample: a bucket extends [min, max] only once it weighs at least epsilon.
         touched = touched[self.weights[touched] >= self.options.epsilon]
         if touched.size:
@@ -167,7 +168,7 @@ class Histogram:
         touched = np.flatnonzero(sums)
         left = self.weights[touched] - sums[touched]
         self.weights[touched] = np.where(left < eps, 0.0, left)
-        total = self.total_weight - float(w.sum())
+        total = self.total_weight - sequential_sum(w)
         self.total_weight = 0.0 if total < eps else total
         self._update_min_max()
 
@@ -433,3 +434,196 @@ class DecayingHistogram(Histogram):
                 self.reference = parse_time_us(ref) / 1e6
             except ValueError as e:
                 raise CheckpointError(f"referenceTimestamp: {e}") from None
+
+
+class HistogramBank:
+    """Many ``DecayingHistogram``s with one ``ExponentialOptions`` as arrays: ``weights``
+    (rows x buckets), ``total``, ``min_bucket``/``max_bucket``, ``reference`` (NaN: none yet)
+    and ``half_life`` per row. Adding, subtracting, moving references and reading percentiles
+    work on any set of rows at once, with the arithmetic of ``DecayingHistogram`` (sample
+    after sample), so a row reads back exactly as the histogram it stands for."""
+
+    def __init__(self, options: ExponentialOptions, capacity: int = 16) -> None:
+        self.options = options
+        self.weights = np.zeros((0, options.num_buckets))
+        self.total = np.zeros(0)
+        self.min_bucket = np.zeros(0, dtype=np.int64)
+        self.max_bucket = np.zeros(0, dtype=np.int64)
+        self.reference = np.zeros(0)
+        self.half_life = np.zeros(0)
+        self.grow(capacity)
+
+    def __len__(self) -> int:
+        return self.total.size
+
+    def grow(self, capacity: int) -> None:
+        old = self.total.size
+        if capacity <= old:
+            return
+        nb = self.options.num_buckets
+        weights = np.zeros((capacity, nb))
+        weights[:old] = self.weights
+        self.weights = weights
+        self.total = np.r_[self.total, np.zeros(capacity - old)]
+        self.min_bucket = np.r_[self.min_bucket, np.full(capacity - old, nb - 1, dtype=np.int64)]
+        self.max_bucket = np.r_[self.max_bucket, np.zeros(capacity - old, dtype=np.int64)]
+        self.reference = np.r_[self.reference, np.full(capacity - old, np.nan)]
+        self.half_life = np.r_[self.half_life, np.ones(capacity - old)]
+
+    def reset(self, row: int, half_life: float) -> None:
+        if half_life <= 0:
+            raise ValueError("half-life must be positive")
+        self.weights[row] = 0.0
+        self.total[row] = 0.0
+        self.min_bucket[row], self.max_bucket[row] = self.options.num_buckets - 1, 0
+        self.reference[row] = np.nan
+        self.half_life[row] = half_life
+
+    # -- one row as a DecayingHistogram -----------------------------------------------------------
+
+    def histogram(self, row: int) -> DecayingHistogram:
+        """A copy of the row as a ``DecayingHistogram``."""
+        h = DecayingHistogram(self.options, float(self.half_life[row]))
+        h.weights = self.weights[row].copy()
+        h.total_weight = float(self.total[row])
+        h.min_bucket, h.max_bucket = int(self.min_bucket[row]), int(self.max_bucket[row])
+        ref = float(self.reference[row])
+        h.reference = None if math.isnan(ref) else ref
+        return h
+
+    def set_histogram(self, row: int, h: DecayingHistogram) -> None:
+        if h.options != self.options:
+            raise ValueError("the histogram's options are not the bank's")
+        self.weights[row] = h.weights
+        self.total[row] = h.total_weight
+        self.min_bucket[row], self.max_bucket[row] = h.min_bucket, h.max_bucket
+        self.reference[row] = np.nan if h.reference is None else h.reference
+        self.half_life[row] = h.half_life
+
+    # -- samples ------------------------------------------------------------------------------------
+
+    def add(self, rows: np.ndarray, values: np.ndarray, weights: np.ndarray | float, times: np.ndarray,
+            arrival: np.ndarray | None = None) -> None:
+        """Add samples (value, weight, time in seconds) to their rows. A row without a reference
+        takes it from its sample that arrived first (lowest ``arrival``; default: the order given)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return
+        values = np.asarray(values, dtype=np.float64)
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), rows.shape)
+        if np.any(w < 0):
+            raise ValueError("sample weight must be non-negative")
+        w = w * self._decay_factors(rows, np.asarray(times, dtype=np.float64), arrival)
+        buckets = self.options.find_buckets(values)
+        nb = self.options.num_buckets
+        flat = rows * nb + buckets
+        np.add.at(self.weights.reshape(-1), flat, w)
+        np.add.at(self.total, rows, w)
+        touched = np.unique(flat[w != 0])
+        touched = touched[self.weights.reshape(-1)[touched] >= self.options.epsilon]
+        if touched.size:
+            np.minimum.at(self.min_bucket, touched // nb, touched % nb)
+            np.maximum.at(self.max_bucket, touched // nb, touched % nb)
+
+    def subtract(self, rows: np.ndarray, values: np.ndarray, weights: np.ndarray | float,
+                 times: np.ndarray) -> None:
+        """Remove samples added before (``DecayingHistogram.subtract`` per row: a bucket or total
+        falling below epsilon becomes 0, then the rows' non-empty ranges shrink)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), rows.shape)
+        if np.any(w < 0):
+            raise ValueError("sample weight must be non-negative")
+        w = w * self._decay_factors(rows, np.asarray(times, dtype=np.float64), None)
+        eps = self.options.epsilon
+        flat = rows * self.options.num_buckets + self.options.find_buckets(np.asarray(values, dtype=np.float64))
+        keys, inverse = np.unique(flat, return_inverse=True)
+        sums = np.bincount(inverse.reshape(-1), weights=w)
+        W = self.weights.reshape(-1)
+        left = W[keys] - sums
+        W[keys] = np.where(left < eps, 0.0, left)
+        touched, inverse = np.unique(rows, return_inverse=True)
+        total = self.total[touched] - np.bincount(inverse.reshape(-1), weights=w)
+        self.total[touched] = np.where(total < eps, 0.0, total)
+        self._update_min_max(touched)
+
+    def _decay_factors(self, rows: np.ndarray, times: np.ndarray, arrival: np.ndarray | None) -> np.ndarray:
+        ref = self.reference
+        fresh = np.isnan(ref[rows])
+        if fresh.any():
+            idx = np.flatnonzero(fresh)
+            key = idx if arrival is None else np.asarray(arrival)[idx]
+            order = idx[np.lexsort((key, rows[idx]))]
+            first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
+            ref[rows[first]] = round_to_half_lives(times[first], self.half_life[rows[first]])
+        latest = np.full(ref.size, -np.inf)
+        np.maximum.at(latest, rows, times)
+        late = np.flatnonzero(latest > ref + self.half_life * MAX_DECAY_EXPONENT)
+        if late.size:
+            self.shift_reference(late, latest[late])
+        return np.exp2((times - ref[rows]) / self.half_life[rows])
+
+    def shift_reference(self, rows: np.ndarray, new_reference: np.ndarray) -> None:
+        """``DecayingHistogram.shift_reference`` for each row (reference to a rounded time,
+        weights rescaled by a power of two)."""
+        new_reference = round_to_half_lives(new_reference, self.half_life[rows])
+        old = self.reference[rows]
+        has = ~np.isnan(old)
+        if has.any():
+            r = rows[has]
+            exponent = np.floor((old[has] - new_reference[has]) / self.half_life[r] + 0.5)
+            self._scale(r, np.ldexp(1.0, exponent.astype(np.int32)))
+        self.reference[rows] = new_reference
+
+    def _scale(self, rows: np.ndarray, factors: np.ndarray) -> None:
+        idx = np.arange(self.options.num_buckets)
+        inside = (idx >= self.min_bucket[rows, None]) & (idx <= self.max_bucket[rows, None])
+        self.weights[rows] = np.where(inside, self.weights[rows] * factors[:, None], self.weights[rows])
+        self.total[rows] *= factors
+        self._update_min_max(rows)
+
+    def _update_min_max(self, rows: np.ndarray) -> None:
+        nb = self.options.num_buckets
+        idx = np.arange(nb)
+        heavy = self.weights[rows] >= self.options.epsilon
+        lo = heavy & (idx >= self.min_bucket[rows, None])
+        self.min_bucket[rows] = np.where(lo.any(axis=1), lo.argmax(axis=1), nb - 1)
+        hi = heavy & (idx <= self.max_bucket[rows, None])
+        self.max_bucket[rows] = np.where(hi.any(axis=1), nb - 1 - hi[:, ::-1].argmax(axis=1), 0)
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def percentile_buckets(self, rows: np.ndarray, percentiles: np.ndarray) -> np.ndarray:
+        """(rows x k) bucket each row's percentiles stop in (-1: empty row); ``percentiles`` is
+        (k,) for all rows or (rows x k)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        ps = np.asarray(percentiles, dtype=np.float64)
+        ps = np.broadcast_to(ps if ps.ndim == 2 else ps[None, :], (rows.size, ps.shape[-1]))
+        lo, hi = self.min_bucket[rows], self.max_bucket[rows]
+        W = self.weights[rows]
+        empty = W[np.arange(rows.size), lo] < self.options.epsilon
+        idx = np.arange(self.options.num_buckets)
+        # Upstream walks [min, max) summing weights; zeros before min leave the sums as they are.
+        running = np.cumsum(np.where((idx >= lo[:, None]) & (idx < hi[:, None]), W, 0.0), axis=1)
+        out = np.empty(ps.shape, dtype=np.int64)
+        for k in range(ps.shape[1]):
+            reached = running >= (ps[:, k] * self.total[rows])[:, None]
+            found = reached.any(axis=1)
+            out[:, k] = np.where(found, np.maximum(reached.argmax(axis=1), lo), hi)
+        out[empty] = -1
+        return out
+
+    def percentiles(self, rows: np.ndarray, percentiles: np.ndarray) -> np.ndarray:
+        """``Percentile(p)`` of each row (the end of the bucket reached, 0 for an empty row)."""
+        buckets = self.percentile_buckets(rows, percentiles)
+        starts = self.options.starts
+        last = self.options.num_buckets - 1
+        out = starts[np.minimum(buckets + 1, last)]
+        out = np.where(buckets == last, starts[last], out)
+        return np.where(buckets < 0, 0.0, out)
+
+
+def round_to_half_lives(t: np.ndarray, half_life: np.ndarray) -> np.ndarray:
+    """``round_to_half_life`` elementwise."""
+    return GO_ZERO_TIME + np.floor((t - GO_ZERO_TIME) / half_life + 0.5) * half_life
