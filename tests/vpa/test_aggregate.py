@@ -41,13 +41,12 @@ class RefAggregate:
     def pod(self, name):
         return self.pods.setdefault(name, RefPod())
 
-    def add_cpu(self, name, t, cores, request=None):
+    def add_cpu(self, name, t, cores):
         c = self.pod(name)
         if cores < 0 or (c.last_cpu is not None and not t > c.last_cpu):
             return
         m = math.floor(cores * 1000)
-        req = 0.0 if request is None else math.floor(request * 1000) / 1000
-        self.cpu.add(m / 1000, max(req, 0.1), t / 1e6)
+        self.cpu.add(m / 1000, 0.1, t / 1e6)   # minSampleWeight (upstream 1.4+)
         c.last_cpu = t
         self.last = t if self.last is None or t > self.last else self.last
         self.first = t if self.first is None or t < self.first else self.first
@@ -137,12 +136,14 @@ def test_batches_match_upstream_one_by_one(rows, chunks):
     _same(ref, agg)
 
 
-def test_cpu_samples_weigh_by_request_at_least_min_sample_weight():
+def test_cpu_samples_weigh_the_min_sample_weight():
+    # Upstream 1.4+ (kubernetes/autoscaler#7818): the request weighting was removed, since the
+    # request it read was always 0 and every CPU sample weighed minSampleWeight 0.1 anyway.
     agg = AggregateContainerState()
-    agg.add_cpu_samples("p", [T0, T0 + 60], [0.5, 1.0], request_cores=[0.05, 2.0])
+    agg.add_cpu_samples("p", [T0, T0 + 60], [0.5, 1.0])
     o = agg.cpu.options
-    assert agg.cpu.weights[o.find_bucket(0.5)] == pytest.approx(0.1)   # max(0.05, 0.1)
-    assert agg.cpu.weights[o.find_bucket(1.0)] == pytest.approx(2.0 * 2 ** (60 / DAY))
+    assert agg.cpu.weights[o.find_bucket(0.5)] == pytest.approx(0.1)
+    assert agg.cpu.weights[o.find_bucket(1.0)] == pytest.approx(0.1 * 2 ** (60 / DAY))
 
 
 def test_duplicate_and_out_of_order_cpu_samples_are_dropped():

@@ -416,8 +416,7 @@ class Recommender:
             restored = self._restored_last_us.get((ns, vpa_name, container))
             if restored is not None:
                 cpu = np.where(np.round(times * 1e6) <= restored, np.nan, cpu)
-            agg.add_samples(names, times, cpu=cpu, memory=np.array([r[3] for r in rows]),
-                            cpu_request=np.array([r[4] for r in rows]))
+            agg.add_samples(names, times, cpu=cpu, memory=np.array([r[3] for r in rows]))
 
     def _record_ooms(self, pod: dict, vpa: dict, now: float) -> None:
         ns, name = _key(pod)
