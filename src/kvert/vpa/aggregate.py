@@ -478,12 +478,14 @@ class AggregateContainerState:
     # -- samples ---------------------------------------------------------------------------------
 
     def add_samples(self, pods: Any, times: Any, cpu: Any = None, memory: Any = None, oom: Any = None,
-                    pod_names: Sequence[str] | None = None) -> tuple[int, int]:
+                    pod_names: Sequence[str] | None = None, cpu_request: Any = None) -> tuple[int, int]:
         """File a batch of samples, in arrival order. Arrays (or scalars) broadcast together:
 
         * ``pods``: pod names (or one name; or integer codes into ``pod_names``);
         * ``times``: Unix seconds; ``cpu``: cores (NaN: none); ``memory``: bytes (NaN: none);
-        * ``oom``: True where the row is an OOM kill; its ``memory`` is the memory request.
+        * ``oom``: True where the row is an OOM kill; its ``memory`` is the memory request;
+        * ``cpu_request`` is ignored: CPU samples weigh the minimum sample weight (upstream
+          1.4+); it is accepted for callers written for the request weighting.
 
         Returns (CPU samples accepted, memory samples and OOMs accepted).
         """
