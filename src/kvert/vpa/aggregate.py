@@ -80,6 +80,9 @@ class AggregateBank:
         self.sample_weight = np.zeros(0)
         self.dirty = np.zeros(0, dtype=bool)
         self.configs: list[RecommenderConfig | None] = []
+        self.keys: list[Any] = []               # what the owner calls each row (AggregateStore: its key)
+        self.serial = np.zeros(0, dtype=np.int64)   # a new number each time a row is taken
+        self._serials = 0
         self.pods: list[dict[str, int]] = []
         self._free_rows: list[int] = []
         self.slot_row = np.zeros(0, dtype=np.int64)
@@ -109,6 +112,8 @@ class AggregateBank:
         self.sample_weight = _grown(self.sample_weight, capacity, 0.0)
         self.dirty = _grown(self.dirty, capacity, False)
         self.configs += [None] * (capacity - old)
+        self.keys += [None] * (capacity - old)
+        self.serial = _grown(self.serial, capacity, 0)
         self.pods += [{} for _ in range(capacity - old)]
         self._free_rows += list(range(capacity - 1, old - 1, -1))
 
@@ -125,6 +130,8 @@ class AggregateBank:
         self.sample_weight[row] = config.min_sample_weight
         self.dirty[row] = True
         self.configs[row] = config
+        self._serials += 1
+        self.serial[row] = self._serials
         self.pods[row] = {}
         return row
 
@@ -133,6 +140,7 @@ class AggregateBank:
             self._free_slot(slot)
         self.pods[row] = {}
         self.configs[row] = None
+        self.keys[row] = None
         self.dirty[row] = False
         self._free_rows.append(row)
 
@@ -650,6 +658,7 @@ class AggregateStore:
         if agg is None:
             config = config or self.config
             agg = AggregateContainerState(config, now, bank=self.bank_for(config))
+            agg.bank.keys[agg.row] = key
             self._aggregates[key] = agg
             self._by_vpa.setdefault((namespace, vpa), {})[container] = agg
         return agg

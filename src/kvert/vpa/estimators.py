@@ -17,7 +17,7 @@ recommendation explains itself (``kvert vpa recommend -o table`` prints it).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Mapping, Protocol
 
 import numpy as np
@@ -202,6 +202,24 @@ class RowParameters:
     memory_interval: np.ndarray
     min_cpu: np.ndarray          # millicores: the container's share of the pod minimum
     min_memory: np.ndarray       # bytes
+
+    @classmethod
+    def empty(cls, n: int) -> RowParameters:
+        return cls(np.zeros((n, 3)), np.zeros((n, 3)), *(np.zeros(n) for _ in range(7)),
+                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+
+    def take(self, rows: np.ndarray) -> RowParameters:
+        return RowParameters(*(getattr(self, f.name)[rows] for f in fields(self)))
+
+    def put(self, rows: np.ndarray, values: RowParameters) -> None:
+        for f in fields(self):
+            getattr(self, f.name)[rows] = getattr(values, f.name)
+
+    def grown(self, n: int) -> RowParameters:
+        out = RowParameters.empty(n)
+        old = self.margin.size
+        out.put(np.arange(old), self)
+        return out
 
 
 def resource_amounts(values: np.ndarray) -> np.ndarray:

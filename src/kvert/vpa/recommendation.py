@@ -500,6 +500,40 @@ def recommend(aggregates: Mapping[str, Any], vpa: Mapping | None = None,
     return {"containerRecommendations": [c.to_status() for c in containers]}
 
 
+# A bound moving by at most this fraction of the written one is not worth a status write.
+BOUND_CHANGE_FRACTION = 0.1
+
+
+def status_changed_materially(old: Mapping, new: Mapping, fraction: float = BOUND_CHANGE_FRACTION) -> bool:
+    """Whether ``new`` is worth writing over ``old`` (two VPA statuses): anything but the
+    recommendation's bounds differs (targets, uncapped targets, containers, conditions), or a
+    lowerBound/upperBound amount moved by more than ``fraction`` of the old one
+    (docs/kubernetes-choices.md; upstream writes whenever anything differs)."""
+    if {k: v for k, v in old.items() if k != "recommendation"} != \
+            {k: v for k, v in new.items() if k != "recommendation"}:
+        return True
+    olds = {c.get("containerName"): c for c in (old.get("recommendation") or {}).get("containerRecommendations") or []}
+    news = {c.get("containerName"): c for c in (new.get("recommendation") or {}).get("containerRecommendations") or []}
+    if olds.keys() != news.keys() or bool(old.get("recommendation")) != bool(new.get("recommendation")):
+        return True
+    for name, n in news.items():
+        o = olds[name]
+        if {k: v for k, v in o.items() if k not in ("lowerBound", "upperBound")} != \
+                {k: v for k, v in n.items() if k not in ("lowerBound", "upperBound")}:
+            return True
+        for bound in ("lowerBound", "upperBound"):
+            ob, nb = o.get(bound) or {}, n.get(bound) or {}
+            if ob.keys() != nb.keys():
+                return True
+            for r, value in nb.items():
+                if ob[r] == value:
+                    continue
+                qo, qn = quantity_or_none(ob[r]), quantity_or_none(value)
+                if qo is None or qn is None or abs(qn.nanos - qo.nanos) > fraction * abs(qo.nanos):
+                    return True
+    return False
+
+
 def _quantity(resource: str, amount: int) -> Quantity:
     # QuantityFromCPUAmount / QuantityFromMemoryAmount: NewScaledQuantity(amount, -3 | 0), DecimalSI.
     return Quantity.from_milli(amount, DECIMAL_SI) if resource == CPU else Quantity.from_int(amount, DECIMAL_SI)
