@@ -79,6 +79,7 @@ class AggregateBank:
         self.window = np.zeros(0)               # memory aggregation window (expiry), seconds
         self.sample_weight = np.zeros(0)
         self.dirty = np.zeros(0, dtype=bool)
+        self.used = np.zeros(0, dtype=bool)
         self.configs: list[RecommenderConfig | None] = []
         self.keys: list[Any] = []               # what the owner calls each row (AggregateStore: its key)
         self.serial = np.zeros(0, dtype=np.int64)   # a new number each time a row is taken
@@ -111,6 +112,7 @@ class AggregateBank:
         self.window = _grown(self.window, capacity, 0.0)
         self.sample_weight = _grown(self.sample_weight, capacity, 0.0)
         self.dirty = _grown(self.dirty, capacity, False)
+        self.used = _grown(self.used, capacity, False)
         self.configs += [None] * (capacity - old)
         self.keys += [None] * (capacity - old)
         self.serial = _grown(self.serial, capacity, 0)
@@ -129,6 +131,7 @@ class AggregateBank:
         self.window[row] = config.memory_aggregation_window
         self.sample_weight[row] = config.min_sample_weight
         self.dirty[row] = True
+        self.used[row] = True
         self.configs[row] = config
         self._serials += 1
         self.serial[row] = self._serials
@@ -142,11 +145,12 @@ class AggregateBank:
         self.configs[row] = None
         self.keys[row] = None
         self.dirty[row] = False
+        self.used[row] = False
         self._free_rows.append(row)
 
     def rows(self) -> np.ndarray:
         """The rows in use."""
-        return np.array([r for r, c in enumerate(self.configs) if c is not None], dtype=np.int64)
+        return np.flatnonzero(self.used)
 
     # -- pod slots -------------------------------------------------------------------------------
 
@@ -688,6 +692,10 @@ class AggregateStore:
         agg.last_sample_start_us = state.last_sample_start_us
         agg.total_samples_count = state.total_samples_count
 
+    def vpas(self) -> Any:
+        """The (namespace, VPA name) pairs with aggregates (a live view)."""
+        return self._by_vpa.keys()
+
     def for_vpa(self, namespace: str, vpa: str) -> dict[str, AggregateContainerState]:
         """Container name -> aggregate, the input of ``recommendation.recommend``."""
         return dict(self._by_vpa.get((namespace, vpa)) or {})
@@ -730,9 +738,7 @@ class AggregateStore:
         gone: list[AggregateKey] = []
         for bank in self.banks.values():
             rows = bank.rows()
-            if rows.size and bank.expired(rows, now).any():
-                expired = set(rows[bank.expired(rows, now)].tolist())
-                gone += [k for k, a in self._aggregates.items() if a.bank is bank and a.row in expired]
+            gone += [bank.keys[r] for r in rows[bank.expired(rows, now)].tolist()]
         for k in gone:
             self._remove(k)
         return sorted(gone)

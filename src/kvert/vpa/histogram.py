@@ -517,13 +517,14 @@ class HistogramBank:
         buckets = self.options.find_buckets(values)
         nb = self.options.num_buckets
         flat = rows * nb + buckets
-        np.add.at(self.weights.reshape(-1), flat, w)
+        W = self.weights.reshape(-1)
+        np.add.at(W, flat, w)
         np.add.at(self.total, rows, w)
-        touched = np.unique(flat[w != 0])
-        touched = touched[self.weights.reshape(-1)[touched] >= self.options.epsilon]
-        if touched.size:
-            np.minimum.at(self.min_bucket, touched // nb, touched % nb)
-            np.maximum.at(self.max_bucket, touched // nb, touched % nb)
+        # A bucket extends its row's [min, max] once it weighs at least epsilon.
+        heavy = (w != 0) & (W[flat] >= self.options.epsilon)
+        if heavy.any():
+            np.minimum.at(self.min_bucket, rows[heavy], buckets[heavy])
+            np.maximum.at(self.max_bucket, rows[heavy], buckets[heavy])
 
     def subtract(self, rows: np.ndarray, values: np.ndarray, weights: np.ndarray | float,
                  times: np.ndarray) -> None:
@@ -600,18 +601,26 @@ class HistogramBank:
         rows = np.asarray(rows, dtype=np.int64)
         ps = np.asarray(percentiles, dtype=np.float64)
         ps = np.broadcast_to(ps if ps.ndim == 2 else ps[None, :], (rows.size, ps.shape[-1]))
+        out = np.full(ps.shape, -1, dtype=np.int64)
+        if rows.size == 0:
+            return out
         lo, hi = self.min_bucket[rows], self.max_bucket[rows]
-        W = self.weights[rows]
-        empty = W[np.arange(rows.size), lo] < self.options.epsilon
-        idx = np.arange(self.options.num_buckets)
+        full = self.weights[rows]
+        live = full[np.arange(rows.size), lo] >= self.options.epsilon
+        if not live.any():
+            return out
+        rows, lo, hi, W = rows[live], lo[live], hi[live], full[live]
+        # Only the columns some row walks: [min of the mins, max of the maxes].
+        first, last = int(lo.min()), int(hi.max())
+        W = W[:, first:last + 1]
+        idx = np.arange(first, last + 1)
         # Upstream walks [min, max) summing weights; zeros before min leave the sums as they are.
         running = np.cumsum(np.where((idx >= lo[:, None]) & (idx < hi[:, None]), W, 0.0), axis=1)
-        out = np.empty(ps.shape, dtype=np.int64)
-        for k in range(ps.shape[1]):
-            reached = running >= (ps[:, k] * self.total[rows])[:, None]
-            found = reached.any(axis=1)
-            out[:, k] = np.where(found, np.maximum(reached.argmax(axis=1), lo), hi)
-        out[empty] = -1
+        thresholds = ps[live] * self.total[rows][:, None]
+        # The sums never fall, so the first one reaching a threshold is after all that do not.
+        below = (running[:, None, :] < thresholds[:, :, None]).sum(axis=2)
+        found = np.maximum(first + below, lo[:, None])
+        out[live] = np.where(below < idx.size, found, hi[:, None])
         return out
 
     def percentiles(self, rows: np.ndarray, percentiles: np.ndarray) -> np.ndarray:

@@ -136,6 +136,7 @@ class Recommender:
         self._estimates: dict[int, BankEstimates] = {}
         self._vpa_state: dict[VpaKey, _VpaState] = {}
         self._statuses: dict[VpaKey, dict] = {}
+        self._touched: set[VpaKey] = set()                   # VPAs whose object, target or pods changed
         self._stopped = False
         self._wake = asyncio.Event()
 
@@ -375,6 +376,7 @@ class Recommender:
         for key, vpa in vpas.items():
             self._vpas[key] = vpa
             await self._resolve(key, vpa)
+        self._touched.update(vpas)
         pods = {_key(p): p for p in (await self.reader.list("pods"))["items"]}
         for pk in list(self.assignment.pods):
             if pk not in pods or not is_live(pods[pk]):
@@ -403,6 +405,7 @@ class Recommender:
             return
         old = self._vpas.get(key)
         self._vpas[key] = vpa
+        self._touched.add(key)
         if old is None or (old.get("spec") or {}).get("targetRef") != (vpa.get("spec") or {}).get("targetRef") \
                 or old["metadata"].get("creationTimestamp") != vpa["metadata"].get("creationTimestamp"):
             self._unresolved.add(key)
@@ -467,6 +470,7 @@ class Recommender:
             self._targeted.get(old, set()).discard(key)
         target = await resolve_target(self.reader, vpa)
         self._targets[key] = target
+        self._touched.add(key)
         ref = (vpa.get("spec") or {}).get("targetRef")
         ref = ref if isinstance(ref, Mapping) else {}
         resource = target.resource or target_resource(ref)
@@ -490,11 +494,13 @@ class Recommender:
         for pk in changed:
             old = self._filed_under.pop(pk, None)
             if old is not None:
+                self._touched.add(old)
                 for agg in self.store.for_vpa(*old).values():
                     agg.forget_pod(pk[1])
             owner = self.assignment.owner.get(pk)
             if owner is not None:
                 self._filed_under[pk] = owner
+                self._touched.add(owner)
         self._forget_slots(changed)
 
     def _forget_slots(self, pods: Any) -> None:
@@ -620,17 +626,17 @@ class Recommender:
 
     async def _update_statuses(self, now: float) -> dict[tuple[str, str], dict]:
         todo: set[VpaKey] = set()
-        for key, vpa in self._vpas.items():
+        touched, self._touched = self._touched, set()
+        for key in touched:
+            vpa = self._vpas.get(key)
+            if vpa is None:
+                continue
+            todo.add(key)
             state = self._vpa_state.get(key)
             if state is None or state.vpa is not vpa:
                 state = self._vpa_state[key] = _VpaState.of(vpa, state, self.config)
-                todo.add(key)
                 if state.settings_changed:      # a container policy may have turned scaling off
                     self._forget_slots(self.assignment.members.get(key) or ())
-                continue
-            target = self._targets.get(key)
-            if state.matched != bool(self.assignment.members.get(key)) or target is not state.target:
-                todo.add(key)
         self._estimate(todo)
         for key in sorted(todo):
             vpa = self._vpas[key]
@@ -649,7 +655,7 @@ class Recommender:
                     log.info("status of VPA %s/%s not written (%s); next loop", key[0], key[1], e)
                 except ApiError as e:
                     log.warning("status of VPA %s/%s not written: %s", key[0], key[1], e)
-        return {key: self._statuses.get(key) or (vpa.get("status") or {}) for key, vpa in self._vpas.items()}
+        return dict(self._statuses)
 
     def _estimate(self, todo: set[VpaKey]) -> None:
         """Estimate the rows that got samples or new settings; add to ``todo`` the VPAs whose
@@ -772,7 +778,7 @@ class Recommender:
     # -- garbage -------------------------------------------------------------------------------------
 
     def _collect_garbage(self, now: float) -> None:
-        gone = [k for k in {(k[0], k[1]) for k in self.store} if k not in self._vpas]
+        gone = list(self.store.vpas() - self._vpas.keys())
         for ns, name in gone:
             self.store.remove_vpa(ns, name)
         expired = self.store.garbage_collect(now)
