@@ -405,7 +405,8 @@ class Recommender:
             return
         old = self._vpas.get(key)
         self._vpas[key] = vpa
-        self._touched.add(key)
+        if old is None or not _only_our_status(old, vpa, self._statuses.get(key)):
+            self._touched.add(key)
         if old is None or (old.get("spec") or {}).get("targetRef") != (vpa.get("spec") or {}).get("targetRef") \
                 or old["metadata"].get("creationTimestamp") != vpa["metadata"].get("creationTimestamp"):
             self._unresolved.add(key)
@@ -807,6 +808,12 @@ class _VpaState:
         state.matched = previous.matched if previous is not None else False
         state.target = previous.target if previous is not None else None
         return state
+
+
+def _only_our_status(old: Mapping, new: Mapping, ours: Mapping | None) -> bool:
+    """The VPA changed only by taking the status this recommender wrote."""
+    return ours is not None and new.get("status") == ours and old.get("spec") == new.get("spec") and \
+        (old.get("metadata") or {}).get("annotations") == (new.get("metadata") or {}).get("annotations")
 
 
 def _selection(workload: Mapping) -> tuple:
