@@ -441,7 +441,13 @@ class HistogramBank:
     (rows x buckets), ``total``, ``min_bucket``/``max_bucket``, ``reference`` (NaN: none yet)
     and ``half_life`` per row. Adding, subtracting, moving references and reading percentiles
     work on any set of rows at once, with the arithmetic of ``DecayingHistogram`` (sample
-    after sample), so a row reads back exactly as the histogram it stands for."""
+    after sample), so a row reads back exactly as the histogram it stands for.
+
+    Percentiles are remembered per row with the running sums just before and at the bucket
+    they stopped in; adding samples keeps those sums up to date, so a row whose sums still
+    bracket the threshold (by a margin far above the rounding the sums can have gathered)
+    answers without walking its buckets again. Subtracting, rescaling, replacing a row or a
+    changed [min, max] range forgets the row's percentiles."""
 
     def __init__(self, options: ExponentialOptions, capacity: int = 16) -> None:
         self.options = options
@@ -451,6 +457,7 @@ class HistogramBank:
         self.max_bucket = np.zeros(0, dtype=np.int64)
         self.reference = np.zeros(0)
         self.half_life = np.zeros(0)
+        self._known: _KnownPercentiles | None = None
         self.grow(capacity)
 
     def __len__(self) -> int:
@@ -469,6 +476,8 @@ class HistogramBank:
         self.max_bucket = np.r_[self.max_bucket, np.zeros(capacity - old, dtype=np.int64)]
         self.reference = np.r_[self.reference, np.full(capacity - old, np.nan)]
         self.half_life = np.r_[self.half_life, np.ones(capacity - old)]
+        if self._known is not None:
+            self._known.grow(capacity)
 
     def reset(self, row: int, half_life: float) -> None:
         if half_life <= 0:
@@ -478,6 +487,7 @@ class HistogramBank:
         self.min_bucket[row], self.max_bucket[row] = self.options.num_buckets - 1, 0
         self.reference[row] = np.nan
         self.half_life[row] = half_life
+        self._forget(np.array([row]))
 
     # -- one row as a DecayingHistogram -----------------------------------------------------------
 
@@ -499,6 +509,7 @@ class HistogramBank:
         self.min_bucket[row], self.max_bucket[row] = h.min_bucket, h.max_bucket
         self.reference[row] = np.nan if h.reference is None else h.reference
         self.half_life[row] = h.half_life
+        self._forget(np.array([row]))
 
     # -- samples ------------------------------------------------------------------------------------
 
@@ -523,8 +534,14 @@ class HistogramBank:
         # A bucket extends its row's [min, max] once it weighs at least epsilon.
         heavy = (w != 0) & (W[flat] >= self.options.epsilon)
         if heavy.any():
+            before = (self.min_bucket[rows[heavy]], self.max_bucket[rows[heavy]])
             np.minimum.at(self.min_bucket, rows[heavy], buckets[heavy])
             np.maximum.at(self.max_bucket, rows[heavy], buckets[heavy])
+            moved = (self.min_bucket[rows[heavy]] != before[0]) | (self.max_bucket[rows[heavy]] != before[1])
+            if moved.any():
+                self._forget(rows[heavy][moved])
+        if self._known is not None:
+            self._known.added(rows, buckets, w, self.min_bucket)
 
     def subtract(self, rows: np.ndarray, values: np.ndarray, weights: np.ndarray | float,
                  times: np.ndarray) -> None:
@@ -548,6 +565,7 @@ class HistogramBank:
         total = self.total[touched] - np.bincount(inverse.reshape(-1), weights=w)
         self.total[touched] = np.where(total < eps, 0.0, total)
         self._update_min_max(touched)
+        self._forget(touched)
 
     def _decay_factors(self, rows: np.ndarray, times: np.ndarray, arrival: np.ndarray | None) -> np.ndarray:
         ref = self.reference
@@ -583,6 +601,11 @@ class HistogramBank:
         self.weights[rows] = np.where(inside, self.weights[rows] * factors[:, None], self.weights[rows])
         self.total[rows] *= factors
         self._update_min_max(rows)
+        self._forget(rows)
+
+    def _forget(self, rows: np.ndarray) -> None:
+        if self._known is not None:
+            self._known.valid[rows] = False
 
     def _update_min_max(self, rows: np.ndarray) -> None:
         nb = self.options.num_buckets
@@ -601,26 +624,50 @@ class HistogramBank:
         rows = np.asarray(rows, dtype=np.int64)
         ps = np.asarray(percentiles, dtype=np.float64)
         ps = np.broadcast_to(ps if ps.ndim == 2 else ps[None, :], (rows.size, ps.shape[-1]))
+        known = self._known
+        if known is None or known.ps.shape[1] != ps.shape[1]:
+            known = self._known = _KnownPercentiles(len(self), ps.shape[1])
+        thresholds = ps * self.total[rows][:, None]
+        same = known.still(rows, ps, thresholds)
+        out = np.empty(ps.shape, dtype=np.int64)
+        out[same] = known.bucket[rows[same]]
+        redo = ~same
+        if redo.any():
+            out[redo] = self._walk(rows[redo], ps[redo], thresholds[redo], known)
+        return out
+
+    def _walk(self, rows: np.ndarray, ps: np.ndarray, thresholds: np.ndarray,
+              known: _KnownPercentiles) -> np.ndarray:
+        """Upstream's walk for each row (vectorized), remembering where each one stopped."""
         out = np.full(ps.shape, -1, dtype=np.int64)
-        if rows.size == 0:
-            return out
         lo, hi = self.min_bucket[rows], self.max_bucket[rows]
         full = self.weights[rows]
         live = full[np.arange(rows.size), lo] >= self.options.epsilon
+        known.valid[rows] = False
         if not live.any():
             return out
-        rows, lo, hi, W = rows[live], lo[live], hi[live], full[live]
+        rows, lo, hi, W, thresholds = rows[live], lo[live], hi[live], full[live], thresholds[live]
         # Only the columns some row walks: [min of the mins, max of the maxes].
         first, last = int(lo.min()), int(hi.max())
         W = W[:, first:last + 1]
         idx = np.arange(first, last + 1)
         # Upstream walks [min, max) summing weights; zeros before min leave the sums as they are.
         running = np.cumsum(np.where((idx >= lo[:, None]) & (idx < hi[:, None]), W, 0.0), axis=1)
-        thresholds = ps[live] * self.total[rows][:, None]
         # The sums never fall, so the first one reaching a threshold is after all that do not.
-        below = (running[:, None, :] < thresholds[:, :, None]).sum(axis=2)
-        found = np.maximum(first + below, lo[:, None])
-        out[live] = np.where(below < idx.size, found, hi[:, None])
+        below = np.count_nonzero(running[:, None, :] < thresholds[:, :, None], axis=2)
+        reached = below < idx.size
+        bucket = np.where(reached, np.maximum(first + below, lo[:, None]), hi[:, None])
+        out[live] = bucket
+        # The sums bracketing each answer: through the bucket before it and through it.
+        n = np.arange(rows.size)[:, None]
+        at = np.clip(bucket - first, 0, idx.size - 1)
+        before = np.where(bucket > lo[:, None], running[n, np.clip(at - 1, 0, None)], -np.inf)
+        before = np.where(reached | (hi[:, None] == lo[:, None]), before, running[n, np.clip(hi[:, None] - 1 - first, 0, None)])
+        through = np.where(reached, running[n, at], np.inf)
+        empty_walk = hi[:, None] == lo[:, None]
+        before = np.where(empty_walk, -np.inf, before)
+        through = np.where(empty_walk, np.inf, through)
+        known.remember(rows, ps[live], bucket, before, through)
         return out
 
     def percentiles(self, rows: np.ndarray, percentiles: np.ndarray) -> np.ndarray:
@@ -631,6 +678,60 @@ class HistogramBank:
         out = starts[np.minimum(buckets + 1, last)]
         out = np.where(buckets == last, starts[last], out)
         return np.where(buckets < 0, 0.0, out)
+
+
+class _KnownPercentiles:
+    """A ``HistogramBank``'s remembered percentiles (see its docstring): per row the
+    percentiles asked, the buckets answered and the running sums just before and through each
+    answer, kept up to date as samples are added."""
+
+    MARGIN = 1e-6          # relative to the threshold; rounding of the kept sums stays far below
+    MIN_PERCENTILE = 1e-3  # below this the margin is not safely above the rounding: walk again
+    MAX_UPDATES = 1000     # walk again after this many batches, so rounding cannot pile up
+
+    def __init__(self, rows: int, k: int) -> None:
+        self.ps = np.full((rows, k), np.nan)
+        self.bucket = np.zeros((rows, k), dtype=np.int64)
+        self.before = np.zeros((rows, k))
+        self.through = np.zeros((rows, k))
+        self.valid = np.zeros(rows, dtype=bool)
+        self.updates = np.zeros(rows, dtype=np.int64)
+
+    def grow(self, rows: int) -> None:
+        k, old = self.ps.shape[1], self.valid.size
+        self.ps = np.concatenate([self.ps, np.full((rows - old, k), np.nan)])
+        self.bucket = np.concatenate([self.bucket, np.zeros((rows - old, k), dtype=np.int64)])
+        self.before = np.concatenate([self.before, np.zeros((rows - old, k))])
+        self.through = np.concatenate([self.through, np.zeros((rows - old, k))])
+        self.valid = np.r_[self.valid, np.zeros(rows - old, dtype=bool)]
+        self.updates = np.r_[self.updates, np.zeros(rows - old, dtype=np.int64)]
+
+    def remember(self, rows: np.ndarray, ps: np.ndarray, bucket: np.ndarray, before: np.ndarray,
+                 through: np.ndarray) -> None:
+        self.ps[rows], self.bucket[rows], self.before[rows], self.through[rows] = ps, bucket, before, through
+        self.valid[rows] = (ps >= self.MIN_PERCENTILE).all(axis=1)
+        self.updates[rows] = 0
+
+    def added(self, rows: np.ndarray, buckets: np.ndarray, w: np.ndarray, min_bucket: np.ndarray) -> None:
+        """Samples were added: the sums through the buckets they fell in grow."""
+        ok = self.valid[rows]
+        if not ok.any():
+            return
+        rows, buckets, w = rows[ok], buckets[ok], w[ok]
+        self.updates[np.unique(rows)] += 1
+        walked = buckets >= min_bucket[rows]
+        answer = self.bucket[rows]
+        for k in range(answer.shape[1]):
+            np.add.at(self.before[:, k], rows, np.where(walked & (buckets < answer[:, k]), w, 0.0))
+            np.add.at(self.through[:, k], rows, np.where(walked & (buckets <= answer[:, k]), w, 0.0))
+
+    def still(self, rows: np.ndarray, ps: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+        """Rows whose remembered answers stand: same percentiles, and each threshold still
+        above the sum before the answer and at most the sum through it, by the margin."""
+        margin = self.MARGIN * np.abs(thresholds)
+        return (self.valid[rows] & (self.updates[rows] < self.MAX_UPDATES)
+                & (self.ps[rows] == ps).all(axis=1)
+                & ((self.before[rows] < thresholds - margin) & (self.through[rows] >= thresholds + margin)).all(axis=1))
 
 
 def round_to_half_lives(t: np.ndarray, half_life: np.ndarray) -> np.ndarray:
