@@ -263,3 +263,31 @@ def test_store_creates_aggregates_with_the_vpas_configuration():
     assert agg.pod_memory("p").window_end == T0 + DAY / 2
     agg.record_oom("p", T0 + 60, 10**9)
     assert agg.pod_memory("p").oom_peak == 2 * 10**9
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(
+    st.one_of(st.none(), st.sampled_from([0.0, 0.01, 0.3, 2.0])),
+    st.one_of(st.none(), st.sampled_from([0, 10**7, 3 * 10**8, 10**9])),
+    st.integers(-2, 30 * 60)), min_size=4, max_size=4), min_size=1, max_size=12))
+def test_one_sample_per_pod_batches_file_as_the_general_path(scrapes):
+    # A scrape has one row per pod: the bank's shortcut for it must equal the general grouping.
+    general, once = AggregateStore(), AggregateStore()
+    pods = ["p0", "p1", "p2", "p3"]
+    for k, scrape in enumerate(scrapes):
+        times = np.array([T0 + 3600.0 * k + 60.0 * s[2] for s in scrape])
+        cpu = np.array([math.nan if s[0] is None else s[0] for s in scrape])
+        mem = np.array([math.nan if s[1] is None else float(s[1]) for s in scrape])
+        for store, unique in ((general, False), (once, True)):
+            # two aggregates in one bank: pods 0-1 under one VPA, 2-3 under another
+            slots = np.array([store.get("ns", f"v{i // 2}", "c").bank.slot(store.get("ns", f"v{i // 2}", "c").row, p)
+                              for i, p in enumerate(pods)])
+            bank = store.get("ns", "v0", "c").bank
+            bank.add_samples(slots, np.round(times * 1e6).astype(np.int64), cpu, mem, unique=unique)
+    for v in ("v0", "v1"):
+        a, b = general.find("ns", v, "c"), once.find("ns", v, "c")
+        assert a.cpu.equals(b.cpu) and a.memory.equals(b.memory)
+        assert (a.first_sample_start_us, a.last_sample_start_us, a.total_samples_count) == \
+            (b.first_sample_start_us, b.last_sample_start_us, b.total_samples_count)
+        for p in pods:
+            assert a.pod_memory(p) == b.pod_memory(p)

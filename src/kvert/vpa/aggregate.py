@@ -199,26 +199,27 @@ class AggregateBank:
             return 0, 0
         if oom is not None and not oom.any():
             oom = None
+        if unique and oom is None:
+            return (0 if cpu is None else self._add_cpu_once(slots, t_us, cpu),
+                    0 if memory is None else self._add_memory_once(slots, t_us, memory))
         accepted_cpu = accepted_mem = 0
         shared = None
         if cpu is not None and memory is not None and oom is None and not np.isnan(cpu).any() \
                 and not np.isnan(memory).any():
-            shared = _unique_order(slots, t_us) if unique else _arrival_order(slots, t_us)
+            shared = _arrival_order(slots, t_us)
         if cpu is not None:
             if shared is not None:
                 accepted_cpu = self._add_cpu(slots, t_us, cpu, shared)
             else:
                 keep = ~np.isnan(cpu) if oom is None else ~np.isnan(cpu) & ~oom
-                s, t = slots[keep], t_us[keep]
-                accepted_cpu = self._add_cpu(s, t, cpu[keep], _unique_order(s, t) if unique else None)
+                accepted_cpu = self._add_cpu(slots[keep], t_us[keep], cpu[keep])
         if memory is not None:
             m = memory
             if shared is not None:
                 accepted_mem = self._add_memory(slots, t_us, m, shared)
             elif oom is None:
                 keep = ~np.isnan(m)
-                s, t = slots[keep], t_us[keep]
-                accepted_mem = self._add_memory(s, t, m[keep], _unique_order(s, t) if unique else None)
+                accepted_mem = self._add_memory(slots[keep], t_us[keep], m[keep])
             else:
                 start = 0
                 for k in np.flatnonzero(oom):
@@ -231,6 +232,57 @@ class AggregateBank:
                 keep = ~np.isnan(m[start:]) & ~oom[start:]
                 accepted_mem += self._add_memory(slots[start:][keep], t_us[start:][keep], m[start:][keep])
         return accepted_cpu, accepted_mem
+
+    # One sample per pod (a metrics scrape): the general grouping below reduces to these.
+
+    def _add_cpu_once(self, slots: np.ndarray, t_us: np.ndarray, cores: np.ndarray) -> int:
+        with np.errstate(invalid="ignore"):
+            ok = (cores >= 0) & (t_us > self.last_cpu[slots])
+        if not ok.all():
+            slots, t_us, cores = slots[ok], t_us[ok], cores[ok]
+        if slots.size == 0:
+            return 0
+        rows = self.slot_row[slots]
+        milli = np.minimum(np.floor(cores * 1000.0), MAX_RESOURCE_AMOUNT)
+        self.cpu.add(rows, milli / 1000.0, self.sample_weight[rows], t_us / 1e6)
+        self.last_cpu[slots] = t_us
+        earlier = t_us < self.first_us[rows]
+        if earlier.any():
+            np.minimum.at(self.first_us, rows[earlier], t_us[earlier])
+        np.maximum.at(self.last_us, rows, t_us)
+        np.add.at(self.count, rows, 1)
+        self.dirty[rows] = True
+        return int(slots.size)
+
+    def _add_memory_once(self, slots: np.ndarray, t_us: np.ndarray, usage: np.ndarray) -> int:
+        with np.errstate(invalid="ignore"):
+            ok = (usage >= 0) & (t_us >= self.last_mem[slots])
+        if not ok.all():
+            slots, t_us, usage = slots[ok], t_us[ok], usage[ok]
+        if slots.size == 0:
+            return 0
+        u = np.minimum(np.floor(usage), MAX_RESOURCE_AMOUNT).astype(np.int64)
+        rows = self.slot_row[slots]
+        interval = self.interval_us[rows]
+        W = self.window_end[slots]
+        W = np.where(W == UNSET, t_us, W)
+        j = np.where(t_us < W, 0, (t_us - W) // interval + 1)
+        old = np.maximum(self.mem_peak[slots], self.oom_peak[slots])
+        cur = j == 0
+        rise = cur & (old != 0) & (u > old)
+        new = ~cur
+        if rise.any():
+            self.memory.subtract(rows[rise], old[rise].astype(np.float64), 1.0, W[rise] / 1e6)
+        end = W + j * interval
+        filed = rise | new
+        if filed.any():
+            self.memory.add(rows[filed], u[filed].astype(np.float64), 1.0, end[filed] / 1e6)
+        self.mem_peak[slots[filed]] = u[filed]
+        self.oom_peak[slots[new]] = 0
+        self.window_end[slots] = end
+        self.last_mem[slots] = t_us
+        self.dirty[rows] = True
+        return int(slots.size)
 
     def _add_cpu(self, slots: np.ndarray, t_us: np.ndarray, cores: np.ndarray, grouping: tuple | None = None) -> int:
         valid = cores >= 0
@@ -610,11 +662,6 @@ def _arrival_order(slots: np.ndarray, t_us: np.ndarray) -> tuple[np.ndarray, np.
             if e - s > 1:
                 prev[s + 1:e] = np.maximum.accumulate(t[s:e - 1])
     return order, g, t, prev
-
-
-def _unique_order(slots: np.ndarray, t_us: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``_arrival_order`` of a batch where no slot appears twice: nothing to group."""
-    return np.arange(slots.size), slots, t_us, np.full(slots.size, UNSET, dtype=np.int64)
 
 
 # -- all aggregates of a recommender -------------------------------------------------------------

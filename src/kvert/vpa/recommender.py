@@ -86,6 +86,7 @@ from kvert.vpa.targets import PodAssignment, Target, is_live, resolve_target, ta
 log = logging.getLogger(__name__)
 
 VPAS = "autoscaling.k8s.io/verticalpodautoscalers"
+GC_INTERVAL = 3600.0      # how often expired aggregates are looked for (they expire after 8 days)
 NO_PODS_MESSAGE = "No pods match this VPA object"
 
 
@@ -137,6 +138,8 @@ class Recommender:
         self._vpa_state: dict[VpaKey, _VpaState] = {}
         self._statuses: dict[VpaKey, dict] = {}
         self._touched: set[VpaKey] = set()                   # VPAs whose object, target or pods changed
+        self._gone_vpas: set[VpaKey] = set()
+        self._last_gc: float | None = None
         self._stopped = False
         self._wake = asyncio.Event()
 
@@ -420,6 +423,7 @@ class Recommender:
     def _vpa_gone(self, key: VpaKey) -> None:
         if self._vpas.pop(key, None) is None:
             return
+        self._gone_vpas.add(key)
         self.assignment.remove_vpa(key)
         self._targets.pop(key, None)
         ref = self._refs.pop(key, None)
@@ -779,13 +783,19 @@ class Recommender:
     # -- garbage -------------------------------------------------------------------------------------
 
     def _collect_garbage(self, now: float) -> None:
-        gone = list(self.store.vpas() - self._vpas.keys())
-        for ns, name in gone:
-            self.store.remove_vpa(ns, name)
-        expired = self.store.garbage_collect(now)
-        for key in expired:
-            self._restored_last_us.pop(key, None)
-        if gone or expired:                     # their pod slots are free now
+        """Drop the aggregates of VPAs that are gone and, once an hour (they expire after 8 days
+        without samples), the expired ones."""
+        gone = list(self._gone_vpas)
+        self._gone_vpas.clear()
+        expired: list = []
+        if self._last_gc is None or now - self._last_gc >= GC_INTERVAL:
+            self._last_gc = now
+            gone += list(self.store.vpas() - self._vpas.keys())
+            expired = self.store.garbage_collect(now)
+            for key in expired:
+                self._restored_last_us.pop(key, None)
+        removed = [c for ns, name in gone for c in self.store.remove_vpa(ns, name)]
+        if removed or expired:                  # their pod slots are free now
             self._slots.clear()
             self._slot_keys.clear()
             self._slots_version += 1
