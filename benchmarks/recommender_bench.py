@@ -215,7 +215,8 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--vpas", type=int, default=2000)
     p.add_argument("--pods", type=int, default=10)
-    p.add_argument("--history-hours", type=float, default=24.0, help="minutely history per container before the run")
+    p.add_argument("--history-hours", type=float, default=36.0,
+                   help="minutely history per container before the run (36: half way through a memory window)")
     p.add_argument("--warmup", type=int, default=5, help="loops before measuring")
     p.add_argument("--loops", type=int, default=20)
     p.add_argument("--profile", action="store_true", help="cProfile the measured loops")

@@ -555,17 +555,26 @@ class HistogramBank:
             raise ValueError("sample weight must be non-negative")
         w = w * self._decay_factors(rows, np.asarray(times, dtype=np.float64), None)
         eps = self.options.epsilon
-        flat = rows * self.options.num_buckets + self.options.find_buckets(np.asarray(values, dtype=np.float64))
+        buckets = self.options.find_buckets(np.asarray(values, dtype=np.float64))
+        flat = rows * self.options.num_buckets + buckets
         keys, inverse = np.unique(flat, return_inverse=True)
         sums = np.bincount(inverse.reshape(-1), weights=w)
         W = self.weights.reshape(-1)
-        left = W[keys] - sums
+        was = W[keys]
+        left = was - sums
         W[keys] = np.where(left < eps, 0.0, left)
         touched, inverse = np.unique(rows, return_inverse=True)
         total = self.total[touched] - np.bincount(inverse.reshape(-1), weights=w)
         self.total[touched] = np.where(total < eps, 0.0, total)
-        self._update_min_max(touched)
-        self._forget(touched)
+        # [min, max] moves inwards only from an end that no longer weighs epsilon.
+        ends = self.weights[touched, self.min_bucket[touched]], self.weights[touched, self.max_bucket[touched]]
+        stale = touched[(ends[0] < eps) | (ends[1] < eps)]
+        if stale.size:
+            self._update_min_max(stale)
+        if self._known is not None:
+            self._forget(np.union1d(stale, touched[total < eps]))
+            nb = self.options.num_buckets
+            self._known.added(keys // nb, keys % nb, W[keys] - was, self.min_bucket)
 
     def _decay_factors(self, rows: np.ndarray, times: np.ndarray, arrival: np.ndarray | None) -> np.ndarray:
         ref = self.reference
@@ -576,10 +585,10 @@ class HistogramBank:
             order = idx[np.lexsort((key, rows[idx]))]
             first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
             ref[rows[first]] = round_to_half_lives(times[first], self.half_life[rows[first]])
-        latest = np.full(ref.size, -np.inf)
-        np.maximum.at(latest, rows, times)
-        late = np.flatnonzero(latest > ref + self.half_life * MAX_DECAY_EXPONENT)
-        if late.size:
+        if (times > ref[rows] + self.half_life[rows] * MAX_DECAY_EXPONENT).any():
+            latest = np.full(ref.size, -np.inf)
+            np.maximum.at(latest, rows, times)
+            late = np.flatnonzero(latest > ref + self.half_life * MAX_DECAY_EXPONENT)
             self.shift_reference(late, latest[late])
         return np.exp2((times - ref[rows]) / self.half_life[rows])
 
@@ -695,7 +704,7 @@ class _KnownPercentiles:
         self.before = np.zeros((rows, k))
         self.through = np.zeros((rows, k))
         self.valid = np.zeros(rows, dtype=bool)
-        self.updates = np.zeros(rows, dtype=np.int64)
+        self.updates = np.zeros(rows, dtype=np.int64)    # batches since the walk; 0: unchanged
 
     def grow(self, rows: int) -> None:
         k, old = self.ps.shape[1], self.valid.size
@@ -713,25 +722,29 @@ class _KnownPercentiles:
         self.updates[rows] = 0
 
     def added(self, rows: np.ndarray, buckets: np.ndarray, w: np.ndarray, min_bucket: np.ndarray) -> None:
-        """Samples were added: the sums through the buckets they fell in grow."""
+        """Samples were added (or, with negative weights, subtracted): the sums through the
+        buckets they fell in follow."""
         ok = self.valid[rows]
         if not ok.any():
             return
         rows, buckets, w = rows[ok], buckets[ok], w[ok]
-        self.updates[np.unique(rows)] += 1
+        n = self.valid.size
+        self.updates += np.bincount(rows, w != 0, minlength=n) > 0
         walked = buckets >= min_bucket[rows]
         answer = self.bucket[rows]
         for k in range(answer.shape[1]):
-            np.add.at(self.before[:, k], rows, np.where(walked & (buckets < answer[:, k]), w, 0.0))
-            np.add.at(self.through[:, k], rows, np.where(walked & (buckets <= answer[:, k]), w, 0.0))
+            self.before[:, k] += np.bincount(rows, np.where(walked & (buckets < answer[:, k]), w, 0.0), minlength=n)
+            self.through[:, k] += np.bincount(rows, np.where(walked & (buckets <= answer[:, k]), w, 0.0), minlength=n)
 
     def still(self, rows: np.ndarray, ps: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-        """Rows whose remembered answers stand: same percentiles, and each threshold still
-        above the sum before the answer and at most the sum through it, by the margin."""
+        """Rows whose remembered answers stand: same percentiles, and the row unchanged since
+        or each threshold still above the sum before the answer and at most the sum through
+        it, by the margin."""
         margin = self.MARGIN * np.abs(thresholds)
-        return (self.valid[rows] & (self.updates[rows] < self.MAX_UPDATES)
-                & (self.ps[rows] == ps).all(axis=1)
-                & ((self.before[rows] < thresholds - margin) & (self.through[rows] >= thresholds + margin)).all(axis=1))
+        updates = self.updates[rows]
+        bracketed = ((self.before[rows] < thresholds - margin) & (self.through[rows] >= thresholds + margin)).all(axis=1)
+        return (self.valid[rows] & (updates < self.MAX_UPDATES) & (self.ps[rows] == ps).all(axis=1)
+                & ((updates == 0) | bracketed))
 
 
 def round_to_half_lives(t: np.ndarray, half_life: np.ndarray) -> np.ndarray:
