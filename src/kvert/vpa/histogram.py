@@ -730,11 +730,14 @@ class _KnownPercentiles:
         rows, buckets, w = rows[ok], buckets[ok], w[ok]
         n = self.valid.size
         self.updates += np.bincount(rows, w != 0, minlength=n) > 0
-        walked = buckets >= min_bucket[rows]
+        k = self.bucket.shape[1]
+        walked = (buckets >= min_bucket[rows])[:, None]
         answer = self.bucket[rows]
-        for k in range(answer.shape[1]):
-            self.before[:, k] += np.bincount(rows, np.where(walked & (buckets < answer[:, k]), w, 0.0), minlength=n)
-            self.through[:, k] += np.bincount(rows, np.where(walked & (buckets <= answer[:, k]), w, 0.0), minlength=n)
+        at = (rows[:, None] * k + np.arange(k)).reshape(-1)
+        below = np.where(walked & (buckets[:, None] < answer), w[:, None], 0.0).reshape(-1)
+        upto = np.where(walked & (buckets[:, None] <= answer), w[:, None], 0.0).reshape(-1)
+        self.before += np.bincount(at, below, minlength=n * k).reshape(n, k)
+        self.through += np.bincount(at, upto, minlength=n * k).reshape(n, k)
 
     def still(self, rows: np.ndarray, ps: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
         """Rows whose remembered answers stand: same percentiles, and the row unchanged since
