@@ -97,6 +97,17 @@ class FakeApi:
         except KeyError:
             raise NotFound(resource, name) from None
 
+    async def create(self, resource: str, obj: dict, namespace: str = "", **_: Any) -> dict:
+        self.put(resource, obj)
+        return obj
+
+    async def update(self, resource: str, obj: dict, **_: Any) -> dict:
+        self.put(resource, obj)
+        return obj
+
+    async def delete(self, resource: str, name: str, namespace: str = "", **_: Any) -> None:
+        self.data.get(resource, {}).pop((namespace, name), None)
+
     async def patch(self, resource: str, name: str, ops: list, kind: str, namespace: str = "", **_: Any) -> dict:
         self.patches += 1
         obj = dict(self.data[resource][(namespace, name)])
@@ -209,6 +220,10 @@ async def main(args: argparse.Namespace) -> None:
           f"({(api.patches - patches) / args.loops:.1f} status writes per loop)")
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+    start = time.perf_counter()
+    written = await rec.write_checkpoints(rec._vpas)
+    print(f"one checkpoint pass: {written} checkpoints in {(time.perf_counter() - start) * 1e3:.0f} ms "
+          f"(every checkpoint_interval; upstream writes them every loop within a time budget)")
 
 
 if __name__ == "__main__":

@@ -458,6 +458,7 @@ class Recommender:
     def _pod_gone(self, pk: tuple[str, str]) -> None:
         self._pods_seen.pop(pk, None)
         self.assignment.remove_pod(pk)
+        self._forget_slots((pk,))
 
     def _on_workload(self, resource: str) -> Any:
         def changed(*objs: dict) -> None:
