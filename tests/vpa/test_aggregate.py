@@ -41,13 +41,12 @@ class RefAggregate:
     def pod(self, name):
         return self.pods.setdefault(name, RefPod())
 
-    def add_cpu(self, name, t, cores, request=None):
+    def add_cpu(self, name, t, cores):
         c = self.pod(name)
         if cores < 0 or (c.last_cpu is not None and not t > c.last_cpu):
             return
         m = math.floor(cores * 1000)
-        req = 0.0 if request is None else math.floor(request * 1000) / 1000
-        self.cpu.add(m / 1000, max(req, 0.1), t / 1e6)
+        self.cpu.add(m / 1000, 0.1, t / 1e6)   # minSampleWeight (upstream 1.4+)
         c.last_cpu = t
         self.last = t if self.last is None or t > self.last else self.last
         self.first = t if self.first is None or t < self.first else self.first
@@ -137,12 +136,14 @@ def test_batches_match_upstream_one_by_one(rows, chunks):
     _same(ref, agg)
 
 
-def test_cpu_samples_weigh_by_request_at_least_min_sample_weight():
+def test_cpu_samples_weigh_the_min_sample_weight():
+    # Upstream 1.4+ (kubernetes/autoscaler#7818): the request weighting was removed, since the
+    # request it read was always 0 and every CPU sample weighed minSampleWeight 0.1 anyway.
     agg = AggregateContainerState()
-    agg.add_cpu_samples("p", [T0, T0 + 60], [0.5, 1.0], request_cores=[0.05, 2.0])
+    agg.add_cpu_samples("p", [T0, T0 + 60], [0.5, 1.0])
     o = agg.cpu.options
-    assert agg.cpu.weights[o.find_bucket(0.5)] == pytest.approx(0.1)   # max(0.05, 0.1)
-    assert agg.cpu.weights[o.find_bucket(1.0)] == pytest.approx(2.0 * 2 ** (60 / DAY))
+    assert agg.cpu.weights[o.find_bucket(0.5)] == pytest.approx(0.1)
+    assert agg.cpu.weights[o.find_bucket(1.0)] == pytest.approx(0.1 * 2 ** (60 / DAY))
 
 
 def test_duplicate_and_out_of_order_cpu_samples_are_dropped():
@@ -262,3 +263,31 @@ def test_store_creates_aggregates_with_the_vpas_configuration():
     assert agg.pod_memory("p").window_end == T0 + DAY / 2
     agg.record_oom("p", T0 + 60, 10**9)
     assert agg.pod_memory("p").oom_peak == 2 * 10**9
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(
+    st.one_of(st.none(), st.sampled_from([0.0, 0.01, 0.3, 2.0])),
+    st.one_of(st.none(), st.sampled_from([0, 10**7, 3 * 10**8, 10**9])),
+    st.integers(-2, 30 * 60)), min_size=4, max_size=4), min_size=1, max_size=12))
+def test_one_sample_per_pod_batches_file_as_the_general_path(scrapes):
+    # A scrape has one row per pod: the bank's shortcut for it must equal the general grouping.
+    general, once = AggregateStore(), AggregateStore()
+    pods = ["p0", "p1", "p2", "p3"]
+    for k, scrape in enumerate(scrapes):
+        times = np.array([T0 + 3600.0 * k + 60.0 * s[2] for s in scrape])
+        cpu = np.array([math.nan if s[0] is None else s[0] for s in scrape])
+        mem = np.array([math.nan if s[1] is None else float(s[1]) for s in scrape])
+        for store, unique in ((general, False), (once, True)):
+            # two aggregates in one bank: pods 0-1 under one VPA, 2-3 under another
+            slots = np.array([store.get("ns", f"v{i // 2}", "c").bank.slot(store.get("ns", f"v{i // 2}", "c").row, p)
+                              for i, p in enumerate(pods)])
+            bank = store.get("ns", "v0", "c").bank
+            bank.add_samples(slots, np.round(times * 1e6).astype(np.int64), cpu, mem, unique=unique)
+    for v in ("v0", "v1"):
+        a, b = general.find("ns", v, "c"), once.find("ns", v, "c")
+        assert a.cpu.equals(b.cpu) and a.memory.equals(b.memory)
+        assert (a.first_sample_start_us, a.last_sample_start_us, a.total_samples_count) == \
+            (b.first_sample_start_us, b.last_sample_start_us, b.total_samples_count)
+        for p in pods:
+            assert a.pod_memory(p) == b.pod_memory(p)

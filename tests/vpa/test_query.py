@@ -56,7 +56,7 @@ def query(labels: dict | None = None, containers: tuple[str, ...] = ("hamster",)
 def fill(recommender: Recommender, vpa_name: str, container: str, cpu: float, memory: float, n: int = 60) -> None:
     times = T0 + 60.0 * np.arange(n)
     recommender.store.add_samples(NS, vpa_name, container, "hamster-1", times,
-                                  cpu=np.full(n, cpu), memory=np.full(n, memory), cpu_request=np.full(n, 0.1))
+                                  cpu=np.full(n, cpu), memory=np.full(n, memory))
 
 
 def run(scenario):
@@ -108,7 +108,7 @@ def test_answer_reflects_history_up_to_now():
         before = await answer_query(query(), recommender)
         times = T0 + 3600 + 60.0 * np.arange(600)
         recommender.store.add_samples(NS, "hamster-vpa", "hamster", "hamster-2", times,
-                                      cpu=np.full(600, 2.0), cpu_request=np.full(600, 0.1))
+                                      cpu=np.full(600, 2.0))
         after = await answer_query(query(), recommender)
         return before, after
 

@@ -319,3 +319,30 @@ def test_confidence_is_days_of_minutely_history():
     sparse = workload(days=2, step=600)     # one sample in 10 minutes: the count limits confidence
     assert get_confidence(sparse) == pytest.approx(288 / 1440)
     assert math.isclose(get_confidence(sparse, 3600.0), min((2 * DAY - 600) / 3600, 288 / 60))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 8), st.floats(0, 4e9), st.integers(0, 3)), min_size=1, max_size=40),
+       st.integers(1, 3), st.sampled_from([60.0, 3600.0, 86400.0]),
+       st.sampled_from([{}, {"vpa.kvert.io/target-cpu-percentile": "0.7",
+                             "vpa.kvert.io/recommendation-margin-fraction": "0.3",
+                             "vpa.kvert.io/confidence-interval-memory": "6h"}]))
+def test_all_rows_at_once_equal_the_estimator_chains(samples, containers, step, annotations):
+    from kvert.vpa.aggregate import AggregateStore
+    from kvert.vpa.estimators import BOUND_ORDER, estimate_rows
+    from kvert.vpa.recommendation import row_parameters
+    store = AggregateStore()
+    vpa = {"metadata": {"name": "v", "namespace": "ns", "annotations": annotations}}
+    names = [f"c{i}" for i in range(containers)]
+    for k, (cpu, mem, pod) in enumerate(samples):
+        agg = store.get_for_vpa(vpa, names[k % containers])
+        agg.add_samples(f"p{pod}", T0 + k * step, cpu=cpu, memory=mem)
+    aggs = store.for_vpa("ns", "v")
+    expected = {c.container_name: c for c in recommend_containers(aggs, vpa)}
+    cfg, _ = DEFAULT_CONFIG.for_vpa(vpa)
+    rows = np.array([aggs[n].row for n in sorted(aggs)])
+    bank = next(iter(store.banks.values()))
+    got = estimate_rows(bank, rows, row_parameters([cfg] * rows.size, np.full(rows.size, len(aggs))))
+    for i, name in enumerate(sorted(aggs)):
+        for b, bound in enumerate(BOUND_ORDER):
+            assert {"cpu": int(got[i, b, 0]), "memory": int(got[i, b, 1])} == expected[name].amounts(bound)

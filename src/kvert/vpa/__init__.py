@@ -1,8 +1,11 @@
 """The Vertical Pod Autoscaler's recommendation model (seeds 002 and 003).
 
-* ``histogram``      exponential and decaying histograms on numpy arrays, checkpoint form
-* ``aggregate``      ``AggregateContainerState`` per (VPA, container name); ``AggregateStore``
-* ``estimators``     percentile / margin / confidence / minimum estimators (decorators)
+* ``histogram``      exponential and decaying histograms on numpy arrays, checkpoint form;
+                     ``HistogramBank``: many histograms as the rows of one array
+* ``aggregate``      ``AggregateContainerState`` per (VPA, container name), a row of an
+                     ``AggregateBank``; ``AggregateStore``
+* ``estimators``     percentile / margin / confidence / minimum estimators (decorators), and
+                     ``estimate_rows``: the same for every row of a bank at once
 * ``recommendation`` ``RecommenderConfig`` (every constant, per-VPA annotation overrides),
                      ``recommend(aggregates, vpa) -> status.recommendation``, policy capping
 * ``checkpoint``     aggregates <-> ``VerticalPodAutoscalerCheckpoint`` objects

@@ -1,12 +1,12 @@
 """Aggregated usage per (VPA, container name): the recommender's state (``model/`` upstream).
 
-``AggregateContainerState`` holds, for one container name under one VPA, the samples of every
-pod that ever ran it -- pods that no longer exist included, until the history expires:
+An aggregate holds, for one container name under one VPA, the samples of every pod that ever
+ran it -- pods that no longer exist included, until the history expires:
 
-* a decaying histogram of CPU usage (cores), one sample per metrics sample, weighted by the
-  container's CPU request at the time (at least ``minSampleWeight`` 0.1 core), so a raised
-  request makes the older history count for less and the recommender reacts quickly to
-  starvation;
+* a decaying histogram of CPU usage (cores), one sample per metrics sample, each weighing the
+  minimum sample weight 0.1 (upstream 1.4+; before, the weight was the container's CPU
+  request, but the request it read was always 0 -- kubernetes/autoscaler#7818 -- and the
+  weighting was removed);
 * a decaying histogram of memory *peaks*: each container contributes one sample per
   aggregation interval (24h), the largest working set seen in it, filed at the interval's end;
   intervals are counted from the container's first memory sample;
@@ -23,9 +23,14 @@ is dropped (duplicates, out of order); a memory sample older than the last one i
 (OOMs never are); negative or NaN usage is dropped. One upstream quirk is kept: an interval
 whose first memory sample is 0 keeps a peak of 0.
 
-Everything is done on arrays: ``add_samples`` files a batch of any size with a few numpy
-passes (grouping by pod, per-pod running maxima, one ``bincount`` per histogram); only OOM
-events, which are rare, are handled one by one, in their place in the batch.
+Storage: an ``AggregateBank`` holds every aggregate of a recommender as one row of arrays
+(the histograms in ``HistogramBank``s, the per-aggregate scalars in vectors) and every pod's
+state as one slot of per-pod vectors, so a batch of samples for any number of aggregates is
+filed with a few numpy passes (grouping by pod, per-pod running maxima, ``np.add.at`` into
+the banks); only OOM events, which are rare, are handled one by one, in their place in the
+batch. ``AggregateContainerState`` is one row seen as one aggregate (its ``cpu`` and
+``memory`` read as ``DecayingHistogram`` copies and can be replaced, e.g. from a checkpoint);
+a state made on its own gets a bank of its own.
 
 Times are Unix seconds (floats) at the interface and whole microseconds inside.
 """
@@ -38,90 +43,386 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from kvert.vpa.estimators import MAX_RESOURCE_AMOUNT, resource_amount, scale_resource
-from kvert.vpa.histogram import DecayingHistogram
+from kvert.vpa.histogram import DecayingHistogram, ExponentialOptions, HistogramBank
 from kvert.vpa.recommendation import DEFAULT_CONFIG, RecommenderConfig, container_policy
 from kvert.vpa.samples import seconds_to_us
 
-UNSET = np.iinfo(np.int64).min
+UNSET = np.iinfo(np.int64).min      # no time yet (last samples, window ends, last sample start)
+NO_FIRST = np.iinfo(np.int64).max   # no first sample start yet
 
 
-class _PodTable:
-    """Per-pod state of one aggregate, as parallel int64 arrays indexed by a pod slot."""
+def _grown(a: np.ndarray, size: int, fill: Any) -> np.ndarray:
+    out = np.full((size,) + a.shape[1:], fill, dtype=a.dtype)
+    out[:a.shape[0]] = a
+    return out
 
-    __slots__ = ("index", "names", "last_cpu", "last_mem", "window_end", "mem_peak", "oom_peak", "free")
 
-    def __init__(self) -> None:
-        self.index: dict[str, int] = {}
-        self.names: list[str | None] = []
-        self.free: list[int] = []
+class AggregateBank:
+    """Every aggregate with one pair of histogram shapes (``ExponentialOptions``), as rows.
+
+    Per row: the CPU and memory histograms (``cpu``, ``memory``: ``HistogramBank``), the first
+    and last CPU sample start (µs), the CPU sample count, the creation time, the config, the
+    memory interval and the sample weight; ``dirty`` marks rows whose samples changed since a
+    reader cleared it. Per pod slot: its row and its ``ContainerState`` (last CPU and memory
+    sample, window end, usage and OOM peaks). ``pods[row]`` maps a row's pod names to slots.
+    """
+
+    def __init__(self, cpu_options: ExponentialOptions, memory_options: ExponentialOptions,
+                 capacity: int = 16) -> None:
+        self.cpu = HistogramBank(cpu_options, 0)
+        self.memory = HistogramBank(memory_options, 0)
+        self.first_us = np.zeros(0, dtype=np.int64)
+        self.last_us = np.zeros(0, dtype=np.int64)
+        self.count = np.zeros(0, dtype=np.int64)
+        self.creation = np.zeros(0)
+        self.interval_us = np.zeros(0, dtype=np.int64)
+        self.window = np.zeros(0)               # memory aggregation window (expiry), seconds
+        self.sample_weight = np.zeros(0)
+        self.dirty = np.zeros(0, dtype=bool)
+        self.used = np.zeros(0, dtype=bool)
+        self.configs: list[RecommenderConfig | None] = []
+        self.keys: list[Any] = []               # what the owner calls each row (AggregateStore: its key)
+        self.serial = np.zeros(0, dtype=np.int64)   # a new number each time a row is taken
+        self._serials = 0
+        self.pods: list[dict[str, int]] = []
+        self._free_rows: list[int] = []
+        self.slot_row = np.zeros(0, dtype=np.int64)
         self.last_cpu = np.zeros(0, dtype=np.int64)
         self.last_mem = np.zeros(0, dtype=np.int64)
         self.window_end = np.zeros(0, dtype=np.int64)
         self.mem_peak = np.zeros(0, dtype=np.int64)
         self.oom_peak = np.zeros(0, dtype=np.int64)
+        self._free_slots: list[int] = []
+        self._slots_used = 0
+        self._grow_rows(capacity)
 
-    def __len__(self) -> int:
-        return len(self.index)
+    # -- rows ------------------------------------------------------------------------------------
 
-    def slot(self, name: str) -> int:
-        i = self.index.get(name)
-        if i is not None:
-            return i
-        if self.free:
-            i = self.free.pop()
-            self.names[i] = name
+    def _grow_rows(self, capacity: int) -> None:
+        old = len(self.configs)
+        if capacity <= old:
+            return
+        self.cpu.grow(capacity)
+        self.memory.grow(capacity)
+        self.first_us = _grown(self.first_us, capacity, NO_FIRST)
+        self.last_us = _grown(self.last_us, capacity, UNSET)
+        self.count = _grown(self.count, capacity, 0)
+        self.creation = _grown(self.creation, capacity, 0.0)
+        self.interval_us = _grown(self.interval_us, capacity, 1)
+        self.window = _grown(self.window, capacity, 0.0)
+        self.sample_weight = _grown(self.sample_weight, capacity, 0.0)
+        self.dirty = _grown(self.dirty, capacity, False)
+        self.used = _grown(self.used, capacity, False)
+        self.configs += [None] * (capacity - old)
+        self.keys += [None] * (capacity - old)
+        self.serial = _grown(self.serial, capacity, 0)
+        self.pods += [{} for _ in range(capacity - old)]
+        self._free_rows += list(range(capacity - 1, old - 1, -1))
+
+    def new_row(self, config: RecommenderConfig, creation_time: float) -> int:
+        if not self._free_rows:
+            self._grow_rows(max(16, 2 * len(self.configs)))
+        row = self._free_rows.pop()
+        self.cpu.reset(row, config.cpu_histogram_decay_half_life)
+        self.memory.reset(row, config.memory_histogram_decay_half_life)
+        self.first_us[row], self.last_us[row], self.count[row] = NO_FIRST, UNSET, 0
+        self.creation[row] = creation_time
+        self.interval_us[row] = int(round(config.memory_aggregation_interval * 1e6))
+        self.window[row] = config.memory_aggregation_window
+        self.sample_weight[row] = config.min_sample_weight
+        self.dirty[row] = True
+        self.used[row] = True
+        self.configs[row] = config
+        self._serials += 1
+        self.serial[row] = self._serials
+        self.pods[row] = {}
+        return row
+
+    def free_row(self, row: int) -> None:
+        for slot in self.pods[row].values():
+            self._free_slot(slot)
+        self.pods[row] = {}
+        self.configs[row] = None
+        self.keys[row] = None
+        self.dirty[row] = False
+        self.used[row] = False
+        self._free_rows.append(row)
+
+    def rows(self) -> np.ndarray:
+        """The rows in use."""
+        return np.flatnonzero(self.used)
+
+    # -- pod slots -------------------------------------------------------------------------------
+
+    def slot(self, row: int, pod: str) -> int:
+        """The pod's slot under ``row``, created if missing."""
+        slot = self.pods[row].get(pod)
+        if slot is not None:
+            return slot
+        if self._free_slots:
+            slot = self._free_slots.pop()
         else:
-            i = len(self.names)
-            self.names.append(name)
-            if i >= self.last_cpu.size:
-                grow = max(16, 2 * self.last_cpu.size)
-                for attr, fill in (("last_cpu", UNSET), ("last_mem", UNSET), ("window_end", UNSET),
-                                   ("mem_peak", 0), ("oom_peak", 0)):
-                    old = getattr(self, attr)
-                    new = np.full(grow, fill, dtype=np.int64)
-                    new[:old.size] = old
-                    setattr(self, attr, new)
-        self._reset(i)
-        self.index[name] = i
-        return i
+            slot = self._slots_used
+            self._slots_used += 1
+            if slot >= self.slot_row.size:
+                size = max(64, 2 * self.slot_row.size)
+                self.slot_row = _grown(self.slot_row, size, -1)
+                for name in ("last_cpu", "last_mem", "window_end", "mem_peak", "oom_peak"):
+                    setattr(self, name, _grown(getattr(self, name), size, 0))
+        self.slot_row[slot] = row
+        self.last_cpu[slot] = self.last_mem[slot] = self.window_end[slot] = UNSET
+        self.mem_peak[slot] = self.oom_peak[slot] = 0
+        self.pods[row][pod] = slot
+        return slot
 
-    def _reset(self, i: int) -> None:
-        self.last_cpu[i] = self.last_mem[i] = self.window_end[i] = UNSET
-        self.mem_peak[i] = self.oom_peak[i] = 0
-
-    def remove(self, name: str) -> bool:
-        i = self.index.pop(name, None)
-        if i is None:
+    def forget_pod(self, row: int, pod: str) -> bool:
+        slot = self.pods[row].pop(pod, None)
+        if slot is None:
             return False
-        self.names[i] = None
-        self._reset(i)
-        self.free.append(i)
+        self._free_slot(slot)
         return True
 
-    def slots(self, pods: Any, n: int, pod_names: Sequence[str] | None = None) -> np.ndarray:
-        """Slots for a batch: ``pods`` is one name, a sequence of names, or integer codes into
-        ``pod_names`` (the fast form for big batches)."""
-        if isinstance(pods, str):
-            return np.full(n, self.slot(pods), dtype=np.int64)
-        if pod_names is not None:
-            lookup = np.array([self.slot(str(p)) for p in pod_names], dtype=np.int64)
-            return lookup[np.asarray(pods, dtype=np.int64)]
-        slot = self.slot
-        cache: dict[str, int] = {}
-        out = np.empty(n, dtype=np.int64)
-        for k, p in enumerate(pods):
-            s = cache.get(p)
-            if s is None:
-                s = cache[p] = slot(p)
-            out[k] = s
-        return out
+    def _free_slot(self, slot: int) -> None:
+        self.slot_row[slot] = -1
+        self._free_slots.append(slot)
 
-    def copy(self) -> _PodTable:
-        t = _PodTable()
-        t.index, t.names, t.free = dict(self.index), list(self.names), list(self.free)
-        for attr in ("last_cpu", "last_mem", "window_end", "mem_peak", "oom_peak"):
-            setattr(t, attr, getattr(self, attr).copy())
-        return t
+    # -- samples ---------------------------------------------------------------------------------
+
+    def add_samples(self, slots: np.ndarray, t_us: np.ndarray, cpu: np.ndarray | None, memory: np.ndarray | None,
+                    oom: np.ndarray | None = None, *, unique: bool = False) -> tuple[int, int]:
+        """File a batch (pod slots, µs, cores, bytes; NaN: none; ``oom`` rows are OOM kills whose
+        ``memory`` is the memory request), in arrival order. ``unique``: no slot appears twice
+        (one metrics scrape), which saves grouping the batch by pod. Returns (CPU samples
+        accepted, memory samples and OOMs accepted)."""
+        n = t_us.size
+        if n == 0:
+            return 0, 0
+        if oom is not None and not oom.any():
+            oom = None
+        if unique and oom is None:
+            return (0 if cpu is None else self._add_cpu_once(slots, t_us, cpu),
+                    0 if memory is None else self._add_memory_once(slots, t_us, memory))
+        accepted_cpu = accepted_mem = 0
+        shared = None
+        if cpu is not None and memory is not None and oom is None and not np.isnan(cpu).any() \
+                and not np.isnan(memory).any():
+            shared = _arrival_order(slots, t_us)
+        if cpu is not None:
+            if shared is not None:
+                accepted_cpu = self._add_cpu(slots, t_us, cpu, shared)
+            else:
+                keep = ~np.isnan(cpu) if oom is None else ~np.isnan(cpu) & ~oom
+                accepted_cpu = self._add_cpu(slots[keep], t_us[keep], cpu[keep])
+        if memory is not None:
+            m = memory
+            if shared is not None:
+                accepted_mem = self._add_memory(slots, t_us, m, shared)
+            elif oom is None:
+                keep = ~np.isnan(m)
+                accepted_mem = self._add_memory(slots[keep], t_us[keep], m[keep])
+            else:
+                start = 0
+                for k in np.flatnonzero(oom):
+                    seg = slice(start, k)
+                    keep = ~np.isnan(m[seg]) & ~oom[seg]
+                    accepted_mem += self._add_memory(slots[seg][keep], t_us[seg][keep], m[seg][keep])
+                    if not np.isnan(m[k]):
+                        accepted_mem += self.record_oom(int(slots[k]), int(t_us[k]), float(m[k]))
+                    start = k + 1
+                keep = ~np.isnan(m[start:]) & ~oom[start:]
+                accepted_mem += self._add_memory(slots[start:][keep], t_us[start:][keep], m[start:][keep])
+        return accepted_cpu, accepted_mem
+
+    # One sample per pod (a metrics scrape): the general grouping below reduces to these.
+
+    def _add_cpu_once(self, slots: np.ndarray, t_us: np.ndarray, cores: np.ndarray) -> int:
+        with np.errstate(invalid="ignore"):
+            ok = (cores >= 0) & (t_us > self.last_cpu[slots])
+        if not ok.all():
+            slots, t_us, cores = slots[ok], t_us[ok], cores[ok]
+        if slots.size == 0:
+            return 0
+        rows = self.slot_row[slots]
+        milli = np.minimum(np.floor(cores * 1000.0), MAX_RESOURCE_AMOUNT)
+        self.cpu.add(rows, milli / 1000.0, self.sample_weight[rows], t_us / 1e6)
+        self.last_cpu[slots] = t_us
+        earlier = t_us < self.first_us[rows]
+        if earlier.any():
+            np.minimum.at(self.first_us, rows[earlier], t_us[earlier])
+        np.maximum.at(self.last_us, rows, t_us)
+        np.add.at(self.count, rows, 1)
+        self.dirty[rows] = True
+        return int(slots.size)
+
+    def _add_memory_once(self, slots: np.ndarray, t_us: np.ndarray, usage: np.ndarray) -> int:
+        with np.errstate(invalid="ignore"):
+            ok = (usage >= 0) & (t_us >= self.last_mem[slots])
+        if not ok.all():
+            slots, t_us, usage = slots[ok], t_us[ok], usage[ok]
+        if slots.size == 0:
+            return 0
+        u = np.minimum(np.floor(usage), MAX_RESOURCE_AMOUNT).astype(np.int64)
+        rows = self.slot_row[slots]
+        interval = self.interval_us[rows]
+        W = self.window_end[slots]
+        W = np.where(W == UNSET, t_us, W)
+        j = np.where(t_us < W, 0, (t_us - W) // interval + 1)
+        old = np.maximum(self.mem_peak[slots], self.oom_peak[slots])
+        cur = j == 0
+        rise = cur & (old != 0) & (u > old)
+        new = ~cur
+        if rise.any():
+            self.memory.subtract(rows[rise], old[rise].astype(np.float64), 1.0, W[rise] / 1e6)
+        end = W + j * interval
+        filed = rise | new
+        if filed.any():
+            self.memory.add(rows[filed], u[filed].astype(np.float64), 1.0, end[filed] / 1e6)
+        self.mem_peak[slots[filed]] = u[filed]
+        self.oom_peak[slots[new]] = 0
+        self.window_end[slots] = end
+        self.last_mem[slots] = t_us
+        self.dirty[rows] = True
+        return int(slots.size)
+
+    def _add_cpu(self, slots: np.ndarray, t_us: np.ndarray, cores: np.ndarray, grouping: tuple | None = None) -> int:
+        valid = cores >= 0
+        if not valid.all():
+            slots, t_us, cores = slots[valid], t_us[valid], cores[valid]
+            grouping = None
+        if slots.size == 0:
+            return 0
+        order, g, t, prev = grouping or _arrival_order(slots, t_us)
+        ok = t > np.maximum(prev, self.last_cpu[g])
+        sel = order[ok]
+        if sel.size == 0:
+            return 0
+        g, t = g[ok], t[ok]
+        rows = self.slot_row[g]
+        # Samples are ResourceAmounts: whole millicores.
+        milli = np.minimum(np.floor(cores[sel] * 1000.0), MAX_RESOURCE_AMOUNT)
+        self.cpu.add(rows, milli / 1000.0, self.sample_weight[rows], t / 1e6, arrival=sel)
+        np.maximum.at(self.last_cpu, g, t)
+        np.minimum.at(self.first_us, rows, t)
+        np.maximum.at(self.last_us, rows, t)
+        np.add.at(self.count, rows, 1)
+        self.dirty[rows] = True
+        return int(sel.size)
+
+    def _add_memory(self, slots: np.ndarray, t_us: np.ndarray, usage: np.ndarray,
+                    grouping: tuple | None = None) -> int:
+        valid = usage >= 0
+        if not valid.all():
+            slots, t_us, usage = slots[valid], t_us[valid], usage[valid]
+            grouping = None
+        if slots.size == 0:
+            return 0
+        order, g, t, prev = grouping or _arrival_order(slots, t_us)
+        ok = t >= np.maximum(prev, self.last_mem[g])
+        if not ok.any():
+            return 0
+        g, t = g[ok], t[ok]
+        arrival = order[ok]
+        u = np.minimum(np.floor(usage[arrival]), MAX_RESOURCE_AMOUNT).astype(np.int64)
+        n = g.size
+        interval = self.interval_us[self.slot_row[g]]
+        # Within a pod the kept samples are in time order; a pod's first sample opens its window.
+        group_start = np.empty(n, dtype=bool)
+        group_start[0] = True
+        np.not_equal(g[1:], g[:-1], out=group_start[1:])
+        first_of_group = np.maximum.accumulate(np.where(group_start, np.arange(n), 0))
+        W = self.window_end[g]
+        W = np.where(W == UNSET, t[first_of_group], W)
+        # j = 0: the pod's current window; j >= 1: the j-th window after it (ends at W + j * I).
+        j = np.where(t < W, 0, (t - W) // interval + 1)
+        seg_start = group_start.copy()
+        seg_start[1:] |= j[1:] != j[:-1]
+        starts = np.flatnonzero(seg_start)
+        peak = np.maximum.reduceat(u, starts)
+        first = u[starts]
+        sg, sj, sW, sI = g[starts], j[starts], W[starts], interval[starts]
+        # Upstream quirk: a window opened by a 0 sample keeps the peak 0.
+        peak = np.where((first == 0) & (sj >= 1), 0, peak)
+        add_vals: list[np.ndarray] = []
+        add_times: list[np.ndarray] = []
+        add_slots: list[np.ndarray] = []
+        add_arrival: list[np.ndarray] = []     # the sample that caused each addition
+        cur = sj == 0
+        if cur.any():
+            cg, cpeak, cW = sg[cur], peak[cur], sW[cur]
+            old = np.maximum(self.mem_peak[cg], self.oom_peak[cg])
+            upd = (old != 0) & (cpeak > old)
+            if upd.any():
+                self.memory.subtract(self.slot_row[cg[upd]], old[upd].astype(np.float64), 1.0, cW[upd] / 1e6)
+                add_vals.append(cpeak[upd])
+                add_times.append(cW[upd])
+                add_slots.append(cg[upd])
+                # (a pod with a peak has filed one before, so its row has its reference already)
+                add_arrival.append(arrival[starts[cur][upd]])
+                self.mem_peak[cg[upd]] = cpeak[upd]
+        new = ~cur
+        if new.any():
+            add_vals.append(peak[new])
+            add_times.append(sW[new] + sj[new] * sI[new])
+            add_slots.append(sg[new])
+            add_arrival.append(arrival[starts[new]])
+        if add_vals:
+            # The histogram's reference comes from the first addition to arrive, as upstream.
+            self.memory.add(self.slot_row[np.concatenate(add_slots)], np.concatenate(add_vals).astype(np.float64),
+                            1.0, np.concatenate(add_times) / 1e6, arrival=np.concatenate(add_arrival))
+        # The state each pod ends the batch in: its last window.
+        seg_end = np.r_[starts[1:], n] - 1
+        last_seg = np.flatnonzero(np.r_[sg[1:] != sg[:-1], True])
+        lg, lj = sg[last_seg], sj[last_seg]
+        moved = lj >= 1
+        self.window_end[lg] = np.where(moved, sW[last_seg] + lj * sI[last_seg], sW[last_seg])
+        self.mem_peak[lg[moved]] = peak[last_seg][moved]
+        self.oom_peak[lg[moved]] = 0
+        self.last_mem[lg] = t[seg_end[last_seg]]
+        self.dirty[self.slot_row[lg]] = True
+        return int(n)
+
+    def record_oom(self, slot: int, t_us: int, request_bytes: float) -> int:
+        """An OOM kill of the slot's container (``RecordOOM``); 0 when it is too old to count."""
+        row = int(self.slot_row[slot])
+        cfg = self.configs[row]
+        interval = int(self.interval_us[row])
+        W = int(self.window_end[slot])
+        if W != UNSET and t_us < W - interval:
+            return 0  # "OOM event will be discarded - it is too old"
+        used = max(resource_amount(request_bytes), int(self.mem_peak[slot]))
+        needed = max(used + resource_amount(cfg.oom_min_bump_up_bytes), scale_resource(used, cfg.oom_bump_up_ratio))
+        self.last_mem[slot] = t_us
+        if W == UNSET:
+            W = t_us
+        rows = np.array([row])
+        if t_us < W:
+            old = max(int(self.mem_peak[slot]), int(self.oom_peak[slot]))
+            if old != 0 and needed > old:
+                self.memory.subtract(rows, np.array([float(old)]), 1.0, np.array([W / 1e6]))
+                self.memory.add(rows, np.array([float(needed)]), 1.0, np.array([W / 1e6]))
+                self.oom_peak[slot] = needed
+        else:
+            W += ((t_us - W) // interval + 1) * interval
+            self.mem_peak[slot] = 0
+            self.oom_peak[slot] = needed
+            self.memory.add(rows, np.array([float(needed)]), 1.0, np.array([W / 1e6]))
+        self.window_end[slot] = W
+        self.dirty[row] = True
+        return 1
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def expired(self, rows: np.ndarray, now: float) -> np.ndarray:
+        """``isExpired`` per row: no CPU sample for the memory aggregation window (8 days), or
+        none at all that long after creation."""
+        since = np.where(self.count[rows] == 0, self.creation[rows], self.last_us[rows] / 1e6)
+        return now - since >= self.window[rows]
+
+    def confidence(self, rows: np.ndarray, interval: np.ndarray | float) -> np.ndarray:
+        """``estimators.get_confidence`` per row."""
+        first, last = self.first_us[rows], self.last_us[rows]
+        lifespan = np.where((first == NO_FIRST) | (last == UNSET), 0.0, (last - first) / 1e6 / interval)
+        return np.minimum(lifespan, self.count[rows] / (np.asarray(interval) / 60.0))
 
 
 @dataclass(frozen=True)
@@ -134,28 +435,90 @@ class PodMemoryState:
 
 
 class AggregateContainerState:
-    """``model.AggregateContainerState`` plus the per-pod ``ContainerState`` of its pods."""
+    """``model.AggregateContainerState`` plus the per-pod ``ContainerState`` of its pods: one
+    row of an ``AggregateBank`` (its own unless ``bank`` is given)."""
 
-    def __init__(self, config: RecommenderConfig | None = None, creation_time: float = 0.0) -> None:
-        self.config = config or DEFAULT_CONFIG
-        c = self.config
-        self.cpu = DecayingHistogram(c.cpu_histogram_options(), c.cpu_histogram_decay_half_life)
-        self.memory = DecayingHistogram(c.memory_histogram_options(), c.memory_histogram_decay_half_life)
-        self.first_sample_start_us: int | None = None
-        self.last_sample_start_us: int | None = None
-        self.total_samples_count = 0
-        self.creation_time = float(creation_time)
-        self.pods = _PodTable()
+    def __init__(self, config: RecommenderConfig | None = None, creation_time: float = 0.0, *,
+                 bank: AggregateBank | None = None) -> None:
+        config = config or DEFAULT_CONFIG
+        if bank is None:
+            bank = AggregateBank(config.cpu_histogram_options(), config.memory_histogram_options(), capacity=1)
+        self.bank = bank
+        self.row = bank.new_row(config, float(creation_time))
 
     # -- reading ---------------------------------------------------------------------------------
 
     @property
+    def config(self) -> RecommenderConfig:
+        return self.bank.configs[self.row]
+
+    @property
+    def creation_time(self) -> float:
+        return float(self.bank.creation[self.row])
+
+    @property
+    def cpu(self) -> DecayingHistogram:
+        """A copy of the CPU histogram (assign one to replace it)."""
+        return self.bank.cpu.histogram(self.row)
+
+    @cpu.setter
+    def cpu(self, histogram: DecayingHistogram) -> None:
+        self.bank.cpu.set_histogram(self.row, histogram)
+        self.bank.dirty[self.row] = True
+
+    @property
+    def memory(self) -> DecayingHistogram:
+        """A copy of the memory peaks histogram (assign one to replace it)."""
+        return self.bank.memory.histogram(self.row)
+
+    @memory.setter
+    def memory(self, histogram: DecayingHistogram) -> None:
+        self.bank.memory.set_histogram(self.row, histogram)
+        self.bank.dirty[self.row] = True
+
+    @property
+    def first_sample_start_us(self) -> int | None:
+        us = int(self.bank.first_us[self.row])
+        return None if us == NO_FIRST else us
+
+    @first_sample_start_us.setter
+    def first_sample_start_us(self, us: int | None) -> None:
+        self.bank.first_us[self.row] = NO_FIRST if us is None else us
+        self.bank.dirty[self.row] = True
+
+    @property
+    def last_sample_start_us(self) -> int | None:
+        us = int(self.bank.last_us[self.row])
+        return None if us == UNSET else us
+
+    @last_sample_start_us.setter
+    def last_sample_start_us(self, us: int | None) -> None:
+        self.bank.last_us[self.row] = UNSET if us is None else us
+        self.bank.dirty[self.row] = True
+
+    @property
+    def total_samples_count(self) -> int:
+        return int(self.bank.count[self.row])
+
+    @total_samples_count.setter
+    def total_samples_count(self, count: int) -> None:
+        self.bank.count[self.row] = count
+        self.bank.dirty[self.row] = True
+
+    @property
+    def pods(self) -> Mapping[str, int]:
+        """Pod name -> slot in the bank."""
+        return self.bank.pods[self.row]
+
+    @property
     def first_sample_start(self) -> float | None:
-        return None if self.first_sample_start_us is None else self.first_sample_start_us / 1e6
+        us = self.first_sample_start_us
+        return None if us is None else us / 1e6
 
     @property
     def last_sample_start(self) -> float | None:
-        return None if self.last_sample_start_us is None else self.last_sample_start_us / 1e6
+        us = self.last_sample_start_us
+        return None if us is None else us / 1e6
 
     def is_empty(self) -> bool:
         return self.total_samples_count == 0
@@ -163,34 +526,30 @@ class AggregateContainerState:
     def is_expired(self, now: float) -> bool:
         """``isExpired``: no CPU sample for the memory aggregation window (8 days), or none at
         all that long after creation."""
-        window = self.config.memory_aggregation_window
-        if self.is_empty():
-            return now - self.creation_time >= window
-        return now - self.last_sample_start_us / 1e6 >= window
+        return bool(self.bank.expired(np.array([self.row]), now)[0])
 
     def pod_names(self) -> list[str]:
-        return sorted(self.pods.index)
+        return sorted(self.pods)
 
     def pod_memory(self, pod: str) -> PodMemoryState | None:
-        i = self.pods.index.get(pod)
+        i = self.pods.get(pod)
         if i is None:
             return None
-        end = int(self.pods.window_end[i])
-        return PodMemoryState(None if end == UNSET else end / 1e6, int(self.pods.mem_peak[i]),
-                              int(self.pods.oom_peak[i]))
+        b = self.bank
+        end = int(b.window_end[i])
+        return PodMemoryState(None if end == UNSET else end / 1e6, int(b.mem_peak[i]), int(b.oom_peak[i]))
 
     # -- samples ---------------------------------------------------------------------------------
 
-    def add_samples(self, pods: Any, times: Any, cpu: Any = None, memory: Any = None,
-                    cpu_request: Any = None, oom: Any = None,
-                    pod_names: Sequence[str] | None = None) -> tuple[int, int]:
+    def add_samples(self, pods: Any, times: Any, cpu: Any = None, memory: Any = None, oom: Any = None,
+                    pod_names: Sequence[str] | None = None, cpu_request: Any = None) -> tuple[int, int]:
         """File a batch of samples, in arrival order. Arrays (or scalars) broadcast together:
 
         * ``pods``: pod names (or one name; or integer codes into ``pod_names``);
         * ``times``: Unix seconds; ``cpu``: cores (NaN: none); ``memory``: bytes (NaN: none);
-        * ``cpu_request``: the container's CPU request in cores when measured (weights the
-          sample; missing or NaN counts as the minimum weight 0.1);
-        * ``oom``: True where the row is an OOM kill; its ``memory`` is the memory request.
+        * ``oom``: True where the row is an OOM kill; its ``memory`` is the memory request;
+        * ``cpu_request`` is ignored: CPU samples weigh the minimum sample weight (upstream
+          1.4+); it is accepted for callers written for the request weighting.
 
         Returns (CPU samples accepted, memory samples and OOMs accepted).
         """
@@ -198,49 +557,31 @@ class AggregateContainerState:
         n = t.size
         if n == 0:
             return 0, 0
-        t_us = seconds_to_us(t)
-        slots = self.pods.slots(pods, n, pod_names)
-        oom_mask = None if oom is None else np.broadcast_to(np.asarray(oom, dtype=bool), (n,))
-        if oom_mask is not None and not oom_mask.any():
-            oom_mask = None
-        accepted_cpu = accepted_mem = 0
         c = None if cpu is None else np.broadcast_to(np.asarray(cpu, dtype=np.float64), (n,))
         m = None if memory is None else np.broadcast_to(np.asarray(memory, dtype=np.float64), (n,))
-        # When every row has both, CPU and memory share one grouping of the batch by pod.
-        shared = None
-        if c is not None and m is not None and oom_mask is None and not np.isnan(c).any() \
-                and not np.isnan(m).any():
-            shared = _arrival_order(slots, t_us)
-        if c is not None:
-            rq = None if cpu_request is None else np.broadcast_to(np.asarray(cpu_request, dtype=np.float64), (n,))
-            if shared is not None:
-                accepted_cpu = self._add_cpu(slots, t_us, c, rq, shared)
-            else:
-                keep = ~np.isnan(c) if oom_mask is None else ~np.isnan(c) & ~oom_mask
-                accepted_cpu = self._add_cpu(slots[keep], t_us[keep], c[keep], None if rq is None else rq[keep])
-        if m is not None:
-            if shared is not None:
-                accepted_mem = self._add_memory(slots, t_us, m, shared)
-            elif oom_mask is None:
-                keep = ~np.isnan(m)
-                accepted_mem = self._add_memory(slots[keep], t_us[keep], m[keep])
-            else:
-                start = 0
-                for k in np.flatnonzero(oom_mask):
-                    seg = slice(start, k)
-                    keep = ~np.isnan(m[seg]) & ~oom_mask[seg]
-                    accepted_mem += self._add_memory(slots[seg][keep], t_us[seg][keep], m[seg][keep])
-                    if not np.isnan(m[k]):
-                        accepted_mem += self._record_oom(int(slots[k]), int(t_us[k]), float(m[k]))
-                    start = k + 1
-                keep = ~np.isnan(m[start:]) & ~oom_mask[start:]
-                accepted_mem += self._add_memory(slots[start:][keep], t_us[start:][keep], m[start:][keep])
-        return accepted_cpu, accepted_mem
+        o = None if oom is None else np.broadcast_to(np.asarray(oom, dtype=bool), (n,))
+        return self.bank.add_samples(self._slots(pods, n, pod_names), seconds_to_us(t), c, m, o)
 
-    def add_cpu_samples(self, pods: Any, times: Any, usage_cores: Any, request_cores: Any = None,
+    def _slots(self, pods: Any, n: int, pod_names: Sequence[str] | None) -> np.ndarray:
+        slot, row = self.bank.slot, self.row
+        if isinstance(pods, str):
+            return np.full(n, slot(row, pods), dtype=np.int64)
+        if pod_names is not None:
+            lookup = np.array([slot(row, str(p)) for p in pod_names], dtype=np.int64)
+            return lookup[np.asarray(pods, dtype=np.int64)]
+        cache: dict[str, int] = {}
+        out = np.empty(n, dtype=np.int64)
+        for k, p in enumerate(pods):
+            s = cache.get(p)
+            if s is None:
+                s = cache[p] = slot(row, p)
+            out[k] = s
+        return out
+
+    def add_cpu_samples(self, pods: Any, times: Any, usage_cores: Any,
                         pod_names: Sequence[str] | None = None) -> int:
         """CPU usage samples (cores averaged over the sample's interval). Returns how many were kept."""
-        return self.add_samples(pods, times, cpu=usage_cores, cpu_request=request_cores, pod_names=pod_names)[0]
+        return self.add_samples(pods, times, cpu=usage_cores, pod_names=pod_names)[0]
 
     def add_memory_samples(self, pods: Any, times: Any, usage_bytes: Any,
                            pod_names: Sequence[str] | None = None) -> int:
@@ -249,154 +590,12 @@ class AggregateContainerState:
 
     def record_oom(self, pod: str, time: float, memory_request_bytes: float) -> bool:
         """An OOM kill of ``pod``'s container at ``time``; False when it is too old to count."""
-        return bool(self._record_oom(self.pods.slot(pod), int(seconds_to_us(time)), float(memory_request_bytes)))
+        slot = self.bank.slot(self.row, pod)
+        return bool(self.bank.record_oom(slot, int(seconds_to_us(time)), float(memory_request_bytes)))
 
     def forget_pod(self, pod: str) -> bool:
         """The pod is gone: drop its per-pod state (its samples stay in the histograms)."""
-        return self.pods.remove(pod)
-
-    # -- internals -------------------------------------------------------------------------------
-
-    def _add_cpu(self, slots: np.ndarray, t_us: np.ndarray, cores: np.ndarray, request: np.ndarray | None,
-                 grouping: tuple | None = None) -> int:
-        valid = cores >= 0
-        if not valid.all():
-            slots, t_us, cores = slots[valid], t_us[valid], cores[valid]
-            request = None if request is None else request[valid]
-            grouping = None
-        if slots.size == 0:
-            return 0
-        order, g, t, prev = grouping or _arrival_order(slots, t_us)
-        ok = t > np.maximum(prev, self.pods.last_cpu[g])
-        sel = order[ok]
-        if sel.size == 0:
-            return 0
-        g, t = g[ok], t[ok]
-        if self.cpu.reference is None:
-            # The histogram's reference comes from the first sample to arrive, as upstream.
-            k = int(np.argmin(sel))
-            for arr in (sel, g, t):
-                arr[0], arr[k] = arr[k], arr[0]
-        # Samples are ResourceAmounts: whole millicores.
-        milli = np.minimum(np.floor(cores[sel] * 1000.0), MAX_RESOURCE_AMOUNT)
-        if request is None:
-            weights = np.full(sel.size, self.config.min_sample_weight)
-        else:
-            req = np.nan_to_num(np.floor(np.clip(request[sel], 0, None) * 1000.0), nan=0.0) / 1000.0
-            weights = np.maximum(req, self.config.min_sample_weight)
-        self.cpu.add(milli / 1000.0, weights, t / 1e6)
-        np.maximum.at(self.pods.last_cpu, g, t)
-        lo, hi = int(t.min()), int(t.max())
-        if self.first_sample_start_us is None or lo < self.first_sample_start_us:
-            self.first_sample_start_us = lo
-        if self.last_sample_start_us is None or hi > self.last_sample_start_us:
-            self.last_sample_start_us = hi
-        self.total_samples_count += int(sel.size)
-        return int(sel.size)
-
-    def _add_memory(self, slots: np.ndarray, t_us: np.ndarray, usage: np.ndarray,
-                    grouping: tuple | None = None) -> int:
-        valid = usage >= 0
-        if not valid.all():
-            slots, t_us, usage = slots[valid], t_us[valid], usage[valid]
-            grouping = None
-        if slots.size == 0:
-            return 0
-        pods = self.pods
-        order, g, t, prev = grouping or _arrival_order(slots, t_us)
-        ok = t >= np.maximum(prev, pods.last_mem[g])
-        if not ok.any():
-            return 0
-        g, t = g[ok], t[ok]
-        arrival = order[ok]
-        u = np.minimum(np.floor(usage[arrival]), MAX_RESOURCE_AMOUNT).astype(np.int64)
-        n = g.size
-        interval = int(round(self.config.memory_aggregation_interval * 1e6))
-        # Within a pod the kept samples are in time order; a pod's first sample opens its window.
-        group_start = np.empty(n, dtype=bool)
-        group_start[0] = True
-        np.not_equal(g[1:], g[:-1], out=group_start[1:])
-        first_of_group = np.maximum.accumulate(np.where(group_start, np.arange(n), 0))
-        W = pods.window_end[g]
-        W = np.where(W == UNSET, t[first_of_group], W)
-        # j = 0: the pod's current window; j >= 1: the j-th window after it (ends at W + j * I).
-        j = np.where(t < W, 0, (t - W) // interval + 1)
-        seg_start = group_start.copy()
-        seg_start[1:] |= j[1:] != j[:-1]
-        starts = np.flatnonzero(seg_start)
-        peak = np.maximum.reduceat(u, starts)
-        first = u[starts]
-        sg, sj, sW = g[starts], j[starts], W[starts]
-        # Upstream quirk: a window opened by a 0 sample keeps the peak 0.
-        peak = np.where((first == 0) & (sj >= 1), 0, peak)
-        add_vals: list[np.ndarray] = []
-        add_times: list[np.ndarray] = []
-        add_arrival: list[np.ndarray] = []     # the sample that caused each addition
-        cur = sj == 0
-        if cur.any():
-            cg, cpeak, cW = sg[cur], peak[cur], sW[cur]
-            old = np.maximum(pods.mem_peak[cg], pods.oom_peak[cg])
-            upd = (old != 0) & (cpeak > old)
-            if upd.any():
-                self.memory.subtract(old[upd].astype(np.float64), 1.0, cW[upd] / 1e6)
-                add_vals.append(cpeak[upd])
-                add_times.append(cW[upd])
-                if self.memory.reference is None:
-                    seg_old = np.zeros(starts.size, dtype=np.int64)
-                    seg_old[np.flatnonzero(cur)] = old
-                    above = u > np.repeat(seg_old, np.diff(np.r_[starts, n]))
-                    first_above = np.minimum.reduceat(np.where(above, arrival, n), starts)
-                    add_arrival.append(first_above[np.flatnonzero(cur)[upd]])
-                pods.mem_peak[cg[upd]] = cpeak[upd]
-        new = ~cur
-        if new.any():
-            add_vals.append(peak[new])
-            add_times.append(sW[new] + sj[new] * interval)
-            add_arrival.append(arrival[starts[new]])
-        if add_vals:
-            values = np.concatenate(add_vals).astype(np.float64)
-            times = np.concatenate(add_times)
-            if self.memory.reference is None:
-                # The histogram's reference comes from the first addition, as upstream.
-                k = int(np.argmin(np.concatenate(add_arrival)))
-                values[0], values[k] = values[k], values[0]
-                times[0], times[k] = times[k], times[0]
-            self.memory.add(values, 1.0, times / 1e6)
-        # The state each pod ends the batch in: its last window.
-        seg_end = np.r_[starts[1:], n] - 1
-        last_seg = np.flatnonzero(np.r_[sg[1:] != sg[:-1], True])
-        lg, lj = sg[last_seg], sj[last_seg]
-        moved = lj >= 1
-        pods.window_end[lg] = np.where(moved, sW[last_seg] + lj * interval, sW[last_seg])
-        pods.mem_peak[lg[moved]] = peak[last_seg][moved]
-        pods.oom_peak[lg[moved]] = 0
-        pods.last_mem[lg] = t[seg_end[last_seg]]
-        return int(n)
-
-    def _record_oom(self, slot: int, t_us: int, request_bytes: float) -> int:
-        pods, cfg = self.pods, self.config
-        interval = int(round(cfg.memory_aggregation_interval * 1e6))
-        W = int(pods.window_end[slot])
-        if W != UNSET and t_us < W - interval:
-            return 0  # "OOM event will be discarded - it is too old"
-        used = max(resource_amount(request_bytes), int(pods.mem_peak[slot]))
-        needed = max(used + resource_amount(cfg.oom_min_bump_up_bytes), scale_resource(used, cfg.oom_bump_up_ratio))
-        pods.last_mem[slot] = t_us
-        if W == UNSET:
-            W = t_us
-        if t_us < W:
-            old = max(int(pods.mem_peak[slot]), int(pods.oom_peak[slot]))
-            if old != 0 and needed > old:
-                self.memory.subtract(float(old), 1.0, W / 1e6)
-                self.memory.add(float(needed), 1.0, W / 1e6)
-                pods.oom_peak[slot] = needed
-        else:
-            W += ((t_us - W) // interval + 1) * interval
-            pods.mem_peak[slot] = 0
-            pods.oom_peak[slot] = needed
-            self.memory.add(float(needed), 1.0, W / 1e6)
-        pods.window_end[slot] = W
-        return 1
+        return self.bank.forget_pod(self.row, pod)
 
     # -- whole states ----------------------------------------------------------------------------
 
@@ -404,19 +603,21 @@ class AggregateContainerState:
         """(peaks in bytes, window ends in seconds) of live pods whose current window is still
         open at ``now`` -- what a checkpoint leaves out, so that a restored recommender does
         not count these windows twice."""
-        pods = self.pods
-        live = np.array(sorted(pods.index.values()), dtype=np.int64)
+        b = self.bank
+        live = np.array(sorted(self.pods.values()), dtype=np.int64)
         if live.size == 0:
             return np.zeros(0), np.zeros(0)
-        W = pods.window_end[live]
+        W = b.window_end[live]
         open_ = (W != UNSET) & (seconds_to_us(now) < W)
-        peaks = np.maximum(pods.mem_peak[live], pods.oom_peak[live])[open_]
+        peaks = np.maximum(b.mem_peak[live], b.oom_peak[live])[open_]
         return peaks.astype(np.float64), W[open_] / 1e6
 
     def merge(self, other: AggregateContainerState) -> None:
         """``MergeContainerState``: add another aggregate's history to this one."""
-        self.cpu.merge(other.cpu)
-        self.memory.merge(other.memory)
+        cpu, memory = self.cpu, self.memory
+        cpu.merge(other.cpu)
+        memory.merge(other.memory)
+        self.cpu, self.memory = cpu, memory
         if other.first_sample_start_us is not None and (
                 self.first_sample_start_us is None or other.first_sample_start_us < self.first_sample_start_us):
             self.first_sample_start_us = other.first_sample_start_us
@@ -424,12 +625,6 @@ class AggregateContainerState:
                 self.last_sample_start_us is None or other.last_sample_start_us > self.last_sample_start_us):
             self.last_sample_start_us = other.last_sample_start_us
         self.total_samples_count += other.total_samples_count
-
-    def copy(self) -> AggregateContainerState:
-        a = object.__new__(AggregateContainerState)
-        a.__dict__.update(self.__dict__)
-        a.cpu, a.memory, a.pods = self.cpu.copy(), self.memory.copy(), self.pods.copy()
-        return a
 
     def __repr__(self) -> str:
         return (f"AggregateContainerState(samples={self.total_samples_count}, pods={len(self.pods)}, "
@@ -475,7 +670,9 @@ AggregateKey = tuple[str, str, str]   # (namespace, VPA name, container name)
 
 
 class AggregateStore:
-    """All aggregate states of a recommender, keyed by (namespace, VPA name, container name).
+    """All aggregate states of a recommender, keyed by (namespace, VPA name, container name),
+    as rows of one ``AggregateBank`` per histogram shape (one, unless annotations change the
+    histogram options).
 
     The live recommender routes each pod's samples to the VPA that selects it; an aggregate
     outlives its pods and expires after the memory aggregation window without samples
@@ -485,6 +682,8 @@ class AggregateStore:
     def __init__(self, config: RecommenderConfig | None = None) -> None:
         self.config = config or DEFAULT_CONFIG
         self._aggregates: dict[AggregateKey, AggregateContainerState] = {}
+        self._by_vpa: dict[tuple[str, str], dict[str, AggregateContainerState]] = {}
+        self.banks: dict[tuple[ExponentialOptions, ExponentialOptions], AggregateBank] = {}
 
     def __len__(self) -> int:
         return len(self._aggregates)
@@ -495,32 +694,58 @@ class AggregateStore:
     def items(self) -> list[tuple[AggregateKey, AggregateContainerState]]:
         return sorted(self._aggregates.items())
 
+    def bank_for(self, config: RecommenderConfig) -> AggregateBank:
+        shape = (config.cpu_histogram_options(), config.memory_histogram_options())
+        bank = self.banks.get(shape)
+        if bank is None:
+            bank = self.banks[shape] = AggregateBank(*shape)
+        return bank
+
     def get(self, namespace: str, vpa: str, container: str, *, config: RecommenderConfig | None = None,
             now: float = 0.0) -> AggregateContainerState:
         """The aggregate, created (with ``config``, else the store's) if missing."""
         key = (namespace, vpa, container)
         agg = self._aggregates.get(key)
         if agg is None:
-            agg = self._aggregates[key] = AggregateContainerState(config or self.config, now)
+            config = config or self.config
+            agg = AggregateContainerState(config, now, bank=self.bank_for(config))
+            agg.bank.keys[agg.row] = key
+            self._aggregates[key] = agg
+            self._by_vpa.setdefault((namespace, vpa), {})[container] = agg
         return agg
 
     def get_for_vpa(self, vpa: Mapping, container: str, now: float = 0.0) -> AggregateContainerState:
         """The aggregate of a VPA object's container, created with the configuration the VPA asks
         for (its ``vpa.kvert.io/*`` annotations and the container's policy) if missing."""
         meta = vpa.get("metadata") or {}
+        key = (meta.get("namespace") or "default", meta.get("name", ""), container)
+        agg = self._aggregates.get(key)
+        if agg is not None:
+            return agg
         config, _ = self.config.for_vpa(vpa)
         config = config.for_container(container_policy(vpa, container))
-        return self.get(meta.get("namespace") or "default", meta.get("name", ""), container, config=config, now=now)
+        return self.get(*key, config=config, now=now)
 
     def find(self, namespace: str, vpa: str, container: str) -> AggregateContainerState | None:
         return self._aggregates.get((namespace, vpa, container))
 
     def set(self, namespace: str, vpa: str, container: str, state: AggregateContainerState) -> None:
-        self._aggregates[(namespace, vpa, container)] = state
+        """Make ``state``'s history (histograms, sample times and count; not its pods) the
+        aggregate of (namespace, vpa, container), replacing what was there."""
+        self._remove((namespace, vpa, container))
+        agg = self.get(namespace, vpa, container, config=state.config, now=state.creation_time)
+        agg.cpu, agg.memory = state.cpu, state.memory
+        agg.first_sample_start_us = state.first_sample_start_us
+        agg.last_sample_start_us = state.last_sample_start_us
+        agg.total_samples_count = state.total_samples_count
+
+    def vpas(self) -> Any:
+        """The (namespace, VPA name) pairs with aggregates (a live view)."""
+        return self._by_vpa.keys()
 
     def for_vpa(self, namespace: str, vpa: str) -> dict[str, AggregateContainerState]:
         """Container name -> aggregate, the input of ``recommendation.recommend``."""
-        return {c: a for (ns, v, c), a in self._aggregates.items() if ns == namespace and v == vpa}
+        return dict(self._by_vpa.get((namespace, vpa)) or {})
 
     def add_samples(self, namespace: str, vpa: str, container: str, pods: Any, times: Any,
                     **columns: Any) -> tuple[int, int]:
@@ -533,21 +758,36 @@ class AggregateStore:
 
     def forget_pod(self, namespace: str, pod: str) -> None:
         """A pod was deleted: its per-pod state goes, its samples stay in the aggregates."""
-        for (ns, _, _), agg in self._aggregates.items():
+        for (ns, _), aggs in self._by_vpa.items():
             if ns == namespace:
-                agg.forget_pod(pod)
+                for agg in aggs.values():
+                    agg.forget_pod(pod)
+
+    def _remove(self, key: AggregateKey) -> None:
+        agg = self._aggregates.pop(key, None)
+        if agg is None:
+            return
+        aggs = self._by_vpa.get((key[0], key[1]))
+        if aggs is not None:
+            aggs.pop(key[2], None)
+            if not aggs:
+                del self._by_vpa[(key[0], key[1])]
+        agg.bank.free_row(agg.row)
 
     def remove_vpa(self, namespace: str, vpa: str) -> list[str]:
-        gone = [k for k in self._aggregates if k[0] == namespace and k[1] == vpa]
-        for k in gone:
-            del self._aggregates[k]
-        return [k[2] for k in gone]
+        containers = sorted(self._by_vpa.get((namespace, vpa)) or {})
+        for c in containers:
+            self._remove((namespace, vpa, c))
+        return containers
 
     def garbage_collect(self, now: float) -> list[AggregateKey]:
         """Drop expired aggregates (no samples for 8 days); returns their keys."""
-        gone = [k for k, a in self._aggregates.items() if a.is_expired(now)]
+        gone: list[AggregateKey] = []
+        for bank in self.banks.values():
+            rows = bank.rows()
+            gone += [bank.keys[r] for r in rows[bank.expired(rows, now)].tolist()]
         for k in gone:
-            del self._aggregates[k]
+            self._remove(k)
         return sorted(gone)
 
     def stats(self) -> Mapping[str, int]:

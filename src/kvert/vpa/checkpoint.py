@@ -55,10 +55,9 @@ def checkpoint_status(aggregate: AggregateContainerState, now: float,
     ``config`` names the percentiles kept exact (default: the aggregate's own config).
     """
     cfg = config or aggregate.config
-    memory = aggregate.memory
+    memory = aggregate.memory                           # a copy
     peaks, ends = aggregate.open_window_peaks(now)
     if peaks.size:
-        memory = memory.copy()
         memory.subtract(peaks, 1.0, ends)
     cpu_ps, mem_ps = cfg.percentiles()
     return {
@@ -99,7 +98,7 @@ def load_checkpoint(aggregate: AggregateContainerState, status: Mapping[str, Any
         raise CheckpointError(f"totalSamplesCount must be a non-negative integer, not {count!r}")
     first = _parse(status.get("firstSampleStart"), "firstSampleStart")
     last = _parse(status.get("lastSampleStart"), "lastSampleStart")
-    cpu, memory = aggregate.cpu.copy(), aggregate.memory.copy()
+    cpu, memory = aggregate.cpu, aggregate.memory      # copies: the aggregate changes only below
     memory.load_checkpoint(status.get("memoryHistogram") or {})
     cpu.load_checkpoint(status.get("cpuHistogram") or {})
     aggregate.cpu, aggregate.memory = cpu, memory

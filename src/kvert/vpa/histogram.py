@@ -106,6 +106,14 @@ def _log(base: float, x: float) -> float:
     return math.log(x) / math.log(base)
 
 
+def sequential_sum(values: np.ndarray, start: float = 0.0) -> float:
+    """``start + v0 + v1 + ...`` in that order (numpy's ``sum`` pairs terms up, which rounds
+    differently): the per-aggregate histogram and the bank must agree to the last bit."""
+    acc = np.array([start], dtype=np.float64)
+    np.add.at(acc, np.zeros(np.size(values), dtype=np.intp), values)
+    return float(acc[0])
+
+
 class CheckpointError(ValueError):
     """A histogram checkpoint that cannot be loaded (the message says why)."""
 
@@ -135,17 +143,10 @@ class Histogram:
         self._add_buckets(self.options.find_buckets(values), w)
 
     def _add_buckets(self, buckets: np.ndarray, w: np.ndarray) -> None:
-        n = self.options.num_buckets
-        if buckets.size == 1:
-            b = int(buckets[0])
-            self.weights[b] += float(w[0])
-            self.total_weight += float(w[0])
-            touched = np.array([b])
-        else:
-            sums = np.bincount(buckets, weights=w, minlength=n)
-            self.weights += sums
-            self.total_weight += float(w.sum())
-            touched = np.flatnonzero(sums)
+        # Sample after sample, as upstream's AddSample sums (HistogramBank adds the same way).
+        np.add.at(self.weights, buckets, w)
+        self.total_weight = sequential_sum(w, self.total_weight)
+        touched = np.unique(buckets[w != 0])
         # Like AddSample: a bucket extends [min, max] only once it weighs at least epsilon.
         touched = touched[self.weights[touched] >= self.options.epsilon]
         if touched.size:
@@ -167,7 +168,7 @@ class Histogram:
         touched = np.flatnonzero(sums)
         left = self.weights[touched] - sums[touched]
         self.weights[touched] = np.where(left < eps, 0.0, left)
-        total = self.total_weight - float(w.sum())
+        total = self.total_weight - sequential_sum(w)
         self.total_weight = 0.0 if total < eps else total
         self._update_min_max()
 
@@ -433,3 +434,322 @@ class DecayingHistogram(Histogram):
                 self.reference = parse_time_us(ref) / 1e6
             except ValueError as e:
                 raise CheckpointError(f"referenceTimestamp: {e}") from None
+
+
+class HistogramBank:
+    """Many ``DecayingHistogram``s with one ``ExponentialOptions`` as arrays: ``weights``
+    (rows x buckets), ``total``, ``min_bucket``/``max_bucket``, ``reference`` (NaN: none yet)
+    and ``half_life`` per row. Adding, subtracting, moving references and reading percentiles
+    work on any set of rows at once, with the arithmetic of ``DecayingHistogram`` (sample
+    after sample), so a row reads back exactly as the histogram it stands for.
+
+    Percentiles are remembered per row with the running sums just before and at the bucket
+    they stopped in; adding samples keeps those sums up to date, so a row whose sums still
+    bracket the threshold (by a margin far above the rounding the sums can have gathered)
+    answers without walking its buckets again. Subtracting, rescaling, replacing a row or a
+    changed [min, max] range forgets the row's percentiles."""
+
+    def __init__(self, options: ExponentialOptions, capacity: int = 16) -> None:
+        self.options = options
+        self.weights = np.zeros((0, options.num_buckets))
+        self.total = np.zeros(0)
+        self.min_bucket = np.zeros(0, dtype=np.int64)
+        self.max_bucket = np.zeros(0, dtype=np.int64)
+        self.reference = np.zeros(0)
+        self.half_life = np.zeros(0)
+        self._known: _KnownPercentiles | None = None
+        self.grow(capacity)
+
+    def __len__(self) -> int:
+        return self.total.size
+
+    def grow(self, capacity: int) -> None:
+        old = self.total.size
+        if capacity <= old:
+            return
+        nb = self.options.num_buckets
+        weights = np.zeros((capacity, nb))
+        weights[:old] = self.weights
+        self.weights = weights
+        self.total = np.r_[self.total, np.zeros(capacity - old)]
+        self.min_bucket = np.r_[self.min_bucket, np.full(capacity - old, nb - 1, dtype=np.int64)]
+        self.max_bucket = np.r_[self.max_bucket, np.zeros(capacity - old, dtype=np.int64)]
+        self.reference = np.r_[self.reference, np.full(capacity - old, np.nan)]
+        self.half_life = np.r_[self.half_life, np.ones(capacity - old)]
+        if self._known is not None:
+            self._known.grow(capacity)
+
+    def reset(self, row: int, half_life: float) -> None:
+        if half_life <= 0:
+            raise ValueError("half-life must be positive")
+        self.weights[row] = 0.0
+        self.total[row] = 0.0
+        self.min_bucket[row], self.max_bucket[row] = self.options.num_buckets - 1, 0
+        self.reference[row] = np.nan
+        self.half_life[row] = half_life
+        self._forget(np.array([row]))
+
+    # -- one row as a DecayingHistogram -----------------------------------------------------------
+
+    def histogram(self, row: int) -> DecayingHistogram:
+        """A copy of the row as a ``DecayingHistogram``."""
+        h = DecayingHistogram(self.options, float(self.half_life[row]))
+        h.weights = self.weights[row].copy()
+        h.total_weight = float(self.total[row])
+        h.min_bucket, h.max_bucket = int(self.min_bucket[row]), int(self.max_bucket[row])
+        ref = float(self.reference[row])
+        h.reference = None if math.isnan(ref) else ref
+        return h
+
+    def set_histogram(self, row: int, h: DecayingHistogram) -> None:
+        if h.options != self.options:
+            raise ValueError("the histogram's options are not the bank's")
+        self.weights[row] = h.weights
+        self.total[row] = h.total_weight
+        self.min_bucket[row], self.max_bucket[row] = h.min_bucket, h.max_bucket
+        self.reference[row] = np.nan if h.reference is None else h.reference
+        self.half_life[row] = h.half_life
+        self._forget(np.array([row]))
+
+    # -- samples ------------------------------------------------------------------------------------
+
+    def add(self, rows: np.ndarray, values: np.ndarray, weights: np.ndarray | float, times: np.ndarray,
+            arrival: np.ndarray | None = None) -> None:
+        """Add samples (value, weight, time in seconds) to their rows. A row without a reference
+        takes it from its sample that arrived first (lowest ``arrival``; default: the order given)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return
+        values = np.asarray(values, dtype=np.float64)
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), rows.shape)
+        if np.any(w < 0):
+            raise ValueError("sample weight must be non-negative")
+        w = w * self._decay_factors(rows, np.asarray(times, dtype=np.float64), arrival)
+        buckets = self.options.find_buckets(values)
+        nb = self.options.num_buckets
+        flat = rows * nb + buckets
+        W = self.weights.reshape(-1)
+        np.add.at(W, flat, w)
+        np.add.at(self.total, rows, w)
+        # A bucket extends its row's [min, max] once it weighs at least epsilon.
+        heavy = (w != 0) & (W[flat] >= self.options.epsilon)
+        if heavy.any():
+            before = (self.min_bucket[rows[heavy]], self.max_bucket[rows[heavy]])
+            np.minimum.at(self.min_bucket, rows[heavy], buckets[heavy])
+            np.maximum.at(self.max_bucket, rows[heavy], buckets[heavy])
+            moved = (self.min_bucket[rows[heavy]] != before[0]) | (self.max_bucket[rows[heavy]] != before[1])
+            if moved.any():
+                self._forget(rows[heavy][moved])
+        if self._known is not None:
+            self._known.added(rows, buckets, w, self.min_bucket)
+
+    def subtract(self, rows: np.ndarray, values: np.ndarray, weights: np.ndarray | float,
+                 times: np.ndarray) -> None:
+        """Remove samples added before (``DecayingHistogram.subtract`` per row: a bucket or total
+        falling below epsilon becomes 0, then the rows' non-empty ranges shrink)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return
+        w = np.broadcast_to(np.asarray(weights, dtype=np.float64), rows.shape)
+        if np.any(w < 0):
+            raise ValueError("sample weight must be non-negative")
+        w = w * self._decay_factors(rows, np.asarray(times, dtype=np.float64), None)
+        eps = self.options.epsilon
+        buckets = self.options.find_buckets(np.asarray(values, dtype=np.float64))
+        flat = rows * self.options.num_buckets + buckets
+        keys, inverse = np.unique(flat, return_inverse=True)
+        sums = np.bincount(inverse.reshape(-1), weights=w)
+        W = self.weights.reshape(-1)
+        was = W[keys]
+        left = was - sums
+        W[keys] = np.where(left < eps, 0.0, left)
+        touched, inverse = np.unique(rows, return_inverse=True)
+        total = self.total[touched] - np.bincount(inverse.reshape(-1), weights=w)
+        self.total[touched] = np.where(total < eps, 0.0, total)
+        # [min, max] moves inwards only from an end that no longer weighs epsilon.
+        ends = self.weights[touched, self.min_bucket[touched]], self.weights[touched, self.max_bucket[touched]]
+        stale = touched[(ends[0] < eps) | (ends[1] < eps)]
+        if stale.size:
+            self._update_min_max(stale)
+        if self._known is not None:
+            self._forget(np.union1d(stale, touched[total < eps]))
+            nb = self.options.num_buckets
+            self._known.added(keys // nb, keys % nb, W[keys] - was, self.min_bucket)
+
+    def _decay_factors(self, rows: np.ndarray, times: np.ndarray, arrival: np.ndarray | None) -> np.ndarray:
+        ref = self.reference
+        fresh = np.isnan(ref[rows])
+        if fresh.any():
+            idx = np.flatnonzero(fresh)
+            key = idx if arrival is None else np.asarray(arrival)[idx]
+            order = idx[np.lexsort((key, rows[idx]))]
+            first = order[np.r_[True, rows[order][1:] != rows[order][:-1]]]
+            ref[rows[first]] = round_to_half_lives(times[first], self.half_life[rows[first]])
+        if (times > ref[rows] + self.half_life[rows] * MAX_DECAY_EXPONENT).any():
+            latest = np.full(ref.size, -np.inf)
+            np.maximum.at(latest, rows, times)
+            late = np.flatnonzero(latest > ref + self.half_life * MAX_DECAY_EXPONENT)
+            self.shift_reference(late, latest[late])
+        return np.exp2((times - ref[rows]) / self.half_life[rows])
+
+    def shift_reference(self, rows: np.ndarray, new_reference: np.ndarray) -> None:
+        """``DecayingHistogram.shift_reference`` for each row (reference to a rounded time,
+        weights rescaled by a power of two)."""
+        new_reference = round_to_half_lives(new_reference, self.half_life[rows])
+        old = self.reference[rows]
+        has = ~np.isnan(old)
+        if has.any():
+            r = rows[has]
+            exponent = np.floor((old[has] - new_reference[has]) / self.half_life[r] + 0.5)
+            self._scale(r, np.ldexp(1.0, exponent.astype(np.int32)))
+        self.reference[rows] = new_reference
+
+    def _scale(self, rows: np.ndarray, factors: np.ndarray) -> None:
+        idx = np.arange(self.options.num_buckets)
+        inside = (idx >= self.min_bucket[rows, None]) & (idx <= self.max_bucket[rows, None])
+        self.weights[rows] = np.where(inside, self.weights[rows] * factors[:, None], self.weights[rows])
+        self.total[rows] *= factors
+        self._update_min_max(rows)
+        self._forget(rows)
+
+    def _forget(self, rows: np.ndarray) -> None:
+        if self._known is not None:
+            self._known.valid[rows] = False
+
+    def _update_min_max(self, rows: np.ndarray) -> None:
+        nb = self.options.num_buckets
+        idx = np.arange(nb)
+        heavy = self.weights[rows] >= self.options.epsilon
+        lo = heavy & (idx >= self.min_bucket[rows, None])
+        self.min_bucket[rows] = np.where(lo.any(axis=1), lo.argmax(axis=1), nb - 1)
+        hi = heavy & (idx <= self.max_bucket[rows, None])
+        self.max_bucket[rows] = np.where(hi.any(axis=1), nb - 1 - hi[:, ::-1].argmax(axis=1), 0)
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def percentile_buckets(self, rows: np.ndarray, percentiles: np.ndarray) -> np.ndarray:
+        """(rows x k) bucket each row's percentiles stop in (-1: empty row); ``percentiles`` is
+        (k,) for all rows or (rows x k)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        ps = np.asarray(percentiles, dtype=np.float64)
+        ps = np.broadcast_to(ps if ps.ndim == 2 else ps[None, :], (rows.size, ps.shape[-1]))
+        known = self._known
+        if known is None or known.ps.shape[1] != ps.shape[1]:
+            known = self._known = _KnownPercentiles(len(self), ps.shape[1])
+        thresholds = ps * self.total[rows][:, None]
+        same = known.still(rows, ps, thresholds)
+        out = np.empty(ps.shape, dtype=np.int64)
+        out[same] = known.bucket[rows[same]]
+        redo = ~same
+        if redo.any():
+            out[redo] = self._walk(rows[redo], ps[redo], thresholds[redo], known)
+        return out
+
+    def _walk(self, rows: np.ndarray, ps: np.ndarray, thresholds: np.ndarray,
+              known: _KnownPercentiles) -> np.ndarray:
+        """Upstream's walk for each row (vectorized), remembering where each one stopped."""
+        out = np.full(ps.shape, -1, dtype=np.int64)
+        lo, hi = self.min_bucket[rows], self.max_bucket[rows]
+        full = self.weights[rows]
+        live = full[np.arange(rows.size), lo] >= self.options.epsilon
+        known.valid[rows] = False
+        if not live.any():
+            return out
+        rows, lo, hi, W, thresholds = rows[live], lo[live], hi[live], full[live], thresholds[live]
+        # Only the columns some row walks: [min of the mins, max of the maxes].
+        first, last = int(lo.min()), int(hi.max())
+        W = W[:, first:last + 1]
+        idx = np.arange(first, last + 1)
+        # Upstream walks [min, max) summing weights; zeros before min leave the sums as they are.
+        running = np.cumsum(np.where((idx >= lo[:, None]) & (idx < hi[:, None]), W, 0.0), axis=1)
+        # The sums never fall, so the first one reaching a threshold is after all that do not.
+        below = np.count_nonzero(running[:, None, :] < thresholds[:, :, None], axis=2)
+        reached = below < idx.size
+        bucket = np.where(reached, np.maximum(first + below, lo[:, None]), hi[:, None])
+        out[live] = bucket
+        # The sums bracketing each answer: through the bucket before it and through it.
+        n = np.arange(rows.size)[:, None]
+        at = np.clip(bucket - first, 0, idx.size - 1)
+        before = np.where(bucket > lo[:, None], running[n, np.clip(at - 1, 0, None)], -np.inf)
+        before = np.where(reached | (hi[:, None] == lo[:, None]), before, running[n, np.clip(hi[:, None] - 1 - first, 0, None)])
+        through = np.where(reached, running[n, at], np.inf)
+        empty_walk = hi[:, None] == lo[:, None]
+        before = np.where(empty_walk, -np.inf, before)
+        through = np.where(empty_walk, np.inf, through)
+        known.remember(rows, ps[live], bucket, before, through)
+        return out
+
+    def percentiles(self, rows: np.ndarray, percentiles: np.ndarray) -> np.ndarray:
+        """``Percentile(p)`` of each row (the end of the bucket reached, 0 for an empty row)."""
+        buckets = self.percentile_buckets(rows, percentiles)
+        starts = self.options.starts
+        last = self.options.num_buckets - 1
+        out = starts[np.minimum(buckets + 1, last)]
+        out = np.where(buckets == last, starts[last], out)
+        return np.where(buckets < 0, 0.0, out)
+
+
+class _KnownPercentiles:
+    """A ``HistogramBank``'s remembered percentiles (see its docstring): per row the
+    percentiles asked, the buckets answered and the running sums just before and through each
+    answer, kept up to date as samples are added."""
+
+    MARGIN = 1e-6          # relative to the threshold; rounding of the kept sums stays far below
+    MIN_PERCENTILE = 1e-3  # below this the margin is not safely above the rounding: walk again
+    MAX_UPDATES = 1000     # walk again after this many batches, so rounding cannot pile up
+
+    def __init__(self, rows: int, k: int) -> None:
+        self.ps = np.full((rows, k), np.nan)
+        self.bucket = np.zeros((rows, k), dtype=np.int64)
+        self.before = np.zeros((rows, k))
+        self.through = np.zeros((rows, k))
+        self.valid = np.zeros(rows, dtype=bool)
+        self.updates = np.zeros(rows, dtype=np.int64)    # batches since the walk; 0: unchanged
+
+    def grow(self, rows: int) -> None:
+        k, old = self.ps.shape[1], self.valid.size
+        self.ps = np.concatenate([self.ps, np.full((rows - old, k), np.nan)])
+        self.bucket = np.concatenate([self.bucket, np.zeros((rows - old, k), dtype=np.int64)])
+        self.before = np.concatenate([self.before, np.zeros((rows - old, k))])
+        self.through = np.concatenate([self.through, np.zeros((rows - old, k))])
+        self.valid = np.r_[self.valid, np.zeros(rows - old, dtype=bool)]
+        self.updates = np.r_[self.updates, np.zeros(rows - old, dtype=np.int64)]
+
+    def remember(self, rows: np.ndarray, ps: np.ndarray, bucket: np.ndarray, before: np.ndarray,
+                 through: np.ndarray) -> None:
+        self.ps[rows], self.bucket[rows], self.before[rows], self.through[rows] = ps, bucket, before, through
+        self.valid[rows] = (ps >= self.MIN_PERCENTILE).all(axis=1)
+        self.updates[rows] = 0
+
+    def added(self, rows: np.ndarray, buckets: np.ndarray, w: np.ndarray, min_bucket: np.ndarray) -> None:
+        """Samples were added (or, with negative weights, subtracted): the sums through the
+        buckets they fell in follow."""
+        ok = self.valid[rows]
+        if not ok.any():
+            return
+        rows, buckets, w = rows[ok], buckets[ok], w[ok]
+        n = self.valid.size
+        self.updates += np.bincount(rows, w != 0, minlength=n) > 0
+        k = self.bucket.shape[1]
+        walked = (buckets >= min_bucket[rows])[:, None]
+        answer = self.bucket[rows]
+        at = (rows[:, None] * k + np.arange(k)).reshape(-1)
+        below = np.where(walked & (buckets[:, None] < answer), w[:, None], 0.0).reshape(-1)
+        upto = np.where(walked & (buckets[:, None] <= answer), w[:, None], 0.0).reshape(-1)
+        self.before += np.bincount(at, below, minlength=n * k).reshape(n, k)
+        self.through += np.bincount(at, upto, minlength=n * k).reshape(n, k)
+
+    def still(self, rows: np.ndarray, ps: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+        """Rows whose remembered answers stand: same percentiles, and the row unchanged since
+        or each threshold still above the sum before the answer and at most the sum through
+        it, by the margin."""
+        margin = self.MARGIN * np.abs(thresholds)
+        updates = self.updates[rows]
+        bracketed = ((self.before[rows] < thresholds - margin) & (self.through[rows] >= thresholds + margin)).all(axis=1)
+        return (self.valid[rows] & (updates < self.MAX_UPDATES) & (self.ps[rows] == ps).all(axis=1)
+                & ((updates == 0) | bracketed))
+
+
+def round_to_half_lives(t: np.ndarray, half_life: np.ndarray) -> np.ndarray:
+    """``round_to_half_life`` elementwise."""
+    return GO_ZERO_TIME + np.floor((t - GO_ZERO_TIME) / half_life + 0.5) * half_life

@@ -79,10 +79,12 @@ from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any, Mapping
 
+import numpy as np
+
 from kvert.api.quantity import DECIMAL_SI, Quantity, QuantityError
 from kvert.vpa.estimators import (CPU, MEMORY, RESOURCES, ConfidenceMultiplier, MarginEstimator,
-                                  MinResourcesEstimator, PercentileEstimator, ResourceEstimator,
-                                  Trace, resource_amount, scale_resource)
+                                  MinResourcesEstimator, PercentileEstimator, ResourceEstimator, RowParameters,
+                                  Trace, resource_amount, resource_amounts, scale_resource)
 from kvert.vpa.histogram import ExponentialOptions
 
 ANNOTATION_PREFIX = "vpa.kvert.io/"
@@ -330,6 +332,29 @@ def create_estimators(config: RecommenderConfig = DEFAULT_CONFIG) -> Estimators:
     return Estimators(target, lower, upper)
 
 
+def row_parameters(configs: list[RecommenderConfig], containers: np.ndarray) -> RowParameters:
+    """``estimators.RowParameters`` for rows with these (per-container) configs, each row's VPA
+    recommending ``containers`` containers (sharing the pod minimum)."""
+    def column(get: Any) -> np.ndarray:
+        return np.array([get(c) for c in configs], dtype=np.float64).reshape(len(configs))
+    share = 1.0 / np.maximum(np.asarray(containers, dtype=np.float64), 1.0)
+    base_cpu = column(lambda c: resource_amount(c.pod_min_cpu_millicores * 0.001 * 1000.0))
+    base_memory = column(lambda c: resource_amount(c.pod_min_memory_mb * 1024 * 1024))
+    return RowParameters(
+        cpu_percentiles=np.array([(c.target_cpu_percentile, c.lower_bound_cpu_percentile,
+                                   c.upper_bound_cpu_percentile) for c in configs]).reshape(-1, 3),
+        memory_percentiles=np.array([(c.target_memory_percentile, c.lower_bound_memory_percentile,
+                                      c.upper_bound_memory_percentile) for c in configs]).reshape(-1, 3),
+        margin=column(lambda c: c.safety_margin_fraction),
+        upper_multiplier=column(lambda c: c.upper_bound_confidence_multiplier),
+        upper_exponent=column(lambda c: c.upper_bound_confidence_exponent),
+        lower_multiplier=column(lambda c: c.lower_bound_confidence_multiplier),
+        lower_exponent=column(lambda c: c.lower_bound_confidence_exponent),
+        cpu_interval=column(lambda c: c.confidence_interval_cpu),
+        memory_interval=column(lambda c: c.confidence_interval_memory),
+        min_cpu=resource_amounts(base_cpu * share), min_memory=resource_amounts(base_memory * share))
+
+
 def pod_minimum(config: RecommenderConfig, containers: int) -> dict[str, int]:
     """The pod minimum (25m, 250Mi) split equally among ``containers`` (truncated, as upstream)."""
     fraction = 1.0 / containers
@@ -430,24 +455,33 @@ def recommend_containers(aggregates: Mapping[str, Any], vpa: Mapping | None = No
             amounts[bound] = MinResourcesEstimator(minimum, estimator).estimate(state, trace)
             if trace is not None:
                 traces[bound] = trace
-        controlled = controlled_resources(policy)
-        quantities = {b: {r: _quantity(r, _round_up(cfg, r, a[r])) for r in RESOURCES if r in controlled}
-                      for b, a in amounts.items()}
-        uncapped = dict(quantities["target"])
-        if cfg.cpu_integer_post_processor_enabled and \
-                annotations.get(f"vpa-post-processor.kubernetes.io/{name}_integerCPU") == "true":
-            for b in ("target", "lowerBound", "upperBound"):
-                if CPU in quantities[b]:
-                    quantities[b][CPU] = _round_up_to_cores(quantities[b][CPU])
-        capping: list[str] = []
-        for b in ("target", "lowerBound", "upperBound"):
-            quantities[b], notes = apply_policy(quantities[b], policy, cfg)
-            if b == "target":
-                capping = notes
-        results.append(ContainerRecommendation(name, quantities["target"], quantities["lowerBound"],
-                                               quantities["upperBound"], uncapped, capping,
-                                               {b: [(step, dict(v)) for step, v in t] for b, t in traces.items()}))
+        rec = finish_recommendation(name, amounts, cfg, policy, annotations)
+        rec.explanation = {b: [(step, dict(v)) for step, v in t] for b, t in traces.items()}
+        results.append(rec)
     return results
+
+
+def finish_recommendation(name: str, amounts: Mapping[str, Mapping[str, int]], cfg: RecommenderConfig,
+                          policy: Mapping | None, annotations: Mapping[str, str]) -> ContainerRecommendation:
+    """From the estimated amounts of a container (``{"target"|"lowerBound"|"upperBound":
+    {"cpu": millicores, "memory": bytes}}``) to its recommendation: rounding, controlled
+    resources, the integer-CPU post-processor and the policy's caps."""
+    controlled = controlled_resources(policy)
+    quantities = {b: {r: _quantity(r, _round_up(cfg, r, int(a[r]))) for r in RESOURCES if r in controlled}
+                  for b, a in amounts.items()}
+    uncapped = dict(quantities["target"])
+    if cfg.cpu_integer_post_processor_enabled and \
+            annotations.get(f"vpa-post-processor.kubernetes.io/{name}_integerCPU") == "true":
+        for b in ("target", "lowerBound", "upperBound"):
+            if CPU in quantities[b]:
+                quantities[b][CPU] = _round_up_to_cores(quantities[b][CPU])
+    capping: list[str] = []
+    for b in ("target", "lowerBound", "upperBound"):
+        quantities[b], notes = apply_policy(quantities[b], policy, cfg)
+        if b == "target":
+            capping = notes
+    return ContainerRecommendation(name, quantities["target"], quantities["lowerBound"], quantities["upperBound"],
+                                   uncapped, capping)
 
 
 def recommend(aggregates: Mapping[str, Any], vpa: Mapping | None = None,
@@ -464,6 +498,40 @@ def recommend(aggregates: Mapping[str, Any], vpa: Mapping | None = None,
     if not containers:
         return {}
     return {"containerRecommendations": [c.to_status() for c in containers]}
+
+
+# A bound moving by at most this fraction of the written one is not worth a status write.
+BOUND_CHANGE_FRACTION = 0.1
+
+
+def status_changed_materially(old: Mapping, new: Mapping, fraction: float = BOUND_CHANGE_FRACTION) -> bool:
+    """Whether ``new`` is worth writing over ``old`` (two VPA statuses): anything but the
+    recommendation's bounds differs (targets, uncapped targets, containers, conditions), or a
+    lowerBound/upperBound amount moved by more than ``fraction`` of the old one
+    (docs/kubernetes-choices.md; upstream writes whenever anything differs)."""
+    if {k: v for k, v in old.items() if k != "recommendation"} != \
+            {k: v for k, v in new.items() if k != "recommendation"}:
+        return True
+    olds = {c.get("containerName"): c for c in (old.get("recommendation") or {}).get("containerRecommendations") or []}
+    news = {c.get("containerName"): c for c in (new.get("recommendation") or {}).get("containerRecommendations") or []}
+    if olds.keys() != news.keys() or bool(old.get("recommendation")) != bool(new.get("recommendation")):
+        return True
+    for name, n in news.items():
+        o = olds[name]
+        if {k: v for k, v in o.items() if k not in ("lowerBound", "upperBound")} != \
+                {k: v for k, v in n.items() if k not in ("lowerBound", "upperBound")}:
+            return True
+        for bound in ("lowerBound", "upperBound"):
+            ob, nb = o.get(bound) or {}, n.get(bound) or {}
+            if ob.keys() != nb.keys():
+                return True
+            for r, value in nb.items():
+                if ob[r] == value:
+                    continue
+                qo, qn = quantity_or_none(ob[r]), quantity_or_none(value)
+                if qo is None or qn is None or abs(qn.nanos - qo.nanos) > fraction * abs(qo.nanos):
+                    return True
+    return False
 
 
 def _quantity(resource: str, amount: int) -> Quantity:

@@ -5,18 +5,27 @@
 from its ``VerticalPodAutoscalerCheckpoint`` objects; then, every ``interval`` seconds
 (``run_once``):
 
-1. lists the VPAs and pods; resolves each VPA's ``spec.targetRef`` (``targets``) and matches
-   the live pods (a pod matched by several VPAs goes to the oldest one);
-2. files each matched pod's usage (``metrics.pod_metrics()``: one CPU and one memory sample
-   per container, at the PodMetrics ``timestamp``; the CPU sample weighted by the container's
-   CPU request) into the ``AggregateStore`` under (namespace, VPA, container). CPU samples not
-   newer than a restored checkpoint's ``lastSampleStart`` are skipped, so a restarted
-   recommender does not count a scrape twice;
+1. takes the VPAs, their targets (``targets.resolve_target``) and the live pods, and which VPA
+   controls each pod (``targets.PodAssignment``: the oldest VPA whose target selects it).
+   With ``informers`` (``kvert up``, the simulator) these follow the informers' events (VPA
+   add/update/delete, pod add/delete/label change, changes of the targeted workloads' selector
+   or owners), so a loop where nothing changed does no per-VPA or per-pod work; with a plain
+   client they are listed and compared every loop;
+2. files the usage table (``metrics.usage_table()``: one CPU and one memory sample per
+   container, at the table's time) into the ``AggregateStore`` under (namespace, VPA,
+   container): the table's rows are mapped to the banks' pod slots once per table generation
+   and matching change, then filed with a few array operations. CPU samples not newer than a
+   restored checkpoint's ``lastSampleStart`` are skipped, so a restarted recommender does not
+   count a scrape twice;
 3. records OOM kills seen in pod statuses (``containerStatuses[].lastState.terminated`` with
    reason ``OOMKilled``; time ``finishedAt``; memory: the container's memory request), each
    (pod uid, container, finishedAt) once;
-4. computes ``status.recommendation`` (``recommendation.recommend``) and the conditions, and
-   writes the status (``update_status``) only when it changed;
+4. estimates the aggregates that got samples, all at once (``estimators.estimate_rows``);
+   the VPAs with an estimate that moved materially (``estimates.BankEstimates.material``),
+   a changed object, match or condition get their ``status.recommendation`` (policy caps per
+   VPA) and conditions computed, and the status is written when it changed materially
+   (``recommendation.status_changed_materially``: targets and conditions always, bounds when
+   they move by more than 10%);
 5. every ``checkpoint_interval`` writes one checkpoint per (VPA, container) with history and
    deletes the checkpoints of VPAs that are gone; drops aggregates of deleted VPAs and
    expired ones.
@@ -60,19 +69,24 @@ import numpy as np
 
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import format_time, parse_time
+from kvert.api.selectors import LabelSelector
 from kvert.clock import sleep_unless
-from kvert.vpa.aggregate import AggregateStore
+from kvert.vpa.aggregate import AggregateBank, AggregateStore
 from kvert.vpa.checkpoint import RESOURCE as CHECKPOINTS
 from kvert.vpa.checkpoint import CheckpointError, checkpoint_for, restore_into
-from kvert.vpa.estimators import get_confidence
-from kvert.vpa.metrics_source import MetricsSource
-from kvert.vpa.recommendation import (RecommenderConfig, container_policy, container_requests, quantity_or_none,
-                                      recommend, scaling_disabled)
-from kvert.vpa.targets import PodIndex, Target, is_live, resolve_target
+from kvert.vpa.estimates import BankEstimates
+from kvert.vpa.estimators import BOUND_ORDER, CPU, MEMORY
+from kvert.vpa.metrics_source import MetricsSource, UsageTable
+from kvert.vpa.recommendation import (BOUND_CHANGE_FRACTION, RecommenderConfig, container_policy, container_requests,
+                                      finish_recommendation, row_parameters, scaling_disabled,
+                                      status_changed_materially)
+from kvert.vpa.samples import seconds_to_us
+from kvert.vpa.targets import PodAssignment, Target, is_live, resolve_target, target_resource
 
 log = logging.getLogger(__name__)
 
 VPAS = "autoscaling.k8s.io/verticalpodautoscalers"
+GC_INTERVAL = 3600.0      # how often expired aggregates are looked for (they expire after 8 days)
 NO_PODS_MESSAGE = "No pods match this VPA object"
 
 
@@ -89,6 +103,7 @@ class Recommender:
         # reads of VPAs, pods and targets: shared informer caches when given (kvert up, the
         # simulator), else the client itself
         self.reader = informers or client
+        self.informers = informers
         self.clock = clock
         self.metrics = metrics
         self.interval = float(interval)
@@ -106,6 +121,25 @@ class Recommender:
         self._restored_last_us: dict[tuple[str, str, str], int] = {}
         self._ooms_seen: set[tuple[str, str, str]] = set()
         self._pods_seen: dict[tuple[str, str], str] = {}      # (ns, pod) -> uid
+        self.assignment = PodAssignment()
+        self._vpas: dict[VpaKey, dict] = {}                  # this recommender's VPAs
+        self._targets: dict[VpaKey, Target] = {}
+        self._unresolved: set[VpaKey] = set()                # targets to read again
+        self._targeted: dict[tuple[str, str, str], set[VpaKey]] = {}   # (resource, ns, name) -> VPAs
+        self._refs: dict[VpaKey, tuple[str, str, str]] = {}
+        self._watched: set[str] = set()                      # informers with our handlers
+        self._oom_pods: set[tuple[str, str]] = set()         # pods whose status shows a new OOM kill
+        self._filed_under: dict[tuple[str, str], VpaKey] = {}    # pod -> the VPA its slots are under
+        self._slots: dict[tuple[str, str, str], tuple[AggregateBank, int, int] | None] = {}
+        self._slot_keys: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+        self._slots_version = 0
+        self._table_map: tuple[Any, list] | None = None
+        self._estimates: dict[int, BankEstimates] = {}
+        self._vpa_state: dict[VpaKey, _VpaState] = {}
+        self._statuses: dict[VpaKey, dict] = {}
+        self._touched: set[VpaKey] = set()                   # VPAs whose object, target or pods changed
+        self._gone_vpas: set[VpaKey] = set()
+        self._last_gc: float | None = None
         self._stopped = False
         self._wake = asyncio.Event()
 
@@ -312,112 +346,263 @@ class Recommender:
         return not recommenders or any((r or {}).get("name") == self.name for r in recommenders)
 
     async def run_once(self) -> dict[tuple[str, str], dict]:
-        """One loop; returns the status written (or kept) per VPA."""
+        """One loop; returns the status computed per VPA (written when it changed materially)."""
         now = self.clock.now()
         self.loops += 1
-        vpa_list = [v for v in (await self.reader.list(VPAS))["items"] if self._mine(v)]
-        vpas = {_key(v): v for v in vpa_list}
-        pods = [p for p in (await self.reader.list("pods"))["items"] if is_live(p)]
-        index = PodIndex(pods)
-        # 1. targets and pods
-        targets: dict[tuple[str, str], Target] = {}
-        owner: dict[tuple[str, str], tuple[str, str]] = {}
-        matched: dict[tuple[str, str], list[dict]] = {}
-        for key in sorted(vpas, key=lambda k: ((vpas[k]["metadata"].get("creationTimestamp") or ""), k)):
-            target = await resolve_target(self.reader, vpas[key])
-            targets[key] = target
-            chosen = []
-            for pod in index.select(key[0], target.selector) if target.ok else []:
-                pk = _key(pod)
-                if pk not in owner:
-                    owner[pk] = key
-                    chosen.append(pod)
-            matched[key] = chosen
-        pods_by_key = {_key(p): p for p in pods}
-        # forget pods that are gone
-        for pk, uid in list(self._pods_seen.items()):
-            pod = pods_by_key.get(pk)
-            if pod is None or pod["metadata"].get("uid") != uid:
-                self.store.forget_pod(pk[0], pk[1])
-                del self._pods_seen[pk]
-        for pk in owner:
-            self._pods_seen[pk] = pods_by_key[pk]["metadata"].get("uid", "")
-        # 2. usage
+        if self.informers is not None:
+            await self._follow_informers()
+        else:
+            await self._list_inputs()
+        for key in sorted(self._unresolved):
+            vpa = self._vpas.get(key)
+            if vpa is not None:
+                await self._resolve(key, vpa)
+        self._unresolved.clear()
+        self.assignment.refresh()
+        self._follow_assignment()
+        await self._file_usage(now)
+        self._file_ooms(now)
+        written = await self._update_statuses(now)
+        self._collect_garbage(now)
+        if self.last_checkpoint is None or now - self.last_checkpoint >= self.checkpoint_interval:
+            await self.write_checkpoints(self._vpas)
+        return written
+
+    # -- inputs: VPAs, targets, pods ---------------------------------------------------------------
+
+    async def _list_inputs(self) -> None:
+        """Without informers: list everything and hand the differences to the assignment."""
+        vpas = {_key(v): v for v in (await self.reader.list(VPAS))["items"] if self._mine(v)}
+        for key in list(self._vpas):
+            if key not in vpas:
+                self._vpa_gone(key)
+        for key, vpa in vpas.items():
+            self._vpas[key] = vpa
+            await self._resolve(key, vpa)
+        self._touched.update(vpas)
+        pods = {_key(p): p for p in (await self.reader.list("pods"))["items"]}
+        for pk in list(self.assignment.pods):
+            if pk not in pods or not is_live(pods[pk]):
+                self._pod_gone(pk)
+        for pk, pod in pods.items():
+            if is_live(pod):
+                self._pod_seen(pod)
+                if self._has_new_oom(pod):
+                    self._oom_pods.add(pk)
+
+    async def _follow_informers(self) -> None:
+        """With informers: register handlers once, then apply the events queued since."""
+        for resource, handlers in ((VPAS, (self._on_vpa, self._on_vpa_update, self._on_vpa_delete)),
+                                   ("pods", (self._on_pod, self._on_pod_update, self._on_pod_delete))):
+            if resource not in self._watched:
+                informer = await self.informers.synced(resource)
+                self._watched.add(resource)
+                informer.add_handlers(*handlers)
+        for resource in list(self._watched):
+            self.informers.informer(resource).catch_up()
+
+    def _on_vpa(self, vpa: dict) -> None:
+        key = _key(vpa)
+        if not self._mine(vpa):
+            self._vpa_gone(key)
+            return
+        old = self._vpas.get(key)
+        self._vpas[key] = vpa
+        if old is None or not _only_our_status(old, vpa, self._statuses.get(key)):
+            self._touched.add(key)
+        if old is None or (old.get("spec") or {}).get("targetRef") != (vpa.get("spec") or {}).get("targetRef") \
+                or old["metadata"].get("creationTimestamp") != vpa["metadata"].get("creationTimestamp"):
+            self._unresolved.add(key)
+
+    def _on_vpa_update(self, old: dict, new: dict) -> None:
+        self._on_vpa(new)
+
+    def _on_vpa_delete(self, vpa: dict) -> None:
+        self._vpa_gone(_key(vpa))
+
+    def _vpa_gone(self, key: VpaKey) -> None:
+        if self._vpas.pop(key, None) is None:
+            return
+        self._gone_vpas.add(key)
+        self.assignment.remove_vpa(key)
+        self._targets.pop(key, None)
+        ref = self._refs.pop(key, None)
+        if ref is not None:
+            self._targeted.get(ref, set()).discard(key)
+        self._vpa_state.pop(key, None)
+        self._statuses.pop(key, None)
+
+    def _on_pod(self, pod: dict) -> None:
+        if is_live(pod):
+            self._pod_seen(pod)
+            if self._has_new_oom(pod):
+                self._oom_pods.add(_key(pod))
+        else:
+            self._pod_gone(_key(pod))
+
+    def _on_pod_update(self, old: dict, new: dict) -> None:
+        self._on_pod(new)
+
+    def _on_pod_delete(self, pod: dict) -> None:
+        self._pod_gone(_key(pod))
+
+    def _pod_seen(self, pod: dict) -> None:
+        pk = _key(pod)
+        uid = pod["metadata"].get("uid", "")
+        seen = self._pods_seen.get(pk)
+        if seen is not None and seen != uid:
+            self._pod_gone(pk)                 # the same name, another pod
+        self._pods_seen[pk] = uid
+        self.assignment.add_pod(pod)
+
+    def _pod_gone(self, pk: tuple[str, str]) -> None:
+        self._pods_seen.pop(pk, None)
+        self.assignment.remove_pod(pk)
+        self._forget_slots((pk,))
+
+    def _on_workload(self, resource: str) -> Any:
+        def changed(*objs: dict) -> None:
+            old, new = objs[0], objs[-1]
+            if len(objs) == 2 and _selection(old) == _selection(new):
+                return
+            meta = new.get("metadata") or {}
+            self._unresolved.update(self._targeted.get((resource, meta.get("namespace") or "default",
+                                                        meta.get("name", "")), ()))
+        return changed
+
+    async def _resolve(self, key: VpaKey, vpa: dict) -> None:
+        old = self._refs.pop(key, None)
+        if old is not None:
+            self._targeted.get(old, set()).discard(key)
+        target = await resolve_target(self.reader, vpa)
+        self._targets[key] = target
+        self._touched.add(key)
+        ref = (vpa.get("spec") or {}).get("targetRef")
+        ref = ref if isinstance(ref, Mapping) else {}
+        resource = target.resource or target_resource(ref)
+        self._refs[key] = (resource, key[0], str(ref.get("name", "")))
+        self._targeted.setdefault(self._refs[key], set()).add(key)
+        if self.informers is not None and resource not in self._watched:
+            try:
+                informer = await self.informers.synced(resource)
+            except ApiError:
+                pass                            # not served: read again when the VPA changes
+            else:
+                self._watched.add(resource)
+                on_change = self._on_workload(resource)
+                informer.add_handlers(on_change, on_change, on_change)
+        self.assignment.set_vpa(key, vpa["metadata"].get("creationTimestamp") or "", target.selector)
+
+    def _follow_assignment(self) -> None:
+        """Pods that changed VPA or are gone: their per-pod state under the old VPA goes (their
+        samples stay), and their usage rows are mapped again."""
+        changed, self.assignment.changed = self.assignment.changed, set()
+        for pk in changed:
+            old = self._filed_under.pop(pk, None)
+            if old is not None:
+                self._touched.add(old)
+                for agg in self.store.for_vpa(*old).values():
+                    agg.forget_pod(pk[1])
+            owner = self.assignment.owner.get(pk)
+            if owner is not None:
+                self._filed_under[pk] = owner
+                self._touched.add(owner)
+        self._forget_slots(changed)
+
+    def _forget_slots(self, pods: Any) -> None:
+        """Map these pods' usage rows again."""
+        forgot = False
+        for pk in pods:
+            for key in self._slot_keys.pop(pk, ()):
+                self._slots.pop(key, None)
+                forgot = True
+        if forgot:
+            self._slots_version += 1
+
+    # -- usage ---------------------------------------------------------------------------------------
+
+    async def _file_usage(self, now: float) -> None:
         try:
-            metrics = await self.metrics.pod_metrics()
+            table = await self.metrics.usage_table()
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001
             log.warning("reading pod metrics failed: %s", e)
-            metrics = []
-        self._file_metrics(metrics, owner, pods_by_key, vpas, now)
-        # 3. OOMs
-        for pk, vkey in owner.items():
-            self._record_ooms(pods_by_key[pk], vpas[vkey], now)
-        # 4. statuses
-        written: dict[tuple[str, str], dict] = {}
-        for key, vpa in vpas.items():
-            status = self._status(vpa, targets[key], len(matched[key]) > 0, now)
-            written[key] = status
-            if status != (vpa.get("status") or {}):
-                # as upstream's patchVpaStatus: a JSON patch of /status, no resourceVersion, so
-                # a VPA read from a cache a moment old is no conflict
-                try:
-                    await self.client.patch(VPAS, key[1], [{"op": "add", "path": "/status", "value": status}],
-                                            "json", namespace=key[0], subresource="status")
-                except (Conflict, NotFound) as e:
-                    log.info("status of VPA %s/%s not written (%s); next loop", key[0], key[1], e)
-                except ApiError as e:
-                    log.warning("status of VPA %s/%s not written: %s", key[0], key[1], e)
-        # 5. checkpoints and garbage collection
-        for ns, name in {(k[0], k[1]) for k in self.store}:
-            if (ns, name) not in vpas:
-                self.store.remove_vpa(ns, name)
-        for key in self.store.garbage_collect(now):
-            self._restored_last_us.pop(key, None)
-        if self.last_checkpoint is None or now - self.last_checkpoint >= self.checkpoint_interval:
-            await self.write_checkpoints(vpas)
-        return written
+            return
+        if len(table) == 0:
+            return
+        times = np.where(np.isnan(table.time), now, table.time)
+        t_us = seconds_to_us(times)
+        for bank, idx, slots, cutoff, unique in self._map_table(table, now):
+            cpu = table.cpu[idx]
+            if cutoff is not None:
+                cpu = np.where(t_us[idx] <= cutoff, np.nan, cpu)
+            bank.add_samples(slots, t_us[idx], cpu, table.memory[idx], unique=unique)
 
-    def _file_metrics(self, metrics: list[dict], owner: Mapping, pods_by_key: Mapping, vpas: Mapping,
-                      now: float) -> None:
-        batches: dict[tuple[str, str, str], list[tuple[str, float, float, float, float]]] = {}
-        for pm in metrics:
-            pk = _key(pm)
-            vkey = owner.get(pk)
-            if vkey is None:
-                continue
-            pod = pods_by_key[pk]
-            try:
-                t = parse_time(pm.get("timestamp"))
-            except (TypeError, ValueError, AttributeError):
-                t = now
-            spec_containers = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or []}
-            for c in pm.get("containers") or []:
-                spec = spec_containers.get(c.get("name"))
-                if spec is None:
-                    continue
-                usage = c.get("usage") or {}
-                cpu = quantity_or_none(usage.get("cpu"))
-                mem = quantity_or_none(usage.get("memory"))
-                request = container_requests(spec).get("cpu")
-                batches.setdefault((vkey[0], vkey[1], c["name"]), []).append(
-                    (pk[1], t, np.nan if cpu is None else cpu.nanos / 1e9,
-                     np.nan if mem is None else float(mem.value()),
-                     np.nan if request is None else request.nanos / 1e9))
-        for (ns, vpa_name, container), rows in batches.items():
-            vpa = vpas[(ns, vpa_name)]
-            if scaling_disabled(container_policy(vpa, container)):
-                continue
-            agg = self.store.get_for_vpa(vpa, container, now)
-            names = [r[0] for r in rows]
-            times = np.array([r[1] for r in rows])
-            cpu = np.array([r[2] for r in rows])
-            restored = self._restored_last_us.get((ns, vpa_name, container))
-            if restored is not None:
-                cpu = np.where(np.round(times * 1e6) <= restored, np.nan, cpu)
-            agg.add_samples(names, times, cpu=cpu, memory=np.array([r[3] for r in rows]),
-                            cpu_request=np.array([r[4] for r in rows]))
+    def _map_table(self, table: UsageTable, now: float) -> list:
+        """Per bank: (bank, table rows, pod slots, restored cutoffs or None, slots unique)."""
+        version = (table.generation, id(table.keys), self._slots_version)
+        if self._table_map is not None and self._table_map[0] == version:
+            return self._table_map[1]
+        found: dict[int, tuple[AggregateBank, list, list, list]] = {}
+        slots, missing = self._slots, _MISSING
+        for i, key in enumerate(table.keys):
+            entry = slots.get(key, missing)
+            if entry is missing:
+                entry = self._slot_for(key, now)
+            if entry is not None:
+                bank, slot, cutoff = entry
+                parts = found.get(id(bank))
+                if parts is None:
+                    parts = found[id(bank)] = (bank, [], [], [])
+                parts[1].append(i)
+                parts[2].append(slot)
+                parts[3].append(cutoff)
+        mapped = []
+        for bank, idx, slot_list, cutoffs in found.values():
+            slot_arr = np.array(slot_list, dtype=np.int64)
+            cut = np.array(cutoffs, dtype=np.int64)
+            mapped.append((bank, np.array(idx, dtype=np.int64), slot_arr,
+                           cut if (cut != _NO_CUTOFF).any() else None,
+                           np.unique(slot_arr).size == slot_arr.size))
+        self._table_map = (version, mapped)
+        return mapped
+
+    def _slot_for(self, key: tuple[str, str, str], now: float) -> tuple[AggregateBank, int, int] | None:
+        ns, pod_name, container = key
+        pk = (ns, pod_name)
+        vkey = self.assignment.owner.get(pk)
+        entry = None
+        if vkey is not None:
+            pod = self.assignment.pods[pk]
+            vpa = self._vpas[vkey]
+            names = {c.get("name") for c in (pod.get("spec") or {}).get("containers") or []}
+            if container in names and not scaling_disabled(container_policy(vpa, container)):
+                agg = self.store.get_for_vpa(vpa, container, now)
+                cutoff = self._restored_last_us.get((vkey[0], vkey[1], container), _NO_CUTOFF)
+                entry = (agg.bank, agg.bank.slot(agg.row, pod_name), cutoff)
+        self._slots[key] = entry
+        self._slot_keys.setdefault(pk, []).append(key)
+        return entry
+
+    # -- OOMs ----------------------------------------------------------------------------------------
+
+    def _has_new_oom(self, pod: dict) -> bool:
+        uid = pod["metadata"].get("uid", pod["metadata"].get("name", ""))
+        for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+            term = ((cs.get("lastState") or {}).get("terminated")) or {}
+            if term.get("reason") == "OOMKilled" and term.get("finishedAt") and \
+                    (uid, cs.get("name", ""), term["finishedAt"]) not in self._ooms_seen:
+                return True
+        return False
+
+    def _file_ooms(self, now: float) -> None:
+        pending, self._oom_pods = self._oom_pods, set()
+        for pk in sorted(pending):
+            vkey = self.assignment.owner.get(pk)
+            pod = self.assignment.pods.get(pk)
+            if vkey is not None and pod is not None:
+                self._record_ooms(pod, self._vpas[vkey], now)
 
     def _record_ooms(self, pod: dict, vpa: dict, now: float) -> None:
         ns, name = _key(pod)
@@ -443,14 +628,112 @@ class Recommender:
             if agg.record_oom(name, when, 0.0 if memory is None else float(memory.value())):
                 log.info("OOM of %s/%s container %s recorded", ns, name, cs["name"])
 
-    # -- status ------------------------------------------------------------------------------------
+    # -- recommendations and statuses ----------------------------------------------------------------
 
-    def _status(self, vpa: dict, target: Target, pods_matched: bool, now: float) -> dict:
+    async def _update_statuses(self, now: float) -> dict[tuple[str, str], dict]:
+        todo: set[VpaKey] = set()
+        touched, self._touched = self._touched, set()
+        for key in touched:
+            vpa = self._vpas.get(key)
+            if vpa is None:
+                continue
+            todo.add(key)
+            state = self._vpa_state.get(key)
+            if state is None or state.vpa is not vpa:
+                state = self._vpa_state[key] = _VpaState.of(vpa, state, self.config)
+                if state.settings_changed:      # a container policy may have turned scaling off
+                    self._forget_slots(self.assignment.members.get(key) or ())
+        self._estimate(todo)
+        for key in sorted(todo):
+            vpa = self._vpas[key]
+            state = self._vpa_state[key]
+            state.matched = bool(self.assignment.members.get(key))
+            state.target = self._targets.get(key) or Target(LabelSelector.nothing(), problem="Cannot read targetRef")
+            status = self._status(vpa, state, now)
+            self._statuses[key] = status
+            if status_changed_materially(vpa.get("status") or {}, status):
+                # as upstream's patchVpaStatus: a JSON patch of /status, no resourceVersion, so
+                # a VPA read from a cache a moment old is no conflict
+                try:
+                    await self.client.patch(VPAS, key[1], [{"op": "add", "path": "/status", "value": status}],
+                                            "json", namespace=key[0], subresource="status")
+                except (Conflict, NotFound) as e:
+                    log.info("status of VPA %s/%s not written (%s); next loop", key[0], key[1], e)
+                except ApiError as e:
+                    log.warning("status of VPA %s/%s not written: %s", key[0], key[1], e)
+        return dict(self._statuses)
+
+    def _estimate(self, todo: set[VpaKey]) -> None:
+        """Estimate the rows that got samples or new settings; add to ``todo`` the VPAs whose
+        estimate moved materially or whose containers' confidence crossed a day."""
+        for bank in self.store.banks.values():
+            est = self._estimates.get(id(bank))
+            if est is None:
+                est = self._estimates[id(bank)] = BankEstimates(bank)
+            est.fit()
+            rows = bank.rows()
+            if rows.size == 0:
+                continue
+            fresh = est.new_rows(rows)
+            had, low = est.has_samples[rows].copy(), est.low[rows].copy()
+            now_has = bank.count[rows] > 0
+            reparam = {bank.keys[r][:2] for r in rows[(had != now_has)].tolist()}
+            reparam.update(bank.keys[r][:2] for r in fresh.tolist())
+            reparam.update(k for k in todo if self._vpa_state[k].settings_changed)
+            redo = [self._set_parameters(est, key) for key in sorted(reparam) if key in self._vpas]
+            dirty = bank.dirty[rows]
+            bank.dirty[rows] = False
+            rows_todo = rows[dirty]
+            if redo:
+                rows_todo = np.union1d(rows_todo, np.concatenate(redo))
+            est.estimate(rows_todo)
+            moved = rows_todo[est.material(rows_todo, BOUND_CHANGE_FRACTION)]
+            flipped = rows[(est.low[rows] != low) | (est.has_samples[rows] != had)]
+            for r in np.union1d(moved, flipped).tolist():
+                key = bank.keys[r]
+                if key is not None and key[:2] in self._vpas:
+                    todo.add(key[:2])
+        for key in todo:
+            state = self._vpa_state.get(key)
+            if state is not None:
+                state.settings_changed = False
+
+    def _set_parameters(self, est: BankEstimates, key: VpaKey) -> np.ndarray:
+        """The estimator settings of a VPA's rows in this bank (returned)."""
+        state = self._vpa_state[key]
+        aggs = self.store.for_vpa(*key)
+        chosen = [c for c, a in aggs.items() if a.total_samples_count > 0
+                  and not scaling_disabled(container_policy(state.vpa, c))]
+        mine = sorted((c, a) for c, a in aggs.items() if a.bank is est.bank)
+        if not mine:
+            return np.zeros(0, dtype=np.int64)
+        rows = np.array([a.row for _, a in mine], dtype=np.int64)
+        configs = [state.config.for_container(container_policy(state.vpa, c)) for c, _ in mine]
+        est.params.put(rows, row_parameters(configs, np.full(rows.size, max(1, len(chosen)))))
+        return rows
+
+    def _status(self, vpa: dict, state: _VpaState, now: float) -> dict:
         ns, name = _key(vpa)
         old = vpa.get("status") or {}
-        aggregates = self.store.for_vpa(ns, name)
-        recommendation = recommend(aggregates, vpa, self.config)
-        has = bool(recommendation.get("containerRecommendations"))
+        target, pods_matched = state.target, state.matched
+        annotations = (vpa.get("metadata") or {}).get("annotations") or {}
+        items = []
+        low = []
+        for container, agg in sorted(self.store.for_vpa(ns, name).items()):
+            policy = container_policy(vpa, container)
+            if agg.total_samples_count <= 0 or scaling_disabled(policy):
+                continue
+            est = self._estimates[id(agg.bank)]
+            amounts = est.current[agg.row]
+            est.applied[agg.row] = amounts
+            rec = finish_recommendation(container, {b: {CPU: int(amounts[i, 0]), MEMORY: int(amounts[i, 1])}
+                                                    for i, b in enumerate(BOUND_ORDER)},
+                                        state.config.for_container(policy), policy, annotations)
+            items.append(rec.to_status())
+            if est.low[agg.row]:
+                low.append(container)
+        recommendation = {"containerRecommendations": items} if items else {}
+        has = bool(items)
         conditions = {c.get("type"): dict(c) for c in old.get("conditions") or [] if c.get("type")}
 
         def set_(ctype: str, status: bool, reason: str = "", message: str = "") -> None:
@@ -483,15 +766,9 @@ class Recommender:
             set_("NoPodsMatched", True, reason, message)
         if has:
             set_("RecommendationProvided", True)
-            low = []
-            cfg, _ = self.config.for_vpa(vpa)
-            for item in recommendation["containerRecommendations"]:
-                agg = aggregates.get(item["containerName"])
-                if agg is not None and get_confidence(agg, cfg.confidence_interval_cpu) < 1.0:
-                    low.append(item["containerName"])
             if low:
                 set_("LowConfidence", True, "LowConfidence",
-                     "Less than " + _duration(cfg.confidence_interval_cpu) + " of usage history for "
+                     "Less than " + _duration(state.config.confidence_interval_cpu) + " of usage history for "
                      + ", ".join(low) + "; the bounds are wide")
             else:
                 set_("LowConfidence", False)
@@ -503,6 +780,64 @@ class Recommender:
             status["recommendation"] = recommendation
         status["conditions"] = [conditions[t] for t in sorted(conditions)]
         return status
+
+    # -- garbage -------------------------------------------------------------------------------------
+
+    def _collect_garbage(self, now: float) -> None:
+        """Drop the aggregates of VPAs that are gone and, once an hour (they expire after 8 days
+        without samples), the expired ones."""
+        gone = list(self._gone_vpas)
+        self._gone_vpas.clear()
+        expired: list = []
+        if self._last_gc is None or now - self._last_gc >= GC_INTERVAL:
+            self._last_gc = now
+            gone += list(self.store.vpas() - self._vpas.keys())
+            expired = self.store.garbage_collect(now)
+            for key in expired:
+                self._restored_last_us.pop(key, None)
+        removed = [c for ns, name in gone for c in self.store.remove_vpa(ns, name)]
+        if removed or expired:                  # their pod slots are free now
+            self._slots.clear()
+            self._slot_keys.clear()
+            self._slots_version += 1
+
+
+class _VpaState:
+    """What the recommender derived from one version of a VPA object."""
+
+    __slots__ = ("vpa", "config", "settings_changed", "matched", "target")
+
+    @classmethod
+    def of(cls, vpa: dict, previous: _VpaState | None, base: RecommenderConfig) -> _VpaState:
+        state = cls()
+        state.vpa = vpa
+        state.config = base.for_vpa(vpa)[0]
+        meta = vpa.get("metadata") or {}
+        prev = previous.vpa if previous is not None else None
+        state.settings_changed = prev is None or (prev.get("spec") != vpa.get("spec")) or \
+            ((prev.get("metadata") or {}).get("annotations") != meta.get("annotations"))
+        state.matched = previous.matched if previous is not None else False
+        state.target = previous.target if previous is not None else None
+        return state
+
+
+def _only_our_status(old: Mapping, new: Mapping, ours: Mapping | None) -> bool:
+    """The VPA changed only by taking the status this recommender wrote."""
+    return ours is not None and new.get("status") == ours and old.get("spec") == new.get("spec") and \
+        (old.get("metadata") or {}).get("annotations") == (new.get("metadata") or {}).get("annotations")
+
+
+def _selection(workload: Mapping) -> tuple:
+    """What a VPA's pod matching reads from its target workload."""
+    spec = workload.get("spec") or {}
+    template = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
+    return (spec.get("selector"), (template.get("metadata") or {}).get("labels"),
+            (workload.get("metadata") or {}).get("ownerReferences"))
+
+
+VpaKey = tuple[str, str]
+_MISSING = object()
+_NO_CUTOFF = np.iinfo(np.int64).min
 
 
 def _duration(seconds: float) -> str:

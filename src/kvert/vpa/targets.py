@@ -178,6 +178,156 @@ class PodIndex:
         return out
 
 
+PodKey = tuple[str, str]      # (namespace, pod name)
+VpaKey = tuple[str, str]      # (namespace, VPA name)
+Labels = tuple[tuple[str, str], ...]
+
+
+class PodAssignment:
+    """Which VPA controls each live pod: the oldest VPA (creation time, then name) of the pod's
+    namespace whose target selector matches the pod's labels. Kept up to date by calls as
+    VPAs, their targets and pods change (the recommender feeds it informer events): the
+    replicas of a workload share a label set, so an owner is looked up once per label set,
+    among the VPAs whose selector requires one of the set's label values.
+
+    ``changed`` collects the pods whose owner changed (the reader clears it); ``version``
+    counts such changes."""
+
+    def __init__(self) -> None:
+        self.pods: dict[PodKey, dict] = {}
+        self.owner: dict[PodKey, VpaKey] = {}
+        self.members: dict[VpaKey, set[PodKey]] = {}
+        self.changed: set[PodKey] = set()
+        self.version = 0
+        self._vpas: dict[VpaKey, tuple[tuple, LabelSelector]] = {}
+        self._by_pair: dict[str, dict[tuple[str, str], set[VpaKey]]] = {}
+        self._unindexed: dict[str, set[VpaKey]] = {}
+        self._groups: dict[str, dict[Labels, set[str]]] = {}
+        self._labels: dict[PodKey, Labels] = {}
+        self._dirty: set[str] = set()
+
+    # -- VPAs ------------------------------------------------------------------------------------
+
+    def set_vpa(self, key: VpaKey, created: str, selector: LabelSelector) -> None:
+        """The VPA (creationTimestamp ``created``) selects with ``selector`` (its target's;
+        ``LabelSelector.nothing()`` when the target is unusable)."""
+        entry = ((created, key), selector)
+        old = self._vpas.get(key)
+        if old is not None and old[0] == entry[0] and old[1] == selector:
+            return
+        self._unindex(key)
+        self._vpas[key] = entry
+        self._dirty.add(key[0])
+        if selector == LabelSelector.nothing():
+            return
+        required = selector.required_values()
+        if required is None:
+            self._unindexed.setdefault(key[0], set()).add(key)
+        else:
+            pairs = self._by_pair.setdefault(key[0], {})
+            for value in required[1]:
+                pairs.setdefault((required[0], value), set()).add(key)
+
+    def remove_vpa(self, key: VpaKey) -> None:
+        if key in self._vpas:
+            self._unindex(key)
+            del self._vpas[key]
+            self._dirty.add(key[0])
+
+    def _unindex(self, key: VpaKey) -> None:
+        old = self._vpas.get(key)
+        if old is None:
+            return
+        self._unindexed.get(key[0], set()).discard(key)
+        required = old[1].required_values()
+        if required is not None:
+            pairs = self._by_pair.get(key[0], {})
+            for value in required[1]:
+                pairs.get((required[0], value), set()).discard(key)
+
+    # -- pods ------------------------------------------------------------------------------------
+
+    def add_pod(self, pod: dict) -> None:
+        """A pod was created or changed (a pod no longer live is removed)."""
+        meta = pod.get("metadata") or {}
+        key = (meta.get("namespace") or "default", meta.get("name", ""))
+        if not is_live(pod):
+            self.remove_pod(key)
+            return
+        labels = tuple(sorted((meta.get("labels") or {}).items()))
+        self.pods[key] = pod
+        old = self._labels.get(key)
+        if old == labels:
+            return
+        if old is not None:
+            self._leave(key, old)
+        self._labels[key] = labels
+        groups = self._groups.setdefault(key[0], {})
+        group = groups.get(labels)
+        if group is None:
+            group = groups[labels] = set()
+        group.add(key[1])
+        if key[0] not in self._dirty:
+            self._set_owner(key, self._owner_of(key[0], labels))
+
+    def remove_pod(self, key: PodKey) -> None:
+        self.pods.pop(key, None)
+        labels = self._labels.pop(key, None)
+        if labels is not None:
+            self._leave(key, labels)
+        self._set_owner(key, None)
+
+    def _leave(self, key: PodKey, labels: Labels) -> None:
+        groups = self._groups.get(key[0], {})
+        group = groups.get(labels)
+        if group is not None:
+            group.discard(key[1])
+            if not group:
+                del groups[labels]
+
+    # -- owners ----------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Find the owners again in the namespaces whose VPAs or targets changed."""
+        for ns in sorted(self._dirty):
+            for labels, names in (self._groups.get(ns) or {}).items():
+                owner = self._owner_of(ns, labels)
+                for name in names:
+                    self._set_owner((ns, name), owner)
+        self._dirty.clear()
+
+    def _owner_of(self, ns: str, labels: Labels) -> VpaKey | None:
+        pairs = self._by_pair.get(ns) or {}
+        candidates = set(self._unindexed.get(ns) or ())
+        for pair in labels:
+            candidates.update(pairs.get(pair) or ())
+        if not candidates:
+            return None
+        as_dict = dict(labels)
+        best = None
+        for key in candidates:
+            order, selector = self._vpas[key]
+            if (best is None or order < best[0]) and selector.matches(as_dict):
+                best = (order, key)
+        return None if best is None else best[1]
+
+    def _set_owner(self, pod: PodKey, owner: VpaKey | None) -> None:
+        old = self.owner.get(pod)
+        if old == owner:
+            return
+        if old is not None:
+            members = self.members.get(old)
+            if members is not None:
+                members.discard(pod)
+        if owner is None:
+            del self.owner[pod]
+        else:
+            self.owner[pod] = owner
+            self.members.setdefault(owner, set()).add(pod)
+        self.changed.add(pod)
+        self.version += 1
+
+
 def select_pods(pods: list[dict] | PodIndex, namespace: str, selector: LabelSelector) -> list[dict]:
     """The pods (a list, or a ``PodIndex`` to match many selectors against) of ``namespace``
     that ``selector`` matches, by name."""
@@ -221,5 +371,5 @@ def configured_replicas(workload: Mapping[str, Any] | None) -> int | None:
         return None
 
 
-__all__ = ["PARENT_MESSAGE", "PodIndex", "Target", "configured_replicas", "controlled_pods", "is_live", "live_pods",
+__all__ = ["PARENT_MESSAGE", "PodAssignment", "PodIndex", "Target", "configured_replicas", "controlled_pods", "is_live", "live_pods",
            "resolve_target", "select_pods", "target_resource", "workload_selector"]
