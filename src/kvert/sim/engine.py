@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,7 +171,9 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         recommender = build.recommender(
             plane.client(build.VPA_RECOMMENDER), clock, FleetMetricsSource(fleet),
             interval=rec_cfg.get("interval", 60.0), config=_recommender_config(rec_cfg, "recommender"),
-            informers=informers)
+            informers=informers,
+            # nothing restarts a simulated recommender, so its checkpoints are written only when asked
+            checkpoint_interval=rec_cfg.get("checkpoint_interval", math.inf))
         supervisor.add("vpa-recommender", build.Owning(recommender, informers))
         upd_cfg.setdefault("interval", 60.0)
         supervisor.add("vpa-updater", build.updater(plane.client(build.VPA_UPDATER), clock, informers=informers,

@@ -368,8 +368,9 @@ def _policy(doc: object, path: str) -> Policy:
     out: dict[str, Any] = {"updateMode": mode, "spec": dict(vpa.get("spec") or {})}
     for part in ("recommender", "updater"):
         sub = {_snake(k): v for k, v in _mapping(vpa.get(part) or {}, f"{path}.vpa.{part}").items()}
-        if "interval" in sub:
-            sub["interval"] = duration(sub["interval"], f"{path}.vpa.{part}.interval")
+        for key, camel in (("interval", "interval"), ("checkpoint_interval", "checkpointInterval")):
+            if key in sub:
+                sub[key] = duration(sub[key], f"{path}.vpa.{part}.{camel}")
         out[part] = sub
     _recommender_config(out["recommender"], f"{path}.vpa.recommender")       # validate now
     _updater_options(out["updater"], f"{path}.vpa.updater")
