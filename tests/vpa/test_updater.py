@@ -194,3 +194,52 @@ def test_single_replica_left_alone_unless_min_replicas_is_one():
         result = await u.run_once()
         assert result.evicted == [before[0]["metadata"]["name"]]
     run(scenario)
+
+
+async def capacity_aware(c: Cluster) -> None:
+    obj = await c.client.get(VPAS, "hamster-vpa", NS)
+    obj["metadata"].setdefault("annotations", {})["vpa.kvert.io/capacity-aware"] = "true"
+    await c.client.update(VPAS, obj)
+
+
+def test_capacity_aware_holds_pods_whose_replacement_would_stay_pending():
+    # the one node has 4 CPUs: a pod re-created at the 8-CPU target could only wait Pending
+    async def scenario(c: Cluster):
+        before = await setup(c, "Recreate", HUGE)
+        await capacity_aware(c)
+        u = Updater(c.client, c.clock)
+        result = await u.run_once()
+        assert not result.evicted
+        assert sorted(result.held) == sorted(p["metadata"]["name"] for p in before)
+        assert uids(await c.pods()) == uids(before)
+    run(scenario)
+
+
+def test_capacity_aware_in_place_falls_back_only_when_the_replacement_fits():
+    async def scenario(c: Cluster):
+        before = await setup(c, "InPlaceOrRecreate", HUGE)
+        await capacity_aware(c)
+        u = Updater(c.client, c.clock)
+        first = await u.run_once()
+        assert len(first.resized) == 1
+        name = first.resized[0]
+
+        async def infeasible():
+            pod = await c.client.get("pods", name, NS)
+            return any(cond.get("type") == "PodResizePending" and cond.get("reason") == "Infeasible"
+                       for cond in pod["status"].get("conditions") or [])
+        await wait_for(c.clock, infeasible, timeout=60, what="Infeasible")
+        second = await u.run_once()
+        assert not second.evicted and name in second.held       # upstream would evict it (see above)
+        assert uids(await c.pods()) == uids(before)
+    run(scenario)
+
+
+def test_capacity_aware_still_evicts_when_a_node_has_room():
+    async def scenario(c: Cluster):
+        before = await setup(c, "Recreate", BIGGER)
+        await capacity_aware(c)
+        result = await Updater(c.client, c.clock).run_once()
+        assert len(result.evicted) == 1 and not result.held
+        assert result.evicted[0] in {p["metadata"]["name"] for p in before}
+    run(scenario)
