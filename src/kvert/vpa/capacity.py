@@ -1,5 +1,6 @@
 """What the cluster's nodes can hold, for the capacity-aware VPA (kvert's opt-in
-``vpa.kvert.io/capacity-aware: "true"``, see docs/kubernetes-choices.md).
+``vpa.kvert.io/capacity-aware: "true"``, ``RecommenderConfig.capacity_aware``; see
+docs/kubernetes-choices.md).
 
 ``NodeRoom`` is a snapshot of the nodes a pod could be scheduled to (Ready, schedulable,
 taints tolerated, ``nodeSelector`` matched) with their allocatable and what the pods bound
@@ -14,16 +15,16 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from kvert.api.pods import pod_requests
-from kvert.api.quantity import to_int
+from kvert.api.quantity import Quantity, to_int
 from kvert.api.taints import tolerates_taints
+from kvert.vpa.recommendation import DEFAULT_CONFIG
 
-CAPACITY_AWARE = "vpa.kvert.io/capacity-aware"
 RESOURCES = ("cpu", "memory")
 
 
 def capacity_aware(vpa: Mapping) -> bool:
-    annotations = (vpa.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get(CAPACITY_AWARE, "")).lower() == "true"
+    """Whether the VPA opted in (``vpa.kvert.io/capacity-aware: "true"``)."""
+    return DEFAULT_CONFIG.for_vpa(vpa)[0].capacity_aware
 
 
 def _ready(node: Mapping) -> bool:
@@ -114,4 +115,33 @@ def replacement_requests(pod: Mapping, targets: Mapping[str, Mapping[str, Any]])
     return total
 
 
-__all__ = ["CAPACITY_AWARE", "NodeRoom", "capacity_aware", "replacement_requests"]
+
+
+def cap_to_room(items: list[Any], largest: Mapping[str, int], fixed: Mapping[str, int]) -> None:
+    """Cap the recommendations ``items`` (``ContainerRecommendation`` of one pod's containers)
+    so that, with the ``fixed`` requests of the containers not recommended, the pod fits in
+    ``largest``: each container's target keeps its share of the room, bounds are capped
+    likewise; the uncapped target is kept."""
+    for r in RESOURCES:
+        if r not in largest:
+            continue
+        room = largest[r] - fixed.get(r, 0)
+        wanted = sum(_amount(r, item.target[r]) for item in items if r in item.target)
+        if wanted <= room or wanted <= 0:
+            continue
+        for item in items:
+            if r not in item.target:
+                continue
+            share = max(0, _amount(r, item.target[r]) * max(room, 0) // wanted)
+            capped = Quantity.from_milli(share) if r == "cpu" else Quantity.from_int(share)
+            for bound in (item.target, item.lower_bound, item.upper_bound):
+                if r in bound and _amount(r, bound[r]) > share:
+                    bound[r] = capped
+            item.capping.append(f"{r} capped to the largest node's allocatable")
+
+
+def _amount(resource: str, q: Any) -> int:
+    return q.milli_value() if resource == "cpu" else q.value()
+
+
+__all__ = ["NodeRoom", "cap_to_room", "capacity_aware", "replacement_requests"]

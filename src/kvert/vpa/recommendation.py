@@ -137,6 +137,10 @@ class RecommenderConfig:
     cpu_histogram_max_value: float = _opt(1000.0, "cpu-histogram-max-value", "positive", "model/aggregations_config.go")
     memory_histogram_first_bucket_size: float = _opt(1e7, "memory-histogram-first-bucket-size", "positive", "model/aggregations_config.go")
     memory_histogram_max_value: float = _opt(1e12, "memory-histogram-max-value", "positive", "model/aggregations_config.go")
+    # -- kvert's opt-in policies (docs/kubernetes-choices.md) ----------------------------------
+    # never recommend more than the largest node that could host the pod can allocate; the
+    # updater does not evict a pod whose replacement would stay Pending
+    capacity_aware: bool = _opt(False, "capacity-aware", "bool", "kvert")
 
     # -- derived ------------------------------------------------------------------------------
 

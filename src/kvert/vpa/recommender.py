@@ -72,6 +72,7 @@ from kvert.api.meta import format_time, parse_time
 from kvert.api.selectors import LabelSelector
 from kvert.clock import sleep_unless
 from kvert.vpa.aggregate import AggregateBank, AggregateStore
+from kvert.vpa.capacity import NodeRoom, cap_to_room, replacement_requests
 from kvert.vpa.checkpoint import RESOURCE as CHECKPOINTS
 from kvert.vpa.checkpoint import CheckpointError, checkpoint_for, restore_into
 from kvert.vpa.estimates import BankEstimates
@@ -644,11 +645,18 @@ class Recommender:
                 if state.settings_changed:      # a container policy may have turned scaling off
                     self._forget_slots(self.assignment.members.get(key) or ())
         self._estimate(todo)
+        nodes: NodeRoom | None = None
         for key in sorted(todo):
             vpa = self._vpas[key]
             state = self._vpa_state[key]
             state.matched = bool(self.assignment.members.get(key))
             state.target = self._targets.get(key) or Target(LabelSelector.nothing(), problem="Cannot read targetRef")
+            state.room = None
+            members = sorted(self.assignment.members.get(key) or ())
+            if state.config.capacity_aware and members:
+                if nodes is None:
+                    nodes = NodeRoom((await self.reader.list("nodes"))["items"], ())
+                state.room = nodes.largest(self.assignment.pods[members[0]])
             status = self._status(vpa, state, now)
             self._statuses[key] = status
             if status_changed_materially(vpa.get("status") or {}, status):
@@ -717,7 +725,7 @@ class Recommender:
         old = vpa.get("status") or {}
         target, pods_matched = state.target, state.matched
         annotations = (vpa.get("metadata") or {}).get("annotations") or {}
-        items = []
+        recs = []
         low = []
         for container, agg in sorted(self.store.for_vpa(ns, name).items()):
             policy = container_policy(vpa, container)
@@ -729,9 +737,17 @@ class Recommender:
             rec = finish_recommendation(container, {b: {CPU: int(amounts[i, 0]), MEMORY: int(amounts[i, 1])}
                                                     for i, b in enumerate(BOUND_ORDER)},
                                         state.config.for_container(policy), policy, annotations)
-            items.append(rec.to_status())
+            recs.append(rec)
             if est.low[agg.row]:
                 low.append(container)
+        if state.room is not None and recs:
+            member = self.assignment.pods[sorted(self.assignment.members[(ns, name)])[0]]
+            recommended = {r.container_name for r in recs}
+            fixed = replacement_requests({"spec": {"containers": [
+                c for c in (member.get("spec") or {}).get("containers") or [] if c.get("name") not in recommended]}},
+                {})
+            cap_to_room(recs, state.room, fixed)
+        items = [rec.to_status() for rec in recs]
         recommendation = {"containerRecommendations": items} if items else {}
         has = bool(items)
         conditions = {c.get("type"): dict(c) for c in old.get("conditions") or [] if c.get("type")}
@@ -805,7 +821,7 @@ class Recommender:
 class _VpaState:
     """What the recommender derived from one version of a VPA object."""
 
-    __slots__ = ("vpa", "config", "settings_changed", "matched", "target")
+    __slots__ = ("vpa", "config", "settings_changed", "matched", "target", "room")
 
     @classmethod
     def of(cls, vpa: dict, previous: _VpaState | None, base: RecommenderConfig) -> _VpaState:
@@ -818,6 +834,7 @@ class _VpaState:
             ((prev.get("metadata") or {}).get("annotations") != meta.get("annotations"))
         state.matched = previous.matched if previous is not None else False
         state.target = previous.target if previous is not None else None
+        state.room = None          # the largest node allocatable, for a capacity-aware VPA
         return state
 
 
