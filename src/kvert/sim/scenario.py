@@ -143,8 +143,11 @@ class Scenario:
         update = dict(spec.get("updatePolicy") or {})
         update["updateMode"] = policy.vpa["updateMode"]
         spec["updatePolicy"] = update
-        return {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler",
-                "metadata": {"name": workload.name, "namespace": workload.namespace}, "spec": spec}
+        meta: dict[str, Any] = {"name": workload.name, "namespace": workload.namespace}
+        if policy.vpa.get("annotations"):
+            meta["annotations"] = dict(policy.vpa["annotations"])
+        return {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler", "metadata": meta,
+                "spec": spec}
 
 
 # -- helpers -----------------------------------------------------------------------------------------
@@ -361,11 +364,20 @@ def _policy(doc: object, path: str) -> Policy:
     if vpa is None or vpa == "none" or vpa is False:
         return Policy(name, None)
     vpa = _mapping(vpa, f"{path}.vpa")
-    _keys(vpa, {"updateMode", "recommender", "updater", "spec"}, f"{path}.vpa")
+    _keys(vpa, {"updateMode", "recommender", "updater", "spec", "annotations"}, f"{path}.vpa")
     mode = vpa.get("updateMode", "InPlaceOrRecreate")
     if mode not in UPDATE_MODES:
         raise ScenarioError(f"{path}.vpa.updateMode: expected one of {', '.join(UPDATE_MODES)}, got {mode!r}")
     out: dict[str, Any] = {"updateMode": mode, "spec": dict(vpa.get("spec") or {})}
+    annotations = _mapping(vpa.get("annotations") or {}, f"{path}.vpa.annotations")
+    for key, value in annotations.items():
+        if not isinstance(value, str):
+            raise ScenarioError(f"{path}.vpa.annotations.{key}: expected a string, got {value!r}")
+    from kvert.vpa.recommendation import DEFAULT_CONFIG
+    _, problems = DEFAULT_CONFIG.with_annotations(annotations)
+    if problems:
+        raise ScenarioError(f"{path}.vpa.annotations: {problems[0]}")
+    out["annotations"] = dict(annotations)
     for part in ("recommender", "updater"):
         sub = {_snake(k): v for k, v in _mapping(vpa.get(part) or {}, f"{path}.vpa.{part}").items()}
         for key, camel in (("interval", "interval"), ("checkpoint_interval", "checkpointInterval")):

@@ -141,6 +141,10 @@ class RecommenderConfig:
     # never recommend more than the largest node that could host the pod can allocate; the
     # updater does not evict a pod whose replacement would stay Pending
     capacity_aware: bool = _opt(False, "capacity-aware", "bool", "kvert")
+    # "upstream", or "in-place": resizes no longer restart pods, so a shorter memory of usage,
+    # a smaller margin and faster-closing bounds (IN_PLACE_MODEL); the updater resizes toward
+    # the target without waiting for a pod to age
+    model: str = _opt("upstream", "model", "model", "kvert")
 
     # -- derived ------------------------------------------------------------------------------
 
@@ -182,6 +186,8 @@ class RecommenderConfig:
                 changes[name] = _parse_value(_FIELDS[name].metadata["kind"], raw)
             except ValueError as e:
                 problems.append(f"{key}: {e}")
+        if changes.get("model") == "in-place":
+            changes = {**IN_PLACE_MODEL, **changes}
         config = replace(self, **changes) if changes else self
         problem = _order_problem(config)
         if problem:
@@ -221,6 +227,19 @@ def _options(max_value: float, first: float, ratio: float, epsilon: float) -> Ex
     return ExponentialOptions(max_value, first, ratio, epsilon)
 
 
+MODELS = ("upstream", "in-place")
+# What the in-place model changes (a VPA's own annotations still win). Usage is remembered for
+# hours, not days: memory peaks per hour over a day with a 2h half-life, cpu with a 2h
+# half-life; the margin is 5%; the bounds close within an hour of history.
+IN_PLACE_MODEL: dict[str, Any] = {
+    "cpu_histogram_decay_half_life": 2 * 3600.0,
+    "memory_histogram_decay_half_life": 2 * 3600.0,
+    "memory_aggregation_interval": 3600.0,
+    "memory_aggregation_interval_count": 24,
+    "safety_margin_fraction": 0.05,
+    "confidence_interval_cpu": 3600.0,
+    "confidence_interval_memory": 3600.0,
+}
 _FIELDS = {f.name: f for f in fields(RecommenderConfig)}
 ANNOTATIONS: dict[str, str] = {f.metadata["annotation"]: f.name for f in fields(RecommenderConfig)}
 DEFAULT_CONFIG = RecommenderConfig()
@@ -270,6 +289,10 @@ def _parse_value(kind: str, raw: Any) -> Any:
         raise ValueError(f"'{raw}' is not true or false")
     if kind == "duration":
         return parse_duration(raw)
+    if kind == "model":
+        if text not in MODELS:
+            raise ValueError(f"'{raw}' is not one of {', '.join(MODELS)}")
+        return text
     if kind in ("cpu", "memory"):
         try:
             q = Quantity.parse(raw)

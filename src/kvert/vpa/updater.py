@@ -50,7 +50,7 @@ from kvert.api.quantity import Quantity
 from kvert.client.events import EventRecorder
 from kvert.clock import sleep_unless
 from kvert.vpa.capacity import NodeRoom, capacity_aware, replacement_requests
-from kvert.vpa.recommendation import (apply_policy, container_policy, container_requests, controlled_resources,
+from kvert.vpa.recommendation import (DEFAULT_CONFIG, apply_policy, container_policy, container_requests, controlled_resources,
                                       parse_recommendation, proportional_limits, resource_quantities,
                                       scaling_disabled)
 from kvert.vpa.targets import PodIndex, configured_replicas, is_live, resolve_target
@@ -422,7 +422,10 @@ class Updater:
             # troubled resizes go first: they may use this pass's disruption
             await self._evict_all(vpa, recommendation, to_evict, stats, result)
             to_evict = []
-        candidates = self._ordered_candidates(vpa, recommendation, pods, now)
+        # kvert's in-place model: a resize restarts nothing, so pods need not age before one
+        lifetime = 0.0 if in_place and DEFAULT_CONFIG.for_vpa(vpa)[0].model == "in-place" \
+            else self.pod_lifetime_threshold
+        candidates = self._ordered_candidates(vpa, recommendation, pods, now, lifetime)
         if candidates or (in_place and any(resize_condition(p) is not None for p in pods)):
             result.active.add(name)
         for pod, priority in candidates:
@@ -577,7 +580,7 @@ class Updater:
         return False
 
     def _ordered_candidates(self, vpa: Mapping, recommendation: Mapping, pods: list[dict],
-                            now: float) -> list[tuple[dict, Priority]]:
+                            now: float, lifetime: float) -> list[tuple[dict, Priority]]:
         out = []
         known: dict[str, Priority] = {}      # replicas share their resources, so their priority
         for pod in pods:
@@ -592,7 +595,7 @@ class Updater:
                 if not start:
                     continue
                 try:
-                    if now < parse_time(start) + self.pod_lifetime_threshold:
+                    if now < parse_time(start) + lifetime:
                         continue
                 except ValueError:
                     continue
