@@ -45,3 +45,40 @@ def test_a_short_run_reports_every_policy():
     page = report_html(report_json(scn, runs))
     for name in ("steady", "diurnal", "spiky", "leak", "oom-prone", "batch", "InPlaceOrRecreate"):
         assert name in page
+
+
+def test_a_day_of_the_in_place_policies():
+    """Issue 13's acceptance on the suite's full day: upstream's InPlaceOrRecreate against
+    kvert's in-place model with capacity-aware caps."""
+    scn = load_scenario(SUITE)
+    upstream, kvert = simulate(scn, policies=["InPlaceOrRecreate", "kvert in-place"], skip_unavailable=False)
+    allocatable = {"cpu": scn.nodes.capacity["cpu"] - 200,
+                   "memory": scn.nodes.capacity["memory"] - 2 * to_int("memory", "256Mi") - to_int("memory", "100Mi")}
+    # the capacity cap: no recommendation ever above what a node can allocate
+    for history in kvert.recommendation_history.values():
+        for entries in history.values():
+            for entry in entries:
+                for bound in ("target", "lowerBound", "upperBound"):
+                    for r, amount in entry[bound].items():
+                        assert amount <= allocatable[r], (bound, r, amount)
+    # upstream's model follows the leak until no node has room for it: its eviction waits Pending
+    assert upstream.pending_by_reason["leak"].get("Unschedulable", 0) > 0
+    # capacity-aware InPlaceOrRecreate never evicts into Pending
+    assert all(seconds == 0 for reasons in kvert.pending_by_reason.values()
+               for reason, seconds in reasons.items() if reason == "Unschedulable")
+    # in-place resizes restart nothing: the workloads that neither exit nor outgrow their
+    # memory have resizes and no restarts
+    for w in ("steady", "diurnal", "spiky"):
+        assert kvert.counters[w]["resizes"] > 0 and kvert.counters[w]["restarts"] == 0, w
+    # less slack than upstream's model, and no more OOM kills where upstream's had room to
+    # avoid them (the leak grows until something kills it: here its OOM kill restarts it on
+    # its node, where upstream's evicted it into hours of Pending)
+    assert policy_slack(kvert, "cpu") < policy_slack(upstream, "cpu")
+    assert policy_slack(kvert, "memory") < policy_slack(upstream, "memory")
+    for w in ("steady", "diurnal", "spiky", "oom-prone", "batch"):
+        assert kvert.counters[w]["oom_kills"] <= upstream.counters[w]["oom_kills"], w
+
+
+def policy_slack(run, resource):
+    from kvert.sim.metrics import policy_metrics
+    return policy_metrics(run)["totals"][f"{resource}_slack_percent"]

@@ -120,24 +120,28 @@ def replacement_requests(pod: Mapping, targets: Mapping[str, Mapping[str, Any]])
 def cap_to_room(items: list[Any], largest: Mapping[str, int], fixed: Mapping[str, int]) -> None:
     """Cap the recommendations ``items`` (``ContainerRecommendation`` of one pod's containers)
     so that, with the ``fixed`` requests of the containers not recommended, the pod fits in
-    ``largest``: each container's target keeps its share of the room, bounds are capped
-    likewise; the uncapped target is kept."""
+    ``largest``. A container may have what the others' targets leave; when the targets
+    together do not fit, each gets its targets' share of the room. Every bound is capped
+    there; the uncapped target is kept."""
     for r in RESOURCES:
         if r not in largest:
             continue
-        room = largest[r] - fixed.get(r, 0)
-        wanted = sum(_amount(r, item.target[r]) for item in items if r in item.target)
-        if wanted <= room or wanted <= 0:
-            continue
+        room = max(0, largest[r] - fixed.get(r, 0))
+        targets = {id(item): _amount(r, item.target[r]) for item in items if r in item.target}
+        wanted = sum(targets.values())
         for item in items:
             if r not in item.target:
                 continue
-            share = max(0, _amount(r, item.target[r]) * max(room, 0) // wanted)
+            mine = targets[id(item)]
+            share = mine * room // wanted if wanted > room else room - (wanted - mine)
             capped = Quantity.from_milli(share) if r == "cpu" else Quantity.from_int(share)
+            hit = False
             for bound in (item.target, item.lower_bound, item.upper_bound):
                 if r in bound and _amount(r, bound[r]) > share:
                     bound[r] = capped
-            item.capping.append(f"{r} capped to the largest node's allocatable")
+                    hit = True
+            if hit:
+                item.capping.append(f"{r} capped to the largest node's allocatable")
 
 
 def _amount(resource: str, q: Any) -> int:

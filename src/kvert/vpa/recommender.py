@@ -652,11 +652,10 @@ class Recommender:
             state.matched = bool(self.assignment.members.get(key))
             state.target = self._targets.get(key) or Target(LabelSelector.nothing(), problem="Cannot read targetRef")
             state.room = None
-            members = sorted(self.assignment.members.get(key) or ())
-            if state.config.capacity_aware and members:
+            if state.config.capacity_aware:
                 if nodes is None:
                     nodes = NodeRoom((await self.reader.list("nodes"))["items"], ())
-                state.room = nodes.largest(self.assignment.pods[members[0]])
+                state.room = nodes.largest(self._member(key) or {"spec": {}})
             status = self._status(vpa, state, now)
             self._statuses[key] = status
             if status_changed_materially(vpa.get("status") or {}, status):
@@ -720,6 +719,11 @@ class Recommender:
         est.params.put(rows, row_parameters(configs, np.full(rows.size, max(1, len(chosen)))))
         return rows
 
+    def _member(self, key: VpaKey) -> dict | None:
+        """One of the VPA's pods (its replicas share their spec), if it has any."""
+        members = self.assignment.members.get(key)
+        return self.assignment.pods.get(min(members)) if members else None
+
     def _status(self, vpa: dict, state: _VpaState, now: float) -> dict:
         ns, name = _key(vpa)
         old = vpa.get("status") or {}
@@ -741,7 +745,7 @@ class Recommender:
             if est.low[agg.row]:
                 low.append(container)
         if state.room is not None and recs:
-            member = self.assignment.pods[sorted(self.assignment.members[(ns, name)])[0]]
+            member = self._member((ns, name)) or {"spec": {}}
             recommended = {r.container_name for r in recs}
             fixed = replacement_requests({"spec": {"containers": [
                 c for c in (member.get("spec") or {}).get("containers") or [] if c.get("name") not in recommended]}},
