@@ -81,6 +81,10 @@ class PolicyRun:
     # workload -> container -> [{"time": s, "target"/"lowerBound"/"upperBound": {"cpu": millicores,
     # "memory": bytes}}], one entry per recommendation change
     recommendation_history: dict[str, dict[str, list[dict]]] = field(default_factory=dict)
+    # what the run cost the simulated cluster (deterministic, unlike wall time): API writes
+    # (store revisions) before the first sample and per simulated hour after it, VPA writes
+    # and fleet steps per simulated hour after it
+    work: dict[str, float] = field(default_factory=dict)
 
 
 
@@ -209,6 +213,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     columns = {s: np.zeros((n, len(names))) for s in SERIES}
     nodes_ready = np.zeros(n)
     t0 = clock.now()
+    first_sample = (0, 0, 0)          # (store revision, fleet steps, VPA writes) at the first sample
     for k in range(n):
         target = t0 + (k + 1) * interval
         await clock.sleep(max(0.0, target - clock.now()))
@@ -218,11 +223,18 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         for row, s in enumerate(("cpu_request", "memory_request", "pods_running", "pods_pending")):
             columns[s][k] = tracker.sums[row]
         nodes_ready[k] = sum(ready_nodes.values())
+        if k == 0:
+            first_sample = (store.current_revision(), fleet.steps, history.updates)
         supervisor.check()     # a crashed component ends the run, by name
         if progress is not None:
             progress(policy.name, (k + 1) / n)
 
     tracker.finish()
+    hours = (n - 1) * interval / 3600
+    work = {"api_writes_before_first_sample": first_sample[0],
+            "api_writes_per_hour": (store.current_revision() - first_sample[0]) / hours if hours else 0.0,
+            "fleet_steps_per_hour": (fleet.steps - first_sample[1]) / hours if hours else 0.0,
+            "vpa_writes_per_hour": (history.updates - first_sample[2]) / hours if hours else 0.0}
     recommendations: dict[str, Any] = {}
     if policy.vpa is not None:
         for w in scn.workloads:
@@ -275,7 +287,8 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
                      counters=counters, pending_seconds=dict(tracker.pending), nodes_ready=nodes_ready,
                      vpa_recommendations=recommendations, events=events,
                      restarts_by_cause=tracker.restarts_by_cause, pending_by_reason=tracker.pending_by_reason,
-                     recommendation_history=history.history)   # VPAs are named as their workloads
+                     recommendation_history=history.history,   # VPAs are named as their workloads
+                     work=work)
 
 
 def run_policy(scn: Scenario, policy: Policy, progress: Progress | None = None) -> PolicyRun:

@@ -261,8 +261,10 @@ class RecommendationLog:
         self.start = start
         self.history: dict[str, dict[str, list[dict]]] = {}
         self._last: dict[str, Any] = {}
+        self.updates = 0                         # VPA writes seen (what the VPA components cost)
 
     def on_change(self, *objs: dict) -> None:
+        self.updates += len(objs) - 1            # an update hands (old, new), an add (new)
         vpa = objs[-1]
         name = (vpa.get("metadata") or {}).get("name", "")
         rec = ((vpa.get("status") or {}).get("recommendation") or {}).get("containerRecommendations") or []
