@@ -53,6 +53,9 @@ class PodCounts:
         self.capacity = capacity
         self._ns_labels = ns_labels
         self._counts: "OrderedDict[PodQuery, np.ndarray]" = OrderedDict()
+        # the queries a pod can match, found by its namespace and label pairs: those that
+        # require one of its key=value pairs, those that require none, those selecting namespaces
+        self._by_pair: dict[tuple[str, str, str], set[PodQuery]] = {}
         self._by_ns: dict[str, set[PodQuery]] = {}
         self._ns_selecting: set[PodQuery] = set()
 
@@ -74,10 +77,18 @@ class PodCounts:
         self._track(query, arr)
         return arr
 
+    def _keys(self, query: PodQuery) -> list[tuple[dict, Any]]:
+        """The index entries (dict, key) that list ``query``."""
+        required = query.selector.required_values()
+        if required is None:
+            return [(self._by_ns, ns) for ns in query.namespaces]
+        label, values = required
+        return [(self._by_pair, (ns, label, v)) for ns in query.namespaces for v in values]
+
     def _track(self, query: PodQuery, arr: np.ndarray) -> None:
         self._counts[query] = arr
-        for ns in query.namespaces:
-            self._by_ns.setdefault(ns, set()).add(query)
+        for index, key in self._keys(query):
+            index.setdefault(key, set()).add(query)
         if query.ns_selector is not None:
             self._ns_selecting.add(query)
         while len(self._counts) > MAX_QUERIES:
@@ -85,21 +96,22 @@ class PodCounts:
             self._untrack(old)
 
     def _untrack(self, query: PodQuery) -> None:
-        for ns in query.namespaces:
-            members = self._by_ns.get(ns)
+        for index, key in self._keys(query):
+            members = index.get(key)
             if members is not None:
                 members.discard(query)
                 if not members:
-                    del self._by_ns[ns]
+                    del index[key]
         self._ns_selecting.discard(query)
 
     def account(self, entry: "PodEntry", row: int, sign: int) -> None:
         """The cache put ``entry`` on ``row`` (sign +1) or took it off (-1)."""
         if not self._counts:
             return
-        candidates: Iterable[PodQuery] = self._by_ns.get(entry.ns, ())
-        if self._ns_selecting:
-            candidates = set(candidates) | self._ns_selecting
+        candidates: set[PodQuery] = set(self._by_ns.get(entry.ns, ()))
+        for pair in entry.labels.items():
+            candidates.update(self._by_pair.get((entry.ns, *pair), ()))
+        candidates.update(self._ns_selecting)
         for q in candidates:
             if q.matches(entry, self._ns_labels):
                 self._counts[q][row] += sign
