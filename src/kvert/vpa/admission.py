@@ -362,6 +362,18 @@ def _selector(raw: Any) -> LabelSelector | None:
         return None
 
 
+_TARGET_INDEX = "vpa-target"
+
+
+def _target_keys(vpa: Mapping) -> list[str]:
+    """``namespace/kind/name`` of a VPA's targetRef (``namespace//`` without one)."""
+    namespace = _meta(vpa).get("namespace") or "default"
+    target = (vpa.get("spec") or {}).get("targetRef")
+    if isinstance(target, Mapping) and target.get("name"):
+        return [f"{namespace}/{target.get('kind')}/{target.get('name')}"]
+    return [f"{namespace}//"]
+
+
 class VpaMatcher:
     """Which VPAs control a pod, and the LimitRanges of its namespace.
 
@@ -409,6 +421,17 @@ class VpaMatcher:
     async def limit_ranges(self, namespace: str) -> list[dict]:
         return await self.list(LIMIT_RANGES, namespace)
 
+    async def vpas_for(self, namespace: str, controller: Mapping | None) -> list[dict]:
+        """The namespace's VPAs that may control a pod of ``controller``: those targeting it
+        and those with no targetRef (an index lookup with informers, not the whole list)."""
+        if self.informers is None or controller is None:
+            return await self.list(VPAS, namespace)
+        informer = await self.informers.synced(VPAS)
+        if not informer.has_index(_TARGET_INDEX):
+            informer.add_index(_TARGET_INDEX, _target_keys)
+        key = f"{namespace}/{controller.get('kind')}/{controller.get('name')}"
+        return informer.by_index(_TARGET_INDEX, key) + informer.by_index(_TARGET_INDEX, f"{namespace}//")
+
     async def top_controller(self, pod: Mapping, namespace: str) -> dict | None:
         """The top-most controller ownerReference (``{kind, name, ...}``), or None."""
         ref = _controller_ref(pod)
@@ -438,7 +461,7 @@ class VpaMatcher:
         labels = _meta(pod).get("labels") or {}
         controller = await self.top_controller(pod, namespace)
         out = []
-        for vpa in await self.list(VPAS, namespace):
+        for vpa in await self.vpas_for(namespace, controller):
             spec = vpa.get("spec") or {}
             target = spec.get("targetRef")
             if isinstance(target, Mapping) and target.get("name"):
