@@ -229,13 +229,14 @@ def _options(max_value: float, first: float, ratio: float, epsilon: float) -> Ex
 
 MODELS = ("upstream", "in-place")
 # What the in-place model changes (a VPA's own annotations still win). Usage is remembered for
-# hours, not days: memory peaks per hour over a day with a 2h half-life, cpu with a 2h
-# half-life; the margin is 5%; the bounds close within an hour of history.
+# hours, not days: memory peaks per 5 minutes over 6 hours with a 2h half-life (a short spike
+# is a few of those peaks, not the day's), cpu with a 2h half-life; the margin is 5%; the
+# bounds close within an hour of history.
 IN_PLACE_MODEL: dict[str, Any] = {
     "cpu_histogram_decay_half_life": 2 * 3600.0,
     "memory_histogram_decay_half_life": 2 * 3600.0,
-    "memory_aggregation_interval": 3600.0,
-    "memory_aggregation_interval_count": 24,
+    "memory_aggregation_interval": 300.0,
+    "memory_aggregation_interval_count": 72,
     "safety_margin_fraction": 0.05,
     "confidence_interval_cpu": 3600.0,
     "confidence_interval_memory": 3600.0,
