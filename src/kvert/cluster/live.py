@@ -136,6 +136,7 @@ class Cluster(ApiServerProcess):
         super().__init__(**server)
         self.nodes = nodes
         self.runtime = runtime               # the nodes' container runtime: sim | cgroupfs
+        self._fleet: Any = None
         self.node_flags = node_flags or {}
         self.kubelet_config = kubelet_config
         self.vpa_intervals = vpa_intervals   # (recommender, updater) seconds
@@ -180,8 +181,14 @@ class Cluster(ApiServerProcess):
     def _node_agent(self, name: str) -> Any:
         """A node: the kubelet-style flags (or a KubeletConfiguration file) shape it."""
         config = build.node_config(name, self.node_flags, self.kubelet_config)
+        options: dict[str, Any] = {}
+        if self.runtime == "sim":             # this process's simulated nodes share one fleet
+            if self._fleet is None:
+                from kvert.kubelet.runtime.fleet import Fleet
+                self._fleet = Fleet(self.clock)
+            options["fleet"] = self._fleet
         agent = build.node(self.runtime, self.client(*node_identity(name)), self.clock, config, name=name,
-                           checkpoint_dir=self.data_dir / "nodes" / name)
+                           checkpoint_dir=self.data_dir / "nodes" / name, **options)
         self.metrics.register(agent)     # its metrics: node proxy paths, metrics.k8s.io
         return agent
 
