@@ -890,11 +890,18 @@ class DeploymentController(Controller):
         return []
 
     def _requeue_stuck(self, d: dict, status: dict, now: float) -> None:
-        """``requeueStuckDeployment``: check again when the progress deadline passes."""
+        """``requeueStuckDeployment``: check again when the progress deadline passes.
+
+        Unlike upstream, not while the Progressing condition says the last rollout completed
+        (NewReplicaSetAvailable) though a replica has since become unavailable: no deadline
+        runs then (``deployment_timed_out`` is False for that reason whatever the time), so
+        upstream's immediate rate-limited requeue only re-syncs to no effect, as fast as the
+        queue's token bucket allows, until some event changes the Deployment."""
         current = get_condition(d.get("status") or {}, PROGRESSING)
         if not has_progress_deadline(d) or current is None:
             return
-        if deployment_complete(d, status) or current.get("reason") == TIMED_OUT_REASON:
+        if deployment_complete(d, status) or current.get("reason") in (TIMED_OUT_REASON,
+                                                                       NEW_RS_AVAILABLE_REASON):
             return
         stamp = current.get("lastUpdateTime")
         if not stamp:
