@@ -68,9 +68,11 @@ from kvert.api.meta import deep_copy, format_time, labels_of, parse_time
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
-from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, Controller, InformerFactory,
-                                    controller_ref_of, index_controller_uid, index_namespace,
-                                    object_key, safe_handler, split_key)
+from kvert.controllers import claims
+from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_INDEX, Controller,
+                                    InformerFactory, controller_ref_of, index_controller_uid,
+                                    index_namespace, index_orphan_namespace, object_key,
+                                    safe_handler, split_key)
 from kvert.controllers.util import (controller_ref, creation_time, is_deleting, is_pod_active,
                                     is_pod_available, is_pod_ready, prune_empty, scaled_value,
                                     spec_replicas, status_int, uid_of)
@@ -414,9 +416,9 @@ class DeploymentController(Controller):
         self.d_informer = self.use(DEPLOY)
         self.rs_informer = self.use(RS)
         self.pod_informer = self.use("pods")
-        for informer in (self.d_informer, self.rs_informer, self.pod_informer):
-            informer.add_index(NAMESPACE_INDEX, index_namespace)
+        self.d_informer.add_index(NAMESPACE_INDEX, index_namespace)
         self.rs_informer.add_index(CONTROLLER_INDEX, index_controller_uid)
+        self.rs_informer.add_index(ORPHAN_INDEX, index_orphan_namespace)
         self.pod_informer.add_index(CONTROLLER_INDEX, index_controller_uid)
         self.d_informer.add_handlers(safe_handler(self._enqueue_obj),
                                      safe_handler(lambda old, cur: self._enqueue_obj(cur)),
@@ -551,47 +553,11 @@ class DeploymentController(Controller):
     # ---- owning ReplicaSets -------------------------------------------------------------
 
     async def _claim_replica_sets(self, d: dict, selector: LabelSelector) -> list[dict]:
-        namespace = d["metadata"]["namespace"]
-        uid = uid_of(d)
-        claimed: list[dict] = []
-        can_adopt: bool | None = None
-        for rs in self.rs_informer.by_index(NAMESPACE_INDEX, namespace):
-            ref = controller_ref_of(rs)
-            matches = selector.matches(labels_of(rs))
-            if ref is not None:
-                if ref.get("uid") != uid:
-                    continue
-                if matches:
-                    claimed.append(deep_copy(rs))
-                elif not is_deleting(d):
-                    await self._patch_owner(rs, {"$patch": "delete", "uid": uid}, "release")
-                continue
-            if not matches or is_deleting(d) or is_deleting(rs):
-                continue
-            if can_adopt is None:
-                can_adopt = await self._can_adopt(d)
-            if not can_adopt:
-                continue
-            adopted = await self._patch_owner(rs, controller_ref(d), "adopt")
-            if adopted is not None:
-                claimed.append(adopted)
-        return claimed
-
-    async def _can_adopt(self, d: dict) -> bool:
-        try:
-            fresh = await self.client.get(DEPLOY, d["metadata"]["name"], d["metadata"]["namespace"])
-        except NotFound:
-            return False
-        return uid_of(fresh) == uid_of(d) and not is_deleting(fresh)
-
-    async def _patch_owner(self, rs: dict, ref: dict, what: str) -> dict | None:
-        patch = {"metadata": {"ownerReferences": [ref], "uid": uid_of(rs)}}
-        try:
-            return await self.client.patch(RS, rs["metadata"]["name"], patch, "strategic",
-                                           namespace=rs["metadata"]["namespace"])
-        except ApiError as e:
-            log.info("%s: could not %s ReplicaSet %s: %s", self.name, what, object_key(rs), e)
-            return None
+        """``ClaimReplicaSets`` over the ReplicaSets the Deployment controls and the orphans of
+        its namespace (not every ReplicaSet there); copies, which the sync may change."""
+        claimed = await claims.claim(self.client, d, DEPLOY, selector,
+                                     claims.candidates(self.rs_informer, d), RS)
+        return [deep_copy(rs) for rs in claimed]
 
     def _pods_of(self, rs: dict) -> list[dict]:
         return self.pod_informer.by_index(CONTROLLER_INDEX, uid_of(rs))
