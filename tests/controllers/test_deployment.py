@@ -5,7 +5,8 @@ import asyncio
 import pytest
 
 from kvert.client import Informer
-from kvert.controllers.deployment import compute_hash, equal_ignore_hash, safe_encode
+from kvert.controllers.deployment import (DeploymentController, compute_hash, equal_ignore_hash,
+                                         safe_encode)
 
 from .helpers import (DEPLOY, NS, RS, FakeNodeAgent, deployment, eventually, is_active, is_ready,
                       run)
@@ -401,5 +402,61 @@ def test_a_deployment_adopts_a_matching_orphan_replica_set():
         await env.clock.sleep(10)
         assert len(await _replica_sets(env)) == 1
         assert len(await env.pods("app=web")) == 2
+
+    run(scenario)
+
+
+def _count_syncs(monkeypatch):
+    counts: dict[str, int] = {}
+    original = DeploymentController.sync
+
+    async def counting(self, key):
+        counts[key] = counts.get(key, 0) + 1
+        return await original(self, key)
+    monkeypatch.setattr(DeploymentController, "sync", counting)
+    return counts
+
+
+def test_a_stuck_deployment_is_synced_a_bounded_number_of_times(monkeypatch):
+    # requeueStuckDeployment (TestRequeueStuckDeployment in pkg/controller/deployment/
+    # progress_test.go): a rollout whose pods never become ready is checked again once its
+    # progress deadline passes, then reports ProgressDeadlineExceeded and is left alone.
+    counts = _count_syncs(monkeypatch)
+
+    async def scenario(env):
+        env.start_manager()
+        d = deployment("web", 3)
+        d["spec"]["progressDeadlineSeconds"] = 60
+        await env.client.create(DEPLOY, d)
+        await env.clock.sleep(3600)
+        status = (await env.get(DEPLOY, "web"))["status"]
+        progressing = [c for c in status["conditions"] if c["type"] == "Progressing"]
+        assert progressing[0]["reason"] == "ProgressDeadlineExceeded"
+        assert counts[f"{NS}/web"] <= 20
+
+    run(scenario)
+
+
+def test_a_completed_deployment_that_loses_a_ready_pod_is_not_resynced_in_a_loop(monkeypatch):
+    # The rollout completed (Progressing: NewReplicaSetAvailable), then a pod turned unready:
+    # no deadline runs, so nothing but events syncs the Deployment again (upstream requeues it
+    # rate-limited at once, to no effect: see docs/kubernetes-choices.md).
+    counts = _count_syncs(monkeypatch)
+
+    async def scenario(env):
+        agent = await FakeNodeAgent(env, delay=2.0).start()
+        env.start_manager()
+        await env.client.create(DEPLOY, deployment("web", 3))
+        await eventually(env, lambda: _settled(env, "web", 3), what="rollout")
+        pod = (await env.pods("app=web"))[0]
+        pod["status"]["conditions"] = [dict(c, status="False") if c["type"] == "Ready" else c
+                                       for c in pod["status"]["conditions"]]
+        await env.client.update_status("pods", pod)
+        before = counts[f"{NS}/web"]
+        await env.clock.sleep(3600)
+        status = (await env.get(DEPLOY, "web"))["status"]
+        assert status["availableReplicas"] == 2
+        assert counts[f"{NS}/web"] - before <= 10
+        agent.stop()
 
     run(scenario)

@@ -1,16 +1,26 @@
 """Events: how every component tells users what it decided (``kubectl describe``, ``get events``).
 
 ``EventRecorder.record(obj, "Warning", "FailedScheduling", "0/3 nodes are available: ...")``
-writes a core/v1 Event about ``obj``. A repeat of the same (object, type, reason, message)
-within the series window bumps ``count`` and ``lastTimestamp`` of the existing Event
-instead of writing a new one, as client-go's event correlator does, so a pod retried every
-few seconds does not flood the store. As client-go, the recorder keeps the count itself and
-patches the event: it needs only create and patch on events (upstream's events rule).
+writes a core/v1 Event about ``obj``, correlated as client-go's ``EventCorrelator``
+(``tools/record/events_cache.go``) does, so a component retrying every few seconds does not
+flood the store:
+
+* a repeat of the same (object, type, reason, message) within the series window bumps
+  ``count`` and ``lastTimestamp`` of the existing Event instead of writing a new one;
+* similar events (same object, type and reason, another message): once ten different
+  messages were seen within ten minutes, the next ones go to one Event whose message is
+  ``(combined from similar events): <latest message>``, bumped like a repeat;
+* a spam filter per object: a token bucket of 25 that refills one token every five minutes;
+  an event that finds it empty is not written (a repeat still counts it, as upstream).
+
+As client-go, the recorder keeps the count itself and patches the event: it needs only create
+and patch on events (upstream's events rule). Its caches keep the 4096 most recent keys.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
@@ -20,7 +30,26 @@ from kvert.clock import Clock
 log = logging.getLogger(__name__)
 
 SERIES_WINDOW_SECONDS = 600.0
+# client-go's defaults (events_cache.go): defaultAggregateMaxEvents,
+# defaultAggregateIntervalInSeconds, defaultSpamBurst, defaultSpamQPS, maxLruCacheEntries
+AGGREGATE_MAX_EVENTS = 10
+AGGREGATE_WINDOW_SECONDS = 600.0
+SPAM_BURST = 25
+SPAM_REFILL_SECONDS = 300.0
+CACHE_ENTRIES = 4096
+COMBINED_PREFIX = "(combined from similar events): "
 _MAX_MESSAGE = 1024
+_COMBINED = object()   # in place of the message: the key of an object's combined event
+
+
+class _Lru(OrderedDict):
+    """A dict that forgets its least recently set keys beyond ``CACHE_ENTRIES``."""
+
+    def put(self, key: Any, value: Any) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        if len(self) > CACHE_ENTRIES:
+            self.popitem(last=False)
 
 
 class EventRecorder:
@@ -29,8 +58,9 @@ class EventRecorder:
         self.clock = clock
         self.component = component
         self.host = host
-        # key -> (namespace, name, time, count)
-        self._recent: dict[tuple, tuple[str, str, float, int]] = {}
+        self._recent = _Lru()    # event key -> (namespace, name, time written, count)
+        self._similar = _Lru()   # (object, type, reason) -> (messages seen, last time)
+        self._spam = _Lru()      # object -> (tokens, time)
         self._sequence = 0
 
     async def record(self, obj: dict, type_: str, reason: str, message: str,
@@ -40,14 +70,22 @@ class EventRecorder:
         meta = obj.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
         message = message[:_MAX_MESSAGE]
-        key = (obj.get("kind"), namespace, meta.get("name"), meta.get("uid"), type_, reason, message)
+        subject = (obj.get("apiVersion"), obj.get("kind"), namespace, meta.get("name"),
+                   meta.get("uid"))
         now = self.clock.now()
+        message, key = self._aggregate(subject + (type_, reason), message, now)
+        previous = self._recent.get(key)
+        if previous is not None and now - previous[2] >= SERIES_WINDOW_SECONDS:
+            previous = None
+        if not self._allowed(subject, now):
+            if previous is not None:
+                self._recent.put(key, previous[:3] + (previous[3] + 1,))
+            return
         try:
-            previous = self._recent.get(key)
-            if previous is not None and now - previous[2] < SERIES_WINDOW_SECONDS:
+            if previous is not None:
                 namespace_, name_, _, count = previous
-                if await self._bump(namespace_, name_, count + 1, now):
-                    self._recent[key] = (namespace_, name_, now, count + 1)
+                if await self._bump(namespace_, name_, count + 1, message, now):
+                    self._recent.put(key, (namespace_, name_, now, count + 1))
                     return
             name = f"{meta.get('name', 'unknown')}.{self._next_suffix(now)}"
             event = {
@@ -67,13 +105,37 @@ class EventRecorder:
                 "action": reason,
             }
             await self.client.create("events", event, namespace=namespace)
-            self._recent[key] = (namespace, name, now, 1)
+            self._recent.put(key, (namespace, name, now, 1))
         except ApiError as e:
             log.debug("event %s/%s not recorded: %s", reason, meta.get("name"), e)
 
-    async def _bump(self, namespace: str, name: str, count: int, now: float) -> bool:
+    def _aggregate(self, similar: tuple, message: str, now: float) -> tuple[str, tuple]:
+        """``EventAggregate``: the message to write and the key of the event it goes to.
+        Below the threshold an event is its own; from it on, one combined event per
+        (object, type, reason) takes every message."""
+        seen, last = self._similar.get(similar, (set(), None))
+        if last is None or now - last > AGGREGATE_WINDOW_SECONDS:
+            seen = set()
+        seen.add(message)
+        self._similar.put(similar, (seen, now))
+        if len(seen) < AGGREGATE_MAX_EVENTS:
+            return message, similar + (message,)
+        seen.pop()   # the set never grows past the threshold (upstream's PopAny)
+        return COMBINED_PREFIX + message, similar + (_COMBINED,)
+
+    def _allowed(self, subject: tuple, now: float) -> bool:
+        """``EventSourceObjectSpamFilter``: one token per event from this object's bucket."""
+        tokens, last = self._spam.get(subject, (float(SPAM_BURST), now))
+        tokens = min(float(SPAM_BURST), tokens + (now - last) / SPAM_REFILL_SECONDS)
+        allowed = tokens >= 1.0
+        self._spam.put(subject, (tokens - 1.0 if allowed else tokens, now))
+        return allowed
+
+    async def _bump(self, namespace: str, name: str, count: int, message: str, now: float) -> bool:
+        # as client-go's patch: count, lastTimestamp and message (a combined event's changes)
         try:
-            await self.client.patch("events", name, {"count": count, "lastTimestamp": format_time(now)},
+            await self.client.patch("events", name, {"count": count, "message": message,
+                                                     "lastTimestamp": format_time(now)},
                                     "merge", namespace=namespace)
         except NotFound:
             return False

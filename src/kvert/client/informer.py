@@ -5,6 +5,10 @@ to its cache before calling handlers. If the watch's version has been compacted 
 (410 Expired) it lists again and turns the difference into add/update/delete calls, so
 a handler never misses a change of state (it may miss intermediate states, as with
 client-go). Components read the cache instead of the API server.
+
+Cached objects (and those handed to handlers) are shared: with every handler, and over an
+in-process client with the informers of every other component (the store hands the
+watches following a write one decoded object). Read them; copy before changing.
 """
 
 from __future__ import annotations

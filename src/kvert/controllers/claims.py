@@ -4,7 +4,7 @@ An object controlled by the owner stays claimed while the selector (and ``accept
 matches it, else it is released (its controller reference removed). An orphan the selector
 matches is adopted, once a fresh read shows the owner exists and is not being deleted.
 ReplicaSets, ReplicationControllers, StatefulSets and DaemonSets claim pods this way, the
-last two also their ControllerRevisions.
+last two also their ControllerRevisions, and Deployments their ReplicaSets.
 """
 
 from __future__ import annotations

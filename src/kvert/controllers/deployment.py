@@ -68,10 +68,11 @@ from kvert.api.meta import deep_copy, format_time, labels_of, parse_time
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
+from kvert.controllers import claims
 from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_INDEX, Controller,
-                                    InformerFactory, controller_ref_of, index_controller_uid, index_namespace,
-                                    index_orphan_namespace, object_key, safe_handler, split_key)
-from kvert.controllers.claims import candidates, claim
+                                    InformerFactory, controller_ref_of, index_controller_uid,
+                                    index_namespace, index_orphan_namespace, object_key,
+                                    safe_handler, split_key)
 from kvert.controllers.util import (controller_ref, creation_time, is_deleting, is_pod_active,
                                     is_pod_available, is_pod_ready, prune_empty, scaled_value,
                                     spec_replicas, status_int, uid_of)
@@ -415,8 +416,7 @@ class DeploymentController(Controller):
         self.d_informer = self.use(DEPLOY)
         self.rs_informer = self.use(RS)
         self.pod_informer = self.use("pods")
-        for informer in (self.d_informer, self.rs_informer, self.pod_informer):
-            informer.add_index(NAMESPACE_INDEX, index_namespace)
+        self.d_informer.add_index(NAMESPACE_INDEX, index_namespace)
         self.rs_informer.add_index(CONTROLLER_INDEX, index_controller_uid)
         self.rs_informer.add_index(ORPHAN_INDEX, index_orphan_namespace)
         self.pod_informer.add_index(CONTROLLER_INDEX, index_controller_uid)
@@ -553,9 +553,10 @@ class DeploymentController(Controller):
     # ---- owning ReplicaSets -------------------------------------------------------------
 
     async def _claim_replica_sets(self, d: dict, selector: LabelSelector) -> list[dict]:
-        # the Deployment's own ReplicaSets and its namespace's orphans, not every ReplicaSet
-        # of the namespace (a sync per Deployment would cost the whole namespace otherwise)
-        claimed = await claim(self.client, d, DEPLOY, selector, candidates(self.rs_informer, d), RS)
+        """``ClaimReplicaSets`` over the ReplicaSets the Deployment controls and the orphans of
+        its namespace (not every ReplicaSet there); copies, which the sync may change."""
+        claimed = await claims.claim(self.client, d, DEPLOY, selector,
+                                     claims.candidates(self.rs_informer, d), RS)
         return [deep_copy(rs) for rs in claimed]
 
     def _pods_of(self, rs: dict) -> list[dict]:
@@ -855,11 +856,18 @@ class DeploymentController(Controller):
         return []
 
     def _requeue_stuck(self, d: dict, status: dict, now: float) -> None:
-        """``requeueStuckDeployment``: check again when the progress deadline passes."""
+        """``requeueStuckDeployment``: check again when the progress deadline passes.
+
+        Unlike upstream, not while the Progressing condition says the last rollout completed
+        (NewReplicaSetAvailable) though a replica has since become unavailable: no deadline
+        runs then (``deployment_timed_out`` is False for that reason whatever the time), so
+        upstream's immediate rate-limited requeue only re-syncs to no effect, as fast as the
+        queue's token bucket allows, until some event changes the Deployment."""
         current = get_condition(d.get("status") or {}, PROGRESSING)
         if not has_progress_deadline(d) or current is None:
             return
-        if deployment_complete(d, status) or current.get("reason") == TIMED_OUT_REASON:
+        if deployment_complete(d, status) or current.get("reason") in (TIMED_OUT_REASON,
+                                                                       NEW_RS_AVAILABLE_REASON):
             return
         stamp = current.get("lastUpdateTime")
         if not stamp:

@@ -111,7 +111,9 @@ class Registry:
             attrs.object = obj
         # As upstream's BeginCreate: allocated before validation, given back if the write fails.
         with self._allocation(rt, obj, None):
-            _raise_invalid(rt, obj, prepare_custom_object(obj, rt.schema) + validation.validate(obj))
+            defaults.apply_defaults(obj)    # what admission added, as a webhook's patch is decoded
+            _raise_invalid(rt, obj, prepare_custom_object(obj, rt.schema)
+                           + validation.validate.of_defaulted(obj))
             await self.admission.validate(attrs)
             if dry_run:
                 self._must_not_exist(resource, rt, obj)
@@ -144,21 +146,21 @@ class Registry:
         if "generation" in old["metadata"]:
             meta["generation"] = old["metadata"]["generation"]
         if subresource == "status" and strategy.is_csr(rt):
-            new = strategy.merge_csr_status(obj, old, format_time(self.clock.now()))
-            causes = validation.validate_status_update(new, old)
+            new = _defaulted(strategy.merge_csr_status(obj, old, format_time(self.clock.now())), old)
+            causes = validation.validate_status_update.of_defaulted(new, old)
         elif subresource == "status":
-            new = strategy.merge_status_update(obj, old)
-            causes = validation.validate_status_update(new, old)
+            new = _defaulted(strategy.merge_status_update(obj, old), old)
+            causes = validation.validate_status_update.of_defaulted(new, old)
         elif subresource == "approval":
-            new = strategy.merge_csr_approval(obj, old, format_time(self.clock.now()))
-            causes = validation.validate_csr_approval(new, old)
+            new = _defaulted(strategy.merge_csr_approval(obj, old, format_time(self.clock.now())), old)
+            causes = validation.validate_csr_approval.of_defaulted(new, old)
         elif subresource == "finalize":
-            new = strategy.merge_finalize(obj, old)
-            causes = validation.validate_update(new, old)
+            new = _defaulted(strategy.merge_finalize(obj, old), old)
+            causes = validation.validate_update.of_defaulted(new, old)
         elif subresource == "resize":
             # As Kubernetes does, other changes sent to /resize are dropped, not refused.
-            new = strategy.merge_resize(obj, old)
-            causes = validation.validate_pod_resize(new, old)
+            new = _defaulted(strategy.merge_resize(obj, old), old)
+            causes = validation.validate_pod_resize.of_defaulted(new, old)
         elif subresource:
             raise BadRequest(f"subresource {subresource!r} of {resource} cannot be updated")
         else:
@@ -178,7 +180,7 @@ class Registry:
             attrs.object = new
         with self._allocation(rt, new, old, subresource):
             if not subresource:
-                causes = validation.validate_update(new, old)
+                causes = validation.validate_update.of_defaulted(_defaulted(new, old), old)
             if subresource == "status":
                 causes = prepare_custom_status(new, rt.schema) + causes
             elif not subresource:
@@ -460,6 +462,14 @@ def _place(rt: ResourceType, meta: dict, namespace: str | None) -> None:
         raise BadRequest("the namespace of the provided object does not match the namespace sent on "
                          "the request")
     meta["namespace"] = given or namespace or "default"
+
+
+def _defaulted(new: dict, old: dict) -> dict:
+    """``new`` and the stored ``old`` (both this request's own) defaulted in place, as
+    kube-apiserver decodes both before validating; returns ``new``."""
+    defaults.apply_defaults(new)
+    defaults.apply_defaults(old)
+    return new
 
 
 def _raise_invalid(rt: ResourceType, obj: dict, causes: list) -> None:

@@ -168,10 +168,16 @@ def merge_status_update(new: dict, old: dict) -> dict:
 
     Metadata comes from the stored object (labels, annotations and finalizers do not
     change through /status), except the resourceVersion the writer based its change on.
+
+    Nothing is copied: the result takes ``new``'s status (the caller's to give away) and
+    shares the rest of ``old`` but its metadata, so a status write costs no deep copy of the
+    spec; the write path only reads the shared parts (and defaults them, which changes
+    nothing in a stored object).
     """
-    merged = deep_copy(old)
+    merged = dict(old)
+    merged["metadata"] = dict(old["metadata"])
     if "status" in new:
-        merged["status"] = deep_copy(new["status"])
+        merged["status"] = new["status"]
     else:
         merged.pop("status", None)
     rv = (new.get("metadata") or {}).get("resourceVersion")

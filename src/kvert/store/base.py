@@ -134,7 +134,7 @@ class Record:
     """One revision: the write of one object. Never mutated once made (``prev`` aside).
 
     Only the JSON (``raw``, with ``metadata.resourceVersion == str(rev)``) is kept: it is
-    immutable, so every reader decodes its own copy, and a store of JSON strings costs
+    immutable, so every get and list decodes its own copy, and a store of JSON strings costs
     far less memory and garbage-collector time than one of nested dicts. For DELETED the
     object is the last stored state with the deletion's revision, as etcd3/kube-apiserver
     report it. ``prev`` (memory backend only) is the record this one replaced.
@@ -142,9 +142,16 @@ class Record:
     ``stamp``: when set, ``raw`` does not carry the revision (etcd stores objects without
     it, as kube-apiserver does: it is the key's mod_revision) and every decoded copy gets
     ``metadata.resourceVersion = stamp``.
+
+    ``shared()``: the one decoded object the watches following the store are handed for
+    this revision (decoded on first use, released when a newer revision replaces it; a
+    released record decodes a copy per call): N watches of a resource cost one decode, and
+    their informers' caches hold one object, not N. Whoever takes it must never change it
+    (see ``Watch``); the store itself never reads it.
     """
 
-    __slots__ = ("rev", "resource", "namespace", "name", "type", "raw", "prev", "stamp")
+    __slots__ = ("rev", "resource", "namespace", "name", "type", "raw", "prev", "stamp",
+                 "_shared")
 
     def __init__(self, rev: int, resource: str, namespace: str, name: str, type: str, raw: str,
                  prev: "Record | None" = None, stamp: str | None = None):
@@ -156,6 +163,7 @@ class Record:
         self.raw = raw
         self.prev = prev
         self.stamp = stamp
+        self._shared: Obj | None | bool = None    # False once released
 
     @property
     def obj(self) -> Obj:
@@ -170,6 +178,17 @@ class Record:
         if self.stamp is not None:
             obj["metadata"]["resourceVersion"] = self.stamp
         return obj
+
+    def shared(self) -> Obj:
+        obj = self._shared
+        if obj is None:
+            obj = self._shared = self.copy()
+        elif obj is False:
+            return self.copy()
+        return obj   # type: ignore[return-value]
+
+    def release(self) -> None:
+        self._shared = False
 
     def __repr__(self) -> str:
         return f"Record({self.rev}, {self.type}, {self.resource}, {self.namespace}/{self.name})"
@@ -549,6 +568,8 @@ class BaseStore:
         be the caller's and are only read) as the next revision and feed the watches."""
         rec = self._persist(resource, namespace, name, type, obj, prev)
         self._feed(rec, prev, obj, prev_obj)
+        if prev is not None:
+            prev.release()   # kept in the history, but watches now want the new state
         return rec
 
     # ---- watch ------------------------------------------------------------------------
@@ -567,7 +588,8 @@ class BaseStore:
             w = self._make_watch(resource, namespace, match, allow_bookmarks)
             for rec in self._snapshot(resource, namespace, current, None):
                 if match is None:
-                    w._push((ADDED, rec.raw, rec.stamp))
+                    # a private copy: only the watches following a write share its object
+                    w._push((ADDED, rec, str(rec.rev)))
                 else:
                     obj = rec.copy()
                     if match(obj):
@@ -663,7 +685,10 @@ class BaseStore:
 
 class Watch:
     """One subscription. Events queue here as the store is written; nothing is decoded
-    until the consumer takes it (each taken event's object is the consumer's own copy)."""
+    until the consumer takes it. A taken event's object is shared with every other watch
+    of the same revision (``Record.shared``), as client-go's shared informers share one
+    cache: read it, never change it (copy it first, as controllers copy what their
+    listers give them)."""
 
     def __init__(self, store: BaseStore, resource: str, namespace: str | None,
                  match: Match | None, allow_bookmarks: bool = False):
@@ -672,7 +697,7 @@ class Watch:
         self.namespace = namespace
         self._match = match
         self.allow_bookmarks = allow_bookmarks
-        # items: (type, raw JSON, resourceVersion override or None) or a ready WatchEvent
+        # items: (type, record, resourceVersion override or None) or a ready WatchEvent
         self._buf: deque[Any] = deque()
         self._waiters: list[asyncio.Future[None]] = []
         self._stopped = False
@@ -687,7 +712,7 @@ class Watch:
             return
         match = self._match
         if match is None:
-            self._push((rec.type, rec.raw, rec.stamp))
+            self._push((rec.type, rec, None))
             return
         kind = rec.type
         if obj is None:
@@ -695,18 +720,18 @@ class Watch:
         if kind != MODIFIED:
             # ADDED: the new state; DELETED: its object is the last stored state
             if match(obj):
-                self._push((kind, rec.raw, rec.stamp))
+                self._push((kind, rec, None))
             return
         now = match(obj)
         if prev_obj is None and prev is not None:
             prev_obj = prev.obj
         before = prev_obj is not None and match(prev_obj)
         if now:
-            self._push((MODIFIED if before else ADDED, rec.raw, rec.stamp))
+            self._push((MODIFIED if before else ADDED, rec, None))
         elif before:
             # stopped matching: DELETED with the previous state at the event's revision
             assert prev is not None
-            self._push((DELETED, prev.raw, str(rec.rev)))
+            self._push((DELETED, prev, str(rec.rev)))
 
     def _push(self, item: Any) -> None:
         if self._stopped:
@@ -750,10 +775,11 @@ class Watch:
     def _decode(item: Any) -> WatchEvent:
         if isinstance(item, WatchEvent):
             return item
-        kind, raw, rv = item
-        obj = _loads(raw)
-        if rv is not None:
-            obj["metadata"]["resourceVersion"] = rv
+        kind, rec, rv = item
+        if rv is None:
+            return WatchEvent(kind, rec.shared())
+        obj = rec.copy()
+        obj["metadata"]["resourceVersion"] = rv
         return WatchEvent(kind, obj)
 
     # ---- consuming ----------------------------------------------------------------------

@@ -154,3 +154,20 @@ def test_never_restarting_containers_stay_terminated():
     new = edit(old, lambda p: p["status"]["containerStatuses"][0].update(state={"running": {}}))
     assert_cause(validate_status_update(new, old), "status.containerStatuses[0].state", FORBIDDEN,
                  "may not be transitioned to non-terminated state")
+
+
+def test_an_update_leaving_spec_and_metadata_fields_alone_still_checks_what_changed():
+    # The write path skips re-checking a spec (or labels, annotations, owner references,
+    # finalizers) the update leaves as stored; what the update does change is still checked
+    # (ValidatePodUpdate's metadata rules: TestValidateObjectMetaUpdate, TestValidateLabels).
+    unchanged = edit(OLD, lambda p: p["metadata"].update(labels={"app": "web"}))
+    assert_valid(validate_update.of_defaulted(edit(unchanged, lambda p: None), unchanged))
+    bad_label = edit(unchanged, lambda p: p["metadata"]["labels"].update({"a/b/c": "x"}))
+    assert_cause(validate_update.of_defaulted(bad_label, unchanged), "metadata.labels", INVALID)
+    bad_owner = edit(unchanged, lambda p: p["metadata"].update(
+        ownerReferences=[{"apiVersion": "v1", "kind": "", "name": "x", "uid": "u"}]))
+    assert_cause(validate_update.of_defaulted(bad_owner, unchanged), "metadata.ownerReferences.kind", INVALID)
+    bad_image = edit(unchanged, lambda p: container(p).update(image=""))
+    assert_cause(validate_update.of_defaulted(bad_image, unchanged), "spec.containers[0].image", "FieldValueRequired")
+    status = edit(unchanged, lambda p: p.update(status={"conditions": [{"type": "a/b/c"}]}))
+    assert_cause(validate_status_update.of_defaulted(status, unchanged), "status.conditions[0].type", INVALID)

@@ -68,16 +68,29 @@ def validate_object_meta(obj: Any, *, namespaced: bool | None,
     return errs
 
 
-def _common_meta(meta: dict, path: str, builtin: bool = True) -> Causes:
+def _common_meta(meta: dict, path: str, builtin: bool = True, old: dict | None = None) -> Causes:
     """``builtin`` applies the core API's rules on top of apimachinery's generic ones (which
-    custom resources follow): a finalizer without a "/" must be a standard one."""
+    custom resources follow): a finalizer without a "/" must be a standard one. ``old``: the
+    stored metadata of an update, whose labels, annotations, owner references and finalizers
+    passed these rules when written: those the update leaves as they were are not checked
+    again (most updates change none of them)."""
     errs: Causes = []
     errs.extend(nonnegative(get_int(meta, "generation", path, errs), child(path, "generation")))
-    errs.extend(names.validate_labels(get_str_map(meta, "labels", path, errs), child(path, "labels")))
-    errs.extend(names.validate_annotations(get_str_map(meta, "annotations", path, errs),
-                                           child(path, "annotations")))
-    errs.extend(_owner_references(get_list(meta, "ownerReferences", path, errs),
-                                  child(path, "ownerReferences")))
+
+    def changed(field: str) -> bool:
+        return old is None or field not in meta or meta[field] != old.get(field)
+
+    if changed("labels"):
+        errs.extend(names.validate_labels(get_str_map(meta, "labels", path, errs),
+                                          child(path, "labels")))
+    if changed("annotations"):
+        errs.extend(names.validate_annotations(get_str_map(meta, "annotations", path, errs),
+                                               child(path, "annotations")))
+    if changed("ownerReferences"):
+        errs.extend(_owner_references(get_list(meta, "ownerReferences", path, errs),
+                                      child(path, "ownerReferences")))
+    if not changed("finalizers"):
+        return errs
     fin_path = child(path, "finalizers")
     finalizers = get_list(meta, "finalizers", path, errs)
     for i, f in enumerate(finalizers):
@@ -157,7 +170,7 @@ def validate_object_meta_update(new: Any, old: Any, path: str = "metadata",
     if new_meta.get("uid") and old_meta.get("uid") and new_meta["uid"] != old_meta["uid"]:
         errs.append(immutable(child(path, "uid"), new_meta["uid"]))
 
-    errs.extend(_common_meta(new_meta, path, builtin))
+    errs.extend(_common_meta(new_meta, path, builtin, old_meta))
     return errs
 
 

@@ -79,7 +79,9 @@ def validate_pod(pod: dict) -> Causes:
     return errs
 
 
-def validate_pod_metadata_and_spec(pod: dict) -> Causes:
+def validate_pod_metadata_and_spec(pod: dict, *, spec_checked: bool = False) -> Causes:
+    """``spec_checked``: the spec is known valid (an update leaving a stored spec as it was),
+    so only the metadata and what ties it to the spec are checked."""
     errs = validate_object_meta(pod, namespaced=True)
     spec = get_dict(pod, "spec", "", errs)
     meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
@@ -88,8 +90,9 @@ def validate_pod_metadata_and_spec(pod: dict) -> Causes:
         errs.append(invalid(key("metadata.annotations", MIRROR_POD_ANNOTATION),
                             annotations[MIRROR_POD_ANNOTATION],
                             "must set spec.nodeName if mirror pod annotation is set"))
-    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
-    errs.extend(validate_pod_spec(spec, "spec", is_pod=True, pod_name=name))
+    if not spec_checked:
+        name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+        errs.extend(validate_pod_spec(spec, "spec", is_pod=True, pod_name=name))
     return errs
 
 
@@ -1089,10 +1092,15 @@ def validate_pod_update(new: dict, old: dict) -> Causes:
     from .diff import describe_diff, normalized
 
     errs = validate_object_meta_update(new, old)
-    errs.extend(validate_pod_metadata_and_spec(new))
-    errs.extend(_mirror_annotation_updates(new, old))
     spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
     old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    # The stored spec passed these rules when it was written: an update that leaves it as it
+    # was (a label or annotation change) is judged by its metadata alone.
+    unchanged = "spec" in new and new.get("spec") == old.get("spec")
+    errs.extend(validate_pod_metadata_and_spec(new, spec_checked=unchanged))
+    errs.extend(_mirror_annotation_updates(new, old))
+    if unchanged:
+        return errs
 
     for field in ("containers", "initContainers"):
         new_list = spec.get(field) if isinstance(spec.get(field), list) else []

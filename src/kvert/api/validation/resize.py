@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from .common import Causes, child, forbidden, index, invalid
-from .diff import normalized
+from .diff import semantically_equal
 from .meta import validate_object_meta_update
 from .pod import MIRROR_POD_ANNOTATION, is_sidecar, validate_pod_metadata_and_spec
 from .resourcelist import RESIZABLE_RESOURCES
@@ -102,26 +102,25 @@ def validate_pod_resize(new: dict, old: dict) -> Causes:
                                                    child(index(f"spec.{field}", i), "resources")))
 
     munged = deep_copy(new_spec)
-    old_n = normalized(old_spec)
     for i, (nc, oc) in enumerate(zip(_containers(munged, "containers"),
                                      _containers(old_spec, "containers"))):
         restored = _restore_non_resizable(nc, oc)
-        if normalized(restored) != normalized(oc):
+        if not semantically_equal(restored, oc):
             errs.append(forbidden("spec", "only cpu and memory resources are mutable"))
         _containers(munged, "containers")[i] = restored
     for i, (nc, oc) in enumerate(zip(_containers(munged, "initContainers"),
                                      _containers(old_spec, "initContainers"))):
         if is_sidecar(oc):
             restored = _restore_non_resizable(nc, oc)
-            if normalized(restored) != normalized(oc):
+            if not semantically_equal(restored, oc):
                 errs.append(forbidden("spec", "only cpu and memory resources for sidecar "
                                               "containers are mutable"))
             _containers(munged, "initContainers")[i] = restored
-        elif normalized(nc) != normalized(oc):
+        elif not semantically_equal(nc, oc):
             errs.append(forbidden("spec", "resources for non-sidecar init containers are immutable"))
     if errs:
         return errs
-    if normalized(munged) != old_n:
+    if not semantically_equal(munged, old_spec):
         errs.append(forbidden("spec", "only cpu and memory resources are mutable"))
     return errs
 
