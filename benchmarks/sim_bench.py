@@ -11,8 +11,9 @@ per-minute work -- fleet,
 recommender, updater -- does not grow with the days simulated: the histograms have a fixed
 size).
 
-``--record FILE`` writes the rates measured; ``--check FILE`` compares with such a file and
-exits 1 when a rate fell below half the recorded one (the regression check the issue asks
+``--record FILE`` writes the rates measured; ``--check FILE`` compares with such a file
+(``benchmarks/baselines/sim.json``: ``--quick`` on 2 cores, 2026-11) and exits 1 when a rate
+fell below half the recorded one (the regression check the issue asks
 for, kept out of the test suite, which asserts no wall times; the suite bounds the work
 instead: tests/sim/test_work.py). ``--quick`` measures only the demo and 100 / 2 000.
 
