@@ -45,6 +45,15 @@ async def reasons(c: Cluster, reason: str) -> list[dict]:
     return [e for e in (await c.client.list("events", namespace=NS))["items"] if e["reason"] == reason]
 
 
+async def infeasible(c: Cluster, name: str) -> None:
+    """Wait until the node reports the pod's resize Infeasible."""
+    async def check():
+        pod = await c.client.get("pods", name, NS)
+        return any(cond.get("type") == "PodResizePending" and cond.get("reason") == "Infeasible"
+                   for cond in pod["status"].get("conditions") or [])
+    await wait_for(c.clock, check, timeout=60, what="Infeasible")
+
+
 def uids(pods: list[dict]) -> set[str]:
     return {p["metadata"]["uid"] for p in pods}
 
@@ -122,11 +131,7 @@ def test_infeasible_resize_falls_back_to_eviction():
         assert len(first.resized) == 1
         name = first.resized[0]
 
-        async def infeasible():
-            pod = await c.client.get("pods", name, NS)
-            return any(cond.get("type") == "PodResizePending" and cond.get("reason") == "Infeasible"
-                       for cond in pod["status"].get("conditions") or [])
-        await wait_for(c.clock, infeasible, timeout=60, what="Infeasible")
+        await infeasible(c, name)
         second = await u.run_once()
         assert name in second.evicted
         assert await reasons(c, "InPlaceResizeFallbackToEviction")
@@ -224,11 +229,7 @@ def test_capacity_aware_in_place_falls_back_only_when_the_replacement_fits():
         assert len(first.resized) == 1
         name = first.resized[0]
 
-        async def infeasible():
-            pod = await c.client.get("pods", name, NS)
-            return any(cond.get("type") == "PodResizePending" and cond.get("reason") == "Infeasible"
-                       for cond in pod["status"].get("conditions") or [])
-        await wait_for(c.clock, infeasible, timeout=60, what="Infeasible")
+        await infeasible(c, name)
         second = await u.run_once()
         assert not second.evicted and name in second.held       # upstream would evict it (see above)
         assert uids(await c.pods()) == uids(before)
