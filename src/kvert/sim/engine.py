@@ -60,7 +60,7 @@ class SimulationError(RuntimeError):
     pass
 
 
-@dataclass
+@dataclass(repr=False)
 class PolicyRun:
     """What one policy's run recorded."""
     policy: str
@@ -85,6 +85,12 @@ class PolicyRun:
     # (store revisions) before the first sample and per simulated hour after it, VPA writes
     # and fleet steps per simulated hour after it
     work: dict[str, float] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        # short: asyncio's Runner formats the main task (this, its result) into an error
+        # message it then drops when it restores the SIGINT handler, and printing every
+        # series of a large run took seconds
+        return f"PolicyRun({self.policy!r}, {len(self.workloads)} workloads, {len(self.times)} samples)"
 
 
 
