@@ -139,7 +139,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     # kubelet (about 24 times a run, every 6 h at most), so a week of a thousand nodes costs
     # little: the node lifecycle controller's grace periods follow, so a node is judged dead
     # only when it really stopped.
-    heartbeat = max(10.0, min(6 * 3600.0, scn.duration / 24))
+    heartbeat = scn.heartbeat
     lifecycle = {"node_monitor_period": max(5.0, heartbeat / 2), "node_monitor_grace_period": 5 * heartbeat,
                  "node_startup_grace_period": 6 * heartbeat}
     supervisor.add("controller-manager", build.controller_manager(

@@ -133,6 +133,13 @@ class Scenario:
     policies: list[Policy]
     vpa_template: dict = field(default_factory=dict)
     source: dict = field(default_factory=dict)
+    # how often a simulated node renews its lease and reports its status: about 24 times a
+    # run (fixed when the scenario is read, so a run cut short keeps the full run's pace)
+    heartbeat: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.heartbeat:
+            self.heartbeat = max(10.0, min(6 * 3600.0, self.duration / 24))
 
     def vpa_object(self, workload: Workload, policy: Policy) -> dict:
         """The VerticalPodAutoscaler of ``workload`` under ``policy`` (which has a VPA)."""
