@@ -2,8 +2,8 @@
 
 What metrics-server would report, without formatting and parsing it on the way: cpu as the
 rate of the cumulative core-nanoseconds between two scrapes (a container reports from its
-second scrape on), the working set at the scrape. ``usage_table()`` gives the columns the
-recommender files; ``pod_metrics()`` the same as metrics.k8s.io PodMetrics.
+second scrape on), the working set at the scrape: ``usage_table()``, the columns the
+recommender files.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from kvert.api.meta import format_time
 
 
 class FleetMetricsSource:
@@ -26,8 +24,8 @@ class FleetMetricsSource:
         self._table_keys: list[tuple[str, str, str]] = []
         self.generation = 0
 
-    def _scrape(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(now, slots with a rate, cores, working-set bytes, windows in seconds)."""
+    def _scrape(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        """(now, slots with a rate, cores, working-set bytes)."""
         fleet = self.fleet
         fleet.advance()
         now = fleet.clock.now()
@@ -44,7 +42,7 @@ class FleetMetricsSource:
         slots = idx[rated]
         cores = (cpu_ns[rated] - self._cpu_ns[slots]) / window[rated] / 1e9
         self._serial[idx], self._cpu_ns[idx], self._time[idx] = serial, cpu_ns, now
-        return now, slots, cores, rows.memory[slots], window[rated]
+        return now, slots, cores, rows.memory[slots]
 
     def _key(self, slot: int) -> tuple[str, str, str]:
         rows = self.fleet.rows
@@ -58,7 +56,7 @@ class FleetMetricsSource:
 
     async def usage_table(self) -> Any:
         from kvert.vpa.metrics_source import UsageTable
-        now, slots, cores, memory, _ = self._scrape()
+        now, slots, cores, memory = self._scrape()
         serials = self.fleet.rows.serial[slots]
         if not np.array_equal(serials, self._reported):
             self._reported = serials.copy()
@@ -66,20 +64,6 @@ class FleetMetricsSource:
             self.generation += 1
         return UsageTable(keys=self._table_keys, generation=self.generation, time=np.full(slots.size, now),
                           cpu=cores, memory=memory.astype(float))
-
-    async def pod_metrics(self) -> list[dict]:
-        now, slots, cores, memory, windows = self._scrape()
-        pods: dict[tuple[str, str], dict] = {}
-        stamp = format_time(now)
-        for slot, c, m, w in zip(slots.tolist(), cores.tolist(), memory.tolist(), windows.tolist()):
-            namespace, pod, container = self._key(slot)
-            entry = pods.setdefault((namespace, pod), {
-                "apiVersion": "metrics.k8s.io/v1beta1", "kind": "PodMetrics",
-                "metadata": {"name": pod, "namespace": namespace}, "timestamp": stamp, "window": f"{w:g}s",
-                "containers": []})
-            entry["containers"].append({"name": container, "usage": {
-                "cpu": f"{max(0, round(c * 1e9))}n", "memory": f"{max(0, int(m)) // 1024}Ki"}})
-        return list(pods.values())
 
 
 __all__ = ["FleetMetricsSource"]

@@ -2,26 +2,30 @@
 
 For every policy of a scenario ``simulate`` builds a fresh in-process cluster over the
 memory store -- registry (same seed), controller manager, scheduler (same seed), one
-``NodeAgent`` per node over a ``SimRuntime`` with the scenario's tick, and, for VPA
-policies, the VPA recommender, updater and admission plugin -- creates the workloads (and
-their VPAs), and runs it for ``duration`` of virtual time in a ``VirtualClock`` loop, so
-only the work done costs wall time. Every ``sampleInterval`` it samples, per workload:
+``NodeAgent`` per node over a ``SimRuntime``, every runtime's containers in one ``Fleet``
+advanced at the scenario's tick, and, for VPA policies, the VPA recommender (reading usage
+straight from the fleet), updater and admission plugin -- creates the workloads (and their
+VPAs), and runs it for ``duration`` of virtual time in a ``VirtualClock`` loop, so only the
+work done costs wall time. Every ``sampleInterval`` it samples, per workload
+(``kvert.sim.recording``):
 
 * requests of the running pods (the applied ``status.containerStatuses[].resources`` where
-  the node agent reported them, else the spec), cpu in millicores, memory in bytes;
-* use: memory working set, and cpu averaged over the interval (from the runtime's
-  cumulative cpu counters), straight from the node agents' runtimes;
+  the node agent reported them, else the spec), cpu in millicores, memory in bytes, kept as
+  running sums from pod events;
+* use: memory working set, and cpu used and demanded, averaged over the interval, from the
+  fleet's cumulative counters;
 * pods running and pending; and the Ready nodes.
 
 Counters come from exact sources: OOM kills from the runtimes' ``on_oom`` listeners (with
 the limit that was passed: the container's, the pod's, a QoS tier's, the node's allocatable
-or the node's memory), container restarts from ``restartCount`` (max per pod, summed), CPU
-throttled time from the runtimes' throttled nanoseconds, evictions from pod deletions seen
-by an informer (the VPA updater's, taint-based ones) and from pods their node failed as
-``Evicted`` under pressure (each pod once), in-place resizes from the node agents'
-``ResizeCompleted`` events, pending pod-seconds from the time between a pod's creation and
-its first Running status. Every eviction and OOM kill is also kept as an event with its
-time (seconds since the start), workload, pod, node or container, and cause.
+or the node's memory), container restarts from ``restartCount`` increases (by the
+termination reason), CPU throttled time from the fleet's throttled nanoseconds, evictions
+from pod deletions seen by an informer (the VPA updater's, taint-based ones) and from pods
+their node failed as ``Evicted`` under pressure (each pod once), in-place resizes from the
+node agents' ``ResizeCompleted`` events, pending pod-seconds (by reason) from a pod's
+creation to its first Running status. Every eviction and OOM kill is also kept as an event
+with its time (seconds since the start), workload, pod, node or container, and cause; each
+VPA's recommendation is kept every time it changes; ``PolicyRun.work`` is what the run cost.
 
 The same scenario and seed give identical samples and counters.
 """

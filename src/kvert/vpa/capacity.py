@@ -109,7 +109,7 @@ def replacement_requests(pod: Mapping, targets: Mapping[str, Mapping[str, Any]])
         target = targets.get(c.get("name", "")) or {}
         for r in RESOURCES:
             if r in target:
-                total[r] += to_int(r, str(target[r]))
+                total[r] += _amount(r, target[r])
             elif r in requests:
                 total[r] += to_int(r, requests[r])
     return total

@@ -41,6 +41,7 @@ import copy
 import json
 import logging
 import math
+from collections.abc import Container
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -234,7 +235,8 @@ class _Dirty:
 
 
 class _Taken:
-    """The pods an older VPA manages (the ``taken`` set of a full pass, from ``_Dirty``)."""
+    """The pods an older VPA manages (the ``taken`` set of a full pass, from ``_Dirty``'s
+    owners, which ``_Dirty.evaluated`` records)."""
 
     def __init__(self, dirty: _Dirty, vpa: Mapping) -> None:
         self.dirty = dirty
@@ -247,9 +249,6 @@ class _Taken:
             return False
         other = self.dirty.vpas.get(owner[1], owner[0])
         return other is not None and _age(other) < self.age
-
-    def update(self, pods: Any) -> None:
-        """Ownership is recorded when the pass of the VPA ends (``_Dirty.evaluated``)."""
 
 
 def _obj_key(obj: Mapping) -> Key:
@@ -331,7 +330,8 @@ class Updater:
             del self.in_place_attempts[uid]
         taken: set[tuple[str, str]] = set()
         for vpa in sorted(vpas, key=_age):
-            await self._vpa_pass(vpa, lambda ns, selector: index.select(ns, selector), taken, result)
+            mine = await self._vpa_pass(vpa, lambda ns, selector: index.select(ns, selector), taken, result)
+            taken.update(_obj_key(p) for p in mine or ())
         return result
 
     async def _pass(self, dirty: _Dirty) -> PassResult:
@@ -349,9 +349,10 @@ class Updater:
         """When a VPA nothing happens to must be looked at again: at the next pass while it
         has candidates or resizes under way, else when its next pod reaches the lifetime
         threshold (infinity: not before something changes)."""
-        name = f"{vpa['metadata'].get('namespace', 'default')}/{vpa['metadata']['name']}"
-        if pods is None or name in result.active:
-            return now + self.interval if pods is not None else math.inf
+        if pods is None:
+            return math.inf
+        if f"{vpa['metadata'].get('namespace', 'default')}/{vpa['metadata']['name']}" in result.active:
+            return now + self.interval
         due = math.inf
         for pod in pods:
             start = (pod.get("status") or {}).get("startTime")
@@ -364,9 +365,10 @@ class Updater:
                     due = min(due, at)
         return due
 
-    async def _vpa_pass(self, vpa: dict, select: Any, taken: set[tuple[str, str]],
+    async def _vpa_pass(self, vpa: dict, select: Any, taken: Container[tuple[str, str]],
                         result: PassResult) -> list[dict] | None:
-        """One VPA's part of a pass; the pods it manages (None when it manages none)."""
+        """One VPA's part of a pass, leaving out the pods ``taken`` by older VPAs; the pods it
+        manages (None when it manages none)."""
         name = f"{vpa['metadata'].get('namespace', 'default')}/{vpa['metadata']['name']}"
         mode = update_mode(vpa)
         if mode not in EVICTING_MODES + IN_PLACE_MODES:
@@ -379,7 +381,6 @@ class Updater:
             return None
         ns = vpa["metadata"].get("namespace") or "default"
         mine = [p for p in select(ns, target.selector) if is_live(p) and (ns, p["metadata"]["name"]) not in taken]
-        taken.update((ns, p["metadata"]["name"]) for p in mine)
         if not recommendation:
             result.skipped[name] = "no recommendation"
             return mine

@@ -5,14 +5,16 @@ given in ``ContainerConfig.annotations["kvert.io/usage"]`` (the node agent fills
 ``usage.container_annotations(pod, container)``). Without it a container uses a constant
 half of the cpu its shares stand for (at least 10m) and 16Mi.
 
-Time. The runtime advances *lazily*, in fixed ticks of ``tick`` seconds counted from the
-moment it was created: every call (and ``advance()``) first processes all tick boundaries
-up to the clock's ``now()``. The usage sampled at a boundary stands for the tick that ends
-there. Results depend only on virtual time and on the calls made at which times, never on
-how often anyone looked, so runs are deterministic in a VirtualClock. ``run()`` is an
-optional coroutine that advances every tick, for callers who want OOM kills to happen
-(and ``on_oom`` listeners to fire) without polling. Ticks are processed vectorized (numpy,
-containers x ticks), so skipping an hour costs little.
+Time. The runtime's containers are rows of a ``Fleet`` (``kvert.kubelet.runtime.fleet``:
+its own, or one shared by every simulated node of a process), which advances *lazily*, in
+fixed ticks of ``tick`` seconds counted from the moment the fleet was created: every call
+(and ``advance()``) first processes all tick boundaries up to the clock's ``now()``, for
+every node of the fleet at once. The usage sampled at a boundary stands for the tick that
+ends there. Results depend only on virtual time and on the calls made at which times, never
+on how often anyone looked, so runs are deterministic in a VirtualClock. ``run()`` (or the
+fleet's) is an optional coroutine that advances every tick, for callers who want OOM kills
+to happen (and ``on_oom`` listeners to fire) without polling. Ticks are processed
+vectorized (numpy, containers x ticks), so skipping an hour costs little.
 
 Per tick, for each running container:
 
