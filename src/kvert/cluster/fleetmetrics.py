@@ -1,9 +1,12 @@
-"""Pod usage read straight from a simulated fleet's arrays, for the VPA recommender.
+"""Pod usage read straight from a simulated fleet's arrays, for the VPA recommender and the
+HPA controller.
 
 What metrics-server would report, without formatting and parsing it on the way: cpu as the
 rate of the cumulative core-nanoseconds between two scrapes (a container reports from its
-second scrape on), the working set at the scrape: ``usage_table()``, the columns the
-recommender files.
+second scrape on), the working set at the scrape: ``FleetMetricsSource.usage_table()``, the
+columns the recommender files. ``FleetPodMetrics.pod_metrics(namespace)`` gives the HPA
+controller the metrics.k8s.io ``PodMetrics`` objects metrics-server would serve, scraped at
+most every ``resolution`` seconds.
 """
 
 from __future__ import annotations
@@ -66,4 +69,82 @@ class FleetMetricsSource:
                           cpu=cores, memory=memory.astype(float))
 
 
-__all__ = ["FleetMetricsSource"]
+class FleetPodMetrics:
+    """metrics.k8s.io ``PodMetrics`` from the fleet, for the HPA controller
+    (``settings={"horizontalpodautoscaling": {"metrics": FleetPodMetrics(...)}}``).
+
+    As metrics-server: a scrape every ``resolution`` seconds at most (taken when asked, so
+    nothing is computed while no HPA asks), cpu as the rate between the last two scrapes, the
+    working set at the last one; a pod is reported once every running container of it has a
+    rate, with the scrape's time as ``timestamp`` and the time since the previous one as
+    ``window``. Times are the fleet's last processed tick, so a window holds whole ticks.
+    The pods' labels (which the HPA's selector matches) and container order come from
+    ``pods`` (anything with ``get(name, namespace)``, e.g. an informer), as metrics-server
+    reads them from the API server; a pod it does not know is left out."""
+
+    def __init__(self, fleet: Any, pods: Any = None, *, resolution: float = 15.0) -> None:
+        self.fleet = fleet
+        self.pods = pods
+        self.resolution = float(resolution)
+        self._serial = np.zeros(0, dtype=np.int64)       # slot -> container serial at the last scrape
+        self._cpu_ns = np.zeros(0, dtype=np.int64)
+        self._at: float | None = None                    # the tick time of the last scrape
+        self._items: dict[str, list[dict]] = {}          # namespace -> PodMetrics of the last scrape
+        self.scrapes = 0
+
+    def _scrape(self) -> None:
+        from kvert.kubelet.metrics import pod_metrics
+        fleet = self.fleet
+        fleet.advance()
+        at = fleet.origin + fleet.k * fleet.tick
+        if self._at is not None and at - self._at < self.resolution:
+            return
+        rows = fleet.rows
+        if self._serial.size < rows.capacity:
+            grow = rows.capacity - self._serial.size
+            self._serial = np.concatenate([self._serial, np.zeros(grow, dtype=np.int64)])
+            self._cpu_ns = np.concatenate([self._cpu_ns, np.zeros(grow, dtype=np.int64)])
+        idx = fleet.running()
+        serial, cpu_ns = rows.serial[idx], rows.cpu_ns[idx]
+        window = 0.0 if self._at is None else at - self._at
+        rated = (self._serial[idx] == serial) & (window > 0)
+        nanocores = np.zeros(idx.size)
+        nanocores[rated] = (cpu_ns[rated] - self._cpu_ns[idx[rated]]) / window
+        self._serial[:] = 0
+        self._serial[idx], self._cpu_ns[idx] = serial, cpu_ns
+        self._at = at
+        self.scrapes += 1
+        # per pod: container -> (nanocores, bytes), or None once a running container has no rate
+        usage: dict[int, dict[str, tuple[int, int]] | None] = {}
+        sandboxes = rows.sandbox[idx]
+        for j in range(idx.size):
+            sandbox = int(sandboxes[j])
+            found = usage.setdefault(sandbox, {})
+            if found is None:
+                continue
+            if not rated[j]:
+                usage[sandbox] = None
+                continue
+            found[self.fleet.owners[int(idx[j])].config.name] = (int(round(nanocores[j])),
+                                                                int(rows.memory[idx[j]]))
+        items: dict[str, list[dict]] = {}
+        for sandbox, containers in usage.items():
+            config = fleet.pods.get(sandbox)
+            if not containers or config is None:
+                continue
+            pod = self.pods.get(config.name, config.namespace) if self.pods is not None else None
+            if pod is None or (pod.get("metadata") or {}).get("uid", config.uid) != config.uid:
+                continue
+            items.setdefault(config.namespace, []).append(pod_metrics(pod, containers, timestamp=at, window=window))
+        for listed in items.values():
+            listed.sort(key=lambda m: m["metadata"]["name"])
+        self._items = items
+
+    def pod_metrics(self, namespace: str | None = None) -> list[dict]:
+        self._scrape()
+        if namespace:
+            return list(self._items.get(namespace, ()))
+        return [m for ns in sorted(self._items) for m in self._items[ns]]
+
+
+__all__ = ["FleetMetricsSource", "FleetPodMetrics"]

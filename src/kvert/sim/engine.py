@@ -14,7 +14,13 @@ work done costs wall time. Every ``sampleInterval`` it samples, per workload
   running sums from pod events;
 * use: memory working set, and cpu used and demanded, averaged over the interval, from the
   fleet's cumulative counters;
-* pods running and pending; and the Ready nodes.
+* pods running and pending, the Deployment's replicas (what an HPA sets); and the Ready nodes.
+
+A workload's HorizontalPodAutoscaler (when the scenario declares one and the policy keeps
+it) is created with its Deployment; the HPA controller reads pod metrics straight from the
+fleet (``FleetPodMetrics``), and ``PolicyRun.hpa`` keeps each HPA's rescales and final
+status (conditions, among them ``VerticalPodAutoscalerConflict``). A workload with
+``sharedUsage`` has its declared usage split among its running pods (``kvert.sim.load``).
 
 Counters come from exact sources: OOM kills from the runtimes' ``on_oom`` listeners (with
 the limit that was passed: the container's, the pod's, a QoS tier's, the node's allocatable
@@ -41,13 +47,13 @@ from typing import Any
 
 import numpy as np
 
-from kvert.sim.recording import FleetSampler, RecommendationLog, Tracker
+from kvert.sim.recording import FleetSampler, RecommendationLog, ReplicaLog, Tracker
 from kvert.sim.scenario import Policy, Scenario
 
 log = logging.getLogger(__name__)
 
 SERIES = ("cpu_request", "cpu_use", "memory_request", "memory_use", "pods_running", "pods_pending",
-          "cpu_demand")
+          "cpu_demand", "replicas")
 COUNTERS = ("oom_kills", "restarts", "throttled_seconds", "evictions", "resizes", "pods_created")
 
 Progress = Callable[[str, float], None]
@@ -89,6 +95,9 @@ class PolicyRun:
     # (store revisions) before the first sample and per simulated hour after it, VPA writes
     # and fleet steps per simulated hour after it
     work: dict[str, float] = field(default_factory=dict)
+    # workload -> {"minReplicas", "maxReplicas", "rescales": [{"time", "from", "to"}], "status": the
+    # HPA's last status}, for the workloads with an HPA under this policy
+    hpa: dict[str, dict] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         # short: asyncio's Runner formats the main task (this, its result) into an error
@@ -123,7 +132,8 @@ def _accepted(cls: Any, options: dict[str, Any]) -> dict[str, Any]:
 async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progress | None) -> PolicyRun:
     from kvert.client import Informer
     from kvert.cluster import assembly as build
-    from kvert.cluster.fleetmetrics import FleetMetricsSource
+    from kvert.apiserver.metrics import DEFAULT_RESOLUTION
+    from kvert.cluster.fleetmetrics import FleetMetricsSource, FleetPodMetrics
     from kvert.cluster.supervisor import Supervisor
     from kvert.kubelet.config import NodeConfig
     from kvert.kubelet.eviction import MONITORING_INTERVAL
@@ -146,12 +156,15 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     heartbeat = scn.heartbeat
     lifecycle = {"node_monitor_period": max(5.0, heartbeat / 2), "node_monitor_grace_period": 5 * heartbeat,
                  "node_startup_grace_period": 6 * heartbeat}
-    supervisor.add("controller-manager", build.controller_manager(
-        plane.client(build.CONTROLLER_MANAGER), clock, settings={"nodelifecycle": lifecycle}))
-    supervisor.add("scheduler", build.scheduler(plane.client(build.SCHEDULER), clock, seed=scn.seed))
     # every node's containers in one set of arrays, advanced at each tick; the agents hear of
     # exits and memory thresholds from it instead of polling their runtimes
     fleet = Fleet(clock, scn.tick)
+    # the HPA controller's metrics.k8s.io, from the fleet (pods' labels from the run's informer)
+    hpa_metrics = FleetPodMetrics(fleet, resolution=max(DEFAULT_RESOLUTION, scn.tick))
+    supervisor.add("controller-manager", build.controller_manager(
+        plane.client(build.CONTROLLER_MANAGER), clock,
+        settings={"nodelifecycle": lifecycle, "horizontalpodautoscaling": {"metrics": hpa_metrics}}))
+    supervisor.add("scheduler", build.scheduler(plane.client(build.SCHEDULER), clock, seed=scn.seed))
     fleet_task = asyncio.ensure_future(fleet.run())
     agents: list[Any] = []
     ooms: list[tuple[str, str, float, Any]] = []       # (namespace, pod, time, the kill)
@@ -197,6 +210,13 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
 
     informers_of_run = [Informer(admin, "pods", clock=clock), Informer(admin, "nodes", clock=clock)]
     informers_of_run[0].add_handlers(tracker.on_add, tracker.on_update, tracker.on_delete)
+    hpa_metrics.pods = informers_of_run[0]
+    hpas = [w for w in scn.workloads if w.hpa is not None and policy.hpa]
+    replicas = ReplicaLog(clock, tracker.start, names, [w.replicas for w in scn.workloads])
+    shared = {w.name: w.shared for w in scn.workloads if w.shared}
+    if shared:                # the workloads' usage split among their running pods, before every tick
+        from kvert.sim.load import SharedLoad
+        fleet_task = asyncio.gather(fleet_task, SharedLoad(fleet, shared, tracker.workload_of_pod).run())
     ready_nodes: dict[str, bool] = {}
 
     def node_seen(*objs: dict) -> None:
@@ -207,6 +227,9 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     if vpa is not None:
         informers_of_run.append(Informer(admin, "autoscaling.k8s.io/verticalpodautoscalers", clock=clock))
         informers_of_run[2].add_handlers(history.on_change, history.on_change, None)
+    if hpas:       # only an HPA changes a workload's replicas
+        informers_of_run.append(Informer(admin, "apps/deployments", clock=clock))
+        informers_of_run[-1].add_handlers(replicas.on_change, replicas.on_change, None)
     informer_tasks = [asyncio.ensure_future(inf.run()) for inf in informers_of_run]
     for inf in informers_of_run:
         await inf.wait_synced()
@@ -216,6 +239,8 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         if policy.vpa is not None:
             await admin.create("autoscaling.k8s.io/verticalpodautoscalers", scn.vpa_object(w, policy),
                                namespace=w.namespace)
+        if w in hpas:
+            await admin.create("autoscaling/horizontalpodautoscalers", scn.hpa_object(w), namespace=w.namespace)
 
     n = int(scn.duration // scn.sample_interval)
     interval = scn.sample_interval
@@ -232,6 +257,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
             columns[s][k] = usage[s]
         for row, s in enumerate(("cpu_request", "memory_request", "pods_running", "pods_pending")):
             columns[s][k] = tracker.sums[row]
+        columns["replicas"][k] = replicas.values
         nodes_ready[k] = sum(ready_nodes.values())
         if k == 0:
             first_sample = (store.current_revision(), fleet.steps, history.updates)
@@ -253,6 +279,14 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
                 recommendations[w.name] = (obj.get("status") or {}).get("recommendation")
             except Exception:
                 recommendations[w.name] = None
+    hpa_runs: dict[str, dict] = {}
+    for w in hpas:
+        try:
+            obj = await admin.get("autoscaling/horizontalpodautoscalers", w.name, w.namespace)
+        except Exception:
+            obj = {}
+        hpa_runs[w.name] = {"minReplicas": int(w.hpa.get("minReplicas", 1)), "maxReplicas": int(w.hpa["maxReplicas"]),
+                            "rescales": replicas.changes.get(w.name, []), "status": obj.get("status") or {}}
     resizes = {w: 0 for w in names}
     for ev in (await admin.list("events"))["items"]:
         if ev.get("reason") != "ResizeCompleted":
@@ -298,7 +332,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
                      vpa_recommendations=recommendations, events=events,
                      restarts_by_cause=tracker.restarts_by_cause, pending_by_reason=tracker.pending_by_reason,
                      recommendation_history=history.history,   # VPAs are named as their workloads
-                     work=work)
+                     work=work, hpa=hpa_runs)
 
 
 def run_policy(scn: Scenario, policy: Policy, progress: Progress | None = None) -> PolicyRun:

@@ -4,8 +4,8 @@
 the running and pending pods (kept as running sums, updated when a pod changes), pending
 pod-seconds by reason, container restarts by the cause of the termination, evictions with
 their reasons. ``FleetSampler`` reads usage per workload straight from the fleet's arrays
-(one ``bincount`` per series), and ``RecommendationLog`` keeps each VPA's recommendation
-history as it changes.
+(one ``bincount`` per series), ``RecommendationLog`` keeps each VPA's recommendation
+history as it changes, and ``ReplicaLog`` each workload's replicas (what an HPA sets).
 """
 
 from __future__ import annotations
@@ -280,5 +280,30 @@ class RecommendationLog:
             self.history.setdefault(name, {}).setdefault(item.get("containerName", ""), []).append(entry)
 
 
-__all__ = ["FleetSampler", "RecommendationLog", "Tracker", "WORKLOAD_LABEL", "pending_reason", "requests_of",
+class ReplicaLog:
+    """Each workload's Deployment ``spec.replicas`` (an informer's handler): the current values
+    (one per workload, in order) and every change with its time (an HPA's rescales)."""
+
+    def __init__(self, clock: Any, start: float, workloads: list[str], replicas: list[int]):
+        self.clock = clock
+        self.start = start
+        self.index = {w: i for i, w in enumerate(workloads)}
+        self.values = np.array(replicas, dtype=float)
+        self.changes: dict[str, list[dict]] = {}
+
+    def on_change(self, *objs: dict) -> None:
+        dep = objs[-1]
+        meta = dep.get("metadata") or {}
+        i = self.index.get(meta.get("name", ""))
+        if i is None:
+            return
+        replicas = float((dep.get("spec") or {}).get("replicas", 1))
+        if replicas == self.values[i]:
+            return
+        entry = {"time": round(self.clock.now() - self.start, 3), "from": int(self.values[i]), "to": int(replicas)}
+        self.changes.setdefault(meta["name"], []).append(entry)
+        self.values[i] = replicas
+
+
+__all__ = ["FleetSampler", "RecommendationLog", "ReplicaLog", "Tracker", "WORKLOAD_LABEL", "pending_reason", "requests_of",
            "workload_of"]

@@ -27,8 +27,17 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
             limits: {memory: 500Mi}                # optional
             usage: {cpu: {profile: diurnal, min: 400m, max: 600m}, memory: 250Mi}
             # or replay a recorded trace (kvert.sim.traces): usage: {trace: traces/hamster.csv}
+        sharedUsage: [cpu]        # optional: the containers' cpu profiles are the whole workload's,
+                                  #   split evenly among its running pods (kvert.sim.load)
+        hpa:                      # optional: a HorizontalPodAutoscaler (autoscaling/v2 spec) on it
+          minReplicas: 2          #   (default 1)
+          maxReplicas: 10         #   required
+          metrics:                #   default: cpu Utilization 80; Resource / ContainerResource only
+            - {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}
+          behavior: {scaleDown: {stabilizationWindowSeconds: 300}}   # optional, as upstream's
       - deployment: {apiVersion: apps/v1, kind: Deployment, ...}   # or a full manifest;
                                   # its template may carry the kvert.io/usage annotation
+        hpa: {maxReplicas: 4}     # optional here too, and sharedUsage
     vpa:                          # optional: the VPA spec template applied per workload
       resourcePolicy: {containerPolicies: [{containerName: "*", minAllowed: {cpu: 50m}}]}
     policies:
@@ -38,11 +47,25 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
         vpa: {updateMode: Recreate, recommender: {interval: 1m}, updater: {interval: 1m}}
       - name: InPlaceOrRecreate
         vpa: {updateMode: InPlaceOrRecreate}
+      - name: VPA without the HPAs
+        vpa: {updateMode: InPlaceOrRecreate}
+        hpa: none                 # the workloads' HPAs are not created under this policy
 
 A policy's ``updateMode`` is one the VPA API accepts: Off, Initial, Recreate,
 InPlaceOrRecreate, Auto (deprecated upstream; kvert's updater treats it as
 InPlaceOrRecreate) and InPlace (kvert's name for InPlaceOrRecreate that never evicts: an
 infeasible resize waits; upstream's API has no such mode yet).
+
+A workload's ``hpa`` is created with its Deployment (same name and namespace,
+``scaleTargetRef`` the Deployment) under every policy but those with ``hpa: none``; the HPA
+controller reads the pods' cpu and memory straight from the simulated fleet, as
+metrics-server would serve them (``kvert.cluster.fleetmetrics.FleetPodMetrics``). Only
+``Resource`` and ``ContainerResource`` metrics of cpu and memory have a source, and a
+``Utilization`` target needs the request in every container it reads (upstream's HPA
+cannot compute a utilization without it). An HPA and a VPA that both control cpu (or
+memory) of one workload fight (seed 002); the HPA reports it with the condition
+``VerticalPodAutoscalerConflict`` (``resourcePolicy.containerPolicies[].controlledResources:
+[memory]`` in the VPA is the combination that works).
 
 Every error is a ``ScenarioError`` whose message starts with the path of the offending
 field (``workloads[0].containers[1].requests.cpu: ...``).
@@ -59,7 +82,9 @@ from typing import Any
 
 import yaml
 
+from kvert.api.defaults import default_horizontal_pod_autoscaler
 from kvert.api.quantity import QuantityError, to_int
+from kvert.api.validation.autoscaling import validate_hpa
 from kvert.api.validation.vpa import UPDATE_MODES
 from kvert.kubelet.config import ConfigError, parse_duration_or_days
 from kvert.kubelet.usage import USAGE_ANNOTATION, UsageError, parse_container_usage
@@ -105,6 +130,8 @@ class Workload:
     namespace: str
     deployment: dict                  # the Deployment manifest (labels and annotation filled in)
     containers: list[str]
+    hpa: dict | None = None           # the HorizontalPodAutoscaler's spec as written (no scaleTargetRef)
+    shared: tuple[str, ...] = ()      # resources whose usage is the workload's, split among its pods
 
     @property
     def replicas(self) -> int:
@@ -115,6 +142,7 @@ class Workload:
 class Policy:
     name: str
     vpa: dict | None                  # None: no VPA; else {updateMode, recommender, updater, spec}
+    hpa: bool = True                  # whether the workloads' HPAs are created
 
     @property
     def update_mode(self) -> str | None:
@@ -155,6 +183,11 @@ class Scenario:
             meta["annotations"] = dict(policy.vpa["annotations"])
         return {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler", "metadata": meta,
                 "spec": spec}
+
+    def hpa_object(self, workload: Workload) -> dict:
+        """The HorizontalPodAutoscaler of ``workload`` (which declares one)."""
+        assert workload.hpa is not None
+        return _hpa_object(workload.name, workload.namespace, workload.hpa)
 
 
 # -- helpers -----------------------------------------------------------------------------------------
@@ -283,10 +316,73 @@ def _usage_check(usage: object, name: str, path: str) -> None:
         raise ScenarioError(str(e)) from None
 
 
+HPA_KEYS = {"minReplicas", "maxReplicas", "metrics", "behavior"}
+HPA_METRIC_TYPES = ("Resource", "ContainerResource")
+
+
+def _hpa_object(name: str, namespace: str, spec: dict) -> dict:
+    spec = copy.deepcopy(spec)
+    spec["scaleTargetRef"] = {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def _hpa(doc: object, path: str, dep: dict) -> dict:
+    """A workload's HPA spec, checked as the API server would check it (after defaulting)
+    and for what the simulator can serve; errors name the scenario's field."""
+    doc = _mapping(doc, path)
+    _keys(doc, HPA_KEYS, path)
+    _require(doc, "maxReplicas", path)
+    meta = dep["metadata"]
+    obj = _hpa_object(meta["name"], meta["namespace"], doc)
+    default_horizontal_pod_autoscaler(obj)
+    for cause in validate_hpa(obj):
+        where = cause.field[len("spec."):] if cause.field.startswith("spec.") else cause.field
+        raise ScenarioError(f"{path}.{where}: {cause.message}")
+    spec = obj["spec"]
+    if int(dep["spec"].get("replicas", 1)) == 0:
+        raise ScenarioError(f"{path}: the Deployment has replicas: 0, at which an HPA does not scale "
+                            f"(ScalingDisabled); give it at least 1")
+    containers = dep["spec"]["template"]["spec"]["containers"]
+    for i, metric in enumerate(spec["metrics"]):
+        mpath = f"{path}.metrics[{i}]" if doc.get("metrics") else f"{path} (the default metric, cpu Utilization 80)"
+        kind = metric.get("type")
+        if kind not in HPA_METRIC_TYPES:
+            raise ScenarioError(f"{mpath}.type: the simulator serves only Resource and ContainerResource metrics "
+                                f"(metrics.k8s.io), got {kind!r}")
+        source = metric["resource" if kind == "Resource" else "containerResource"]
+        resource = source.get("name")
+        if resource not in ("cpu", "memory"):
+            raise ScenarioError(f"{mpath}.{'resource' if kind == 'Resource' else 'containerResource'}.name: "
+                                f"metrics.k8s.io serves cpu and memory, got {resource!r}")
+        read = containers
+        if kind == "ContainerResource":
+            read = [c for c in containers if c.get("name") == source.get("container")]
+            if not read:
+                raise ScenarioError(f"{mpath}.containerResource.container: no container "
+                                    f"{source.get('container')!r} in the workload (it has "
+                                    f"{', '.join(str(c.get('name')) for c in containers)})")
+        if (source.get("target") or {}).get("type") == "Utilization":
+            for c in read:
+                if resource not in ((c.get("resources") or {}).get("requests") or {}):
+                    raise ScenarioError(f"{mpath}: a {resource} Utilization target needs a {resource} request in "
+                                        f"every container it reads; container {c.get('name')!r} has none")
+    return copy.deepcopy(doc)
+
+
+def _shared(value: object, path: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or any(r not in ("cpu", "memory") for r in value):
+        raise ScenarioError(f"{path}: expected a list of cpu and memory, got {value!r}")
+    return tuple(r for r in ("cpu", "memory") if r in value)
+
+
 def _workload(doc: object, path: str, base_dir: Path) -> Workload:
     doc = _mapping(doc, path)
+    shared = _shared(doc.get("sharedUsage"), f"{path}.sharedUsage")
     if "deployment" in doc:
-        _keys(doc, {"deployment"}, path)
+        _keys(doc, {"deployment", "hpa", "sharedUsage"}, path)
         dep = copy.deepcopy(_mapping(doc["deployment"], f"{path}.deployment"))
         if dep.get("kind", "Deployment") != "Deployment":
             raise ScenarioError(f"{path}.deployment.kind: only Deployment is supported, got {dep.get('kind')!r}")
@@ -322,9 +418,10 @@ def _workload(doc: object, path: str, base_dir: Path) -> Workload:
         if annotations:
             tmeta["annotations"] = annotations
         spec.setdefault("selector", {"matchLabels": dict(tmeta["labels"])})
-        return Workload(name, namespace, dep, names)
+        hpa = _hpa(doc["hpa"], f"{path}.hpa", dep) if doc.get("hpa") is not None else None
+        return Workload(name, namespace, dep, names, hpa, shared)
 
-    _keys(doc, {"name", "namespace", "replicas", "containers"}, path)
+    _keys(doc, {"name", "namespace", "replicas", "containers", "hpa", "sharedUsage"}, path)
     name = _name(_require(doc, "name", path), f"{path}.name")
     namespace = _name(doc.get("namespace", "default"), f"{path}.namespace")
     replicas = doc.get("replicas", 1)
@@ -358,18 +455,23 @@ def _workload(doc: object, path: str, base_dir: Path) -> Workload:
            "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
            "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)},
                     "template": {"metadata": tmeta, "spec": {"containers": built}}}}
-    return Workload(name, namespace, dep, [c["name"] for c in built])
+    hpa = _hpa(doc["hpa"], f"{path}.hpa", dep) if doc.get("hpa") is not None else None
+    return Workload(name, namespace, dep, [c["name"] for c in built], hpa, shared)
 
 
 def _policy(doc: object, path: str) -> Policy:
     doc = _mapping(doc, path)
-    _keys(doc, {"name", "vpa"}, path)
+    _keys(doc, {"name", "vpa", "hpa"}, path)
     name = _require(doc, "name", path)
     if not isinstance(name, str) or not name:
         raise ScenarioError(f"{path}.name: expected a non-empty string")
+    hpa = doc.get("hpa", True)
+    if hpa not in (True, False, "none"):
+        raise ScenarioError(f"{path}.hpa: expected none (the workloads' HPAs left out) or true, got {hpa!r}")
+    hpa = hpa is True
     vpa = doc.get("vpa", "none")
     if vpa is None or vpa == "none" or vpa is False:
-        return Policy(name, None)
+        return Policy(name, None, hpa)
     vpa = _mapping(vpa, f"{path}.vpa")
     _keys(vpa, {"updateMode", "recommender", "updater", "spec", "annotations"}, f"{path}.vpa")
     mode = vpa.get("updateMode", "InPlaceOrRecreate")
@@ -393,7 +495,7 @@ def _policy(doc: object, path: str) -> Policy:
         out[part] = sub
     _recommender_config(out["recommender"], f"{path}.vpa.recommender")       # validate now
     _updater_options(out["updater"], f"{path}.vpa.updater")
-    return Policy(name, out)
+    return Policy(name, out, hpa)
 
 
 def _snake(key: str) -> str:
