@@ -212,7 +212,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     informers_of_run[0].add_handlers(tracker.on_add, tracker.on_update, tracker.on_delete)
     hpa_metrics.pods = informers_of_run[0]
     hpas = [w for w in scn.workloads if w.hpa is not None and policy.hpa]
-    replicas = ReplicaLog(clock, tracker.start, names, [w.replicas for w in scn.workloads])
+    replicas = ReplicaLog(clock, tracker.start, names, [w.replicas for w in scn.workloads], tracker)
     shared = {w.name: w.shared for w in scn.workloads if w.shared}
     if shared:                # the workloads' usage split among their running pods, before every tick
         from kvert.sim.load import SharedLoad
@@ -286,7 +286,8 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         except Exception:
             obj = {}
         hpa_runs[w.name] = {"minReplicas": int(w.hpa.get("minReplicas", 1)), "maxReplicas": int(w.hpa["maxReplicas"]),
-                            "rescales": replicas.changes.get(w.name, []), "status": obj.get("status") or {}}
+                            "rescales": replicas.changes.get(w.name, []),
+                            "pods_deleted_by_scale_down": tracker.scaled_down[w.name], "status": obj.get("status") or {}}
     resizes = {w: 0 for w in names}
     for ev in (await admin.list("events"))["items"]:
         if ev.get("reason") != "ResizeCompleted":

@@ -76,6 +76,9 @@ class Tracker:
         self.pods_created: dict[str, int] = {w: 0 for w in workloads}
         self.evicted: set[str] = set()
         self.events: list[dict] = []
+        # pods a scale-down (an HPA's) is about to delete, and those it deleted: not evictions
+        self.scale_down_pending: dict[str, int] = {w: 0 for w in workloads}
+        self.scaled_down: dict[str, int] = {w: 0 for w in workloads}
         self.start = clock.now()
         self.stopped = False
 
@@ -102,9 +105,14 @@ class Tracker:
         if uid in self.evicted:
             return
         self.evicted.add(uid)
-        self.evictions[w] += 1
         target = next((c for c in (pod.get("status") or {}).get("conditions") or []
                        if c.get("type") == "DisruptionTarget"), None)
+        if target is None and self.scale_down_pending[w] > 0:
+            # the ReplicaSet deleting the pods its Deployment no longer wants
+            self.scale_down_pending[w] -= 1
+            self.scaled_down[w] += 1
+            return
+        self.evictions[w] += 1
         self._event("eviction", w, pod, cause=(target or {}).get("reason") or "api",
                     message=(target or {}).get("message", ""))
 
@@ -282,10 +290,14 @@ class RecommendationLog:
 
 class ReplicaLog:
     """Each workload's Deployment ``spec.replicas`` (an informer's handler): the current values
-    (one per workload, in order) and every change with its time (an HPA's rescales)."""
+    (one per workload, in order) and every change with its time (an HPA's rescales). A
+    decrease tells ``tracker`` that as many deletions of the workload's pods are a scale-down,
+    not evictions."""
 
-    def __init__(self, clock: Any, start: float, workloads: list[str], replicas: list[int]):
+    def __init__(self, clock: Any, start: float, workloads: list[str], replicas: list[int],
+                 tracker: Tracker | None = None):
         self.clock = clock
+        self.tracker = tracker
         self.start = start
         self.index = {w: i for i, w in enumerate(workloads)}
         self.values = np.array(replicas, dtype=float)
@@ -302,6 +314,8 @@ class ReplicaLog:
             return
         entry = {"time": round(self.clock.now() - self.start, 3), "from": int(self.values[i]), "to": int(replicas)}
         self.changes.setdefault(meta["name"], []).append(entry)
+        if self.tracker is not None and replicas < self.values[i]:
+            self.tracker.scale_down_pending[meta["name"]] += int(self.values[i] - replicas)
         self.values[i] = replicas
 
 

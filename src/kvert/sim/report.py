@@ -7,6 +7,10 @@ its suggestions and its sampled series. ``write_report`` writes ``report.json`` 
 ``json_only``) ``report.html`` into a directory. The HTML uses no external scripts, styles,
 fonts or images: the plots are SVG drawn here.
 
+For workloads with a HorizontalPodAutoscaler the report adds, per policy, the HPA's rescales,
+its last status (``VerticalPodAutoscalerConflict`` among the conditions when a VPA controls
+the resource it scales on) and the replicas over time, all policies on one chart.
+
 A suggestion is made where a VPA policy scales a container's CPU limit with its requests
 (``controlledValues: RequestsAndLimits``, the default) and the workload was throttled:
 ``controlledValues: RequestsOnly`` would leave the limit alone.
@@ -38,8 +42,10 @@ def _scenario_summary(scn: Scenario) -> dict:
         "sample_interval_seconds": scn.sample_interval,
         "nodes": {"count": scn.nodes.count, "capacity": scn.nodes.capacity},
         "workloads": [{"name": w.name, "namespace": w.namespace, "replicas": w.replicas,
-                       "containers": w.containers} for w in scn.workloads],
-        "policies": [{"name": p.name, "vpa": p.vpa} for p in scn.policies],
+                       "containers": w.containers,
+                       **({"hpa": w.hpa} if w.hpa is not None else {}),
+                       **({"sharedUsage": list(w.shared)} if w.shared else {})} for w in scn.workloads],
+        "policies": [{"name": p.name, "vpa": p.vpa, **({} if p.hpa else {"hpa": "none"})} for p in scn.policies],
     }
 
 
@@ -93,6 +99,8 @@ def report_json(scn: Scenario, runs: list[PolicyRun], *, wall_seconds: float | N
             entry["vpa_recommendations"] = run.vpa_recommendations
         if run.recommendation_history:
             entry["recommendation_history"] = run.recommendation_history
+        if run.hpa:
+            entry["hpa"] = run.hpa
         entry["suggestions"] = suggestions(scn, run)
         entry["events"] = run.events
         policies.append(entry)
@@ -376,6 +384,61 @@ def _events_table(policy: dict) -> str:
             f"{''.join(rows)}</tbody></table>{note}")
 
 
+def _hpa_condition(status: dict, kind: str) -> dict | None:
+    return next((c for c in status.get("conditions") or [] if c.get("type") == kind), None)
+
+
+def _hpa_section(doc: dict, workload: dict) -> str:
+    """A workload's HPA under each policy: settings, rescales, replicas reached, last
+    utilization, the VPA conflict; and the replicas of every policy on one chart."""
+    from kvert.controllers.vpaconflict import CONFLICT
+    name = workload["name"]
+    runs = [p for p in doc["policies"] if not p.get("skipped")]
+    rows, lines = [], []
+    for i, p in enumerate(runs):
+        series = p["series"]["workloads"].get(name) or {}
+        replicas = np.asarray(series.get("replicas") or [], dtype=float)
+        if replicas.size:
+            lines.append(Line(p["name"], replicas, COLORS[i % len(COLORS)], step=True))
+        hpa = (p.get("hpa") or {}).get(name)
+        reached = (f"{replicas.min():g} / {replicas.mean():.3g} / {replicas.max():g}" if replicas.size else "")
+        if hpa is None:
+            rows.append(f"<tr><td>{html.escape(p['name'])}</td><td>no HPA</td><td></td><td>{reached}</td>"
+                        f"<td></td><td></td><td style=\"text-align:left\"></td></tr>")
+            continue
+        status = hpa.get("status") or {}
+        utilization = ""
+        for metric in status.get("currentMetrics") or []:
+            source = metric.get("resource") or metric.get("containerResource") or {}
+            current = source.get("current") or {}
+            if "averageUtilization" in current:
+                utilization = f"{source.get('name')} {current['averageUtilization']}%"
+        conflict = _hpa_condition(status, CONFLICT)
+        note = "none"
+        if conflict is not None and conflict.get("status") == "True":
+            note = (f"<b>{html.escape(CONFLICT)}</b> ({html.escape(conflict.get('reason', ''))}): "
+                    f"{html.escape(conflict.get('message', ''))}")
+        rows.append(f"<tr><td>{html.escape(p['name'])}</td><td>{hpa['minReplicas']}-{hpa['maxReplicas']}</td>"
+                    f"<td>{len(hpa.get('rescales') or [])}</td><td>{reached}</td>"
+                    f"<td>{hpa.get('pods_deleted_by_scale_down', 0)}</td><td>{html.escape(utilization)}</td>"
+                    f"<td style=\"text-align:left\">{note}</td></tr>")
+    spec = workload.get("hpa") or {}
+    metrics = "; ".join(
+        f"{m.get('type')} {(m.get('resource') or m.get('containerResource') or {}).get('name')} "
+        + ", ".join(f"{k} {v}" for k, v in ((m.get('resource') or m.get('containerResource') or {})
+                                            .get('target') or {}).items() if k != "type")
+        for m in spec.get("metrics") or []) or "cpu averageUtilization 80 (default)"
+    shared = (f" Its {' and '.join(workload['sharedUsage'])} usage is the workload's, split among its running pods."
+              if workload.get("sharedUsage") else "")
+    times = np.asarray((runs[0]["series"]["times"] if runs else []), dtype=float) / 3600.0
+    chart = line_chart(f"{name}: replicas (Deployment spec.replicas)", times, lines, "replicas") if lines else ""
+    return (f"<h3>Horizontal scaling of {html.escape(name)}</h3><p>HPA on {html.escape(metrics)}, "
+            f"{spec.get('minReplicas', 1)} to {spec.get('maxReplicas')} replicas.{html.escape(shared)}</p>"
+            f"<table><thead><tr><th>policy</th><th>min-max</th><th>rescales</th><th>replicas min / mean / max</th>"
+            f"<th>pods removed by scale-down</th><th>last utilization</th><th>VPA conflict</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table><div class=\"grid\">{chart}</div>")
+
+
 def report_html(doc: dict) -> str:
     scn = doc["scenario"]
     runs = [p for p in doc["policies"] if not p.get("skipped")]
@@ -415,6 +478,8 @@ def report_html(doc: dict) -> str:
         name = w["name"]
         parts.append(f"<h2>Workload {html.escape(name)}: requests vs use</h2>")
         parts.append(_workload_table(doc, name))
+        if w.get("hpa") is not None:
+            parts.append(_hpa_section(doc, w))
         parts.append(_breakdown_table(runs, name))
         parts.append(f"<div class=\"grid\">{''.join(_breakdown_bars(runs, name))}</div>")
         charts = [c for p in runs for c in _workload_charts(p, name)]
