@@ -14,7 +14,9 @@ ran it -- pods that no longer exist included, until the history expires:
   larger of the container's memory request and its peak in the current interval
   (``RecordOOM``); an OOM older than the current interval's start is discarded;
 * the first and last CPU sample times and the count of CPU samples (the confidence behind
-  the bounds).
+  the bounds);
+* (kvert) whether the container was seen running to completion (``batch``: what
+  ``vpa.kvert.io/workload: auto`` decides by, ``recommendation.resolve_workload``).
 
 Per pod (the ``ContainerState`` upstream) it keeps the last CPU and memory sample times, the
 current interval's end and its usage and OOM peaks. Samples are taken in arrival order, like
@@ -78,6 +80,7 @@ class AggregateBank:
         self.interval_us = np.zeros(0, dtype=np.int64)
         self.window = np.zeros(0)               # memory aggregation window (expiry), seconds
         self.sample_weight = np.zeros(0)
+        self.batch = np.zeros(0, dtype=bool)    # seen running to completion (workload: auto)
         self.dirty = np.zeros(0, dtype=bool)
         self.used = np.zeros(0, dtype=bool)
         self.configs: list[RecommenderConfig | None] = []
@@ -111,6 +114,7 @@ class AggregateBank:
         self.interval_us = _grown(self.interval_us, capacity, 1)
         self.window = _grown(self.window, capacity, 0.0)
         self.sample_weight = _grown(self.sample_weight, capacity, 0.0)
+        self.batch = _grown(self.batch, capacity, False)
         self.dirty = _grown(self.dirty, capacity, False)
         self.used = _grown(self.used, capacity, False)
         self.configs += [None] * (capacity - old)
@@ -130,6 +134,7 @@ class AggregateBank:
         self.interval_us[row] = int(round(config.memory_aggregation_interval * 1e6))
         self.window[row] = config.memory_aggregation_window
         self.sample_weight[row] = config.min_sample_weight
+        self.batch[row] = False
         self.dirty[row] = True
         self.used[row] = True
         self.configs[row] = config
@@ -497,6 +502,17 @@ class AggregateContainerState:
         self.bank.dirty[self.row] = True
 
     @property
+    def batch(self) -> bool:
+        """Whether the container was seen running to completion (``workload: auto`` makes it a
+        batch workload's)."""
+        return bool(self.bank.batch[self.row])
+
+    @batch.setter
+    def batch(self, value: bool) -> None:
+        self.bank.batch[self.row] = bool(value)
+        self.bank.dirty[self.row] = True
+
+    @property
     def total_samples_count(self) -> int:
         return int(self.bank.count[self.row])
 
@@ -738,6 +754,7 @@ class AggregateStore:
         agg.first_sample_start_us = state.first_sample_start_us
         agg.last_sample_start_us = state.last_sample_start_us
         agg.total_samples_count = state.total_samples_count
+        agg.batch = state.batch
 
     def vpas(self) -> Any:
         """The (namespace, VPA name) pairs with aggregates (a live view)."""

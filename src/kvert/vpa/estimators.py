@@ -6,6 +6,10 @@ pieces, innermost first::
 
     percentile(p)  ->  margin(+15%)  ->  [confidence multiplier]  ->  minimum(25m / 250Mi shared)
 
+For a batch workload (kvert, ``vpa.kvert.io/workload: batch``) a ``CpuMeanEstimator`` wraps
+each percentile estimator: the CPU target is the mean of the usage histogram instead of a
+percentile, and the CPU bounds are widened to include it; memory stays the percentile of peaks.
+
 Amounts are integers like upstream's ``ResourceAmount``: every float result is truncated toward
 zero (``ResourceAmount(x)`` in Go), negative results become 0 and results beyond 1e14 become
 1e14 (``MaxResourceAmount``). A percentile of CPU cores becomes millicores as ``int(cores * 1000)``.
@@ -115,6 +119,35 @@ class PercentileEstimator(ResourceEstimator):
         return self._record(trace, label, result)
 
 
+CPU_MEAN_BOUNDS = ("target", "lower", "upper")
+
+
+class CpuMeanEstimator(ResourceEstimator):
+    """Batch workloads (seed 002: they care about throughput, not latency, so their CPU is sized
+    by the mean CPU consumption rather than a high percentile): the base estimator's memory, and
+    for CPU the mean of the (decaying) usage histogram (``Histogram.mean``). ``bound`` says how:
+    ``"target"`` takes the mean; ``"lower"`` the smaller of the base's CPU and the mean;
+    ``"upper"`` the larger, so the bounds still bracket the target."""
+
+    def __init__(self, base: ResourceEstimator, bound: str = "target") -> None:
+        if bound not in CPU_MEAN_BOUNDS:
+            raise ValueError(f"bound must be one of {', '.join(CPU_MEAN_BOUNDS)}")
+        self.base = base
+        self.bound = bound
+
+    def estimate(self, state, trace=None):
+        result = dict(self.base.estimate(state, trace))
+        mean = cpu_amount_from_cores(state.cpu.mean())
+        if self.bound == "target":
+            result[CPU] = mean
+        elif self.bound == "lower":
+            result[CPU] = min(result[CPU], mean)
+        else:
+            result[CPU] = max(result[CPU], mean)
+        how = {"target": "cpu mean", "lower": "cpu at most the mean", "upper": "cpu at least the mean"}[self.bound]
+        return self._record(trace, f"{how} {_show(CPU, mean)} (batch)", result)
+
+
 class MarginEstimator(ResourceEstimator):
     """``WithMargin``: each amount plus ``int(amount * fraction)`` (the safety margin)."""
 
@@ -202,11 +235,12 @@ class RowParameters:
     memory_interval: np.ndarray
     min_cpu: np.ndarray          # millicores: the container's share of the pod minimum
     min_memory: np.ndarray       # bytes
+    cpu_mean: np.ndarray         # bool: a batch workload's row (CpuMeanEstimator)
 
     @classmethod
     def empty(cls, n: int) -> RowParameters:
         return cls(np.zeros((n, 3)), np.zeros((n, 3)), *(np.zeros(n) for _ in range(7)),
-                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
 
     def take(self, rows: np.ndarray) -> RowParameters:
         return RowParameters(*(getattr(self, f.name)[rows] for f in fields(self)))
@@ -232,8 +266,17 @@ def resource_amounts(values: np.ndarray) -> np.ndarray:
 def estimate_rows(bank: Any, rows: np.ndarray, p: RowParameters) -> np.ndarray:
     """The three chains of ``recommendation.create_estimators`` with the pod minimum, for the
     given rows of an ``AggregateBank`` at once: (rows x 3 bounds x [cpu millicores, memory
-    bytes]) int64, equal to what the estimator objects compute one aggregate at a time."""
-    cpu = resource_amounts(bank.cpu.percentiles(rows, p.cpu_percentiles) * 1000.0)
+    bytes]) int64, equal to what the estimator objects compute one aggregate at a time.
+    Batch rows (``p.cpu_mean``) take the CPU mean of their histograms (``CpuMeanEstimator``),
+    computed for those rows at once."""
+    cores = bank.cpu.percentiles(rows, p.cpu_percentiles)
+    batch = np.flatnonzero(p.cpu_mean)
+    if batch.size:
+        mean = bank.cpu.means(rows[batch])
+        cores[batch, 0] = mean
+        cores[batch, 1] = np.minimum(cores[batch, 1], mean)
+        cores[batch, 2] = np.maximum(cores[batch, 2], mean)
+    cpu = resource_amounts(cores * 1000.0)
     memory = resource_amounts(bank.memory.percentiles(rows, p.memory_percentiles))
     out = np.stack([cpu, memory], axis=2)                         # rows x bounds x resources
     out = out + resource_amounts(out * p.margin[:, None, None])

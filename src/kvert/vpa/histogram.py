@@ -20,6 +20,11 @@ The semantics are those of the VPA recommender (``pkg/recommender/util/histogram
   a multiple of the half-life (Go's ``Time.Round``, counted from Go's zero time) and is moved
   forward -- rescaling every weight by a power of two -- when a sample would be more than
   100 half-lives past it, so the factors never overflow.
+* **Mean** (kvert's, for batch workloads): ``sum(weight * value) / sum(weight)`` over the
+  buckets, where a bucket's value is its midpoint (the last bucket, which has no end: its
+  start), the histogram's best guess of the samples it holds (a percentile answers a bucket's
+  end, an upper estimate); 0 for an empty histogram. With decay, newer samples weigh more in
+  it, as in the percentiles.
 * **Checkpoints** (``HistogramCheckpoint``): bucket weights as integers scaled so that the
   largest is 10000 (``MaxCheckpointWeight``), zero buckets dropped, plus the exact
   ``totalWeight`` and ``referenceTimestamp``. Loading spreads ``totalWeight`` over the stored
@@ -104,6 +109,23 @@ class ExponentialOptions:
 
 def _log(base: float, x: float) -> float:
     return math.log(x) / math.log(base)
+
+
+def bucket_midpoints(options: ExponentialOptions) -> np.ndarray:
+    """Each bucket's midpoint, the value a mean gives its samples (the last bucket, which has
+    no end: its start)."""
+    starts = options.starts
+    return np.r_[(starts[:-1] + starts[1:]) / 2.0, starts[-1]]
+
+
+def weighted_means(weights: np.ndarray, options: ExponentialOptions, empty: np.ndarray) -> np.ndarray:
+    """The mean of each row of ``weights`` (rows x buckets): ``sum(w * value) / sum(w)`` with
+    the buckets' midpoints (``bucket_midpoints``); 0 where ``empty``. One computation for a single
+    histogram and a bank's rows, so both read the same."""
+    values = bucket_midpoints(options)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.sum(weights * values, axis=1) / np.sum(weights, axis=1)
+    return np.where(empty | ~np.isfinite(means), 0.0, means)
 
 
 def sequential_sum(values: np.ndarray, start: float = 0.0) -> float:
@@ -227,6 +249,11 @@ class Histogram:
 
     def percentiles(self, percentiles: Iterable[float]) -> list[float]:
         return [self._bucket_value(b) for b in self.percentile_buckets(percentiles)]
+
+    def mean(self) -> float:
+        """The weighted mean of the samples, each at its bucket's midpoint (see the module
+        docstring); 0 when the histogram is empty."""
+        return float(weighted_means(self.weights[None, :], self.options, np.array([self.is_empty()]))[0])
 
     def _bucket_value(self, bucket: int | None) -> float:
         if bucket is None:
@@ -678,6 +705,14 @@ class HistogramBank:
         through = np.where(empty_walk, np.inf, through)
         known.remember(rows, ps[live], bucket, before, through)
         return out
+
+    def means(self, rows: np.ndarray) -> np.ndarray:
+        """``Histogram.mean`` of each row, all at once (0 for an empty row)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return np.zeros(0)
+        empty = self.weights[rows, self.min_bucket[rows]] < self.options.epsilon
+        return weighted_means(self.weights[rows], self.options, empty)
 
     def percentiles(self, rows: np.ndarray, percentiles: np.ndarray) -> np.ndarray:
         """``Percentile(p)`` of each row (the end of the bucket reached, 0 for an empty row)."""

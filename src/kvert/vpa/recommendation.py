@@ -67,6 +67,22 @@ starts (they shape what is stored). A container policy's ``targetCPUPercentile``
 values for that container. A bad annotation is reported (``RecommenderConfig.for_vpa`` returns
 the problems) and ignored.
 
+kvert's opt-in policies (docs/kubernetes-choices.md), annotations in the same scheme:
+``capacity-aware`` (``true``/``false``), ``model`` (``upstream`` or ``in-place``:
+``IN_PLACE_MODEL``) and ``workload``:
+
+* ``service`` (the default, upstream's model): CPU from the percentiles above;
+* ``batch`` (seed 002's batch workloads care about throughput, not latency): the CPU target is
+  the mean of the decaying CPU usage histogram (``Histogram.mean``) instead of its 90th
+  percentile, margin and minimum applied as to a percentile; the CPU lower bound is at most and
+  the upper bound at least that mean. Memory stays the percentile of peaks: a batch job still
+  OOMs at its peak;
+* ``auto``: ``batch`` for the containers of pods that run to completion -- restartPolicy
+  ``OnFailure`` or ``Never`` (seed 002's suggestion), or a container whose last run ended with
+  exit code 0 (a worker that a Deployment restarts after each job) -- ``service`` otherwise
+  (``resolve_workload``; the live recommender sees the pods, an offline recommendation without
+  pods reads ``auto`` as ``service``).
+
 Rounding: like upstream, every intermediate float is truncated to whole millicores / bytes, and
 quantities print as upstream prints ``NewScaledQuantity``: ``688m``, ``262144k``, ``319572800``.
 """
@@ -82,7 +98,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from kvert.api.quantity import DECIMAL_SI, Quantity, QuantityError
-from kvert.vpa.estimators import (CPU, MEMORY, RESOURCES, ConfidenceMultiplier, MarginEstimator,
+from kvert.vpa.estimators import (CPU, MEMORY, RESOURCES, ConfidenceMultiplier, CpuMeanEstimator, MarginEstimator,
                                   MinResourcesEstimator, PercentileEstimator, ResourceEstimator, RowParameters,
                                   Trace, resource_amount, resource_amounts, scale_resource)
 from kvert.vpa.histogram import ExponentialOptions
@@ -145,6 +161,9 @@ class RecommenderConfig:
     # a smaller margin and faster-closing bounds (IN_PLACE_MODEL); the updater resizes toward
     # the target without waiting for a pod to age
     model: str = _opt("upstream", "model", "model", "kvert")
+    # "service" (upstream), "batch": CPU target from the mean usage, not a percentile (seed 002's
+    # batch workloads); "auto": batch for pods that run to completion (resolve_workload)
+    workload: str = _opt("service", "workload", "workload", "kvert")
 
     # -- derived ------------------------------------------------------------------------------
 
@@ -228,6 +247,8 @@ def _options(max_value: float, first: float, ratio: float, epsilon: float) -> Ex
 
 
 MODELS = ("upstream", "in-place")
+WORKLOADS = ("service", "batch", "auto")
+BATCH_RESTART_POLICIES = ("OnFailure", "Never")
 # What the in-place model changes (a VPA's own annotations still win). Usage is remembered for
 # hours, not days: memory peaks per 5 minutes over 6 hours with a 2h half-life (a short spike
 # is a few of those peaks, not the day's), cpu with a 2h half-life; the margin is 5%; the
@@ -290,9 +311,10 @@ def _parse_value(kind: str, raw: Any) -> Any:
         raise ValueError(f"'{raw}' is not true or false")
     if kind == "duration":
         return parse_duration(raw)
-    if kind == "model":
-        if text not in MODELS:
-            raise ValueError(f"'{raw}' is not one of {', '.join(MODELS)}")
+    if kind in ("model", "workload"):
+        choices = MODELS if kind == "model" else WORKLOADS
+        if text not in choices:
+            raise ValueError(f"'{raw}' is not one of {', '.join(choices)}")
         return text
     if kind in ("cpu", "memory"):
         try:
@@ -350,6 +372,10 @@ def create_estimators(config: RecommenderConfig = DEFAULT_CONFIG) -> Estimators:
     target: ResourceEstimator = PercentileEstimator(c.target_cpu_percentile, c.target_memory_percentile)
     lower: ResourceEstimator = PercentileEstimator(c.lower_bound_cpu_percentile, c.lower_bound_memory_percentile)
     upper: ResourceEstimator = PercentileEstimator(c.upper_bound_cpu_percentile, c.upper_bound_memory_percentile)
+    if c.workload == "batch":
+        target = CpuMeanEstimator(target, "target")
+        lower = CpuMeanEstimator(lower, "lower")
+        upper = CpuMeanEstimator(upper, "upper")
     target = MarginEstimator(c.safety_margin_fraction, target)
     lower = MarginEstimator(c.safety_margin_fraction, lower)
     upper = MarginEstimator(c.safety_margin_fraction, upper)
@@ -380,7 +406,33 @@ def row_parameters(configs: list[RecommenderConfig], containers: np.ndarray) -> 
         lower_exponent=column(lambda c: c.lower_bound_confidence_exponent),
         cpu_interval=column(lambda c: c.confidence_interval_cpu),
         memory_interval=column(lambda c: c.confidence_interval_memory),
-        min_cpu=resource_amounts(base_cpu * share), min_memory=resource_amounts(base_memory * share))
+        min_cpu=resource_amounts(base_cpu * share), min_memory=resource_amounts(base_memory * share),
+        cpu_mean=np.array([c.workload == "batch" for c in configs], dtype=bool).reshape(len(configs)))
+
+
+def runs_to_completion(pod: Mapping | None, container: str | None = None) -> bool:
+    """Whether a pod looks like a batch workload's (``workload: auto``): its restartPolicy is
+    ``OnFailure`` or ``Never`` (Job pods), or the container (any, when ``container`` is None) has
+    a last run that ended with exit code 0 (a worker restarted after each job)."""
+    if not pod:
+        return False
+    if (pod.get("spec") or {}).get("restartPolicy") in BATCH_RESTART_POLICIES:
+        return True
+    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+        if container is not None and cs.get("name") != container:
+            continue
+        term = ((cs.get("lastState") or {}).get("terminated")) or {}
+        if term.get("exitCode") == 0 and term.get("finishedAt"):
+            return True
+    return False
+
+
+def resolve_workload(config: RecommenderConfig, batch: bool) -> RecommenderConfig:
+    """``config`` with ``workload: auto`` decided: ``batch`` when ``batch`` (the recommender saw
+    the container's pods run to completion, ``runs_to_completion``), else ``service``."""
+    if config.workload != "auto":
+        return config
+    return replace(config, workload="batch" if batch else "service")
 
 
 def pod_minimum(config: RecommenderConfig, containers: int) -> dict[str, int]:
@@ -473,7 +525,7 @@ def recommend_containers(aggregates: Mapping[str, Any], vpa: Mapping | None = No
     results = []
     for name in sorted(chosen):
         state, policy = chosen[name]
-        cfg = base.for_container(policy)
+        cfg = resolve_workload(base.for_container(policy), bool(getattr(state, "batch", False)))
         est = create_estimators(cfg)
         traces: dict[str, Trace] = {}
         amounts: dict[str, dict[str, int]] = {}

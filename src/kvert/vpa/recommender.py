@@ -19,7 +19,10 @@ from its ``VerticalPodAutoscalerCheckpoint`` objects; then, every ``interval`` s
    count a scrape twice;
 3. records OOM kills seen in pod statuses (``containerStatuses[].lastState.terminated`` with
    reason ``OOMKilled``; time ``finishedAt``; memory: the container's memory request), each
-   (pod uid, container, finishedAt) once;
+   (pod uid, container, finishedAt) once; for VPAs with ``vpa.kvert.io/workload: auto``, marks
+   the aggregates of containers whose pods run to completion (``recommendation
+   .runs_to_completion``: restartPolicy OnFailure/Never, or a last run ended with exit code 0)
+   as batch, which turns their CPU target into the mean usage;
 4. estimates the aggregates that got samples, all at once (``estimators.estimate_rows``);
    the VPAs with an estimate that moved materially (``estimates.BankEstimates.material``),
    a changed object, match or condition get their ``status.recommendation`` (policy caps per
@@ -79,8 +82,8 @@ from kvert.vpa.estimates import BankEstimates
 from kvert.vpa.estimators import BOUND_ORDER, CPU, MEMORY
 from kvert.vpa.metrics_source import MetricsSource, UsageTable
 from kvert.vpa.recommendation import (BOUND_CHANGE_FRACTION, RecommenderConfig, container_policy, container_requests,
-                                      finish_recommendation, row_parameters, scaling_disabled,
-                                      status_changed_materially)
+                                      finish_recommendation, resolve_workload, row_parameters,
+                                      runs_to_completion, scaling_disabled, status_changed_materially)
 from kvert.vpa.samples import seconds_to_us
 from kvert.vpa.targets import PodAssignment, Target, is_live, resolve_target, target_resource
 
@@ -130,6 +133,8 @@ class Recommender:
         self._refs: dict[VpaKey, tuple[str, str, str]] = {}
         self._watched: set[str] = set()                      # informers with our handlers
         self._oom_pods: set[tuple[str, str]] = set()         # pods whose status shows a new OOM kill
+        self._completed_pods: set[tuple[str, str]] = set()   # pods that run to completion (workload: auto)
+        self._reparam: set[VpaKey] = set()                   # VPAs whose estimator settings to make again
         self._filed_under: dict[tuple[str, str], VpaKey] = {}    # pod -> the VPA its slots are under
         self._slots: dict[tuple[str, str, str], tuple[AggregateBank, int, int] | None] = {}
         self._slot_keys: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
@@ -363,6 +368,7 @@ class Recommender:
         self._follow_assignment()
         await self._file_usage(now)
         self._file_ooms(now)
+        self._file_completions(now)
         written = await self._update_statuses(now)
         self._collect_garbage(now)
         if self.last_checkpoint is None or now - self.last_checkpoint >= self.checkpoint_interval:
@@ -390,6 +396,8 @@ class Recommender:
                 self._pod_seen(pod)
                 if self._has_new_oom(pod):
                     self._oom_pods.add(pk)
+                if runs_to_completion(pod):
+                    self._completed_pods.add(pk)
 
     async def _follow_informers(self) -> None:
         """With informers: register handlers once, then apply the events queued since."""
@@ -432,12 +440,15 @@ class Recommender:
             self._targeted.get(ref, set()).discard(key)
         self._vpa_state.pop(key, None)
         self._statuses.pop(key, None)
+        self._reparam.discard(key)
 
     def _on_pod(self, pod: dict) -> None:
         if is_live(pod):
             self._pod_seen(pod)
             if self._has_new_oom(pod):
                 self._oom_pods.add(_key(pod))
+            if runs_to_completion(pod):
+                self._completed_pods.add(_key(pod))
         else:
             self._pod_gone(_key(pod))
 
@@ -629,6 +640,32 @@ class Recommender:
             if agg.record_oom(name, when, 0.0 if memory is None else float(memory.value())):
                 log.info("OOM of %s/%s container %s recorded", ns, name, cs["name"])
 
+    def _file_completions(self, now: float) -> None:
+        """``workload: auto``: the aggregates of containers whose pods run to completion become
+        batch (once; their VPA's estimator settings are made again)."""
+        pending, self._completed_pods = self._completed_pods, set()
+        for pk in sorted(pending):
+            vkey = self.assignment.owner.get(pk)
+            pod = self.assignment.pods.get(pk)
+            if vkey is None or pod is None:
+                continue
+            vpa = self._vpas[vkey]
+            state = self._vpa_state.get(vkey)
+            config = state.config if state is not None and state.vpa is vpa else self.config.for_vpa(vpa)[0]
+            if config.workload != "auto":
+                continue
+            for c in (pod.get("spec") or {}).get("containers") or []:
+                name = c.get("name")
+                if not name or scaling_disabled(container_policy(vpa, name)) or not runs_to_completion(pod, name):
+                    continue
+                agg = self.store.get_for_vpa(vpa, name, now)
+                if agg.batch:
+                    continue
+                agg.batch = True
+                log.info("VPA %s/%s container %s runs to completion: sized as a batch workload", *vkey, name)
+                self._touched.add(vkey)
+                self._reparam.add(vkey)
+
     # -- recommendations and statuses ----------------------------------------------------------------
 
     async def _update_statuses(self, now: float) -> dict[tuple[str, str], dict]:
@@ -686,7 +723,7 @@ class Recommender:
             now_has = bank.count[rows] > 0
             reparam = {bank.keys[r][:2] for r in rows[(had != now_has)].tolist()}
             reparam.update(bank.keys[r][:2] for r in fresh.tolist())
-            reparam.update(k for k in todo if self._vpa_state[k].settings_changed)
+            reparam.update(k for k in todo if self._vpa_state[k].settings_changed or k in self._reparam)
             redo = [self._set_parameters(est, key) for key in sorted(reparam) if key in self._vpas]
             dirty = bank.dirty[rows]
             bank.dirty[rows] = False
@@ -704,6 +741,7 @@ class Recommender:
             state = self._vpa_state.get(key)
             if state is not None:
                 state.settings_changed = False
+        self._reparam -= todo
 
     def _set_parameters(self, est: BankEstimates, key: VpaKey) -> np.ndarray:
         """The estimator settings of a VPA's rows in this bank (returned)."""
@@ -715,7 +753,8 @@ class Recommender:
         if not mine:
             return np.zeros(0, dtype=np.int64)
         rows = np.array([a.row for _, a in mine], dtype=np.int64)
-        configs = [state.config.for_container(container_policy(state.vpa, c)) for c, _ in mine]
+        configs = [resolve_workload(state.config.for_container(container_policy(state.vpa, c)), a.batch)
+                   for c, a in mine]
         est.params.put(rows, row_parameters(configs, np.full(rows.size, max(1, len(chosen)))))
         return rows
 
