@@ -283,3 +283,24 @@ def test_an_hpa_and_a_vpa_both_on_cpu_are_reported_and_hpa_none_leaves_it_out():
     alone = run_policy(scn, scn.policies[1])
     assert alone.hpa == {}
     assert np.all(alone.workloads["web"]["replicas"] == 2)
+
+
+def test_the_example_compares_the_hpa_alone_with_a_vpa_on_memory_and_on_both():
+    from pathlib import Path
+
+    from kvert.sim.scenario import load_scenario
+    scn = load_scenario(Path(__file__).parents[2] / "examples" / "scenarios" / "hpa-vpa.yaml")
+    web = scn.workloads[0]
+    assert web.shared == ("cpu",) and web.hpa["maxReplicas"] == 20
+    # 1 to 6 cores over the day, 60 % of 500m: ceil(L / 300m) = 4 at midnight, 20 at noon
+    assert [math.ceil(load / 300) for load in (1000, 6000)] == [4, 20]
+    names = [p.name for p in scn.policies]
+    assert names == ["HPA only", "HPA on cpu, VPA on memory", "HPA and VPA both on cpu"]
+    scn.duration = 1200.0
+    conflicts = {}
+    for policy in scn.policies:
+        run = run_policy(scn, policy)
+        status = run.hpa["web"]["status"]
+        conflicts[policy.name] = any(c["type"] == CONFLICT and c["status"] == "True" for c in status["conditions"])
+        assert at(run, 1200, "replicas") == 4               # midnight's load
+    assert conflicts == {"HPA only": False, "HPA on cpu, VPA on memory": False, "HPA and VPA both on cpu": True}
