@@ -15,6 +15,7 @@ example: kvert simulate examples/scenarios/hamster.yaml -o out/hamster
          kvert simulate examples/scenarios/hamster.yaml --policy 'no VPA' --json-only -o out/none
          kvert simulate examples/scenarios/hamster-trace.yaml   # usage replayed from a recorded trace
          kvert simulate examples/scenarios/quality.yaml -o out/quality   # the six-workload quality suite
+         kvert simulate examples/scenarios/hpa-vpa.yaml -o out/hpa-vpa   # an HPA on cpu, a VPA on memory or on both
 
 Writes DIR/report.json (every figure: metrics, breakdowns by cause, recommendation history,
 sampled series per policy) and DIR/report.html (a self-contained page: metrics side by side,
@@ -22,7 +23,11 @@ slack and under-provisioning as % of requests, OOM kills, restarts, evictions an
 time by cause, requests vs use plots with the VPA's target and bounds per workload).
 The scenario format is described in kvert.sim.scenario and examples/scenarios/; a container's
 usage is a profile or a recorded trace (usage: {trace: FILE.csv}, the samples CSV format of
-'kvert vpa recommend --samples').
+'kvert vpa recommend --samples'). A workload may declare an HPA (hpa: {minReplicas,
+maxReplicas, metrics, behavior}, autoscaling/v2; a policy with hpa: none leaves it out) and
+sharedUsage: [cpu] (its cpu profile is the whole workload's, split among its running pods);
+the report then shows the replicas over time and the HPA's VerticalPodAutoscalerConflict
+condition where a VPA controls the same resource.
 """
 
 
