@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+import orjson
+
 from kvert.api.errors import AlreadyExists, BadRequest, Conflict, Expired, NotFound, Timeout
 from kvert.api.meta import format_time, parse_time
 
@@ -73,9 +75,20 @@ def storable(text: str) -> str:
 
 
 def encode(obj: Obj) -> str:
-    """An object's stored JSON text."""
-    return storable(_dumps(obj))
-_loads = json.loads
+    """An object's stored JSON text. orjson writes it (every write is encoded once and
+    decoded by each reader); what orjson refuses -- lone surrogates, integers beyond 64
+    bits -- takes the standard library's path."""
+    try:
+        return orjson.dumps(obj).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return storable(_dumps(obj))
+
+
+def _loads(text: str | bytes) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)   # NaN, Infinity and big integers, which orjson refuses
 
 Obj = dict[str, Any]
 Match = Callable[[Obj], bool]
@@ -683,6 +696,11 @@ class BaseStore:
 # ---- watch ----------------------------------------------------------------------------
 
 
+def _expire(fut: "asyncio.Future[None]") -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
 class Watch:
     """One subscription. Events queue here as the store is written; nothing is decoded
     until the consumer takes it. A taken event's object is shared with every other watch
@@ -797,27 +815,29 @@ class Watch:
     async def next(self, timeout: float | None = None) -> WatchEvent | None:
         """The next event; None on timeout (loop time) or once stopped and drained."""
         if not self._buf and not self._stopped:
-            if timeout is None:
-                await self._ready()
-            else:
-                try:
-                    await asyncio.wait_for(self._ready(), timeout)
-                except TimeoutError:
-                    pass
+            await self._ready(timeout)
         if self._buf:
             return self._decode(self._buf.popleft())
         return None
 
-    async def _ready(self) -> None:
+    async def _ready(self, timeout: float | None) -> None:
+        # one future and a timer per wait, not asyncio.wait_for's task: a write wakes every
+        # watch that follows it, and a large simulation wakes watches millions of times
         loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
         while not self._buf and not self._stopped:
             fut: asyncio.Future[None] = loop.create_future()
             self._waiters.append(fut)
+            timer = None if deadline is None else loop.call_at(deadline, _expire, fut)
             try:
                 await fut
             finally:
+                if timer is not None:
+                    timer.cancel()
                 if fut in self._waiters:
                     self._waiters.remove(fut)
+            if deadline is not None and loop.time() >= deadline:
+                return
 
     def __aiter__(self) -> "Watch":
         return self
