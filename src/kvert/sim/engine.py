@@ -285,9 +285,11 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
             obj = await admin.get("autoscaling/horizontalpodautoscalers", w.name, w.namespace)
         except Exception:
             obj = {}
-        hpa_runs[w.name] = {"minReplicas": int(w.hpa.get("minReplicas", 1)), "maxReplicas": int(w.hpa["maxReplicas"]),
+        hpa_runs[w.name] = {"minReplicas": int(w.hpa.get("minReplicas", 1)),
+                            "maxReplicas": int(w.hpa["maxReplicas"]),
                             "rescales": replicas.changes.get(w.name, []),
-                            "pods_deleted_by_scale_down": tracker.scaled_down[w.name], "status": obj.get("status") or {}}
+                            "pods_deleted_by_scale_down": tracker.scaled_down[w.name],
+                            "status": obj.get("status") or {}}
     resizes = {w: 0 for w in names}
     for ev in (await admin.list("events"))["items"]:
         if ev.get("reason") != "ResizeCompleted":

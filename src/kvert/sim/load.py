@@ -86,7 +86,9 @@ class SharedLoad:
         for slot in idx.tolist():
             pod = fleet.pods.get(int(rows.sandbox[slot]))
             w = None if pod is None else self.workload_of_pod.get((pod.namespace, pod.name))
-            if w in self.shared:
+            if w is None:
+                self._seen = None          # a pod not known yet: look again before the next tick
+            elif w in self.shared:
                 members.setdefault(w, []).append(slot)
         live: set[int] = set()
         for w, slots in members.items():

@@ -319,5 +319,5 @@ class ReplicaLog:
         self.values[i] = replicas
 
 
-__all__ = ["FleetSampler", "RecommendationLog", "ReplicaLog", "Tracker", "WORKLOAD_LABEL", "pending_reason", "requests_of",
-           "workload_of"]
+__all__ = ["FleetSampler", "RecommendationLog", "ReplicaLog", "Tracker", "WORKLOAD_LABEL", "pending_reason",
+           "requests_of", "workload_of"]
