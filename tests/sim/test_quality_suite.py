@@ -77,8 +77,24 @@ def test_a_day_of_the_in_place_policies():
     assert policy_slack(kvert, "memory") < policy_slack(upstream, "memory")
     for w in ("steady", "diurnal", "spiky", "oom-prone", "batch"):
         assert kvert.counters[w]["oom_kills"] <= upstream.counters[w]["oom_kills"], w
+    # issue 13's aim: at most 20% of the requests unused over the suite (measured: 18.9% cpu,
+    # 19.1% memory; the floor: a quarter of the batch samples fall between two runs, with
+    # nothing used and the requests still held), without leaving the spikes short of cpu
+    # more than upstream's model does
+    assert policy_slack(kvert, "cpu") <= 20.0
+    assert policy_slack(kvert, "memory") <= 20.0
+    assert workload_figure(kvert, "spiky", "cpu_under_percent") <= workload_figure(upstream, "spiky", "cpu_under_percent")
+    # the batch worker is found (it exits 0 after each run) and sized by its mean cpu: its
+    # runs use 1.5 cores (5% noise), the mean reads buckets 5% wide, the model adds no cpu margin
+    batch = kvert.recommendation_history["batch"]["worker"][-1]["target"]["cpu"]
+    assert abs(batch - 1500) <= 0.05 * 1500, batch
 
 
 def policy_slack(run, resource):
     from kvert.sim.metrics import policy_metrics
     return policy_metrics(run)["totals"][f"{resource}_slack_percent"]
+
+
+def workload_figure(run, workload, key):
+    from kvert.sim.metrics import policy_metrics
+    return policy_metrics(run)["workloads"][workload][key]

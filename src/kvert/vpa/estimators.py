@@ -149,16 +149,23 @@ class CpuMeanEstimator(ResourceEstimator):
 
 
 class MarginEstimator(ResourceEstimator):
-    """``WithMargin``: each amount plus ``int(amount * fraction)`` (the safety margin)."""
+    """``WithMargin``: each amount plus ``int(amount * fraction)`` (the safety margin).
+    ``cpu_margin_fraction`` (kvert) gives CPU a margin of its own (None: the same)."""
 
-    def __init__(self, margin_fraction: float, base: ResourceEstimator) -> None:
+    def __init__(self, margin_fraction: float, base: ResourceEstimator,
+                 cpu_margin_fraction: float | None = None) -> None:
         self.margin_fraction = margin_fraction
+        self.cpu_margin_fraction = margin_fraction if cpu_margin_fraction is None else cpu_margin_fraction
         self.base = base
 
     def estimate(self, state, trace=None):
         original = self.base.estimate(state, trace)
-        result = {r: a + scale_resource(a, self.margin_fraction) for r, a in original.items()}
-        return self._record(trace, f"margin +{_pct(self.margin_fraction)}%", result)
+        fractions = {CPU: self.cpu_margin_fraction}
+        result = {r: a + scale_resource(a, fractions.get(r, self.margin_fraction)) for r, a in original.items()}
+        label = f"margin +{_pct(self.margin_fraction)}%"
+        if self.cpu_margin_fraction != self.margin_fraction:
+            label = f"margin cpu +{_pct(self.cpu_margin_fraction)}%, memory +{_pct(self.margin_fraction)}%"
+        return self._record(trace, label, result)
 
 
 class ConfidenceMultiplier(ResourceEstimator):
@@ -236,11 +243,12 @@ class RowParameters:
     min_cpu: np.ndarray          # millicores: the container's share of the pod minimum
     min_memory: np.ndarray       # bytes
     cpu_mean: np.ndarray         # bool: a batch workload's row (CpuMeanEstimator)
+    cpu_margin: np.ndarray       # CPU's margin (MarginEstimator's cpu_margin_fraction)
 
     @classmethod
     def empty(cls, n: int) -> RowParameters:
         return cls(np.zeros((n, 3)), np.zeros((n, 3)), *(np.zeros(n) for _ in range(7)),
-                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool))
+                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool), np.zeros(n))
 
     def take(self, rows: np.ndarray) -> RowParameters:
         return RowParameters(*(getattr(self, f.name)[rows] for f in fields(self)))
@@ -279,7 +287,7 @@ def estimate_rows(bank: Any, rows: np.ndarray, p: RowParameters) -> np.ndarray:
     cpu = resource_amounts(cores * 1000.0)
     memory = resource_amounts(bank.memory.percentiles(rows, p.memory_percentiles))
     out = np.stack([cpu, memory], axis=2)                         # rows x bounds x resources
-    out = out + resource_amounts(out * p.margin[:, None, None])
+    out = out + resource_amounts(out * np.stack([p.cpu_margin, p.margin], axis=1)[:, None, :])
     confidence = np.stack([bank.confidence(rows, p.cpu_interval), bank.confidence(rows, p.memory_interval)], axis=1)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         for k, mult, exp in ((1, p.lower_multiplier, p.lower_exponent), (2, p.upper_multiplier, p.upper_exponent)):
