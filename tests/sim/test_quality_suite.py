@@ -83,7 +83,8 @@ def test_a_day_of_the_in_place_policies():
     # more than upstream's model does
     assert policy_slack(kvert, "cpu") <= 20.0
     assert policy_slack(kvert, "memory") <= 20.0
-    assert workload_figure(kvert, "spiky", "cpu_under_percent") <= workload_figure(upstream, "spiky", "cpu_under_percent")
+    short = "cpu_under_percent"
+    assert workload_figure(kvert, "spiky", short) <= workload_figure(upstream, "spiky", short)
     # the batch worker is found (it exits 0 after each run) and sized by its mean cpu: its
     # runs use 1.5 cores (5% noise), the mean reads buckets 5% wide, the model adds no cpu margin
     batch = kvert.recommendation_history["batch"]["worker"][-1]["target"]["cpu"]

@@ -143,7 +143,8 @@ def test_batch_rows_and_service_rows_estimated_together_equal_the_chains():
     for vpa in vpas:
         agg = store.get_for_vpa(vpa, "c")
         for k in range(30):
-            agg.add_samples(f"p{k % 3}", T0 + k * 60.0, cpu=float(rng.uniform(0, 3)), memory=float(rng.uniform(1e8, 4e8)))
+            agg.add_samples(f"p{k % 3}", T0 + k * 60.0, cpu=float(rng.uniform(0, 3)),
+                            memory=float(rng.uniform(1e8, 4e8)))
     bank = next(iter(store.banks.values()))
     aggs = [store.for_vpa("ns", v["metadata"]["name"])["c"] for v in vpas]
     rows = np.array([a.row for a in aggs])
