@@ -35,7 +35,13 @@ queries = [PodQuery(frozenset({"default"}), None, LabelSelector.from_dict({"matc
            PodQuery(frozenset(), LabelSelector.from_dict({"matchLabels": {"env": "prod"}}),
                     LabelSelector.everything()),
            PodQuery(frozenset({"default", "prod"}), None, LabelSelector.everything(),
-                    skip_terminating=True)]
+                    skip_terminating=True),
+           # first counted at the end from the pods indexed by the label pairs they require
+           PodQuery(frozenset({"default", "prod"}), None,
+                    LabelSelector.from_dict({"matchExpressions": [
+                        {"key": "app", "operator": "In", "values": ["web", "db"]}]}),
+                    skip_terminating=True),
+           PodQuery(frozenset({"prod"}), None, LabelSelector.from_dict({"matchLabels": {"app": "cache"}}))]
 
 
 def brute(cache: NodeCache, q: PodQuery) -> np.ndarray:

@@ -58,6 +58,12 @@ class PodCounts:
         self._by_pair: dict[tuple[str, str, str], set[PodQuery]] = {}
         self._by_ns: dict[str, set[PodQuery]] = {}
         self._ns_selecting: set[PodQuery] = set()
+        # the accounted pods by (namespace, key, value) of each label, uid -> (pod, row): a
+        # query's first count reads the pods having a pair it requires, not every pod (a
+        # thousand Deployments' spreading queries outgrow the LRU, and every miss would
+        # otherwise walk the whole cluster)
+        self._pods_by_pair: dict[tuple[str, str, str], dict[str, tuple["PodEntry", int]]] = {}
+        self._row_pods: dict[int, dict[str, "PodEntry"]] = {}
 
     def __len__(self) -> int:
         return len(self._counts)
@@ -71,11 +77,24 @@ class PodCounts:
             self._counts.move_to_end(query)
             return arr
         arr = np.zeros(self.capacity, np.int64)
-        for entry, row in entries():
+        for entry, row in self._candidates(query, entries):
             if query.matches(entry, self._ns_labels):
                 arr[row] += 1
         self._track(query, arr)
         return arr
+
+    def _candidates(self, query: PodQuery, entries: Callable[[], Iterable[tuple["PodEntry", int]]]
+                    ) -> Iterable[tuple["PodEntry", int]]:
+        """(pod, row) of every accounted pod that could match ``query``: those having a
+        label pair it requires (a pod has one namespace and one value per key, so it is
+        under one of them at most), or all of them."""
+        required = query.selector.required_values()
+        if required is None or query.ns_selector is not None:
+            return entries()
+        label, values = required
+        by_pair = self._pods_by_pair
+        return [found for ns in query.namespaces for v in values
+                for found in by_pair.get((ns, label, v), {}).values()]
 
     def _keys(self, query: PodQuery) -> list[tuple[dict, Any]]:
         """The index entries (dict, key) that list ``query``."""
@@ -106,6 +125,16 @@ class PodCounts:
 
     def account(self, entry: "PodEntry", row: int, sign: int) -> None:
         """The cache put ``entry`` on ``row`` (sign +1) or took it off (-1)."""
+        if sign > 0:
+            self._row_pods.setdefault(row, {})[entry.uid] = entry
+            by_pair = self._pods_by_pair
+            for label, value in entry.labels.items():
+                by_pair.setdefault((entry.ns, label, value), {})[entry.uid] = (entry, row)
+        else:
+            on_row = self._row_pods.get(row)
+            if on_row is not None and on_row.pop(entry.uid, None) is not None and not on_row:
+                del self._row_pods[row]
+            self._unpair(entry)
         if not self._counts:
             return
         candidates: set[PodQuery] = set(self._by_ns.get(entry.ns, ()))
@@ -119,6 +148,16 @@ class PodCounts:
     def clear_row(self, row: int) -> None:
         for arr in self._counts.values():
             arr[row] = 0
+        for entry in self._row_pods.pop(row, {}).values():
+            self._unpair(entry)
+
+    def _unpair(self, entry: "PodEntry") -> None:
+        by_pair = self._pods_by_pair
+        for label, value in entry.labels.items():
+            key = (entry.ns, label, value)
+            bucket = by_pair.get(key)
+            if bucket is not None and bucket.pop(entry.uid, None) is not None and not bucket:
+                del by_pair[key]
 
     def grow(self, capacity: int) -> None:
         if capacity <= self.capacity:
