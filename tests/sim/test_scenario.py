@@ -125,3 +125,116 @@ def test_an_unknown_update_mode_lists_the_valid_ones():
     assert message.startswith("policies[0].vpa.updateMode:")
     for mode in ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace", "Auto"):
         assert mode in message
+
+
+def test_a_workloads_vpa_annotations_are_merged_over_the_policys():
+    web = base()["workloads"][0]
+    worker = {**web, "name": "worker", "vpa": {"annotations": {"vpa.kvert.io/workload": "batch",
+                                                               "example.com/owner": "jobs"}}}
+    scn = parse_scenario(base(workloads=[web, worker], policies=[
+        {"name": "none"},
+        {"name": "kvert", "vpa": {"annotations": {"vpa.kvert.io/model": "in-place",
+                                                  "vpa.kvert.io/workload": "auto"}}},
+        {"name": "upstream", "vpa": {"updateMode": "Recreate"}}]))
+    web_w, worker_w = scn.workloads
+    kvert, upstream = scn.policies[1], scn.policies[2]
+    assert scn.vpa_object(web_w, kvert)["metadata"]["annotations"] == {
+        "vpa.kvert.io/model": "in-place", "vpa.kvert.io/workload": "auto"}
+    # the workload's value wins; the policy's others are kept
+    assert scn.vpa_object(worker_w, kvert)["metadata"]["annotations"] == {
+        "vpa.kvert.io/model": "in-place", "vpa.kvert.io/workload": "batch", "example.com/owner": "jobs"}
+    assert scn.vpa_object(worker_w, upstream)["metadata"]["annotations"] == {
+        "vpa.kvert.io/workload": "batch", "example.com/owner": "jobs"}
+    assert "annotations" not in scn.vpa_object(web_w, upstream)["metadata"]
+    # the policy's own annotations are not changed by a workload's
+    assert kvert.vpa["annotations"]["vpa.kvert.io/workload"] == "auto"
+
+
+def test_a_full_deployment_takes_vpa_settings_too():
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api"},
+           "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "x"},
+                                                                        {"name": "side", "image": "y"}]}}}}
+    scn = parse_scenario(base(
+        workloads=[{"deployment": dep, "vpa": {
+            "annotations": {"vpa.kvert.io/capacity-aware": "true"},
+            "resourcePolicy": {"containerPolicies": [{"containerName": "side", "mode": "Off"},
+                                                     {"containerName": "*", "maxAllowed": {"memory": "1Gi"}}]}}}],
+        vpa={"resourcePolicy": {"containerPolicies": [{"containerName": "*", "minAllowed": {"cpu": "25m"}},
+                                                      {"containerName": "c", "minAllowed": {"cpu": "50m"}}]}},
+        policies=[{"name": "ip", "vpa": {"updateMode": "InPlaceOrRecreate"}}]))
+    vpa = scn.vpa_object(scn.workloads[0], scn.policies[0])
+    assert vpa["metadata"]["annotations"] == {"vpa.kvert.io/capacity-aware": "true"}
+    # the workload's container policies replace the template's of the same container, the others stay
+    assert vpa["spec"]["resourcePolicy"]["containerPolicies"] == [
+        {"containerName": "side", "mode": "Off"},
+        {"containerName": "*", "maxAllowed": {"memory": "1Gi"}},
+        {"containerName": "c", "minAllowed": {"cpu": "50m"}}]
+    # the scenario's template is left as it was for the other workloads
+    assert scn.vpa_template["resourcePolicy"]["containerPolicies"][0] == {"containerName": "*",
+                                                                         "minAllowed": {"cpu": "25m"}}
+    from kvert.api.validation.vpa import validate_vpa
+    assert validate_vpa(vpa) == []
+
+
+def workload_with(vpa, policies=None):
+    web = {**base()["workloads"][0], "vpa": vpa}
+    return base(workloads=[base()["workloads"][0], web | {"name": "web2"}],
+                policies=policies or [{"name": "ip", "vpa": {"updateMode": "InPlaceOrRecreate"}}])
+
+
+@pytest.mark.parametrize("vpa, message", [
+    ({"annotations": {"vpa.kvert.io/workload": "sometimes"}},
+     "workloads[1].vpa.annotations[\"vpa.kvert.io/workload\"]: 'sometimes' is not one of service, batch, auto"),
+    ({"annotations": {"vpa.kvert.io/wrkload": "batch"}},
+     "workloads[1].vpa.annotations[\"vpa.kvert.io/wrkload\"]: unknown setting; known: "),
+    ({"annotations": {"vpa.kvert.io/capacity-aware": True}},
+     "workloads[1].vpa.annotations[\"vpa.kvert.io/capacity-aware\"]: expected a string, got True"),
+    ({"annotations": ["batch"]}, "workloads[1].vpa.annotations: expected a mapping"),
+    ({"updateMode": "Off"}, "workloads[1].vpa: unknown field 'updateMode'"),
+    ({"resourcePolicy": {"containerPolicies": [{"containerName": "app", "mode": "Sometimes"}]}},
+     "workloads[1].vpa.resourcePolicy.containerPolicies[0].mode: "),
+    ({"resourcePolicy": {"containerPolicies": [{"containerName": "ap"}]}},
+     "workloads[1].vpa.resourcePolicy.containerPolicies[0].containerName: no container 'ap' in the workload"),
+    ({"resourcePolicy": {"containerPolicies": [{"containerName": "app", "minAllowed": {"cpu": "2"},
+                                                "maxAllowed": {"cpu": "1"}}]}},
+     "workloads[1].vpa.resourcePolicy.containerPolicies[0].maxAllowed"),
+])
+def test_a_workloads_vpa_settings_are_checked(vpa, message):
+    assert error(workload_with(vpa)).startswith(message)
+
+
+def test_a_workloads_vpa_annotations_are_checked_with_each_policys():
+    # each alone is fine (lower 0.5 <= target 0.6; lower 0.7 <= target 0.9), together not
+    doc = workload_with({"annotations": {"vpa.kvert.io/target-cpu-percentile": "0.6"}}, policies=[
+        {"name": "none"}, {"name": "tight", "vpa": {"annotations": {
+            "vpa.kvert.io/recommendation-lower-bound-cpu-percentile": "0.7"}}}])
+    assert error(doc).startswith("workloads[1].vpa.annotations: with policies[1] ('tight'): "
+                                 "vpa.kvert.io/*-percentile: cpu percentiles must satisfy")
+
+
+def test_a_policys_vpa_annotations_name_the_annotation():
+    assert error(base(policies=[{"name": "x", "vpa": {"annotations": {"vpa.kvert.io/model": "fast"}}}])).startswith(
+        "policies[0].vpa.annotations[\"vpa.kvert.io/model\"]: ")
+
+
+def test_a_workloads_vpa_settings_may_name_the_policies_they_apply_under():
+    web = base()["workloads"][0]
+    doc = base(workloads=[web, {**web, "name": "worker", "vpa": {
+        "policies": ["kvert"], "annotations": {"vpa.kvert.io/workload": "batch"},
+        "resourcePolicy": {"containerPolicies": [{"containerName": "app", "mode": "Off"}]}}}],
+        vpa={"resourcePolicy": {"containerPolicies": [{"containerName": "*"}]}},
+        policies=[{"name": "none"}, {"name": "upstream", "vpa": {}},
+                  {"name": "kvert", "vpa": {"annotations": {"vpa.kvert.io/workload": "auto"}}}])
+    scn = parse_scenario(doc)
+    worker = scn.workloads[1]
+    upstream, kvert = scn.vpa_object(worker, scn.policies[1]), scn.vpa_object(worker, scn.policies[2])
+    assert "annotations" not in upstream["metadata"]
+    assert upstream["spec"]["resourcePolicy"]["containerPolicies"] == [{"containerName": "*"}]
+    assert kvert["metadata"]["annotations"] == {"vpa.kvert.io/workload": "batch"}
+    assert kvert["spec"]["resourcePolicy"]["containerPolicies"][0] == {"containerName": "app", "mode": "Off"}
+    doc["workloads"][1]["vpa"]["policies"] = ["kvert", "kevrt"]
+    assert error(doc).startswith("workloads[1].vpa.policies[1]: no policy 'kevrt'")
+    doc["workloads"][1]["vpa"]["policies"] = ["none"]
+    assert error(doc).startswith("workloads[1].vpa.policies[0]: policy 'none' has no VPA")
+    doc["workloads"][1]["vpa"]["policies"] = "kvert"
+    assert error(doc).startswith("workloads[1].vpa.policies: expected a non-empty list")

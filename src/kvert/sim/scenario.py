@@ -29,6 +29,11 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
             # or replay a recorded trace (kvert.sim.traces): usage: {trace: traces/hamster.csv}
         sharedUsage: [cpu]        # optional: the containers' cpu profiles are the whole workload's,
                                   #   split evenly among its running pods (kvert.sim.load)
+        vpa:                      # optional: this workload's VPA settings, under VPA policies only
+          policies: [kvert]       #   optional: only under these policies (default: every VPA policy)
+          annotations: {vpa.kvert.io/workload: batch}   # merged over the policy's; the workload's win
+          resourcePolicy:         # its containerPolicies replace the template's of the same containerName
+            containerPolicies: [{containerName: hamster, maxAllowed: {memory: 1Gi}}]
         hpa:                      # optional: a HorizontalPodAutoscaler (autoscaling/v2 spec) on it
           minReplicas: 2          #   (default 1)
           maxReplicas: 10         #   required
@@ -37,7 +42,7 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
           behavior: {scaleDown: {stabilizationWindowSeconds: 300}}   # optional, as upstream's
       - deployment: {apiVersion: apps/v1, kind: Deployment, ...}   # or a full manifest;
                                   # its template may carry the kvert.io/usage annotation
-        hpa: {maxReplicas: 4}     # optional here too, and sharedUsage
+        hpa: {maxReplicas: 4}     # optional here too, and sharedUsage and vpa
     vpa:                          # optional: the VPA spec template applied per workload
       resourcePolicy: {containerPolicies: [{containerName: "*", minAllowed: {cpu: 50m}}]}
     policies:
@@ -67,6 +72,15 @@ memory) of one workload fight (seed 002); the HPA reports it with the condition
 ``VerticalPodAutoscalerConflict`` (``resourcePolicy.containerPolicies[].controlledResources:
 [memory]`` in the VPA is the combination that works).
 
+A workload's ``vpa`` applies only under policies with a VPA (those its ``policies`` names, if
+it names some: a kvert setting for one workload need not change the upstream policies it is
+compared with): its ``annotations`` (the
+``vpa.kvert.io/*`` settings, checked as a policy's are) are merged over the policy's, the
+workload's value winning, and its ``resourcePolicy.containerPolicies`` replace those of the
+scenario's ``vpa`` template (and the policy's ``spec``) with the same ``containerName``, the
+others kept (the recommender prefers a container's own policy over ``"*"``). Its
+containerPolicies name ``"*"`` or the workload's containers.
+
 Every error is a ``ScenarioError`` whose message starts with the path of the offending
 field (``workloads[0].containers[1].requests.cpu: ...``).
 """
@@ -85,7 +99,7 @@ import yaml
 from kvert.api.defaults import default_horizontal_pod_autoscaler
 from kvert.api.quantity import QuantityError, to_int
 from kvert.api.validation.autoscaling import validate_hpa
-from kvert.api.validation.vpa import UPDATE_MODES
+from kvert.api.validation.vpa import UPDATE_MODES, validate_vpa
 from kvert.kubelet.config import ConfigError, parse_duration_or_days
 from kvert.kubelet.usage import USAGE_ANNOTATION, UsageError, parse_container_usage
 from kvert.sim.traces import TraceError, trace_usage
@@ -132,6 +146,12 @@ class Workload:
     containers: list[str]
     hpa: dict | None = None           # the HorizontalPodAutoscaler's spec as written (no scaleTargetRef)
     shared: tuple[str, ...] = ()      # resources whose usage is the workload's, split among its pods
+    vpa: dict = field(default_factory=dict)   # its own VPA settings: annotations, resourcePolicy, policies
+
+    def vpa_settings(self, policy: Policy) -> dict:
+        """Its own VPA settings under ``policy`` (none if they name other policies)."""
+        names = self.vpa.get("policies")
+        return self.vpa if names is None or policy.name in names else {}
 
     @property
     def replicas(self) -> int:
@@ -178,9 +198,18 @@ class Scenario:
         update = dict(spec.get("updatePolicy") or {})
         update["updateMode"] = policy.vpa["updateMode"]
         spec["updatePolicy"] = update
+        settings = workload.vpa_settings(policy)
+        own = (settings.get("resourcePolicy") or {}).get("containerPolicies")
+        if own:                 # the workload's container policies replace those of the same container
+            resource_policy = dict(spec.get("resourcePolicy") or {})
+            names = {p.get("containerName") for p in own}
+            kept = [p for p in resource_policy.get("containerPolicies") or [] if p.get("containerName") not in names]
+            resource_policy["containerPolicies"] = copy.deepcopy(own) + kept
+            spec["resourcePolicy"] = resource_policy
         meta: dict[str, Any] = {"name": workload.name, "namespace": workload.namespace}
-        if policy.vpa.get("annotations"):
-            meta["annotations"] = dict(policy.vpa["annotations"])
+        annotations = {**(policy.vpa.get("annotations") or {}), **(settings.get("annotations") or {})}
+        if annotations:
+            meta["annotations"] = annotations
         return {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler", "metadata": meta,
                 "spec": spec}
 
@@ -370,6 +399,62 @@ def _hpa(doc: object, path: str, dep: dict) -> dict:
     return copy.deepcopy(doc)
 
 
+def _annotation_problem(problem: str, annotations: dict, path: str) -> str:
+    """A problem ``RecommenderConfig.with_annotations`` found, under the field of its annotation."""
+    for key in annotations:
+        if problem.startswith(f"{key}: "):
+            return f'{path}["{key}"]: {problem[len(key) + 2:]}'
+    return f"{path}: {problem}"
+
+
+def _vpa_annotations(value: object, path: str) -> dict[str, str]:
+    """VPA annotations (a policy's or a workload's), the ``vpa.kvert.io/*`` ones checked as the
+    recommender reads them."""
+    from kvert.vpa.recommendation import DEFAULT_CONFIG
+    annotations = _mapping(value if value is not None else {}, path)
+    for key, item in annotations.items():
+        if not isinstance(item, str):
+            raise ScenarioError(f'{path}["{key}"]: expected a string, got {item!r}')
+    _, problems = DEFAULT_CONFIG.with_annotations(annotations)
+    if problems:
+        raise ScenarioError(_annotation_problem(problems[0], annotations, path))
+    return {str(k): v for k, v in annotations.items()}
+
+
+def _workload_vpa(value: object, path: str, containers: list[str]) -> dict:
+    """A workload's own VPA settings: ``annotations``, ``resourcePolicy`` and the ``policies``
+    they apply under (their names are checked once the policies are read)."""
+    if value is None:
+        return {}
+    doc = _mapping(value, path)
+    _keys(doc, {"annotations", "resourcePolicy", "policies"}, path)
+    out: dict[str, Any] = {}
+    if doc.get("policies") is not None:
+        names = doc["policies"]
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise ScenarioError(f"{path}.policies: expected a non-empty list of policy names, got {names!r}")
+        out["policies"] = tuple(names)
+    if doc.get("annotations"):
+        out["annotations"] = _vpa_annotations(doc["annotations"], f"{path}.annotations")
+    if doc.get("resourcePolicy") is not None:
+        policy = _mapping(doc["resourcePolicy"], f"{path}.resourcePolicy")
+        _keys(policy, {"containerPolicies"}, f"{path}.resourcePolicy")
+        stub = {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler",
+                "metadata": {"name": "check", "namespace": "default"},
+                "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "check"},
+                         "resourcePolicy": policy}}
+        for cause in validate_vpa(stub):           # as the API server will check the VPA
+            where = cause.field[len("spec."):] if cause.field.startswith("spec.") else cause.field
+            raise ScenarioError(f"{path}.{where}: {cause.message}")
+        for i, entry in enumerate(policy.get("containerPolicies") or []):
+            name = entry.get("containerName")
+            if name != "*" and name not in containers:
+                raise ScenarioError(f"{path}.resourcePolicy.containerPolicies[{i}].containerName: no container "
+                                    f"{name!r} in the workload (it has {', '.join(containers)}; or \"*\")")
+        out["resourcePolicy"] = copy.deepcopy(policy)
+    return out
+
+
 def _shared(value: object, path: str) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -382,7 +467,7 @@ def _workload(doc: object, path: str, base_dir: Path) -> Workload:
     doc = _mapping(doc, path)
     shared = _shared(doc.get("sharedUsage"), f"{path}.sharedUsage")
     if "deployment" in doc:
-        _keys(doc, {"deployment", "hpa", "sharedUsage"}, path)
+        _keys(doc, {"deployment", "hpa", "sharedUsage", "vpa"}, path)
         dep = copy.deepcopy(_mapping(doc["deployment"], f"{path}.deployment"))
         if dep.get("kind", "Deployment") != "Deployment":
             raise ScenarioError(f"{path}.deployment.kind: only Deployment is supported, got {dep.get('kind')!r}")
@@ -419,9 +504,9 @@ def _workload(doc: object, path: str, base_dir: Path) -> Workload:
             tmeta["annotations"] = annotations
         spec.setdefault("selector", {"matchLabels": dict(tmeta["labels"])})
         hpa = _hpa(doc["hpa"], f"{path}.hpa", dep) if doc.get("hpa") is not None else None
-        return Workload(name, namespace, dep, names, hpa, shared)
+        return Workload(name, namespace, dep, names, hpa, shared, _workload_vpa(doc.get("vpa"), f"{path}.vpa", names))
 
-    _keys(doc, {"name", "namespace", "replicas", "containers", "hpa", "sharedUsage"}, path)
+    _keys(doc, {"name", "namespace", "replicas", "containers", "hpa", "sharedUsage", "vpa"}, path)
     name = _name(_require(doc, "name", path), f"{path}.name")
     namespace = _name(doc.get("namespace", "default"), f"{path}.namespace")
     replicas = doc.get("replicas", 1)
@@ -456,7 +541,8 @@ def _workload(doc: object, path: str, base_dir: Path) -> Workload:
            "spec": {"replicas": replicas, "selector": {"matchLabels": dict(labels)},
                     "template": {"metadata": tmeta, "spec": {"containers": built}}}}
     hpa = _hpa(doc["hpa"], f"{path}.hpa", dep) if doc.get("hpa") is not None else None
-    return Workload(name, namespace, dep, [c["name"] for c in built], hpa, shared)
+    names = [c["name"] for c in built]
+    return Workload(name, namespace, dep, names, hpa, shared, _workload_vpa(doc.get("vpa"), f"{path}.vpa", names))
 
 
 def _policy(doc: object, path: str) -> Policy:
@@ -478,15 +564,7 @@ def _policy(doc: object, path: str) -> Policy:
     if mode not in UPDATE_MODES:
         raise ScenarioError(f"{path}.vpa.updateMode: expected one of {', '.join(UPDATE_MODES)}, got {mode!r}")
     out: dict[str, Any] = {"updateMode": mode, "spec": dict(vpa.get("spec") or {})}
-    annotations = _mapping(vpa.get("annotations") or {}, f"{path}.vpa.annotations")
-    for key, value in annotations.items():
-        if not isinstance(value, str):
-            raise ScenarioError(f"{path}.vpa.annotations.{key}: expected a string, got {value!r}")
-    from kvert.vpa.recommendation import DEFAULT_CONFIG
-    _, problems = DEFAULT_CONFIG.with_annotations(annotations)
-    if problems:
-        raise ScenarioError(f"{path}.vpa.annotations: {problems[0]}")
-    out["annotations"] = dict(annotations)
+    out["annotations"] = _vpa_annotations(vpa.get("annotations"), f"{path}.vpa.annotations")
     for part in ("recommender", "updater"):
         sub = {_snake(k): v for k, v in _mapping(vpa.get(part) or {}, f"{path}.vpa.{part}").items()}
         for key, camel in (("interval", "interval"), ("checkpoint_interval", "checkpointInterval")):
@@ -586,6 +664,23 @@ def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".") -
     for i, n in enumerate(names):
         if names.index(n) != i:
             raise ScenarioError(f"policies[{i}].name: duplicate policy name {n!r}")
+    from kvert.vpa.recommendation import DEFAULT_CONFIG
+    by_name = {p.name: p for p in policies}
+    for i, w in enumerate(workloads):
+        for k, n in enumerate(w.vpa.get("policies") or ()):
+            if n not in by_name:
+                raise ScenarioError(f"workloads[{i}].vpa.policies[{k}]: no policy {n!r} (the policies: "
+                                    f"{', '.join(repr(p.name) for p in policies)})")
+            if by_name[n].vpa is None:
+                raise ScenarioError(f"workloads[{i}].vpa.policies[{k}]: policy {n!r} has no VPA")
+        for j, p in enumerate(policies):     # each alone was checked; together with each policy's too
+            own = w.vpa_settings(p).get("annotations") if p.vpa is not None else None
+            if not own:
+                continue
+            _, problems = DEFAULT_CONFIG.with_annotations({**p.vpa["annotations"], **own})
+            if problems:
+                raise ScenarioError(f"workloads[{i}].vpa.annotations: with policies[{j}] ({p.name!r}): "
+                                    f"{problems[0]}")
     return Scenario(name=str(doc.get("name") or name or "scenario"), duration=dur, seed=seed, tick=tick,
                     sample_interval=sample, nodes=nodes, workloads=workloads, policies=policies,
                     vpa_template=dict(template), source=doc)
