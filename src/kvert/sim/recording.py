@@ -200,7 +200,17 @@ class Tracker:
 
 class FleetSampler:
     """Usage per workload from the fleet: cpu used and demanded over the last interval
-    (millicores), working sets now (bytes), throttled time (seconds, accumulated)."""
+    (millicores), working sets now (bytes), throttled time (seconds, accumulated).
+
+    CPU is read from cumulative counters, per workload the sum over every container it had:
+    the rows present in the fleet (running or exited) and those removed since the sampler
+    began (``Fleet.retired``, kept per pod at removal). An interval's cpu is the difference
+    of two such sums, so a container that exited, was killed or was removed during the
+    interval still counts what it used in it, and nothing is counted twice. The working set
+    is the running containers' at the sample instant.
+    """
+
+    COUNTERS = (("cpu_use", "cpu_ns"), ("cpu_demand", "demand_ns"), ("throttled", "throttled_ns"))
 
     def __init__(self, fleet: Any, tracker: Tracker):
         self.fleet = fleet
@@ -208,7 +218,10 @@ class FleetSampler:
         self.n = len(tracker.index)
         self._serial = np.zeros(0, dtype=np.int64)        # sandbox slot -> serial it was tagged for
         self._workload = np.zeros(0, dtype=np.int64)      # sandbox slot -> workload index, -1 none
-        self._prev: dict[str, np.ndarray] = {}
+        if fleet.retired is None:
+            fleet.retired = {}
+        self._removed = np.zeros((len(self.COUNTERS), self.n))    # counters of removed containers
+        self._last = self._totals()
         self.throttled_ns = np.zeros(self.n)
 
     def _workloads(self, idx: np.ndarray) -> np.ndarray:
@@ -229,6 +242,25 @@ class FleetSampler:
             self._serial[slot] = fleet.sandboxes.serial[slot]
         return np.where(self._serial[sandboxes] == serials, self._workload[sandboxes], -1)
 
+    def _totals(self) -> np.ndarray:
+        """Per counter and workload: core-ns of every container so far (present rows and
+        removed ones). A row whose pod the tracker does not know yet counts from the sample
+        after it learns it, with everything the row used before."""
+        fleet, rows = self.fleet, self.fleet.rows
+        retired, fleet.retired = fleet.retired, {}
+        for uid, counts in retired.items():
+            w = self.tracker.workload_of_uid.get(uid)
+            if w is not None:
+                self._removed[:, self.tracker.index[w]] += counts
+        idx = np.flatnonzero(rows.serial[:rows.used])
+        w = self._workloads(idx)
+        mine = w >= 0
+        idx, w = idx[mine], w[mine]
+        totals = self._removed.copy()
+        for i, (_, column) in enumerate(self.COUNTERS):
+            totals[i] += np.bincount(w, weights=getattr(rows, column)[idx].astype(float), minlength=self.n)
+        return totals
+
     def sample(self, interval: float) -> dict[str, np.ndarray]:
         fleet = self.fleet
         fleet.advance()
@@ -236,28 +268,14 @@ class FleetSampler:
         idx = fleet.running()
         w = self._workloads(idx)
         mine = w >= 0
-        idx, w = idx[mine], w[mine]
-        out = {"memory_use": np.bincount(w, weights=rows.memory[idx], minlength=self.n)}
-        serial = rows.serial[idx]
-        prev_serial = self._prev.get("serial")
-        for name, counter in (("cpu_use", rows.cpu_ns), ("cpu_demand", rows.demand_ns),
-                              ("throttled", rows.throttled_ns)):
-            now_values = counter[idx]
-            before = np.zeros(idx.size, dtype=np.int64)
-            if prev_serial is not None:
-                known = idx < prev_serial.size
-                same = np.zeros(idx.size, dtype=bool)
-                same[known] = prev_serial[idx[known]] == serial[known]
-                before[same] = self._prev[name][idx[same]]
-            delta = np.bincount(w, weights=(now_values - before).astype(float), minlength=self.n)
+        out = {"memory_use": np.bincount(w[mine], weights=rows.memory[idx[mine]], minlength=self.n)}
+        totals = self._totals()
+        delta, self._last = totals - self._last, totals
+        for i, (name, _) in enumerate(self.COUNTERS):
             if name == "throttled":
-                self.throttled_ns += delta
+                self.throttled_ns += delta[i]
             else:
-                out[name] = delta / 1e6 / interval           # core-ns per second -> millicores
-        size = rows.capacity
-        self._prev = {"serial": np.where(rows.running[:size], rows.serial[:size], 0),
-                      "cpu_use": rows.cpu_ns[:size].copy(), "cpu_demand": rows.demand_ns[:size].copy(),
-                      "throttled": rows.throttled_ns[:size].copy()}
+                out[name] = delta[i] / 1e6 / interval           # core-ns per second -> millicores
         return out
 
 

@@ -175,6 +175,9 @@ class Fleet:
         self.serials = 0
         self._running: np.ndarray | None = None     # running slots, cached until one starts or stops
         self.steps = 0
+        # pod uid -> [cpu_ns, demand_ns, throttled_ns] of its removed rows, kept only when a
+        # reader asks (a simulation's FleetSampler sets a dict and empties it at each sample)
+        self.retired: dict[str, list[int]] | None = None
 
     # -- membership ----------------------------------------------------------------------------------
 
@@ -226,6 +229,15 @@ class Fleet:
     def drop_row(self, slot: int) -> None:
         if self.rows.running[slot]:
             self._running = None
+        if self.retired is not None:
+            # a removed container's counters would vanish with its row: kept per pod, so cpu
+            # over an interval also counts the containers removed during it
+            pod = self.pods.get(int(self.rows.sandbox[slot]))
+            if pod is not None:
+                total = self.retired.setdefault(pod.uid, [0, 0, 0])
+                total[0] += int(self.rows.cpu_ns[slot])
+                total[1] += int(self.rows.demand_ns[slot])
+                total[2] += int(self.rows.throttled_ns[slot])
         self.rows.release(slot)
         self.owners.pop(slot, None)
         self.replays.pop(slot, None)
