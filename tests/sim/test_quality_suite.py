@@ -26,6 +26,16 @@ def test_six_workloads_and_the_vpa_modes_as_policies():
     leak = usage(workloads["leak"])["app"].memory
     assert leak.kind == "linear" and leak.max is None               # grows until it is killed
     assert usage(workloads["batch"])["worker"].exit_after == 20 * 60
+    # kvert's batch model for the batch workload only, under kvert's policy only
+    policies = {p.name: p for p in scn.policies}
+    batch = {name: (scn.vpa_object(workloads["batch"], p)["metadata"].get("annotations") or {})
+             for name, p in policies.items() if p.vpa is not None}
+    assert batch["kvert in-place"]["vpa.kvert.io/workload"] == "batch"
+    assert batch["kvert in-place"]["vpa.kvert.io/model"] == "in-place"
+    for upstream in ("Recreate", "InPlaceOrRecreate"):
+        assert "vpa.kvert.io/workload" not in batch[upstream]
+    steady = scn.vpa_object(workloads["steady"], policies["kvert in-place"])["metadata"]["annotations"]
+    assert "vpa.kvert.io/workload" not in steady
     # a leak that is followed long enough asks for more than a node has
     allocatable = scn.nodes.capacity["memory"] - 2 * to_int("memory", "256Mi") - to_int("memory", "100Mi")
     hours_to_outgrow = (allocatable - leak.start) / leak.rate / 3600
@@ -77,18 +87,25 @@ def test_a_day_of_the_in_place_policies():
     assert policy_slack(kvert, "memory") < policy_slack(upstream, "memory")
     for w in ("steady", "diurnal", "spiky", "oom-prone", "batch"):
         assert kvert.counters[w]["oom_kills"] <= upstream.counters[w]["oom_kills"], w
-    # issue 13's aim: at most 20% of the requests unused over the suite (measured: 18.9% cpu,
-    # 19.1% memory; the floor: a quarter of the batch samples fall between two runs, with
-    # nothing used and the requests still held), without leaving the spikes short of cpu
-    # more than upstream's model does
+    # issue 13's aim: at most 20% of the requests unused over the suite (measured: 14.4% cpu,
+    # 19.0% memory; memory is read at the sample instants, and a quarter of the batch samples
+    # fall at the instant one run has ended and the next not begun: no working set, the
+    # requests still held), without leaving the spikes short of cpu more than upstream's
+    # model does
     assert policy_slack(kvert, "cpu") <= 20.0
     assert policy_slack(kvert, "memory") <= 20.0
     short = "cpu_under_percent"
     assert workload_figure(kvert, "spiky", short) <= workload_figure(upstream, "spiky", short)
-    # the batch worker is found (it exits 0 after each run) and sized by its mean cpu: its
-    # runs use 1.5 cores (5% noise), the mean reads buckets 5% wide, the model adds no cpu margin
+    # the batch worker (declared batch under this policy: its own vpa annotations) is sized by
+    # its mean cpu: its runs use 1.5 cores (5% noise), the mean reads buckets 5% wide, the
+    # model adds no cpu margin
     batch = kvert.recommendation_history["batch"]["worker"][-1]["target"]["cpu"]
     assert abs(batch - 1500) <= 0.05 * 1500, batch
+    # and its cpu over each interval counts the runs that ended in it: the requests follow
+    # what it uses (measured: 0.6% slack, 0.4% short; upstream's p90 with its margin: 18.0%)
+    assert workload_figure(kvert, "batch", "cpu_slack_percent") <= 5.0
+    assert workload_figure(kvert, "batch", "cpu_slack_percent") < workload_figure(upstream, "batch",
+                                                                                 "cpu_slack_percent")
 
 
 def policy_slack(run, resource):

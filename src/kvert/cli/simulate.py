@@ -27,7 +27,9 @@ usage is a profile or a recorded trace (usage: {trace: FILE.csv}, the samples CS
 maxReplicas, metrics, behavior}, autoscaling/v2; a policy with hpa: none leaves it out) and
 sharedUsage: [cpu] (its cpu profile is the whole workload's, split among its running pods);
 the report then shows the replicas over time and the HPA's VerticalPodAutoscalerConflict
-condition where a VPA controls the same resource.
+condition where a VPA controls the same resource. A workload's own VPA settings, vpa:
+{annotations, resourcePolicy, policies}, are merged over each VPA policy's (or only the
+policies it names).
 """
 
 
