@@ -667,3 +667,63 @@ def test_pruning_removes_exactly_the_unknown_fields(data):
     added.append("zz_top")
     assert sorted(prune(polluted, schema)) == sorted(added)
     assert polluted == obj
+
+
+# ---- the status fast path: a clean verdict must change nothing ---------------------------------
+
+def _status_root(status_schema):
+    return {"type": "object", "properties": {"spec": {"type": "object"}, "status": status_schema}}
+
+
+def _full_status_passes(obj, schema):
+    """What prepare_custom_status does without its fast path: prune, default, validate."""
+    view = {"status": obj["status"]}
+    reduced = {"type": "object", "properties": {"status": schema["properties"]["status"]}}
+    prune(view, reduced)
+    apply_schema_defaults(view, reduced)
+    if "status" in view:
+        obj["status"] = view["status"]
+    else:
+        obj.pop("status")
+    return validate_against_schema(view, reduced)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_status_fast_path_agrees_with_the_full_passes(data):
+    status_schema = data.draw(SCHEMAS, label="schema")
+    value = data.draw(values_for(status_schema), label="value")
+    how = data.draw(st.sampled_from(["valid", "broken", "polluted", "null"]), label="how")
+    if how == "broken":
+        mutations = list(_mutations(value, status_schema, "spec"))
+        if mutations:
+            path, new, _ = data.draw(st.sampled_from(mutations), label="mutation")
+            value = _replace({"spec": value}, new, path)["spec"]
+    elif how == "polluted" and isinstance(value, dict):
+        value = {**value, "zz_unknown": 1}
+    elif how == "null":
+        value = None
+    schema = _status_root(status_schema)
+    fast, full = {"spec": {}, "status": copy.deepcopy(value)}, {"spec": {}, "status": copy.deepcopy(value)}
+    assert messages(prepare_custom_status(fast, schema)) == messages(_full_status_passes(full, schema))
+    assert fast == full
+
+
+def test_the_vpa_status_schema_has_a_fast_path_and_a_recommenders_status_takes_it():
+    from kvert.api.schema import _clean_checker
+    from kvert.apiserver.crds import vpa_crds
+
+    crd = next(c for c in vpa_crds() if c["spec"]["names"]["kind"] == "VerticalPodAutoscaler")
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")
+    status_schema = version["schema"]["openAPIV3Schema"]["properties"]["status"]
+    check = _clean_checker(status_schema)
+    assert check is not None
+    status = {"recommendation": {"containerRecommendations": [{
+        "containerName": "app", "target": {"cpu": "587m", "memory": "262144k"},
+        "lowerBound": {"cpu": "25m", "memory": "262144k"}, "upperBound": {"cpu": "1", "memory": "1Gi"},
+        "uncappedTarget": {"cpu": "587m", "memory": "262144k"}}]},
+        "conditions": [{"type": "RecommendationProvided", "status": "True",
+                        "lastTransitionTime": "2026-11-28T00:00:00Z"}]}
+    assert check(status)
+    assert not check({**status, "unknownField": 1})
+    assert not check({"recommendation": {"containerRecommendations": [{"target": {"cpu": "lots"}}]}})
