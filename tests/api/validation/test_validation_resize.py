@@ -184,3 +184,51 @@ def test_drop_non_resize_updates_keeps_only_resources_and_policy():
     assert merged["spec"]["nodeName"] == "node-1"
     assert container(merged)["resources"]["limits"]["cpu"] == "650m"
     assert_valid(validate_pod_resize(merged, OLD))
+
+
+# ---- checking only what a resize changed gives the whole spec's causes --------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kvert.api.validation import resize as resize_module  # noqa: E402
+
+QUANTITIES = st.sampled_from(["100m", "650m", "1", "2", "0", "-1", "1.5", "lots", "128Mi", "1Gi",
+                              "600Mi", "0.5Gi", ""])
+POLICIES = st.sampled_from([None, [], [{"resourceName": "cpu", "restartPolicy": "NotRequired"}],
+                            [{"resourceName": "memory", "restartPolicy": "RestartContainer"}],
+                            [{"resourceName": "cpu", "restartPolicy": "Sometimes"}],
+                            [{"resourceName": "disk", "restartPolicy": "NotRequired"}],
+                            "not a list"])
+PARTS = st.dictionaries(st.sampled_from(["cpu", "memory", "ephemeral-storage"]), QUANTITIES, max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(requests=st.one_of(st.none(), PARTS), limits=st.one_of(st.none(), PARTS), policy=POLICIES,
+       image=st.sampled_from(["busybox", "nginx"]), never=st.booleans())
+def test_a_resize_is_judged_as_checking_the_whole_spec_would(requests, limits, policy, image, never):
+    old = edit(OLD, lambda p: p["spec"].update(restartPolicy="Never") if never else None)
+
+    def change(p):
+        c = container(p)
+        res = c["resources"]
+        for part, values in (("requests", requests), ("limits", limits)):
+            if values is None:
+                res.pop(part, None)
+            else:
+                res[part] = dict(values)
+        if policy is None:
+            c.pop("resizePolicy", None)
+        else:
+            c["resizePolicy"] = policy
+        c["image"] = image
+    new = edit(old, change)
+    narrowed = validate_pod_resize(new, old)
+    original = resize_module._differs_only_in_resources
+    resize_module._differs_only_in_resources = lambda new_spec, old_spec: False
+    try:
+        whole = validate_pod_resize(new, old)
+    finally:
+        resize_module._differs_only_in_resources = original
+    assert sorted((c.field, c.reason, c.message) for c in narrowed) == \
+        sorted((c.field, c.reason, c.message) for c in whole)

@@ -35,8 +35,8 @@ from typing import Any
 from .common import Causes, child, forbidden, index, invalid
 from .diff import semantically_equal
 from .meta import validate_object_meta_update
-from .pod import MIRROR_POD_ANNOTATION, is_sidecar, validate_pod_metadata_and_spec
-from .resourcelist import RESIZABLE_RESOURCES
+from .pod import MIRROR_POD_ANNOTATION, is_sidecar, validate_pod_metadata_and_spec, validate_resize_policy
+from .resourcelist import RESIZABLE_RESOURCES, validate_resource_requirements
 from kvert.api.meta import deep_copy
 
 
@@ -71,7 +71,7 @@ def validate_pod_resize(new: dict, old: dict) -> Causes:
     from kvert.api.pods import compute_qos_class, qos_class
 
     errs = validate_object_meta_update(new, old)
-    errs.extend(validate_pod_metadata_and_spec(new))
+    errs.extend(_validate_resized_pod(new, old))
 
     if _pod_level_resources_set(old) or _pod_level_resources_set(new):
         return [forbidden("", "pods with pod-level resources cannot be resized")]
@@ -105,24 +105,83 @@ def validate_pod_resize(new: dict, old: dict) -> Causes:
     for i, (nc, oc) in enumerate(zip(_containers(munged, "containers"),
                                      _containers(old_spec, "containers"))):
         restored = _restore_non_resizable(nc, oc)
-        if not semantically_equal(restored, oc):
+        if restored != oc and not semantically_equal(restored, oc):
             errs.append(forbidden("spec", "only cpu and memory resources are mutable"))
         _containers(munged, "containers")[i] = restored
     for i, (nc, oc) in enumerate(zip(_containers(munged, "initContainers"),
                                      _containers(old_spec, "initContainers"))):
         if is_sidecar(oc):
             restored = _restore_non_resizable(nc, oc)
-            if not semantically_equal(restored, oc):
+            if restored != oc and not semantically_equal(restored, oc):
                 errs.append(forbidden("spec", "only cpu and memory resources for sidecar "
                                               "containers are mutable"))
             _containers(munged, "initContainers")[i] = restored
-        elif not semantically_equal(nc, oc):
+        elif nc != oc and not semantically_equal(nc, oc):
             errs.append(forbidden("spec", "resources for non-sidecar init containers are immutable"))
     if errs:
         return errs
-    if not semantically_equal(munged, old_spec):
+    if munged != old_spec and not semantically_equal(munged, old_spec):
         errs.append(forbidden("spec", "only cpu and memory resources are mutable"))
     return errs
+
+
+_RESIZED = ("resources", "resizePolicy")
+
+
+def _validate_resized_pod(new: dict, old: dict) -> Causes:
+    """``validatePodMetadataAndSpec`` of the resized pod. When its spec is the stored one but
+    for containers' cpu/memory requests and limits and resize policies (what the resize
+    subresource takes from a request), the rest was valid when stored, so only what changed
+    is checked -- the same causes at the same paths as checking the whole spec; otherwise
+    the whole spec is."""
+    new_spec, old_spec = _spec(new), _spec(old)
+    if not _differs_only_in_resources(new_spec, old_spec):
+        return validate_pod_metadata_and_spec(new)
+    errs = validate_pod_metadata_and_spec(new, spec_checked=True)
+    restart_policy = new_spec.get("restartPolicy") or "Always"
+    for field in ("containers", "initContainers"):
+        for i, (nc, oc) in enumerate(zip(_containers(new_spec, field), _containers(old_spec, field))):
+            if all(nc.get(k) == oc.get(k) for k in _RESIZED):
+                continue
+            path = index(f"spec.{field}", i)
+            res_errs, _, _ = validate_resource_requirements(nc.get("resources"), child(path, "resources"))
+            errs.extend(res_errs)
+            effective = "Always" if field == "initContainers" and nc.get("restartPolicy") == "Always" \
+                else restart_policy
+            policies = nc.get("resizePolicy")
+            if policies is not None and not isinstance(policies, list):
+                return validate_pod_metadata_and_spec(new)      # the whole check names the type error
+            errs.extend(validate_resize_policy(policies or [], child(path, "resizePolicy"), effective))
+    return errs
+
+
+def _differs_only_in_resources(new_spec: Any, old_spec: Any) -> bool:
+    """The specs are equal but for containers' requests, limits and resizePolicy."""
+    if not isinstance(new_spec, dict) or not isinstance(old_spec, dict) or new_spec.keys() != old_spec.keys():
+        return False
+    for k, v in new_spec.items():
+        if k in ("containers", "initContainers"):
+            a, b = v, old_spec[k]
+            if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
+                return False
+            for nc, oc in zip(a, b):
+                if not isinstance(nc, dict) or not isinstance(oc, dict) or not _same_but_resized(nc, oc):
+                    return False
+        elif v != old_spec[k]:
+            return False
+    return True
+
+
+def _same_but_resized(nc: dict, oc: dict) -> bool:
+    if {k: v for k, v in nc.items() if k not in _RESIZED} != {k: v for k, v in oc.items() if k not in _RESIZED}:
+        return False
+    nr, orr = nc.get("resources"), oc.get("resources")
+    if nr is None or orr is None:
+        return nr == orr
+    if not isinstance(nr, dict) or not isinstance(orr, dict):
+        return False
+    return {k: v for k, v in nr.items() if k not in ("requests", "limits")} == \
+        {k: v for k, v in orr.items() if k not in ("requests", "limits")}
 
 
 def _validate_container_resize(new_res: dict, old_res: dict, path: str) -> Causes:
