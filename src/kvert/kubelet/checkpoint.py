@@ -27,7 +27,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 log = logging.getLogger(__name__)
+
+
+def _json_copy(value: Any) -> Any:
+    """``value`` as its JSON text reads back (tuples become lists): what the file would keep."""
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except TypeError:           # what orjson does not write (integers beyond 64 bits)
+        return json.loads(json.dumps(value))
 
 FILENAME = "kvert_node_state.json"
 VERSION = 1
@@ -154,7 +164,7 @@ class Checkpoint:
             if value is None:
                 changed |= entry.pop(key, None) is not None
             elif entry.get(key) != value:
-                entry[key] = json.loads(json.dumps(value))
+                entry[key] = _json_copy(value)
                 changed = True
         if changed:
             self.save()

@@ -174,14 +174,18 @@ def resize_requested(pod: Mapping[str, Any], allocated: Mapping[str, Requirement
 
 
 def with_allocation(pod: Mapping[str, Any], allocation: Mapping[str, Requirements]) -> dict:
-    """A copy of the pod whose containers carry ``allocation`` as their resources (the view
-    cgroup values and requests are computed from). Status is dropped."""
-    out = {k: deep_copy(v) for k, v in pod.items() if k != "status"}
+    """The pod as if its containers carried ``allocation`` as their resources (the view
+    cgroup values and requests are computed from); status is dropped. It shares with ``pod``
+    every value it does not change (the kubelet asks for this view many times a resize):
+    read it, never change it."""
+    out = {k: v for k, v in pod.items() if k != "status"}
     qos = (pod.get("status") or {}).get("qosClass")
     if qos:
         out["status"] = {"qosClass": qos}
-    spec = out.setdefault("spec", {})
+    spec = out["spec"] = dict(out.get("spec") or {})
     for key in ("initContainers", "containers"):
+        if spec.get(key):
+            spec[key] = [dict(c) for c in spec[key]]
         for c in spec.get(key) or []:
             req = allocation.get(c.get("name", ""))
             if req is None:
