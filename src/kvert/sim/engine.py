@@ -260,14 +260,15 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
             columns[s][k] = tracker.sums[row]
         columns["replicas"][k] = replicas.values
         nodes_ready[k] = sum(ready_nodes.values())
+        # What outlived a sample interval is kept out of the collector's sight (gc.freeze):
+        # full collections no longer walk the millions of long-lived objects of a large
+        # cluster (a fifth of a thousand-node run's time), only what is young. The cluster
+        # makes next to no cyclic garbage (a thousand nodes for hours with the collector off:
+        # the same number of live objects); run_policy gives the frozen ones back at the end.
+        # Building the cluster ran with the collector off.
+        gc.freeze()
         if k == 0:
             first_sample = (store.current_revision(), fleet.steps, history.updates)
-            # The cluster built so far lives until the run ends: out of the collector's sight,
-            # a full collection no longer walks millions of long-lived objects (a quarter of
-            # a thousand-node run's wall time); run_policy gives them back. Building it made
-            # next to no cyclic garbage (a thousand nodes: the same peak memory with the
-            # collector off), so it ran with the collector off
-            gc.freeze()
             gc.enable()
         supervisor.check()     # a crashed component ends the run, by name
         if progress is not None:
