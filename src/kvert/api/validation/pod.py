@@ -18,6 +18,7 @@ pod's ``restartPolicy`` is ``Never``; the seed's resize policy names ``RestartNo
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 from typing import Any
 
 from kvert.api.errors import Cause
@@ -776,13 +777,18 @@ def _validate_dns_config(spec: dict, dns_policy: str, path: str) -> Causes:
     return errs
 
 
+@lru_cache(maxsize=4096)
+def _ip_version(value: str) -> int | None:
+    """4 or 6, or None for what is no IP address (every pod status write checks its IPs)."""
+    try:
+        return ipaddress.ip_address(value).version
+    except ValueError:
+        return None
+
+
 def _validate_ip(value: Any, path: str) -> Causes:
-    if isinstance(value, str):
-        try:
-            ipaddress.ip_address(value)
-            return []
-        except ValueError:
-            pass
+    if isinstance(value, str) and _ip_version(value) is not None:
+        return []
     return [invalid(path, value if isinstance(value, str) else show(value),
                     "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")]
 
@@ -1383,7 +1389,7 @@ def _validate_ips(items: list, path: str) -> Causes:
             if ip in seen:
                 errs.append(duplicate(index(path, i), item))
             seen.add(ip)
-            families.append(ipaddress.ip_address(ip).version)
+            families.append(_ip_version(ip))
     if len(items) > 1 and not errs and (len(items) > 2 or len(set(families)) != 2):
         errs.append(invalid(path, items, "may specify no more than one IP for each IP family"))
     return errs
