@@ -750,18 +750,14 @@ def _compile_clean(s: Any) -> Callable[[Any], bool] | None:
         if check is None:
             return None
         props[name] = check
-    additional = s.get("additionalProperties")
-    add_check = None
-    if additional is not None:
-        add_check = _compile_clean(additional)
-        if add_check is None:
-            return None
-    items = s.get("items")
-    items_check = None
-    if items is not None:
-        items_check = _compile_clean(items)
-        if items_check is None:
-            return None
+    nested: dict[str, Callable[[Any], bool]] = {}
+    for key in ("additionalProperties", "items"):
+        if s.get(key) is not None:
+            check = _compile_clean(s[key])
+            if check is None:
+                return None
+            nested[key] = check
+    add_check, items_check = nested.get("additionalProperties"), nested.get("items")
     required = [f for f in s.get("required") or () if isinstance(f, str)]
     enum = s.get("enum") if isinstance(s.get("enum"), list) and s.get("enum") else None
     string_rules = any(k in s for k in _STRING_RULES)
