@@ -96,8 +96,9 @@ def measure(label: str, scenario_path: Path, hours: float | None = None) -> dict
         if hours is not None and full > scn.duration:
             projected = startup + len(runs) * full / rate
             out["projected_seconds"] = projected
-            print(f"  {'':<40} projected for {full / 86400:g} days: {projected / 60:.1f} min of wall time",
-                  flush=True)
+            # an upper bound: the first day's VPA resize waves make the early hours the dearest
+            print(f"  {'':<40} projected for {full / 86400:g} days at this rate: at most "
+                  f"{projected / 60:.1f} min of wall time", flush=True)
     work = runs[-1].work
     if work:
         print(f"  {'':<40} {work['api_writes_per_hour']:,.0f} API writes and {work['vpa_writes_per_hour']:,.0f} "
