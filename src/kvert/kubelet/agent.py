@@ -666,12 +666,17 @@ class NodeAgent:
     def _resize_requested(self, ps: PodState) -> bool:
         """The spec differs from the allocation (cached per generation: a spec change bumps it)."""
         generation = ps.generation()
+        verdict = ps.resize_verdict
+        if verdict is not None and verdict[0] == generation and verdict[1] is ps.allocated:
+            return verdict[2]
         if ps.spec_key != generation or ps.spec_allocation is None:
             ps.spec_allocation = rz.spec_allocation(ps.pod)
             ps.spec_key = generation
         wanted = ps.spec_allocation
-        return any(not rz.same_requirements(wanted.get(n), ps.allocated.get(n))
-                   for n in rz.resizable_names(ps.pod))
+        requested = any(not rz.same_requirements(wanted.get(n), ps.allocated.get(n))
+                        for n in rz.resizable_names(ps.pod))
+        ps.resize_verdict = (generation, ps.allocated, requested)
+        return requested
 
     async def _finish_stuck(self, cache: dict[str, dict]) -> None:
         """Pods being deleted that no worker here will finish (rejected, or finished before

@@ -123,6 +123,9 @@ class PodState:
     explain_text: str = ""
     spec_key: int = -1                 # the generation spec_allocation was computed for
     spec_allocation: dict | None = None
+    # (generation, allocation, verdict): whether that spec asks for a resize of that allocation
+    # (an allocation is replaced, never changed in place, when a resize is granted)
+    resize_verdict: tuple | None = None
     worker: Any = None
     worker_task: Any = None
     failed_reason: str = ""            # e.g. a regular init container failed under Never
