@@ -22,12 +22,12 @@ from kvert.clock import VirtualClock
 from kvert.vpa.aggregate import AggregateContainerState, AggregateStore
 from kvert.vpa.estimators import BOUND_ORDER, CpuMeanEstimator, PercentileEstimator, estimate_rows
 from kvert.vpa.histogram import DecayingHistogram, HistogramBank
-from kvert.vpa.metrics_source import UsageTable
 from kvert.vpa.recommendation import (DEFAULT_CONFIG, recommend_containers, resolve_workload, row_parameters,
                                       runs_to_completion)
 from kvert.vpa.recommender import VPAS, Recommender
 
 from tests.kubelet.test_agent_support import cluster
+from tests.vpa.test_recommender_events import TableSource
 
 DAY = 86400.0
 T0 = 1714521600.0      # a whole number of days after the epoch: a 24h reference falls on it
@@ -192,15 +192,6 @@ def test_pods_that_run_to_completion():
 
 # -- the live recommender ----------------------------------------------------------------------------------
 
-class ConstantSource:
-    def __init__(self, clock, keys):
-        self.clock, self.keys = clock, keys
-
-    async def usage_table(self) -> UsageTable:
-        n = len(self.keys)
-        return UsageTable(self.keys, 0, np.full(n, self.clock.now()), np.full(n, 0.5), np.full(n, 2e8))
-
-
 def test_the_recommender_sizes_auto_vpas_of_pods_that_complete_by_their_mean():
     """Three VPAs over pods using a constant 0.5 core: ``auto`` over Job-like pods (restartPolicy
     Never), ``auto`` over a Deployment's worker whose last run exited 0, and ``auto`` over a
@@ -233,7 +224,7 @@ def test_the_recommender_sizes_auto_vpas_of_pods_that_complete_by_their_mean():
         await client.create("pods", pod("worker-1", "worker"))
         await client.create("pods", pod("web-1", "web"))
         informers = InformerFactory(client, clock)
-        source = ConstantSource(clock, [(ns, "job-1", "app"), (ns, "worker-1", "app"), (ns, "web-1", "app")])
+        source = TableSource(clock, [(ns, "job-1", "app"), (ns, "worker-1", "app"), (ns, "web-1", "app")])
         r = Recommender(client, clock, source, informers=informers)
         r.restored = True
 
