@@ -52,6 +52,23 @@ def pending_reason(pod: dict) -> str:
     return "ContainerCreating"
 
 
+def _resized(old: dict, new: dict) -> bool:
+    """Whether a running pod's resize just completed: its containers' actual resources
+    (``status.containerStatuses[].resources``) changed and no ``PodResizeInProgress`` is left,
+    the moment its node writes the ``ResizeCompleted`` event. (A resize's status can show
+    memory applied before CPU: only the write that ends it counts.)"""
+    status = new.get("status") or {}
+    before = (old.get("status") or {}).get("containerStatuses")
+    after = status.get("containerStatuses")
+    if not before or not after or before is after or status.get("phase") != "Running":
+        return False
+    was = {cs.get("name"): cs.get("resources") for cs in before}
+    if not any(cs.get("name") in was and cs.get("resources") is not None and was[cs.get("name")] is not None
+               and cs.get("resources") != was[cs.get("name")] for cs in after):
+        return False
+    return not any(c.get("type") == "PodResizeInProgress" for c in status.get("conditions") or ())
+
+
 class Tracker:
     """Pod lifecycle bookkeeping from an informer."""
 
@@ -73,6 +90,7 @@ class Tracker:
         self.workload_of_uid: dict[str, str] = {}
         self.workload_of_pod: dict[tuple[str, str], str] = {}
         self.evictions: dict[str, int] = {w: 0 for w in workloads}
+        self.resizes: dict[str, int] = {w: 0 for w in workloads}
         self.pods_created: dict[str, int] = {w: 0 for w in workloads}
         self.evicted: set[str] = set()
         self.events: list[dict] = []
@@ -91,6 +109,10 @@ class Tracker:
     def on_update(self, old: dict, new: dict) -> None:
         if not self.stopped:
             self._see(new)
+            if _resized(old, new):
+                w = self.workload_of_uid.get(new["metadata"]["uid"])
+                if w is not None:
+                    self.resizes[w] += 1
 
     def on_delete(self, pod: dict) -> None:
         if self.stopped:
