@@ -79,3 +79,30 @@ def test_containers_that_exit_or_go_during_an_interval_count_what_they_used_in_i
     assert second["cpu_demand"].tolist() == pytest.approx([400 * 30 / 300, 300])
     assert second["memory_use"].tolist() == [0, 32 * MI]
     assert sampler.throttled_ns.tolist() == pytest.approx([26e9, 0])
+
+
+def _pod_with(cpu: str, memory: str, *conditions: str) -> dict:
+    return {"metadata": {"name": "web-1", "namespace": "default", "uid": "u1", "labels": {WORKLOAD_LABEL: "web"}},
+            "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]},
+            "status": {"phase": "Running", "conditions": [{"type": c, "status": "True"} for c in conditions],
+                       "containerStatuses": [{"name": "app", "restartCount": 0,
+                                              "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}}
+
+
+def test_a_resize_counts_once_when_it_completes():
+    """A resize whose status first shows memory applied with PodResizeInProgress, then CPU
+    with the condition gone, is one resize (one ResizeCompleted event); one written in a
+    single status is one too; a status write that changes nothing is none."""
+    tracker = Tracker(VirtualClock(0.0), ["web"])
+    start = _pod_with("100m", "50Mi")
+    halfway = _pod_with("100m", "300Mi", "PodResizeInProgress")
+    done = _pod_with("500m", "300Mi")
+    tracker.on_add(start)
+    tracker.on_update(start, halfway)
+    assert tracker.resizes["web"] == 0
+    tracker.on_update(halfway, done)
+    assert tracker.resizes["web"] == 1
+    tracker.on_update(done, _pod_with("500m", "300Mi"))
+    assert tracker.resizes["web"] == 1
+    tracker.on_update(done, _pod_with("700m", "400Mi"))
+    assert tracker.resizes["web"] == 2
