@@ -166,9 +166,11 @@ class Informer:
             self.resource, namespace=self.namespace, label_selector=self.label_selector,
             field_selector=self.field_selector, resource_version=self.resource_version,
             allow_bookmarks=True)
+        # the store's watches wake when stopped; a stream's (HTTP) is polled
+        poll = getattr(self._watch, "poll_seconds", _WATCH_POLL_SECONDS)
         try:
             while not self._stopped:
-                event = await self._watch.next(timeout=_WATCH_POLL_SECONDS)
+                event = await self._watch.next(timeout=poll)
                 if event is None:
                     if getattr(self._watch, "stopped", False):
                         return

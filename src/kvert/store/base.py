@@ -708,6 +708,11 @@ class Watch:
     cache: read it, never change it (copy it first, as controllers copy what their
     listers give them)."""
 
+    # How often a consumer need wake with nothing to read (``next(timeout=...)``) to notice
+    # that it was stopped: never, ``stop`` wakes it. (An informer polled every minute: a
+    # simulated thousand-node week woke ten million times for nothing.)
+    poll_seconds: float | None = None
+
     def __init__(self, store: BaseStore, resource: str, namespace: str | None,
                  match: Match | None, allow_bookmarks: bool = False):
         self._store = store

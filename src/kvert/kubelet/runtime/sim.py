@@ -465,15 +465,14 @@ class SimRuntime:
     def set_node_cgroups(self, values: dict[str, LinuxContainerResources]) -> None:
         """The node-level cgroups the kubelet's container manager writes itself (not through
         the CRI): ``kubepods``, ``burstable``, ``besteffort``. Their memory limits bound the
-        pods under them (an OOM kill in that scope when passed)."""
+        pods under them (an OOM kill in that scope when passed): the fleet applies them to
+        the rows under them, so no container's own row changes."""
         self.advance()
         if values != self._node_cgroups:
             self._node_cgroups = dict(values)
             self.fleet.set_node_cgroups(self.node, {
                 name: float(res.memory_limit_in_bytes) for name, res in values.items()
                 if res.memory_limit_in_bytes > 0})
-            for c in self._containers.values():
-                self._sync(c)
 
     def node_cgroups(self) -> dict[str, LinuxContainerResources]:
         return dict(self._node_cgroups)
