@@ -45,6 +45,8 @@ from collections.abc import Container
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
+import orjson
+
 from kvert.api.errors import ApiError, NotFound, TooManyRequests
 from kvert.api.meta import parse_time
 from kvert.api.quantity import Quantity
@@ -64,6 +66,15 @@ IN_PLACE_MODES = ("InPlaceOrRecreate", "Auto", "InPlace")
 POD_LIFETIME_UPDATE_THRESHOLD = 12 * 3600.0
 EVICT_AFTER_OOM_THRESHOLD = 600.0
 MIN_CHANGE_PRIORITY = 0.1
+
+
+def _shape(containers: list) -> bytes | str:
+    """The containers' names and resources as one key (replicas share it)."""
+    shape = [(c.get("name"), c.get("resources")) for c in containers]
+    try:
+        return orjson.dumps(shape, option=orjson.OPT_SORT_KEYS)
+    except TypeError:           # what orjson does not write (integers beyond 64 bits)
+        return json.dumps(shape, sort_keys=True)
 
 
 def update_mode(vpa: Mapping) -> str:
@@ -586,7 +597,7 @@ class Updater:
         known: dict[str, Priority] = {}      # replicas share their resources, so their priority
         for pod in pods:
             containers = (pod.get("spec") or {}).get("containers") or []
-            shape = json.dumps([(c.get("name"), c.get("resources")) for c in containers], sort_keys=True)
+            shape = _shape(containers)
             if shape not in known:
                 known[shape] = self.priority(vpa, recommendation, pod)
             p = replace(known[shape])

@@ -207,11 +207,17 @@ def _restore_non_resizable(new_c: Any, old_c: Any) -> Any:
         new_list = new_res.get(part) if isinstance(new_res.get(part), dict) else {}
         merged = {k: v for k, v in new_list.items() if k not in RESIZABLE_RESOURCES}
         merged.update({k: v for k, v in old_list.items() if k in RESIZABLE_RESOURCES})
-        res[part] = merged
+        # an empty list where the old container had none is no change: leaving it out keeps
+        # the plain comparison equal, so the (far slower) semantic one is not needed
+        if merged or part in old_res:
+            res[part] = merged
     for other in new_res:
         if other not in ("requests", "limits"):
             res[other] = new_res[other]
-    out["resources"] = res
+    if res or "resources" in old_c:
+        out["resources"] = res
+    else:
+        out.pop("resources", None)
     if "resizePolicy" in old_c:
         out["resizePolicy"] = old_c["resizePolicy"]
     else:
