@@ -47,7 +47,6 @@ import math
 import logging
 import zlib
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -300,7 +299,8 @@ class NodeAgent:
             return
         self.checkpoint.update(
             ps.uid, namespace=ps.namespace, name=ps.name, sandbox=ps.sandbox_id or None,
-            pod_cgroup=asdict(ps.pod_cgroup) if ps.pod_cgroup is not None else None,
+            # a flat frozen dataclass of numbers: its fields are its __dict__ (asdict recurses and copies)
+            pod_cgroup=dict(vars(ps.pod_cgroup)) if ps.pod_cgroup is not None else None,
             containers={n: r.to_json() for n, r in ps.containers.items()},
             actuated=ps.actuated or {}, resize=ps.resize.to_json() or {}, pod_ip=ps.pod_ip or None,
             start_time=ps.start_time or None, terminal=ps.terminal or None, ended=ps.ended)
