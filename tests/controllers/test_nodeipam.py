@@ -48,3 +48,19 @@ def test_nodes_get_cidrs_and_a_deleted_nodes_cidr_is_reused():
         await env.client.create("nodes", _node("c"))
         assert await eventually(env, lambda: cidr("c"), what="c's CIDR") == ["10.244.1.0/24"]
     run(scenario)
+
+
+def test_cluster_cidr_for_holds_a_node_cidr_per_node():
+    """kubeadm's default 10.244.0.0/16 holds 256 /24 node CIDRs; a larger cluster gets the
+    smallest aligned supernet of it that holds one per node, clear of 10.96.0.0/12."""
+    import ipaddress
+    from kvert.controllers.nodeipam import cluster_cidr_for, node_cidrs
+    assert cluster_cidr_for(3) == "10.244.0.0/16"
+    assert cluster_cidr_for(256) == "10.244.0.0/16"
+    assert cluster_cidr_for(257) == "10.244.0.0/15"
+    assert cluster_cidr_for(1000) == "10.244.0.0/14"
+    services = ipaddress.ip_network("10.96.0.0/12")
+    for nodes in (1025, 5000, 32768):
+        cidr = cluster_cidr_for(nodes)
+        assert len(node_cidrs(cidr, 24)) >= nodes > len(node_cidrs(cidr, 24)) // 2
+        assert not ipaddress.ip_network(cidr).overlaps(services)

@@ -22,6 +22,17 @@ DEFAULT_CLUSTER_CIDR = "10.244.0.0/16"
 DEFAULT_NODE_MASK_SIZE = 24
 
 
+def cluster_cidr_for(nodes: int, mask_size: int = DEFAULT_NODE_MASK_SIZE) -> str:
+    """The default cluster CIDR, widened (at the same base, aligned) until it holds a node CIDR
+    for each of ``nodes`` nodes: what an operator sets ``--cluster-cidr`` to for a cluster of
+    that size (10.244.0.0/16 holds 256 /24s). It stays clear of the service range
+    (10.96.0.0/12) up to 32 768 nodes."""
+    network = ipaddress.ip_network(DEFAULT_CLUSTER_CIDR)
+    while 2 ** (mask_size - network.prefixlen) < nodes and network.prefixlen > 8:
+        network = network.supernet()
+    return str(network)
+
+
 def node_cidrs(cluster_cidr: str, mask_size: int) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     """The node-sized subnets of the cluster CIDR, in allocation order; ValueError when the
     mask does not fit (``--node-cidr-mask-size`` must be longer than the cluster's)."""

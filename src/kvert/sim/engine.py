@@ -139,6 +139,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     from kvert.apiserver.metrics import DEFAULT_RESOLUTION
     from kvert.cluster.fleetmetrics import FleetMetricsSource, FleetPodMetrics
     from kvert.cluster.supervisor import Supervisor
+    from kvert.controllers.nodeipam import cluster_cidr_for
     from kvert.kubelet.config import NodeConfig
     from kvert.kubelet.eviction import MONITORING_INTERVAL
     from kvert.kubelet.runtime.fleet import Fleet
@@ -167,7 +168,10 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     hpa_metrics = FleetPodMetrics(fleet, resolution=max(DEFAULT_RESOLUTION, scn.tick))
     supervisor.add("controller-manager", build.controller_manager(
         plane.client(build.CONTROLLER_MANAGER), clock,
-        settings={"nodelifecycle": lifecycle, "horizontalpodautoscaling": {"metrics": hpa_metrics}}))
+        settings={"nodelifecycle": lifecycle, "horizontalpodautoscaling": {"metrics": hpa_metrics},
+                  # a pod CIDR for every node (the default /16 holds 256: the rest would have none,
+                  # and the allocator would retry them at every node status)
+                  "nodeipam": {"cluster_cidr": cluster_cidr_for(scn.nodes.count)}}))
     supervisor.add("scheduler", build.scheduler(plane.client(build.SCHEDULER), clock, seed=scn.seed))
     fleet_task = asyncio.ensure_future(fleet.run())
     agents: list[Any] = []
