@@ -87,6 +87,10 @@ class PodGC(Controller):
         self._on_node: dict[str, dict[tuple[str, str], dict]] = {}
         self._node_of: dict[tuple[str, str], str] = {}
         self.pods.add_handlers(self._seen, lambda old, new: self._seen(new), self._forget)
+        # whether a node or the set of nodes with pods changed since the last orphan check:
+        # a pass with neither (and no node in quarantine) has nothing to look at
+        self._nodes_changed = True
+        self.nodes.add_handlers(self._node_changed, None, self._node_changed)
         self.enqueue(_KEY)
 
     def _seen(self, pod: dict) -> None:
@@ -97,6 +101,8 @@ class PodGC(Controller):
             self._deleting[key] = pod
         node = (pod.get("spec") or {}).get("nodeName")
         if node:
+            if node not in self._on_node:
+                self._nodes_changed = True
             self._on_node.setdefault(node, {})[key] = pod
             self._node_of[key] = node
 
@@ -132,7 +138,13 @@ class PodGC(Controller):
             if not (pod.get("spec") or {}).get("nodeName"):
                 await self._finish(pod, "unscheduled-terminating", None)
 
+    def _node_changed(self, node: dict) -> None:
+        self._nodes_changed = True
+
     async def _orphans(self) -> None:
+        if not self._nodes_changed and not self._missing:
+            return
+        self._nodes_changed = False
         now = self.clock.now()
         wanted = {n for n in self._on_node if self.nodes.get(n) is None}
         self._missing = {n: t for n, t in self._missing.items() if n in wanted}
