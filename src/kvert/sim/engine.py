@@ -65,6 +65,8 @@ OOM_CAUSES = {"container": "container limit", "pod": "pod limit", "burstable": "
 
 
 # how often simulated agents relist and look at eviction signals when nothing told them to
+# (the fleet tells them of every exit and memory threshold): hourly, or as rarely as they
+# report their status in longer runs (every 6 h in a week's)
 EVENTED_INTERVAL = 3600.0
 # the garbage collector's thresholds during a run (Python's are 700, 10, 10)
 SIMULATION_GC_THRESHOLDS = (50_000, 20, 10)
@@ -182,7 +184,8 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         agent = build.sim_node(plane.client(build.node_user(name)), clock, config, name=name,
                                tick=scn.tick, system_memory=scn.nodes.system_memory, fleet=fleet,
                                heartbeat_seconds=heartbeat, lease_seconds=int(5 * heartbeat),
-                               pleg_seconds=max(1.0, scn.tick), evented_interval=EVENTED_INTERVAL, explain=False,
+                               pleg_seconds=max(1.0, scn.tick), evented_interval=max(EVENTED_INTERVAL, heartbeat),
+                               explain=False,
                                eviction_interval=max(MONITORING_INTERVAL, scn.tick))
 
         def on_oom(kill: Any, runtime: Any = agent.runtime) -> None:
