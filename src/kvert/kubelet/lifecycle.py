@@ -317,17 +317,17 @@ class PodWorker:
 
     def resize_pending_actuation(self) -> bool:
         ps = self.ps
-        from kvert.kubelet.cgroups import pod_cgroup
-        target = pod_cgroup(self.allocated_pod(), cpu_cfs_quota=self.agent.config.cpu_cfs_quota,
-                            cpu_period=self.agent.config.cpu_cfs_quota_period_us)
-        if ps.pod_cgroup is not None and ps.pod_cgroup != target:
-            return True
         for rec in ps.containers.values():
             if rec.status is None or rec.status.state != "running":
                 continue
             if ps.actuated.get(rec.name) != ps.allocated.get(rec.name):
                 return True
-        return False
+        if ps.pod_cgroup is None:
+            return False
+        # the pod's cgroup last: computing its target is the dear part
+        from kvert.kubelet.cgroups import pod_cgroup
+        return ps.pod_cgroup != pod_cgroup(self.allocated_pod(), cpu_cfs_quota=self.agent.config.cpu_cfs_quota,
+                                           cpu_period=self.agent.config.cpu_cfs_quota_period_us)
 
     async def resize_step(self) -> None:
         ps, agent = self.ps, self.agent
