@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from datetime import datetime, timezone
 from typing import Any
 
@@ -54,8 +55,21 @@ def _format_second(second: int) -> str:
 
 
 def format_micro_time(epoch_seconds: float) -> str:
-    """RFC 3339 with microseconds, as ``metav1.MicroTime`` (Lease, events.k8s.io) serializes."""
-    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """RFC 3339 with microseconds, as ``metav1.MicroTime`` (Lease, events.k8s.io) serializes.
+    The microseconds are rounded half to even, as ``datetime.fromtimestamp`` does; the
+    second's text is cached (every event carries one of these)."""
+    frac, whole = math.modf(epoch_seconds)
+    second, micro = int(whole), round(frac * 1e6)
+    if micro >= 1_000_000:
+        second, micro = second + 1, micro - 1_000_000
+    elif micro < 0:
+        second, micro = second - 1, micro + 1_000_000
+    return f"{_format_second_plain(second)}.{micro:06d}Z"
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_second_plain(second: int) -> str:
+    return datetime.fromtimestamp(second, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 @functools.lru_cache(maxsize=4096)
