@@ -594,13 +594,13 @@ class Updater:
     def _ordered_candidates(self, vpa: Mapping, recommendation: Mapping, pods: list[dict],
                             now: float, lifetime: float) -> list[tuple[dict, Priority]]:
         out = []
-        known: dict[str, Priority] = {}      # replicas share their resources, so their priority
+        known: dict[bytes | str, Priority] = {}      # replicas share their resources, so their priority
         for pod in pods:
             containers = (pod.get("spec") or {}).get("containers") or []
             shape = _shape(containers)
             if shape not in known:
                 known[shape] = self.priority(vpa, recommendation, pod)
-            p = replace(known[shape])
+            p = known[shape]              # copied below for the pods that stay candidates
             quick_oom = self._quick_oom(vpa, pod)
             if not p.outside_range and not quick_oom:
                 start = (pod.get("status") or {}).get("startTime")
@@ -615,7 +615,7 @@ class Updater:
                     continue
             if quick_oom and p.resource_diff == 0:
                 continue
-            out.append((pod, p))
+            out.append((pod, replace(p)))
         out.sort(key=lambda item: item[1].key(), reverse=True)
         return out
 
