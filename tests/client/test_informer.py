@@ -153,3 +153,46 @@ def test_failing_handler_does_not_stop_the_informer():
         return rec.events
 
     assert clock.run(main()) == [("add", "a"), ("add", "b")]
+
+
+def _index_from_cache(informer, fn):
+    expected = {}
+    for obj in informer.list():
+        for value in fn(obj):
+            expected.setdefault(value, set()).add((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]))
+    return expected
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_changes = st.lists(st.tuples(st.sampled_from(["ADDED", "MODIFIED", "DELETED"]),
+                              st.sampled_from(["a", "b", "c"]),
+                              st.lists(st.sampled_from(["x", "y", "z"]), max_size=3),
+                              st.integers(0, 2)), max_size=30)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_changes)
+def test_indexes_always_equal_a_recount_of_the_cache(changes):
+    # whatever the order of adds, updates (which may or may not move an index value: a
+    # status change moves none) and deletes, each index is what recounting the cache gives
+    clock, store, client = _setup()
+    informer = Informer(client, "configmaps", clock=clock)
+    by_team = lambda o: (o.get("metadata", {}).get("labels") or {}).get("teams", "").split(",")  # noqa: E731
+    by_first = lambda o: [v for v in ((o.get("metadata", {}).get("labels") or {}).get("teams", "").split(",")[:1]) if v]  # noqa: E731
+    informer.add_index("team", by_team)
+    informer.add_index("first", by_first)
+    rv = 0
+    for kind, name, teams, status in changes:
+        rv += 1
+        obj = {"metadata": {"name": name, "namespace": "default", "resourceVersion": str(rv),
+                            "labels": {"teams": ",".join(teams)}}, "data": {"status": str(status)}}
+        if kind == "DELETED" and informer.get(name, "default") is None:
+            continue
+        informer._apply(kind, obj)
+        for index, fn in (("team", by_team), ("first", by_first)):
+            assert {v: keys for v, keys in informer._indexes[index].items()} == _index_from_cache(informer, fn)
+            for value, keys in _index_from_cache(informer, fn).items():
+                assert sorted(o["metadata"]["name"] for o in informer.by_index(index, value)) == \
+                    sorted(n for _, n in keys)

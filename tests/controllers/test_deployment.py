@@ -44,6 +44,43 @@ def test_hash_and_names():
     assert not equal_ignore_hash(t, {"metadata": t["metadata"], "spec": {"containers": []}})
 
 
+def _template(labels, image="nginx:1.0"):
+    return {"metadata": {"labels": dict(labels)}, "spec": {"containers": [{"name": "c", "image": image}]}}
+
+
+@pytest.mark.parametrize("a_labels, b_labels, same_spec, equal", [
+    # upstream's TestEqualIgnoreHash (pkg/controller/deployment/util/deployment_util_test.go)
+    ({"foo": "bar", "pod-template-hash": "value-1"}, {"foo": "bar", "pod-template-hash": "value-1"}, True, True),
+    ({"foo": "bar", "pod-template-hash": "value-1"}, {"foo": "bar", "pod-template-hash": "value-2"}, True, True),
+    ({"foo": "bar"}, {"foo": "bar", "pod-template-hash": "value-2"}, True, True),
+    ({"foo1": "bar", "pod-template-hash": "value-1"}, {"foo2": "bar"}, True, False),
+    ({"foo2": "bar"}, {"foo1": "bar", "pod-template-hash": "value-1"}, True, False),
+    ({"foo1": "bar", "pod-template-hash": "value-1"}, {"foo2": "bar", "pod-template-hash": "value-1"}, True, False),
+    ({"foo": "bar", "pod-template-hash": "value-1"}, {"foo": "bar", "pod-template-hash": "value-1"}, False, False),
+    ({"foo": "bar", "pod-template-hash": "value-1"}, {"foo": "bar", "pod-template-hash": "value-2"}, False, False),
+    ({"foo": "bar"}, {"foo": "bar", "pod-template-hash": "value-2"}, False, False),
+    ({"foo1": "bar", "pod-template-hash": "value-1"}, {"foo2": "bar"}, False, False),
+])
+def test_equal_ignore_hash_as_upstream(a_labels, b_labels, same_spec, equal):
+    a = _template(a_labels)
+    b = _template(b_labels, "nginx:1.0" if same_spec else "nginx:1.1")
+    before = (repr(a), repr(b))
+    assert equal_ignore_hash(a, b) is equal
+    assert equal_ignore_hash(b, a) is equal
+    assert (repr(a), repr(b)) == before          # neither template is changed
+
+
+def test_equal_ignore_hash_takes_empty_and_absent_fields_alike():
+    # Go's semantic equality: an empty list or map equals an absent one
+    a = _template({"app": "web", "pod-template-hash": "h1"})
+    b = _template({"app": "web"})
+    b["spec"]["volumes"] = []
+    b["spec"]["containers"][0]["env"] = []
+    assert equal_ignore_hash(a, b)
+    b["spec"]["containers"][0]["env"] = [{"name": "X", "value": "1"}]
+    assert not equal_ignore_hash(a, b)
+
+
 def test_deployment_creates_a_hashed_replica_set_and_reports_status():
     async def scenario(env):
         agent = await FakeNodeAgent(env, delay=2.0).start()

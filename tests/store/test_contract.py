@@ -131,9 +131,27 @@ def test_get_not_found_and_copies(store):
     upd = store.get(CM, "default", "b")
     upd["data"] = {"k": "2"}
     out = store.update(CM, upd)
-    upd["data"]["k"] = "3"
-    assert out["data"] == {"k": "2"} == store.get(CM, "default", "b")["data"]
     assert upd["metadata"]["resourceVersion"] != out["metadata"]["resourceVersion"]
+    # the written object handed back is the writer's (it gave its values up): changing it
+    # changes nothing stored
+    assert out["data"] == {"k": "2"}
+    out["data"]["k"] = "3"
+    out["metadata"]["labels"]["x"] = "3"
+    assert store.get(CM, "default", "b")["data"] == {"k": "2"}
+    assert store.get(CM, "default", "b")["metadata"]["labels"] == {"x": "1"}
+    created = store.create(CM, cm("c"))
+    assert created["metadata"]["resourceVersion"] == store.get(CM, "default", "c")["metadata"]["resourceVersion"]
+    created["data"]["k"] = "changed"
+    assert store.get(CM, "default", "c")["data"] == {"k": "v"}
+
+
+def test_peek_reads_the_stored_state(store):
+    with pytest.raises(NotFound):
+        store.peek(CM, "default", "nope")
+    store.create(CM, cm("a"))
+    store.update(CM, {**store.get(CM, "default", "a"), "data": {"k": "2"}})
+    seen = store.peek(CM, "default", "a")
+    assert seen == store.get(CM, "default", "a") and seen["data"] == {"k": "2"}
 
 
 def test_revisions_are_store_wide_and_increasing(store):

@@ -115,8 +115,22 @@ def is_dns1035_label(value: str) -> list[str]:
     return errs
 
 
+# Label and annotation keys are few and checked on every write: the valid ones are remembered.
+_VALID_QUALIFIED_NAMES: set[str] = set()
+_REMEMBERED_MAX = 4096
+
+
 def is_qualified_name(value: str) -> list[str]:
     """A label key: an optional DNS-subdomain prefix and '/', then a name of at most 63 chars."""
+    if value in _VALID_QUALIFIED_NAMES:
+        return []
+    errs = _qualified_name_problems(value)
+    if not errs and len(_VALID_QUALIFIED_NAMES) < _REMEMBERED_MAX:
+        _VALID_QUALIFIED_NAMES.add(value)
+    return errs
+
+
+def _qualified_name_problems(value: str) -> list[str]:
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:

@@ -229,12 +229,17 @@ class Informer:
                 self._notify_update(old, obj)
 
     def _store(self, key: tuple[str, str], obj: dict, old: dict | None) -> None:
-        if old is not None:
-            self._unindex(key, old)
         self._cache[key] = obj
         for name, fn in self._indexers.items():
-            for value in fn(obj):
-                self._indexes[name].setdefault(value, set()).add(key)
+            values = fn(obj)
+            if old is not None:
+                before = fn(old)
+                if before == values:      # most updates (a status) move no index entry
+                    continue
+                self._unindex_values(name, key, before)
+            index = self._indexes[name]
+            for value in values:
+                index.setdefault(value, set()).add(key)
 
     def _remove(self, key: tuple[str, str], old: dict) -> None:
         self._unindex(key, old)
@@ -242,12 +247,16 @@ class Informer:
 
     def _unindex(self, key: tuple[str, str], obj: dict) -> None:
         for name, fn in self._indexers.items():
-            for value in fn(obj):
-                bucket = self._indexes[name].get(value)
-                if bucket is not None:
-                    bucket.discard(key)
-                    if not bucket:
-                        del self._indexes[name][value]
+            self._unindex_values(name, key, fn(obj))
+
+    def _unindex_values(self, name: str, key: tuple[str, str], values: Iterable[str]) -> None:
+        index = self._indexes[name]
+        for value in values:
+            bucket = index.get(value)
+            if bucket is not None:
+                bucket.discard(key)
+                if not bucket:
+                    del index[value]
 
     def _notify_add(self, obj: dict) -> None:
         for on_add, _, _ in self._handlers:

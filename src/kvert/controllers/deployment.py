@@ -145,8 +145,23 @@ def _without_hash(template: dict) -> dict:
     return prune_empty(t)
 
 
+def _hash_label_dropped(template: dict) -> dict:
+    # shallow: only the labels change (for the plain comparison tried first)
+    md = template.get("metadata")
+    labels = md.get("labels") if isinstance(md, dict) else None
+    if not isinstance(labels, dict) or POD_TEMPLATE_HASH not in labels:
+        return template
+    labels = dict(labels)
+    del labels[POD_TEMPLATE_HASH]
+    return {**template, "metadata": {**md, "labels": labels}}
+
+
 def equal_ignore_hash(a: dict, b: dict) -> bool:
-    """``EqualIgnoreHash``: templates equal but for the pod-template-hash label."""
+    """``EqualIgnoreHash``: templates equal but for the pod-template-hash label (empty and
+    absent fields alike, as Go's semantic equality). Plainly equal templates -- a Deployment
+    and its current ReplicaSet, at every sync -- are told without copying them."""
+    if _hash_label_dropped(a or {}) == _hash_label_dropped(b or {}):
+        return True
     return _without_hash(a) == _without_hash(b)
 
 

@@ -33,10 +33,10 @@ each map (``nodes`` has the full counts); ``kvert schedule`` keeps them all.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
+import orjson
 
 from kvert.api.meta import format_time
 from kvert.scheduler.cache import pod_key
@@ -140,7 +140,8 @@ def build(fw: Framework, state: CycleState, pod: dict, *, result: str, attempt: 
 
 
 def encode(explanation: dict) -> str:
-    return json.dumps(explanation, separators=(",", ":"))
+    # orjson: compact, keys in order, a tenth of json.dumps's time (one per binding)
+    return orjson.dumps(explanation, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
 def annotation_patch(explanation: dict) -> dict:

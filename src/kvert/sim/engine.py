@@ -317,7 +317,8 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     await supervisor.stop()
     store.close()
 
-    series = {w: {s: columns[s][:, i].copy() for s in SERIES} for i, w in enumerate(names)}
+    by_workload = {s: np.ascontiguousarray(columns[s].T) for s in SERIES}   # a row per workload
+    series = {w: {s: by_workload[s][i] for s in SERIES} for i, w in enumerate(names)}
     counters: dict[str, dict[str, float]] = {}
     for i, w in enumerate(names):
         counters[w] = {

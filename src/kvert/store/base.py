@@ -157,14 +157,18 @@ class Record:
     ``metadata.resourceVersion = stamp``.
 
     ``shared()``: the one decoded object the watches following the store are handed for
-    this revision (decoded on first use, released when a newer revision replaces it; a
-    released record decodes a copy per call): N watches of a resource cost one decode, and
-    their informers' caches hold one object, not N. Whoever takes it must never change it
-    (see ``Watch``); the store itself never reads it.
+    this revision (decoded on first use, kept while the revision is current or some watch
+    still has it queued, then let go -- a history record holds only its text): N watches of
+    a resource cost one decode, and their informers' caches hold one object, not N, even
+    when the object was written again before they took it (a resize: three writes in a
+    row). Whoever takes it must never change it (see ``Watch``). The store reads it only
+    to compare a write with the current state. The queued count is kept without a lock
+    (etcd's stream thread adds, the consumer takes): a miscount costs one decode or keeps
+    one object a little longer, never a wrong one.
     """
 
     __slots__ = ("rev", "resource", "namespace", "name", "type", "raw", "prev", "stamp",
-                 "_shared")
+                 "_shared", "_queued", "_released")
 
     def __init__(self, rev: int, resource: str, namespace: str, name: str, type: str, raw: str,
                  prev: "Record | None" = None, stamp: str | None = None):
@@ -176,7 +180,9 @@ class Record:
         self.raw = raw
         self.prev = prev
         self.stamp = stamp
-        self._shared: Obj | None | bool = None    # False once released
+        self._shared: Obj | None = None
+        self._queued = 0           # watch events of this revision not taken yet
+        self._released = False     # a newer revision replaced it
 
     @property
     def obj(self) -> Obj:
@@ -195,13 +201,23 @@ class Record:
     def shared(self) -> Obj:
         obj = self._shared
         if obj is None:
-            obj = self._shared = self.copy()
-        elif obj is False:
-            return self.copy()
-        return obj   # type: ignore[return-value]
+            obj = self.copy()
+            if not self._released or self._queued > 0:
+                self._shared = obj
+        return obj
 
     def release(self) -> None:
-        self._shared = False
+        self._released = True
+        if self._queued <= 0:
+            self._shared = None
+
+    def queued(self) -> None:
+        self._queued += 1
+
+    def taken(self) -> None:
+        self._queued -= 1
+        if self._released and self._queued <= 0:
+            self._shared = None
 
     def __repr__(self) -> str:
         return f"Record({self.rev}, {self.type}, {self.resource}, {self.namespace}/{self.name})"
@@ -321,9 +337,9 @@ class BaseStore:
         if not routed:
             return
         if obj is None:
-            obj = rec.obj
+            obj = rec.shared()       # read only (matched)
         if prev_obj is None and prev is not None and rec.type == MODIFIED:
-            prev_obj = prev.obj
+            prev_obj = prev.shared()
         for get, by_value in routed.values():
             value = _route_value(get, obj)
             before = _route_value(get, prev_obj) if prev_obj is not None else value
@@ -373,6 +389,15 @@ class BaseStore:
         if rec is None:
             raise NotFound(resource, name)
         return rec.copy()
+
+    def peek(self, resource: str, namespace: str, name: str) -> Obj:
+        """The stored object, shared with the watches (``Record.shared``): read it, never
+        change it -- an admission check's lister (the namespace of every write)."""
+        self._check_open()
+        rec = self._current(resource, namespace or "", name)
+        if rec is None:
+            raise NotFound(resource, name)
+        return rec.shared()
 
     def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
              field_selector: str = "", limit: int = 0, continue_token: str = "",
@@ -448,7 +473,7 @@ class BaseStore:
         md["generation"] = 1
         md["creationTimestamp"] = format_time(self.clock.now())
         new["metadata"] = _ordered(md)
-        return self._commit(resource, namespace, name, ADDED, new).copy()
+        return _handed_back(self._commit(resource, namespace, name, ADDED, new), new)
 
     def update(self, resource: str, obj: Obj) -> Obj:
         self._check_open()
@@ -463,7 +488,7 @@ class BaseStore:
         cur = self._current(resource, namespace, name)
         if cur is None:
             raise NotFound(resource, name)
-        stored = cur.obj
+        stored = cur.shared()     # read only: compared, and the previous state for watches
         smd = stored["metadata"]
         rv = md.get("resourceVersion")
         if rv and str(rv) != smd["resourceVersion"]:
@@ -488,8 +513,8 @@ class BaseStore:
             # stored state.
             return self._remove(cur, stored).copy()
         if new == stored:
-            return stored  # no-op update: no new revision, no event
-        return self._commit(resource, namespace, name, MODIFIED, new, cur, stored).copy()
+            return cur.copy()  # no-op update: no new revision, no event
+        return _handed_back(self._commit(resource, namespace, name, MODIFIED, new, cur, stored), new)
 
     def delete(self, resource: str, namespace: str, name: str, *,
                grace_period_seconds: int | None = 0,
@@ -731,25 +756,28 @@ class Watch:
                prev_obj: Obj | None = None) -> None:
         """Queue the change ``rec`` (``obj``/``prev_obj``: its and ``prev``'s decoded
         objects if the caller has them) as this watch sees it."""
-        if self.namespace is not None and rec.namespace != self.namespace:
+        if self._stopped or (self.namespace is not None and rec.namespace != self.namespace):
             return
         match = self._match
         if match is None:
+            rec.queued()
             self._push((rec.type, rec, None))
             return
         kind = rec.type
         if obj is None:
-            obj = rec.obj
+            obj = rec.shared()       # read only (matched)
         if kind != MODIFIED:
             # ADDED: the new state; DELETED: its object is the last stored state
             if match(obj):
+                rec.queued()
                 self._push((kind, rec, None))
             return
         now = match(obj)
         if prev_obj is None and prev is not None:
-            prev_obj = prev.obj
+            prev_obj = prev.shared()
         before = prev_obj is not None and match(prev_obj)
         if now:
+            rec.queued()
             self._push((MODIFIED if before else ADDED, rec, None))
         elif before:
             # stopped matching: DELETED with the previous state at the event's revision
@@ -800,7 +828,9 @@ class Watch:
             return item
         kind, rec, rv = item
         if rv is None:
-            return WatchEvent(kind, rec.shared())
+            obj = rec.shared()
+            rec.taken()
+            return WatchEvent(kind, obj)
         obj = rec.copy()
         obj["metadata"]["resourceVersion"] = rv
         return WatchEvent(kind, obj)
@@ -861,6 +891,9 @@ class Watch:
     def stop(self) -> None:
         """Unsubscribe; buffered events are dropped and waiting consumers get None."""
         self._stopped = True
+        for item in self._buf:
+            if type(item) is tuple and item[2] is None:
+                item[1].taken()
         self._buf.clear()
         self._store._unregister(self)
         self._wake()
@@ -979,7 +1012,8 @@ def _parse_rv(text: str) -> int:
 
 def _copy_in(obj: Any) -> tuple[Obj, Obj]:
     """A copy of the caller's object and of its metadata, the only parts a write changes
-    (deeper values are shared, read and serialized, never modified or kept)."""
+    (deeper values are shared, read and serialized, never modified or kept; the written
+    object handed back holds them: the caller gives them up)."""
     if not isinstance(obj, dict):
         raise BadRequest("the object must be a JSON object")
     md = obj.get("metadata")
@@ -990,6 +1024,14 @@ def _copy_in(obj: Any) -> tuple[Obj, Obj]:
     new = dict(obj)
     new["metadata"] = md = dict(md)
     return new, md
+
+
+def _handed_back(rec: Record, obj: Obj) -> Obj:
+    """The written object as the writer gets it back: ``obj`` itself (top level and metadata
+    the store's copies, deeper values the writer's, which it gave up), stamped with the
+    revision -- not a decode of what was stored, as the two hold the same JSON."""
+    obj["metadata"]["resourceVersion"] = str(rec.rev)
+    return obj
 
 
 def _ordered(md: Obj) -> Obj:

@@ -53,7 +53,7 @@ class NamespaceLifecycle:
         if attrs.operation == DELETE:
             return
         try:
-            namespace = self.store.get(NAMESPACES, "", attrs.namespace)
+            namespace = self.store.peek(NAMESPACES, "", attrs.namespace)
         except NotFound:
             raise NotFound(NAMESPACES, attrs.namespace) from None
         if attrs.operation == CREATE and is_terminating(namespace):

@@ -283,8 +283,10 @@ class _WebhookDispatcher:
 
     def hooks(self) -> list[dict]:
         """Every webhook of every configuration, configurations sorted by name."""
-        configs = sorted(self.store.list(self.configurations).items,
-                         key=lambda c: (c.get("metadata") or {}).get("name", ""))
+        configs = self.store.list(self.configurations).items
+        if not configs:          # the common case, asked on every write
+            return []
+        configs.sort(key=lambda c: (c.get("metadata") or {}).get("name", ""))
         result = []
         for config in configs:
             for hook in config.get("webhooks") or []:
