@@ -823,22 +823,3 @@ def test_watch_in_a_virtual_time_loop(store):
 
     vclock.run(main())
 
-
-def test_watches_share_one_object_per_revision_even_when_written_again_before_they_read():
-    # a pod is written several times in a row (a resize: the patch, then two status writes)
-    # before the informers run: each revision is still one object for every watch
-    from kvert.store.memory import MemoryStore
-    store = MemoryStore()
-    first, second = store.watch(CM), store.watch(CM)
-    store.create(CM, cm("a"))
-    for k in ("2", "3"):
-        store.update(CM, {**store.get(CM, "default", "a"), "data": {"k": k}})
-    one, two = first.get_nowait(), second.get_nowait()
-    assert [(e.type, e.object["data"]["k"]) for e in one] == [("ADDED", "v"), ("MODIFIED", "2"), ("MODIFIED", "3")]
-    assert [e.object for e in one] == [e.object for e in two]
-    assert all(a.object is b.object for a, b in zip(one, two))
-    # what a stopped watch never took does not keep the revision's object
-    third = store.watch(CM)
-    store.update(CM, {**store.get(CM, "default", "a"), "data": {"k": "4"}})
-    third.stop()
-    assert [e.object["data"]["k"] for e in first.get_nowait()] == ["4"]

@@ -54,12 +54,28 @@ def json_patch(target: dict, operations: Any) -> dict:
     """``target`` with the RFC 6902 operations applied: changed in place (pass a copy)."""
     if not isinstance(operations, list):
         raise BadRequest("json patch must be a list of operations")
+    if len(operations) == 1 and _sets_a_top_level_member(target, operations[0]):
+        target[operations[0]["path"][1:]] = deep_copy(operations[0]["value"])
+        return target
     try:
         return jsonpatch.JsonPatch(operations).apply(target, in_place=True)
     except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as e:
         raise BadRequest(f"the server rejected our request due to an error in our request: {e}") from e
     except (TypeError, KeyError, IndexError) as e:
         raise BadRequest(f"invalid json patch: {e}") from e
+
+
+def _sets_a_top_level_member(target: Any, op: Any) -> bool:
+    """One ``add`` (or ``replace`` of a present member) of a top-level member, such as the
+    VPA recommender's ``add /status`` every time a recommendation moves: applied here, the
+    value copied by ``deep_copy`` instead of the library's ``copy.deepcopy`` (a third of
+    the time). Everything else, errors included, goes to the library."""
+    if not isinstance(target, dict) or not isinstance(op, dict) or "value" not in op:
+        return False
+    path, kind = op.get("path"), op.get("op")
+    if not isinstance(path, str) or len(path) < 2 or path[0] != "/" or "/" in path[1:] or "~" in path:
+        return False
+    return kind == "add" or (kind == "replace" and path[1:] in target)
 
 
 def apply_patch(target: dict | None, patch: Any, patch_type: str, *,

@@ -157,18 +157,14 @@ class Record:
     ``metadata.resourceVersion = stamp``.
 
     ``shared()``: the one decoded object the watches following the store are handed for
-    this revision (decoded on first use, kept while the revision is current or some watch
-    still has it queued, then let go -- a history record holds only its text): N watches of
-    a resource cost one decode, and their informers' caches hold one object, not N, even
-    when the object was written again before they took it (a resize: three writes in a
-    row). Whoever takes it must never change it (see ``Watch``). The store reads it only
-    to compare a write with the current state. The queued count is kept without a lock
-    (etcd's stream thread adds, the consumer takes): a miscount costs one decode or keeps
-    one object a little longer, never a wrong one.
+    this revision (decoded on first use, released when a newer revision replaces it; a
+    released record decodes a copy per call): N watches of a resource cost one decode, and
+    their informers' caches hold one object, not N. Whoever takes it must never change it
+    (see ``Watch``). The store reads it only to compare a write with the current state.
     """
 
     __slots__ = ("rev", "resource", "namespace", "name", "type", "raw", "prev", "stamp",
-                 "_shared", "_queued", "_released")
+                 "_shared")
 
     def __init__(self, rev: int, resource: str, namespace: str, name: str, type: str, raw: str,
                  prev: "Record | None" = None, stamp: str | None = None):
@@ -180,9 +176,7 @@ class Record:
         self.raw = raw
         self.prev = prev
         self.stamp = stamp
-        self._shared: Obj | None = None
-        self._queued = 0           # watch events of this revision not taken yet
-        self._released = False     # a newer revision replaced it
+        self._shared: Obj | None | bool = None    # False once released
 
     @property
     def obj(self) -> Obj:
@@ -201,23 +195,13 @@ class Record:
     def shared(self) -> Obj:
         obj = self._shared
         if obj is None:
-            obj = self.copy()
-            if not self._released or self._queued > 0:
-                self._shared = obj
-        return obj
+            obj = self._shared = self.copy()
+        elif obj is False:
+            return self.copy()
+        return obj   # type: ignore[return-value]
 
     def release(self) -> None:
-        self._released = True
-        if self._queued <= 0:
-            self._shared = None
-
-    def queued(self) -> None:
-        self._queued += 1
-
-    def taken(self) -> None:
-        self._queued -= 1
-        if self._released and self._queued <= 0:
-            self._shared = None
+        self._shared = False
 
     def __repr__(self) -> str:
         return f"Record({self.rev}, {self.type}, {self.resource}, {self.namespace}/{self.name})"
@@ -760,7 +744,6 @@ class Watch:
             return
         match = self._match
         if match is None:
-            rec.queued()
             self._push((rec.type, rec, None))
             return
         kind = rec.type
@@ -769,15 +752,13 @@ class Watch:
         if kind != MODIFIED:
             # ADDED: the new state; DELETED: its object is the last stored state
             if match(obj):
-                rec.queued()
-                self._push((kind, rec, None))
+                    self._push((kind, rec, None))
             return
         now = match(obj)
         if prev_obj is None and prev is not None:
             prev_obj = prev.shared()
         before = prev_obj is not None and match(prev_obj)
         if now:
-            rec.queued()
             self._push((MODIFIED if before else ADDED, rec, None))
         elif before:
             # stopped matching: DELETED with the previous state at the event's revision
@@ -828,9 +809,7 @@ class Watch:
             return item
         kind, rec, rv = item
         if rv is None:
-            obj = rec.shared()
-            rec.taken()
-            return WatchEvent(kind, obj)
+            return WatchEvent(kind, rec.shared())
         obj = rec.copy()
         obj["metadata"]["resourceVersion"] = rv
         return WatchEvent(kind, obj)
@@ -891,9 +870,6 @@ class Watch:
     def stop(self) -> None:
         """Unsubscribe; buffered events are dropped and waiting consumers get None."""
         self._stopped = True
-        for item in self._buf:
-            if type(item) is tuple and item[2] is None:
-                item[1].taken()
         self._buf.clear()
         self._store._unregister(self)
         self._wake()

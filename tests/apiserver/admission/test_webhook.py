@@ -219,6 +219,35 @@ def test_validating_webhook_denies(ca):
     asyncio.run(main())
 
 
+def test_configurations_take_effect_on_the_next_write(ca):
+    # the webhooks are kept between writes (listed again only when a configuration
+    # changed): adding, changing and deleting a configuration each count from the next write
+    async def deny(request):
+        return {"allowed": False, "status": {"code": 403, "message": "no"}}
+
+    async def allow(request):
+        return {"allowed": True}
+
+    async def main():
+        async with Server(ca, {"/deny": deny, "/allow": allow}) as server:
+            registry = await make_registry()
+            await registry.create("pods", new_pod("before"))
+            await registry.create(VWC, configuration(VWC, "policy", hook(
+                "policy.example.com", server.url("/deny"), ca_bundle(ca))))
+            with pytest.raises(Forbidden):
+                await registry.create("pods", new_pod("denied"))
+            config = registry.get(VWC, "policy", "")
+            config["webhooks"][0]["clientConfig"]["url"] = server.url("/allow")
+            await registry.update(VWC, config)
+            await registry.create("pods", new_pod("allowed"))
+            await registry.delete(VWC, "policy")
+            await registry.create("pods", new_pod("after"))
+            assert [len(server.calls(p)) for p in ("/deny", "/allow")] == [1, 1]
+            assert not gone(registry, "allowed") and not gone(registry, "after")
+
+    asyncio.run(main())
+
+
 def test_validating_webhook_sees_delete_and_warnings_are_collected(ca):
     async def allow(request):
         return {"allowed": True, "warnings": [f"{request['operation']} noted"]}

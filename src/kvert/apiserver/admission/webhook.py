@@ -280,19 +280,29 @@ class _WebhookDispatcher:
     def __init__(self, store: Any, client: WebhookClient | None = None):
         self.store = store
         self.client = client or WebhookClient()
+        # As kube-apiserver's configuration informer: the webhooks are listed again only
+        # after a configuration changed (a watch of them has something queued), not on
+        # every write.
+        self._changes: Any = None
+        self._hooks: list[dict] = []
 
     def hooks(self) -> list[dict]:
-        """Every webhook of every configuration, configurations sorted by name."""
+        """Every webhook of every configuration, configurations sorted by name (read them,
+        never change them: they are kept until a configuration changes)."""
+        changes = self._changes
+        if changes is not None and not changes.stopped and not changes.pending():
+            return self._hooks
+        if changes is not None:
+            changes.stop()
+        try:
+            self._changes = self.store.watch(self.configurations)   # before the list: nothing missed
+        except ApiError:
+            self._changes = None
         configs = self.store.list(self.configurations).items
-        if not configs:          # the common case, asked on every write
-            return []
         configs.sort(key=lambda c: (c.get("metadata") or {}).get("name", ""))
-        result = []
-        for config in configs:
-            for hook in config.get("webhooks") or []:
-                if isinstance(hook, dict):
-                    result.append(hook)
-        return result
+        self._hooks = [hook for config in configs for hook in config.get("webhooks") or []
+                       if isinstance(hook, dict)]
+        return self._hooks
 
     def should_call(self, hook: dict, attrs: Attributes) -> bool:
         if not any(isinstance(r, dict) and rule_matches(r, attrs) for r in hook.get("rules") or []):
