@@ -345,8 +345,17 @@ def to_int(resource_name: str, value: object) -> int:
     Both round up, like the scheduler's MilliValue()/Value(): "0.0001" cpu is 1m and
     "0.5" bytes is 1 byte.
     """
+    if type(value) is str:
+        return _int_of_text(value, is_milli_resource(resource_name))
     q = Quantity.parse(value)
     return q.milli_value() if is_milli_resource(resource_name) else q.value()
+
+
+@lru_cache(maxsize=8192)
+def _int_of_text(text: str, milli: bool) -> int:
+    # the same few spellings again and again, as _parse_cached (errors are not cached)
+    q = Quantity.parse(text)
+    return q.milli_value() if milli else q.value()
 
 
 def to_quantity(resource_name: str, amount: int, fmt: str = DECIMAL_SI) -> str:

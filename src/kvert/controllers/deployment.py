@@ -645,7 +645,7 @@ class DeploymentController(Controller):
         now = format_time(self.clock.now())
         new_revision = str(max_revision(old) + 1)
         if existing is not None:
-            rs = deep_copy(existing)
+            rs = existing      # the sync's own copy (_claim_replica_sets): changed in place
             annotations_changed = set_new_replica_set_annotations(d, rs, new_revision, True)
             min_ready = (d.get("spec") or {}).get("minReadySeconds") or 0
             if annotations_changed or ((rs.get("spec") or {}).get("minReadySeconds") or 0) != min_ready:

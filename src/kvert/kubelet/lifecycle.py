@@ -776,7 +776,8 @@ class PodWorker:
         ps, agent = self.ps, self.agent
         now = agent.clock.now()
         old = pod.get("status") or {}
-        status = deep_copy(old)
+        # shallow: what is kept of the old status is only read, and the write copies it
+        status = dict(old)
         spec = pod.get("spec") or {}
         init_specs = spec.get("initContainers") or []
         app_specs = spec.get("containers") or []

@@ -122,8 +122,8 @@ class Registry:
 
     async def update(self, resource: str, obj: dict, *, subresource: str = "",
                      dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:
-        return await self._update(resource, deep_copy(obj), None, subresource=subresource, dry_run=dry_run,
-                                  user=user, field_manager=field_manager)
+        return await self._update(resource, _own_copy(obj, subresource), None, subresource=subresource,
+                                  dry_run=dry_run, user=user, field_manager=field_manager)
 
     async def _update(self, resource: str, obj: dict, old: dict | None, *, subresource: str,
                       dry_run: bool, user: str, field_manager: str) -> dict:
@@ -462,6 +462,20 @@ def _place(rt: ResourceType, meta: dict, namespace: str | None) -> None:
         raise BadRequest("the namespace of the provided object does not match the namespace sent on "
                          "the request")
     meta["namespace"] = given or namespace or "default"
+
+
+def _own_copy(obj: Any, subresource: str) -> Any:
+    """What an update may change of the caller's object, copied: all of it, or for
+    ``/status`` its top level, metadata and status -- the rest of a status write is never
+    read past its kind (the stored object supplies it), so a kubelet's status write does not
+    copy the pod's spec."""
+    if subresource != "status" or not isinstance(obj, dict):
+        return deep_copy(obj)
+    mine = dict(obj)
+    for part in ("metadata", "status"):
+        if part in mine:
+            mine[part] = deep_copy(mine[part])
+    return mine
 
 
 def _defaulted(new: dict, old: dict) -> dict:

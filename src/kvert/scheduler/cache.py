@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import orjson
 
 from kvert.api.pods import pod_level_resources, pod_requests
 from kvert.api.quantity import QuantityError
@@ -67,7 +68,7 @@ def is_scheduled_resource(name: str) -> bool:
     return name in CORE_RESOURCES or is_scalar_resource(name)
 
 
-_MEMO: "OrderedDict[tuple[str, str], tuple[ResourceList, int, int]]" = OrderedDict()
+_MEMO: "OrderedDict[tuple[str, str] | bytes, tuple[ResourceList, int, int]]" = OrderedDict()
 _MEMO_SIZE = 8192
 
 
@@ -87,6 +88,14 @@ def pod_resources(pod: Mapping[str, Any]) -> tuple[ResourceList, int, int]:
         if hit is not None:
             _MEMO.move_to_end(key)
             return hit
+    inputs = _inputs_key(pod)
+    if inputs is not None:
+        hit = _MEMO.get(inputs)
+        if hit is not None:
+            _MEMO.move_to_end(inputs)
+            if key is not None:
+                _MEMO[key] = hit
+            return hit
     status = pod.get("status") or {}
     # Without container statuses (a pending pod) the in-place resize rule reduces to the
     # spec; counting the spec alone parses each quantity once instead of three times.
@@ -95,11 +104,34 @@ def pod_resources(pod: Mapping[str, Any]) -> tuple[ResourceList, int, int]:
     reqs = pod_requests(pod, use_status_resources=with_status)
     req = {k: v for k, v in reqs.items() if v and is_scheduled_resource(k)}
     value = (req, *_non_zero(pod, reqs, with_status))
-    if key is not None:
-        _MEMO[key] = value
-        if len(_MEMO) > _MEMO_SIZE:
-            _MEMO.popitem(last=False)
+    for k in (key, inputs):
+        if k is not None:
+            _MEMO[k] = value
+    while len(_MEMO) > _MEMO_SIZE:
+        _MEMO.popitem(last=False)
     return value
+
+
+def _inputs_key(pod: Mapping[str, Any]) -> bytes | None:
+    """Everything the accounted requests are computed from, as one key: a pod's new version
+    that changed none of it (a status write of its phase or IPs), and the replicas of one
+    template once running alike, are counted once (a thousand-node resize wave recounted
+    every pod at each of its status writes)."""
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    try:
+        return orjson.dumps((
+            [(c.get("name"), c.get("resources"), c.get("restartPolicy")) for c in spec.get("containers") or ()],
+            [(c.get("name"), c.get("resources"), c.get("restartPolicy")) for c in spec.get("initContainers") or ()],
+            spec.get("overhead"), spec.get("resources"),
+            [(s.get("name"), s.get("allocatedResources"), s.get("resources"))
+             for s in status.get("containerStatuses") or ()],
+            [(s.get("name"), s.get("allocatedResources"), s.get("resources"))
+             for s in status.get("initContainerStatuses") or ()],
+            [c.get("reason") for c in status.get("conditions") or () if c.get("type") == "PodResizePending"],
+            bool(status.get("conditions"))))
+    except (AttributeError, TypeError, orjson.JSONEncodeError):
+        return None       # not JSON-shaped: counted without the memo
 
 
 def scheduler_requests(pod: Mapping[str, Any]) -> ResourceList:
