@@ -764,19 +764,27 @@ def _compile_clean(s: Any) -> Callable[[Any], bool] | None:
     number_rules = any(k in s for k in _NUMBER_RULES)
     array_rules = any(k in s for k in _ARRAY_RULES)
 
+    only = types[0] if len(types) == 1 else None
+
     def check(v: Any) -> bool:
         if v is None:
             return nullable          # else: a type error, or dropped by defaulting
-        if types and not any(_is_type(v, t) for t in types):
+        if only is not None:
+            if not _is_type(v, only):
+                return False
+        elif types and not any(_is_type(v, t) for t in types):
             return False
-        errs: Causes = []
-        if isinstance(v, str):
-            if string_rules:
-                _validate_string(v, s, "", errs)
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            if number_rules:
-                _validate_number(v, s, "", errs)
-        if errs or (enum is not None and not any(_json_equal(v, e) for e in enum)):
+        if string_rules or number_rules:
+            errs: Causes = []
+            if isinstance(v, str):
+                if string_rules:
+                    _validate_string(v, s, "", errs)
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                if number_rules:
+                    _validate_number(v, s, "", errs)
+            if errs:
+                return False
+        if enum is not None and not any(_json_equal(v, e) for e in enum):
             return False
         if isinstance(v, list):
             if items_check is None:
@@ -785,8 +793,9 @@ def _compile_clean(s: Any) -> Callable[[Any], bool] | None:
                 if not items_check(item):
                     return False
             if array_rules:
-                _validate_array(v, s, "", errs)
-                return not errs
+                array_errs: Causes = []
+                _validate_array(v, s, "", array_errs)
+                return not array_errs
         elif isinstance(v, dict):
             for f in required:
                 if f not in v:
