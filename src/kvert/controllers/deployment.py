@@ -137,16 +137,8 @@ def compute_hash(template: dict, collision_count: int | None = None) -> str:
     return safe_encode(str(h))
 
 
-def _without_hash(template: dict) -> dict:
-    t = deep_copy(template or {})
-    labels = (t.get("metadata") or {}).get("labels")
-    if isinstance(labels, dict):
-        labels.pop(POD_TEMPLATE_HASH, None)
-    return prune_empty(t)
-
-
 def _hash_label_dropped(template: dict) -> dict:
-    # shallow: only the labels change (for the plain comparison tried first)
+    """The template without the pod-template-hash label; shallow (only the labels change)."""
     md = template.get("metadata")
     labels = md.get("labels") if isinstance(md, dict) else None
     if not isinstance(labels, dict) or POD_TEMPLATE_HASH not in labels:
@@ -160,9 +152,8 @@ def equal_ignore_hash(a: dict, b: dict) -> bool:
     """``EqualIgnoreHash``: templates equal but for the pod-template-hash label (empty and
     absent fields alike, as Go's semantic equality). Plainly equal templates -- a Deployment
     and its current ReplicaSet, at every sync -- are told without copying them."""
-    if _hash_label_dropped(a or {}) == _hash_label_dropped(b or {}):
-        return True
-    return _without_hash(a) == _without_hash(b)
+    a, b = _hash_label_dropped(a or {}), _hash_label_dropped(b or {})
+    return a == b or prune_empty(a) == prune_empty(b)     # prune_empty builds new values
 
 
 # ---- deploymentutil ------------------------------------------------------------------------

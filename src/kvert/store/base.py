@@ -160,7 +160,8 @@ class Record:
     this revision (decoded on first use, released when a newer revision replaces it; a
     released record decodes a copy per call): N watches of a resource cost one decode, and
     their informers' caches hold one object, not N. Whoever takes it must never change it
-    (see ``Watch``). The store reads it only to compare a write with the current state.
+    (see ``Watch``). The store only reads it: to compare a write with the current state
+    and to route watch events.
     """
 
     __slots__ = ("rev", "resource", "namespace", "name", "type", "raw", "prev", "stamp",
@@ -740,7 +741,7 @@ class Watch:
                prev_obj: Obj | None = None) -> None:
         """Queue the change ``rec`` (``obj``/``prev_obj``: its and ``prev``'s decoded
         objects if the caller has them) as this watch sees it."""
-        if self._stopped or (self.namespace is not None and rec.namespace != self.namespace):
+        if self.namespace is not None and rec.namespace != self.namespace:
             return
         match = self._match
         if match is None:
@@ -752,7 +753,7 @@ class Watch:
         if kind != MODIFIED:
             # ADDED: the new state; DELETED: its object is the last stored state
             if match(obj):
-                    self._push((kind, rec, None))
+                self._push((kind, rec, None))
             return
         now = match(obj)
         if prev_obj is None and prev is not None:
