@@ -197,6 +197,38 @@ def test_admission_plugins_mutate_then_refuse_before_anything_is_stored(env):
     assert env.store.current_revision() == before
 
 
+def test_a_plugin_naming_its_resources_is_called_only_for_them_and_plugins_join_late(env):
+    calls = []
+
+    class PodsOnly:
+        name = "PodsOnly"
+        resources = frozenset({"pods"})
+
+        async def admit(self, attrs):
+            calls.append(("PodsOnly.admit", attrs.resource))
+
+        async def validate(self, attrs):
+            calls.append(("PodsOnly.validate", attrs.resource))
+
+    class Every:
+        name = "Every"
+
+        async def validate(self, attrs):
+            calls.append(("Every.validate", attrs.resource))
+
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    env.admission.plugins.append(PodsOnly())
+    env.run(env.client.create("configmaps", cm, namespace="default"))
+    env.run(env.client.create("pods", pod(), namespace="default"))
+    assert calls == [("PodsOnly.admit", "pods"), ("PodsOnly.validate", "pods")]
+    calls.clear()
+    env.admission.plugins.append(Every())       # after the chain has served both resources
+    env.run(env.client.create("configmaps", dict(cm, metadata={"name": "d"}), namespace="default"))
+    env.run(env.client.create("pods", pod("api"), namespace="default"))
+    assert calls == [("Every.validate", "configmaps"), ("PodsOnly.admit", "pods"),
+                     ("PodsOnly.validate", "pods"), ("Every.validate", "pods")]
+
+
 def test_subresources_a_kind_does_not_have_are_not_found(env):
     cm = env.run(env.client.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap",
                                                   "metadata": {"name": "c"}}, namespace="default"))

@@ -31,6 +31,11 @@ class Attributes:
 
 class AdmissionPlugin(Protocol):
     name: str
+    # Optional: the resource keys the plugin acts on (a frozenset); without it, every
+    # resource. The chain calls a plugin only for those, as kube-apiserver's plugins say
+    # what they handle: most act on pods, and an Event passes through only the few that
+    # act on every kind.
+    # resources: frozenset[str]
 
     async def admit(self, attrs: Attributes) -> None:
         """Mutate ``attrs.object`` or raise an ApiError to refuse."""
@@ -40,19 +45,30 @@ class AdmissionPlugin(Protocol):
 
 
 class AdmissionChain:
-    """Plugins in order. Each may implement admit, validate or both."""
+    """Plugins in order. Each may implement admit, validate or both, and may name the
+    resources it acts on (``resources``)."""
 
     def __init__(self, plugins: list[Any] | None = None):
         self.plugins: list[Any] = list(plugins or [])
+        self._calls: dict[str, tuple[list, list]] = {}   # resource -> (admits, validates)
+        self._calls_of: list[Any] = []                  # the plugins _calls was made for
+
+    def _for(self, resource: str) -> tuple[list, list]:
+        if self._calls_of != self.plugins:     # plugins may be added (or removed) at any time
+            self._calls, self._calls_of = {}, list(self.plugins)
+        calls = self._calls.get(resource)
+        if calls is None:
+            acting = [p for p in self.plugins
+                      if getattr(p, "resources", None) is None or resource in p.resources]
+            calls = self._calls[resource] = (
+                [p.admit for p in acting if getattr(p, "admit", None) is not None],
+                [p.validate for p in acting if getattr(p, "validate", None) is not None])
+        return calls
 
     async def admit(self, attrs: Attributes) -> None:
-        for plugin in self.plugins:
-            admit = getattr(plugin, "admit", None)
-            if admit is not None:
-                await admit(attrs)
+        for admit in self._for(attrs.resource)[0]:
+            await admit(attrs)
 
     async def validate(self, attrs: Attributes) -> None:
-        for plugin in self.plugins:
-            validate = getattr(plugin, "validate", None)
-            if validate is not None:
-                await validate(attrs)
+        for validate in self._for(attrs.resource)[1]:
+            await validate(attrs)

@@ -278,6 +278,13 @@ class PodEntry:
         return PodEntry.of(pod, node, self.req, self.nz_cpu, self.nz_mem)
 
 
+def _counts_alike(a: PodEntry, b: PodEntry) -> bool:
+    """Whether two entries of a pod count the same on the same node (all but the pod object)."""
+    return (a.node == b.node and a.req == b.req and a.nz_cpu == b.nz_cpu and a.nz_mem == b.nz_mem
+            and a.key == b.key and a.ns == b.ns and a.labels == b.labels and a.terminating == b.terminating
+            and a.priority == b.priority and a.ports == b.ports)
+
+
 def host_ports(pod: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
     """``(hostIP, protocol, hostPort)`` of every container port with a hostPort > 0
     (``schedutil.GetHostPorts``, what NodeInfo's UsedPorts counts): sidecars (init containers
@@ -645,6 +652,12 @@ class NodeCache:
             new = before.with_pod(pod, node)
         else:
             new = self._entry(pod, node)
+        if before is not None and not before.assumed and _counts_alike(before, new):
+            # e.g. a status write that changed nothing counted: the entry takes the new
+            # version in place, as the listeners' indexes would end where they began
+            before.pod = pod
+            self._changed()
+            return None
         if before is not None:
             self._detach(before)
         self._attach(new)

@@ -1,7 +1,7 @@
 """The simulation engine: the real components, in one process, in virtual time.
 
 For every policy of a scenario ``simulate`` builds a fresh in-process cluster over the
-memory store -- registry (same seed), controller manager, scheduler (same seed), one
+memory store (uids drawn from the same seed) -- registry (same seed), controller manager, scheduler (same seed), one
 ``NodeAgent`` per node over a ``SimRuntime``, every runtime's containers in one ``Fleet``
 advanced at the scenario's tick, and, for VPA policies, the VPA recommender (reading usage
 straight from the fleet), updater and admission plugin -- creates the workloads (and their
@@ -146,9 +146,10 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     from kvert.kubelet.eviction import MONITORING_INTERVAL
     from kvert.kubelet.runtime.fleet import Fleet
     from kvert.store import open_store
+    from kvert.store.base import seeded_uids
 
     vpa = _vpa_parts() if policy.vpa is not None else None
-    store = open_store("memory", clock=clock)
+    store = open_store("memory", clock=clock, uid_factory=seeded_uids(scn.seed))
     plane = build.ControlPlane.in_process(store, clock, seed=scn.seed)
     registry = plane.registry
     supervisor = Supervisor()

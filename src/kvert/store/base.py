@@ -23,6 +23,7 @@ import asyncio
 import base64
 import binascii
 import json
+import random
 import re
 import uuid
 from collections import deque
@@ -92,6 +93,20 @@ def _loads(text: str | bytes) -> Any:
 
 Obj = dict[str, Any]
 Match = Callable[[Obj], bool]
+
+
+def seeded_uids(seed: int | str) -> Callable[[], str]:
+    """A ``uid_factory`` of version-4 UUIDs drawn from a generator seeded with ``seed``: a
+    simulation's uids repeat with its seed, and no system call is made per object (``uuid4``
+    reads the kernel's entropy for each)."""
+    rng = random.Random(f"uids:{seed}")
+
+    def new() -> str:
+        # the version (4) and RFC 4122 variant bits, as uuid.UUID(version=4) sets them
+        n = rng.getrandbits(128) & ~(0xF000 << 64) & ~(0xC000 << 48) | (0x4000 << 64) | (0x8000 << 48)
+        h = f"{n:032x}"
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return new
 
 
 # ---- public value types ---------------------------------------------------------------

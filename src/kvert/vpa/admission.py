@@ -539,6 +539,7 @@ class VpaAdmissionPlugin:
     touched; errors let the pod through unchanged (failurePolicy Ignore)."""
 
     name = "VerticalPodAutoscaler"
+    resources = frozenset({"pods"})
 
     def __init__(self, source: Any, clock: Any = None, *, recorder: Any = None):
         if isinstance(source, VpaAdmission):

@@ -32,7 +32,7 @@ from kvert.api.quantity import Quantity, QuantityError
 from kvert.api.resources import ResourceList
 from kvert.registry.admission import CREATE, UPDATE, Attributes
 
-from .common import aggregate_message, forbidden, is_pod, pod_spec, render_quantity, show_quantity
+from .common import PODS, aggregate_message, forbidden, is_pod, pod_spec, render_quantity, show_quantity
 
 LIMIT_RANGES = "limitranges"
 ANNOTATION = "kubernetes.io/limit-ranger"
@@ -42,6 +42,7 @@ POD = "Pod"
 
 class LimitRanger:
     name = "LimitRanger"
+    resources = frozenset({PODS})
 
     def __init__(self, store: Any):
         self.store = store

@@ -29,7 +29,7 @@ from typing import Any
 from kvert.api.errors import NotFound
 from kvert.registry.admission import CREATE, UPDATE, Attributes
 
-from .common import forbidden, is_pod, pod_spec
+from .common import PODS, forbidden, is_pod, pod_spec
 
 PRIORITY_CLASSES = "scheduling.k8s.io/priorityclasses"
 SYSTEM_CLUSTER_CRITICAL = "system-cluster-critical"
@@ -57,6 +57,7 @@ def builtin_priority_classes() -> list[dict]:
 
 class Priority:
     name = "Priority"
+    resources = frozenset({PODS, PRIORITY_CLASSES})
 
     def __init__(self, store: Any):
         self.store = store

@@ -30,7 +30,7 @@ from kvert.api.quantity import QuantityError
 from kvert.api.resources import parse_resource_list
 from kvert.registry.admission import CREATE, Attributes
 
-from .common import forbidden, is_pod, pod_spec
+from .common import PODS, forbidden, is_pod, pod_spec
 from .tolerations import merge_tolerations
 from kvert.api.meta import deep_copy
 
@@ -42,6 +42,7 @@ OVERHEAD_WITHOUT_CLASS = ("pod rejected: Pod Overhead set without corresponding 
 
 class RuntimeClass:
     name = "RuntimeClass"
+    resources = frozenset({PODS})
 
     def __init__(self, store: Any):
         self.store = store

@@ -30,7 +30,7 @@ from typing import Any
 from kvert.api.errors import NotFound
 from kvert.registry.admission import CREATE, Attributes
 
-from .common import forbidden, is_pod, pod_spec
+from .common import PODS, forbidden, is_pod, pod_spec
 
 DEFAULT_SERVICE_ACCOUNT = "default"
 ENFORCE_MOUNTABLE_SECRETS = "kubernetes.io/enforce-mountable-secrets"
@@ -97,6 +97,7 @@ def _references_secrets(spec: dict) -> bool:
 
 class ServiceAccount:
     name = "ServiceAccount"
+    resources = frozenset({PODS})
 
     def __init__(self, store: Any, clock: Any, *, seed: int | None = None):
         self.store = store

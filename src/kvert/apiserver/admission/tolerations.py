@@ -18,7 +18,7 @@ from typing import Any
 
 from kvert.registry.admission import CREATE, UPDATE, Attributes
 
-from .common import is_pod, pod_spec
+from .common import PODS, is_pod, pod_spec
 from kvert.api.meta import deep_copy
 
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -29,6 +29,7 @@ DEFAULT_TOLERATION_SECONDS = 300
 
 class DefaultTolerationSeconds:
     name = "DefaultTolerationSeconds"
+    resources = frozenset({PODS})
 
     def __init__(self, not_ready_seconds: int = DEFAULT_TOLERATION_SECONDS,
                  unreachable_seconds: int = DEFAULT_TOLERATION_SECONDS):

@@ -289,41 +289,56 @@ class Fleet:
     def evaluate(self, idx: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(cpu millicores, memory bytes) demanded by rows ``idx`` at ``times``: (k x T) each."""
         r = self.rows
-        out = []
-        for prefix in ("cpu", "mem"):
-            values = np.zeros((idx.size, times.size))
-            kinds = getattr(r, f"{prefix}_kind")[idx]
-            from_start = getattr(r, f"{prefix}_from_start")[idx]
-            teff = times[None, :] - np.where(from_start, r.started[idx], 0.0)[:, None]
-            teff = np.where(from_start[:, None], np.maximum(teff, 0.0), teff)
-            for kind in np.unique(kinds):
-                if kind == REPLAY:
-                    continue
-                sel = np.flatnonzero(kinds == kind)
-                values[sel] = _evaluate_kind(int(kind), getattr(r, f"{prefix}_p")[idx[sel]], teff[sel])
-            noise = getattr(r, f"{prefix}_noise")[idx]
-            noisy = np.flatnonzero(noise > 0)
-            if noisy.size:
-                buckets = np.floor(teff[noisy] / getattr(r, f"{prefix}_noise_iv")[idx[noisy]][:, None])
-                values[noisy] *= 1.0 + noise[noisy][:, None] * _uniform(
-                    getattr(r, f"{prefix}_seed")[idx[noisy]][:, None], buckets)
-            out.append(values)
-        cpu, memory = out
+        cpu, memory = self._profiled("cpu", idx, times), self._profiled("mem", idx, times)
         if self.replays:
             for j in np.flatnonzero(r.cpu_kind[idx] == REPLAY):
-                replay = self.replays[int(idx[j])]
-                base = r.started[idx[j]] if replay.anchor == "start" else 0.0
-                cpu[j], memory[j] = replay.values(np.maximum(times - base, 0.0) if replay.anchor == "start"
-                                                  else times)
-        pins = ~np.isnan(r.cpu_pin[idx])
-        if pins.any():
-            cpu[pins] = r.cpu_pin[idx[pins]][:, None]
-        pins = ~np.isnan(r.mem_pin[idx])
-        if pins.any():
-            memory[pins] = r.mem_pin[idx[pins]][:, None]
+                cpu[j], memory[j] = self._replayed(int(idx[j]), times)
+        for pin, values in ((r.cpu_pin[idx], cpu), (r.mem_pin[idx], memory)):
+            pins = ~np.isnan(pin)
+            if pins.any():
+                values[pins] = pin[pins][:, None]
         np.maximum(cpu, 0.0, out=cpu)
         np.maximum(memory, 0.0, out=memory)
         return cpu, memory
+
+    def memory_at(self, slot: int, when: float) -> float:
+        """Memory bytes row ``slot`` demands at ``when`` (``evaluate``'s, without its CPU: a
+        container starting needs only this)."""
+        pin = float(self.rows.mem_pin[slot])
+        if not math.isnan(pin):
+            return max(pin, 0.0)
+        times = np.array([when])
+        if slot in self.replays:
+            return max(float(self._replayed(slot, times)[1][0]), 0.0)
+        return max(float(self._profiled("mem", np.array([slot]), times)[0, 0]), 0.0)
+
+    def _replayed(self, slot: int, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        replay = self.replays[slot]
+        if replay.anchor == "start":
+            return replay.values(np.maximum(times - self.rows.started[slot], 0.0))
+        return replay.values(times)
+
+    def _profiled(self, prefix: str, idx: np.ndarray, times: np.ndarray) -> np.ndarray:
+        """The ``cpu`` or ``mem`` profiles (with noise) of rows ``idx`` at ``times``; replayed
+        rows are left 0 and pins are not applied."""
+        r = self.rows
+        values = np.zeros((idx.size, times.size))
+        kinds = getattr(r, f"{prefix}_kind")[idx]
+        from_start = getattr(r, f"{prefix}_from_start")[idx]
+        teff = times[None, :] - np.where(from_start, r.started[idx], 0.0)[:, None]
+        teff = np.where(from_start[:, None], np.maximum(teff, 0.0), teff)
+        for kind in np.unique(kinds):
+            if kind == REPLAY:
+                continue
+            sel = np.flatnonzero(kinds == kind)
+            values[sel] = _evaluate_kind(int(kind), getattr(r, f"{prefix}_p")[idx[sel]], teff[sel])
+        noise = getattr(r, f"{prefix}_noise")[idx]
+        noisy = np.flatnonzero(noise > 0)
+        if noisy.size:
+            buckets = np.floor(teff[noisy] / getattr(r, f"{prefix}_noise_iv")[idx[noisy]][:, None])
+            values[noisy] *= 1.0 + noise[noisy][:, None] * _uniform(
+                getattr(r, f"{prefix}_seed")[idx[noisy]][:, None], buckets)
+        return values
 
     # -- time --------------------------------------------------------------------------------------------
 

@@ -606,8 +606,7 @@ class SimRuntime:
         command = " ".join(c.config.command + c.config.args)
         c.log.say(now, f"started: image {c.config.image}" + (f", command {command}" if command else ""))
         self._sync(c)
-        _, memory = self.fleet.evaluate(np.array([c.slot]), np.array([now]))
-        c.memory = float(memory[0, 0])
+        c.memory = self.fleet.memory_at(c.slot, now)
 
     async def stop_container(self, container_id: str, timeout_seconds: int = 0) -> None:
         self.advance()
