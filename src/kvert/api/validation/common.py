@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from kvert.api import errors
@@ -236,6 +237,12 @@ def parse_time(value: Any) -> datetime | None:
     """An RFC 3339 timestamp (``metav1.Time``/``MicroTime``), or None if it does not parse."""
     if not isinstance(value, str) or not value:
         return None
+    return _parse_time_text(value)
+
+
+@lru_cache(maxsize=4096)
+def _parse_time_text(value: str) -> datetime | None:
+    # cached: the objects written within a second carry the same timestamps (an Event three)
     text = value.replace("z", "Z")
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"

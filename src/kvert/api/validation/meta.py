@@ -78,7 +78,8 @@ def _common_meta(meta: dict, path: str, builtin: bool = True, old: dict | None =
     errs.extend(nonnegative(get_int(meta, "generation", path, errs), child(path, "generation")))
 
     def changed(field: str) -> bool:
-        return old is None or field not in meta or meta[field] != old.get(field)
+        # absent or null is valid (and most objects carry few of these fields)
+        return meta.get(field) is not None and (old is None or meta[field] != old.get(field))
 
     if changed("labels"):
         errs.extend(names.validate_labels(get_str_map(meta, "labels", path, errs),
