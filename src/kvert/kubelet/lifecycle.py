@@ -126,6 +126,9 @@ class PodState:
     # (generation, allocation, verdict): whether that spec asks for a resize of that allocation
     # (an allocation is replaced, never changed in place, when a resize is granted)
     resize_verdict: tuple | None = None
+    # (pod, allocation, actuated as it was, what the pod holds on the node): NodeAgent.holding's
+    # memo, good while the pod and allocation are the same objects and actuated is equal
+    held: tuple | None = None
     worker: Any = None
     worker_task: Any = None
     failed_reason: str = ""            # e.g. a regular init container failed under Never

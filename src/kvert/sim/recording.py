@@ -78,7 +78,7 @@ class Tracker:
         n = len(workloads)
         # running sums per workload: cpu request, memory request, pods running, pods pending
         self.sums = np.zeros((4, n))
-        self._part: dict[str, tuple[int, np.ndarray]] = {}       # uid -> (workload index, its part)
+        self._part: dict[str, tuple[int, tuple]] = {}       # uid -> (workload index, its part)
         self.created: dict[str, float] = {}                        # uid -> created at
         self.started: set[str] = set()                             # uids that reached Running
         self.pending = {w: 0.0 for w in workloads}
@@ -154,14 +154,14 @@ class Tracker:
             self.pods_created[w] += 1
         status = pod.get("status") or {}
         phase = status.get("phase", "Pending")
-        part = np.zeros(4)
+        part: tuple = (0.0, 0.0, 0.0, 0.0)
         if phase == "Running":
             cpu, mem = requests_of(pod)
-            part[:] = (cpu, mem, 1, 0)
+            part = (float(cpu), float(mem), 1.0, 0.0)
             self.started.add(uid)
             self._stop_waiting(uid, w)
         elif phase == "Pending":
-            part[3] = 1
+            part = (0.0, 0.0, 0.0, 1.0)
             if uid not in self.started:
                 self._wait(uid, w, pending_reason(pod), now)
         else:
@@ -183,12 +183,16 @@ class Tracker:
             self.evictions[w] += 1
             self._event("eviction", w, pod, cause="node-pressure", message=status.get("message", ""))
 
-    def _set_part(self, uid: str, part: np.ndarray | None) -> None:
-        old = self._part.pop(uid, None)
+    def _set_part(self, uid: str, part: tuple | None) -> None:
+        """The pod's (cpu request, memory request, running, pending) in its workload's sums."""
+        i = self.index[self.workload_of_uid[uid]] if part is not None else -1
+        old = self._part.get(uid)
+        if old is not None and old == (i, part):
+            return          # most writes (a status) change none of it
         if old is not None:
+            del self._part[uid]
             self.sums[:, old[0]] -= old[1]
         if part is not None:
-            i = self.index[self.workload_of_uid[uid]]
             self.sums[:, i] += part
             self._part[uid] = (i, part)
 
