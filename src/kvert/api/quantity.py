@@ -358,9 +358,11 @@ def _int_of_text(text: str, milli: bool) -> int:
     return q.milli_value() if milli else q.value()
 
 
+@lru_cache(maxsize=8192)
 def to_quantity(resource_name: str, amount: int, fmt: str = DECIMAL_SI) -> str:
     """Inverse of to_int: 500 (cpu) -> "500m", 2000 -> "2"; 129000000 bytes -> "129M",
-    128974848 with fmt="BinarySI" -> "123Mi"."""
+    128974848 with fmt="BinarySI" -> "123Mi". (Cached: a node agent formats the same few
+    amounts for every status it writes.)"""
     if is_milli_resource(resource_name):
         return str(Quantity.from_milli(amount, fmt))
     return str(Quantity.from_int(amount, fmt))

@@ -235,13 +235,23 @@ def merge_csr_approval(new: dict, old: dict, now: str) -> dict:
 
 
 def merge_resize(new: dict, old: dict) -> dict:
-    """The pod a ``/resize`` write produces: container resources and resizePolicy only."""
-    merged = deep_copy(old)
+    """The pod a ``/resize`` write produces: container resources and resizePolicy only.
+
+    As ``merge_status_update``, it shares with ``old`` (the stored object, the caller's to
+    give away) what the write path only reads: the status and the spec's other fields. The
+    metadata and spec are new dicts and the containers copies (admission may change their
+    resources: LimitRanger)."""
+    merged = dict(old)
+    merged["metadata"] = dict(old["metadata"])
+    spec = merged["spec"] = dict(old["spec"])
     # Sidecars (restartable init containers) resize like app containers; validation refuses
     # changes to ordinary init containers.
     for field_name in ("containers", "initContainers"):
         wanted = {c.get("name"): c for c in (new.get("spec") or {}).get(field_name) or []}
-        for container in merged["spec"].get(field_name) or []:
+        if field_name not in spec:
+            continue
+        spec[field_name] = deep_copy(spec[field_name])
+        for container in spec[field_name] or []:
             source = wanted.get(container.get("name"))
             if source is None:
                 continue
