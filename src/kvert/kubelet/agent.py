@@ -157,6 +157,8 @@ class NodeAgent:
         self.node: dict | None = None
         self.syncs = 0
         self._dirty = asyncio.Event()
+        # pods whose spec changed: their workers wake after the next reconcile's resize decisions
+        self._spec_changed: set[str] = set()
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
         self._next_resize_retry = 0.0
@@ -243,9 +245,21 @@ class NodeAgent:
             old = ps.pod
             if _rv(pod) >= _rv(old):
                 ps.pod = pod
-            if _wants_a_sync(old, pod):
-                ps.wake.set()
+            self._wake_for(ps, old, pod)
         self._dirty.set()
+
+    def _wake_for(self, ps: PodState, old: dict, new: dict) -> None:
+        """Wake the worker of a pod that changed as its worker must act on. A new spec wakes
+        it after the reconcile that decides a resize it asks for: as the kubelet's
+        HandlePodUpdates allocates before the pod worker syncs, so the first status written
+        for the new generation already says what became of the resize."""
+        if not _wants_a_sync(old, new):
+            return
+        if (old.get("metadata") or {}).get("deletionTimestamp") != (new.get("metadata") or {}).get("deletionTimestamp"):
+            ps.wake.set()
+        else:
+            self._spec_changed.add(ps.uid)
+            self._dirty.set()
 
     # ---- helpers for workers -------------------------------------------------------------------
 
@@ -261,9 +275,8 @@ class NodeAgent:
         worker as the watch event would have."""
         ps = self.pods.get(_uid(pod))
         if ps is not None and _rv(pod) > _rv(ps.pod):
-            if _wants_a_sync(ps.pod, pod):
-                ps.wake.set()
-            ps.pod = pod
+            old, ps.pod = ps.pod, pod
+            self._wake_for(ps, old, pod)
 
     async def event(self, pod: dict, type_: str, reason: str, message: str) -> None:
         obj = pod if pod.get("kind") else {"apiVersion": "v1", "kind": "Pod", **pod}
@@ -654,7 +667,14 @@ class NodeAgent:
                                 (p.get("metadata") or {}).get("name") or ""))
         for pod in new:
             await self._admit(pod)
-        await self._handle_resizes()
+        changed, self._spec_changed = self._spec_changed, set()    # later ones wait for the next
+        try:
+            await self._handle_resizes()
+        finally:
+            for uid in changed:
+                ps = self.pods.get(uid)
+                if ps is not None:
+                    ps.wake.set()
         self.apply_node_cgroups()
         await self._finish_stuck(cache)
         if any(ps.active and ps.resize.pending_reason == rz.DEFERRED for ps in self.pods.values()):
