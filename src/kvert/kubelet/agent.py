@@ -719,11 +719,11 @@ class NodeAgent:
 
     def holding(self, ps: PodState) -> dict[str, int]:
         """What the pod holds on the node (``resize.holding``; callers must not change it)."""
-        memo = ps.held
-        if memo is not None and memo[0] is ps.pod and memo[1] is ps.allocated and memo[2] == ps.actuated:
+        memo, generation = ps.held, ps.generation()
+        if memo is not None and memo[0] == generation and memo[1] is ps.allocated and memo[2] == ps.actuated:
             return memo[3]
         held = rz.holding(ps.pod, ps.allocated, ps.actuated)
-        ps.held = (ps.pod, ps.allocated, deep_copy(ps.actuated), held)
+        ps.held = (generation, ps.allocated, deep_copy(ps.actuated), held)
         return held
 
     def _others(self, exclude: str = "") -> list[dict[str, int]]:

@@ -126,8 +126,8 @@ class PodState:
     # (generation, allocation, verdict): whether that spec asks for a resize of that allocation
     # (an allocation is replaced, never changed in place, when a resize is granted)
     resize_verdict: tuple | None = None
-    # (pod, allocation, actuated as it was, what the pod holds on the node): NodeAgent.holding's
-    # memo, good while the pod and allocation are the same objects and actuated is equal
+    # (generation, allocation, actuated as it was, what the pod holds on the node): NodeAgent
+    # .holding's memo, good for the same spec (generation), allocation object and actuated
     held: tuple | None = None
     worker: Any = None
     worker_task: Any = None

@@ -647,7 +647,14 @@ class NodeCache:
                 and _counted_meta(old) == _counted_meta(pod):
             before.pod = pod
             return None
-        if before is not None and _request_inputs(before.pod) == _request_inputs(pod):
+        same_requests = before is not None and _request_inputs(before.pod) == _request_inputs(pod)
+        if same_requests and not before.assumed and before.node == node \
+                and _counted_meta(before.pod) == _counted_meta(pod) and before.pod.get("spec") == pod.get("spec"):
+            # a status write that changed nothing counted (a kubelet's, mostly): no new entry
+            before.pod = pod
+            self._changed()
+            return None
+        if same_requests:
             # e.g. the binding of an assumed pod: same requests, now confirmed
             new = before.with_pod(pod, node)
         else:
