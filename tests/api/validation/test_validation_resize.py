@@ -203,11 +203,19 @@ POLICIES = st.sampled_from([None, [], [{"resourceName": "cpu", "restartPolicy": 
 PARTS = st.dictionaries(st.sampled_from(["cpu", "memory", "ephemeral-storage"]), QUANTITIES, max_size=3)
 
 
+# what the resize's pod may carry in metadata: the stored pod's (valid when written) or others
+LABELS = st.sampled_from(["stored", None, {"app": "web"}, {"app": "not valid!"}, {"-bad": "x"}])
+
+
 @settings(max_examples=150, deadline=None)
 @given(requests=st.one_of(st.none(), PARTS), limits=st.one_of(st.none(), PARTS), policy=POLICIES,
-       image=st.sampled_from(["busybox", "nginx"]), never=st.booleans())
-def test_a_resize_is_judged_as_checking_the_whole_spec_would(requests, limits, policy, image, never):
-    old = edit(OLD, lambda p: p["spec"].update(restartPolicy="Never") if never else None)
+       image=st.sampled_from(["stored", "nginx"]), never=st.booleans(), labels=LABELS,
+       annotations=LABELS)
+def test_a_resize_is_judged_as_checking_the_whole_spec_would(requests, limits, policy, image, never,
+                                                             labels, annotations):
+    old = edit(OLD, lambda p: (p["spec"].update(restartPolicy="Never") if never else None,
+                               p["metadata"].update(labels={"app": "web", "tier": "a"},
+                                                    annotations={"note": "x"})))
 
     def change(p):
         c = container(p)
@@ -221,7 +229,13 @@ def test_a_resize_is_judged_as_checking_the_whole_spec_would(requests, limits, p
             c.pop("resizePolicy", None)
         else:
             c["resizePolicy"] = policy
-        c["image"] = image
+        if image != "stored":          # else only resources change: the narrowed check runs
+            c["image"] = image
+        for field, value in (("labels", labels), ("annotations", annotations)):
+            if value is None:
+                p["metadata"].pop(field, None)
+            elif value != "stored":
+                p["metadata"][field] = dict(value)
     new = edit(old, change)
     narrowed = validate_pod_resize(new, old)
     original = resize_module._differs_only_in_resources

@@ -26,11 +26,13 @@ _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 def validate_object_meta(obj: Any, *, namespaced: bool | None,
                          name_fn: NameFn = names.name_is_dns_subdomain,
-                         path: str = "metadata", meta: Any = None, builtin: bool = True) -> Causes:
+                         path: str = "metadata", meta: Any = None, builtin: bool = True,
+                         old: dict | None = None) -> Causes:
     """Create-time metadata checks.
 
     ``namespaced`` True requires ``namespace``, False forbids it, None (a kind kvert does
     not know) only checks its syntax. ``meta`` overrides ``obj["metadata"]`` (pod templates).
+    ``old``: the stored metadata when an update is checked as a whole object (``_common_meta``).
     """
     errs: Causes = []
     if meta is None:
@@ -64,7 +66,7 @@ def validate_object_meta(obj: Any, *, namespaced: bool | None,
     elif namespace:
         errs.extend(invalid(ns_path, namespace, m) for m in names.name_is_dns_label(namespace))
 
-    errs.extend(_common_meta(meta, path, builtin))
+    errs.extend(_common_meta(meta, path, builtin, old if isinstance(old, dict) else None))
     return errs
 
 

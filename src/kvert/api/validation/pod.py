@@ -80,10 +80,13 @@ def validate_pod(pod: dict) -> Causes:
     return errs
 
 
-def validate_pod_metadata_and_spec(pod: dict, *, spec_checked: bool = False) -> Causes:
+def validate_pod_metadata_and_spec(pod: dict, *, spec_checked: bool = False,
+                                   stored_meta: dict | None = None) -> Causes:
     """``spec_checked``: the spec is known valid (an update leaving a stored spec as it was),
-    so only the metadata and what ties it to the spec are checked."""
-    errs = validate_object_meta(pod, namespaced=True)
+    so only the metadata and what ties it to the spec are checked. ``stored_meta``: the
+    stored object's metadata, whose labels, annotations, owner references and finalizers
+    left as they were are not checked again."""
+    errs = validate_object_meta(pod, namespaced=True, old=stored_meta)
     spec = get_dict(pod, "spec", "", errs)
     meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
     annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}

@@ -137,7 +137,9 @@ def _validate_resized_pod(new: dict, old: dict) -> Causes:
     new_spec, old_spec = _spec(new), _spec(old)
     if not _differs_only_in_resources(new_spec, old_spec):
         return validate_pod_metadata_and_spec(new)
-    errs = validate_pod_metadata_and_spec(new, spec_checked=True)
+    old_meta = old.get("metadata") if isinstance(old, dict) else None
+    errs = validate_pod_metadata_and_spec(new, spec_checked=True,
+                                          stored_meta=old_meta if isinstance(old_meta, dict) else None)
     restart_policy = new_spec.get("restartPolicy") or "Always"
     for field in ("containers", "initContainers"):
         for i, (nc, oc) in enumerate(zip(_containers(new_spec, field), _containers(old_spec, field))):
