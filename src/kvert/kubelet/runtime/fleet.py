@@ -327,14 +327,21 @@ class Fleet:
         from_start = getattr(r, f"{prefix}_from_start")[idx]
         teff = times[None, :] - np.where(from_start, r.started[idx], 0.0)[:, None]
         teff = np.where(from_start[:, None], np.maximum(teff, 0.0), teff)
-        for kind in np.unique(kinds):
+        present = np.flatnonzero(np.bincount(kinds, minlength=REPLAY + 1))   # kinds are 0..REPLAY
+        for kind in present.tolist():
             if kind == REPLAY:
                 continue
+            if present.size == 1:        # one kind for every row (most fleets): no selection
+                values = _evaluate_kind(kind, getattr(r, f"{prefix}_p")[idx], teff)
+                break
             sel = np.flatnonzero(kinds == kind)
-            values[sel] = _evaluate_kind(int(kind), getattr(r, f"{prefix}_p")[idx[sel]], teff[sel])
+            values[sel] = _evaluate_kind(kind, getattr(r, f"{prefix}_p")[idx[sel]], teff[sel])
         noise = getattr(r, f"{prefix}_noise")[idx]
         noisy = np.flatnonzero(noise > 0)
-        if noisy.size:
+        if noisy.size == idx.size:       # every row noisy (most fleets): no selection
+            buckets = np.floor(teff / getattr(r, f"{prefix}_noise_iv")[idx][:, None])
+            values *= 1.0 + noise[:, None] * _uniform(getattr(r, f"{prefix}_seed")[idx][:, None], buckets)
+        elif noisy.size:
             buckets = np.floor(teff[noisy] / getattr(r, f"{prefix}_noise_iv")[idx[noisy]][:, None])
             values[noisy] *= 1.0 + noise[noisy][:, None] * _uniform(
                 getattr(r, f"{prefix}_seed")[idx[noisy]][:, None], buckets)
