@@ -200,3 +200,74 @@ def test_kubectl_walkthrough_650m_3950m_4650m_on_a_4_cpu_node():
         await stop(agent, task)
 
     clock.run(main())
+
+
+def test_the_first_status_of_a_resized_spec_already_says_what_became_of_the_resize():
+    # As the kubelet's HandlePodUpdates allocates a resize before the pod worker syncs the
+    # new spec (pkg/kubelet/kubelet.go; allocation.Manager.PushPendingResize then
+    # RetryPendingResizes), no status is written for the new generation without the
+    # allocation: the first one carries observedGeneration, the new allocation and
+    # PodResizeInProgress together, then the applied resources follow.
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        agent, task = await start_agent(client, clock, config=node_config(cpu=4000))
+        await run_pod(client, pod("p", container("c", "1", "128Mi", limits=False)))
+        await running(client, clock, "p")
+        await clock.sleep(5)
+        before = await client.get("pods", "p", "default")
+        watch = await client.watch("pods", namespace="default",
+                                   resource_version=before["metadata"]["resourceVersion"])
+        resized = await client.resize("default", "p", _cpu_requests("1500m"))
+        generation = resized["metadata"]["generation"]
+        async def applied():
+            p = await client.get("pods", "p", "default")
+            return cstatus(p).get("resources", {}).get("requests", {}).get("cpu") == "1500m"
+        await wait_for(clock, applied, what="the resize applied")
+        await clock.sleep(5)
+        statuses = [before["status"]]       # each status written (other writes skipped)
+        for e in watch.get_nowait():
+            if e.type == "MODIFIED" and e.object["metadata"]["name"] == "p" \
+                    and e.object["status"] != statuses[-1]:
+                statuses.append(e.object["status"])
+        statuses = statuses[1:]
+        watch.stop()
+        await stop(agent, task)
+        return generation, statuses
+
+    generation, statuses = clock.run(main())
+    assert statuses, "no status written for the resize"
+    first = statuses[0]
+    assert first.get("observedGeneration") == generation
+    assert first["containerStatuses"][0]["allocatedResources"]["cpu"] == "1500m"
+    assert any(c["type"] == "PodResizeInProgress" and c["status"] == "True" for c in first["conditions"])
+    assert statuses[-1]["containerStatuses"][0]["resources"]["requests"]["cpu"] == "1500m"
+    assert len(statuses) == 2       # allocated and in progress, then applied
+
+
+def test_a_failing_reconcile_still_wakes_the_workers_of_changed_specs():
+    clock = VirtualClock()
+
+    async def main():
+        client = await cluster(clock)
+        agent, task = await start_agent(client, clock, config=node_config(cpu=4000))
+        await run_pod(client, pod("p", container("c", "1", "128Mi", limits=False)))
+        await running(client, clock, "p")
+        await clock.sleep(5)
+        (ps,) = agent.pods.values()
+
+        async def broken():
+            raise RuntimeError("a bug")
+        agent._handle_resizes = broken
+        ps.wake.clear()
+        agent._spec_changed.add(ps.uid)
+        try:
+            await agent.reconcile()
+        except RuntimeError:
+            pass
+        woken = ps.wake.is_set()
+        await stop(agent, task)
+        return woken
+
+    assert clock.run(main())

@@ -653,22 +653,24 @@ class NodeAgent:
         self._shared_cpuset = shared
 
     async def reconcile(self) -> None:
-        await self._move_to_shared_pool()
-        cache = {_uid(p): p for p in self.informer.list()}
-        for uid, ps in list(self.pods.items()):
-            if uid not in cache:
-                if not ps.deleted:
-                    ps.deleted = True
-                    ps.wake.set()
-        new = [p for uid, p in cache.items()
-               if uid not in self.pods and uid not in self.finished and _phase(p) not in ("Succeeded", "Failed")]
-        new.sort(key=lambda p: ((p.get("metadata") or {}).get("creationTimestamp") or "",
-                                (p.get("metadata") or {}).get("namespace") or "",
-                                (p.get("metadata") or {}).get("name") or ""))
-        for pod in new:
-            await self._admit(pod)
+        # the pods whose spec changed wake once the resizes they ask for are decided below, or
+        # once this pass failed (a failing reconcile must not keep their workers asleep)
         changed, self._spec_changed = self._spec_changed, set()    # later ones wait for the next
         try:
+            await self._move_to_shared_pool()
+            cache = {_uid(p): p for p in self.informer.list()}
+            for uid, ps in list(self.pods.items()):
+                if uid not in cache:
+                    if not ps.deleted:
+                        ps.deleted = True
+                        ps.wake.set()
+            new = [p for uid, p in cache.items()
+                   if uid not in self.pods and uid not in self.finished and _phase(p) not in ("Succeeded", "Failed")]
+            new.sort(key=lambda p: ((p.get("metadata") or {}).get("creationTimestamp") or "",
+                                    (p.get("metadata") or {}).get("namespace") or "",
+                                    (p.get("metadata") or {}).get("name") or ""))
+            for pod in new:
+                await self._admit(pod)
             await self._handle_resizes()
         finally:
             for uid in changed:
