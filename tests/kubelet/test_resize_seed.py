@@ -202,6 +202,16 @@ def test_kubectl_walkthrough_650m_3950m_4650m_on_a_4_cpu_node():
     clock.run(main())
 
 
+async def _agent_with_running_pod(clock):
+    """A 4-CPU node agent running pod "p" (cpu 1), settled."""
+    client = await cluster(clock)
+    agent, task = await start_agent(client, clock, config=node_config(cpu=4000))
+    await run_pod(client, pod("p", container("c", "1", "128Mi", limits=False)))
+    await running(client, clock, "p")
+    await clock.sleep(5)
+    return client, agent, task
+
+
 def test_the_first_status_of_a_resized_spec_already_says_what_became_of_the_resize():
     # As the kubelet's HandlePodUpdates allocates a resize before the pod worker syncs the
     # new spec (pkg/kubelet/kubelet.go; allocation.Manager.PushPendingResize then
@@ -211,16 +221,13 @@ def test_the_first_status_of_a_resized_spec_already_says_what_became_of_the_resi
     clock = VirtualClock()
 
     async def main():
-        client = await cluster(clock)
-        agent, task = await start_agent(client, clock, config=node_config(cpu=4000))
-        await run_pod(client, pod("p", container("c", "1", "128Mi", limits=False)))
-        await running(client, clock, "p")
-        await clock.sleep(5)
+        client, agent, task = await _agent_with_running_pod(clock)
         before = await client.get("pods", "p", "default")
         watch = await client.watch("pods", namespace="default",
                                    resource_version=before["metadata"]["resourceVersion"])
         resized = await client.resize("default", "p", _cpu_requests("1500m"))
         generation = resized["metadata"]["generation"]
+
         async def applied():
             p = await client.get("pods", "p", "default")
             return cstatus(p).get("resources", {}).get("requests", {}).get("cpu") == "1500m"
@@ -250,11 +257,7 @@ def test_a_failing_reconcile_still_wakes_the_workers_of_changed_specs():
     clock = VirtualClock()
 
     async def main():
-        client = await cluster(clock)
-        agent, task = await start_agent(client, clock, config=node_config(cpu=4000))
-        await run_pod(client, pod("p", container("c", "1", "128Mi", limits=False)))
-        await running(client, clock, "p")
-        await clock.sleep(5)
+        _, agent, task = await _agent_with_running_pod(clock)
         (ps,) = agent.pods.values()
 
         async def broken():
