@@ -102,13 +102,6 @@ def _rv(obj: dict | None) -> int:
         return 0
 
 
-def _wants_a_sync(old: dict, new: dict) -> bool:
-    """A new spec or a deletion: what a pod's worker must act on."""
-    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
-    return (old_meta.get("generation") != new_meta.get("generation") or
-            old_meta.get("deletionTimestamp") != new_meta.get("deletionTimestamp"))
-
-
 def _phase(pod: dict) -> str:
     return (pod.get("status") or {}).get("phase", "")
 
@@ -249,15 +242,14 @@ class NodeAgent:
         self._dirty.set()
 
     def _wake_for(self, ps: PodState, old: dict, new: dict) -> None:
-        """Wake the worker of a pod that changed as its worker must act on. A new spec wakes
+        """Wake the worker of a pod being deleted or given a new spec. A new spec wakes
         it after the reconcile that decides a resize it asks for: as the kubelet's
         HandlePodUpdates allocates before the pod worker syncs, so the first status written
         for the new generation already says what became of the resize."""
-        if not _wants_a_sync(old, new):
-            return
-        if (old.get("metadata") or {}).get("deletionTimestamp") != (new.get("metadata") or {}).get("deletionTimestamp"):
+        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+        if old_meta.get("deletionTimestamp") != new_meta.get("deletionTimestamp"):
             ps.wake.set()
-        else:
+        elif old_meta.get("generation") != new_meta.get("generation"):
             self._spec_changed.add(ps.uid)
             self._dirty.set()
 

@@ -648,23 +648,19 @@ class NodeCache:
             before.pod = pod
             return None
         same_requests = before is not None and _request_inputs(before.pod) == _request_inputs(pod)
-        if same_requests and not before.assumed and before.node == node \
-                and _counted_meta(before.pod) == _counted_meta(pod) and before.pod.get("spec") == pod.get("spec"):
-            # a status write that changed nothing counted (a kubelet's, mostly): no new entry
-            before.pod = pod
-            self._changed()
-            return None
-        if same_requests:
-            # e.g. the binding of an assumed pod: same requests, now confirmed
-            new = before.with_pod(pod, node)
-        else:
-            new = self._entry(pod, node)
-        if before is not None and not before.assumed and _counts_alike(before, new):
+        new: PodEntry | None = None
+        if not (same_requests and before.node == node and _counted_meta(before.pod) == _counted_meta(pod)
+                and before.pod.get("spec") == pod.get("spec")):
+            # same requests: e.g. the binding of an assumed pod, now confirmed
+            new = before.with_pod(pod, node) if same_requests else self._entry(pod, node)
+        if before is not None and not before.assumed and (new is None or _counts_alike(before, new)):
             # e.g. a status write that changed nothing counted: the entry takes the new
             # version in place, as the listeners' indexes would end where they began
             before.pod = pod
             self._changed()
             return None
+        if new is None:           # an assumed pod confirmed unchanged
+            new = before.with_pod(pod, node)
         if before is not None:
             self._detach(before)
         self._attach(new)

@@ -1,13 +1,13 @@
 """The simulation engine: the real components, in one process, in virtual time.
 
 For every policy of a scenario ``simulate`` builds a fresh in-process cluster over the
-memory store (uids drawn from the same seed) -- registry (same seed), controller manager, scheduler (same seed), one
-``NodeAgent`` per node over a ``SimRuntime``, every runtime's containers in one ``Fleet``
-advanced at the scenario's tick, and, for VPA policies, the VPA recommender (reading usage
-straight from the fleet), updater and admission plugin -- creates the workloads (and their
-VPAs), and runs it for ``duration`` of virtual time in a ``VirtualClock`` loop, so only the
-work done costs wall time. Every ``sampleInterval`` it samples, per workload
-(``kvert.sim.recording``):
+memory store (uids drawn from the seed) -- registry (same seed), controller manager,
+scheduler (same seed), one ``NodeAgent`` per node over a ``SimRuntime``, every runtime's
+containers in one ``Fleet`` advanced at the scenario's tick, and, for VPA policies, the VPA
+recommender (reading usage straight from the fleet), updater and admission plugin -- creates
+the workloads (and their VPAs), and runs it for ``duration`` of virtual time in a
+``VirtualClock`` loop, so only the work done costs wall time. Every ``sampleInterval`` it
+samples, per workload (``kvert.sim.recording``):
 
 * requests of the running pods (the applied ``status.containerStatuses[].resources`` where
   the node agent reported them, else the spec), cpu in millicores, memory in bytes, kept as

@@ -102,10 +102,7 @@ def seeded_uids(seed: int | str) -> Callable[[], str]:
     rng = random.Random(f"uids:{seed}")
 
     def new() -> str:
-        # the version (4) and RFC 4122 variant bits, as uuid.UUID(version=4) sets them
-        n = rng.getrandbits(128) & ~(0xF000 << 64) & ~(0xC000 << 48) | (0x4000 << 64) | (0x8000 << 48)
-        h = f"{n:032x}"
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        return str(uuid.UUID(int=rng.getrandbits(128), version=4))   # sets the version and variant
     return new
 
 

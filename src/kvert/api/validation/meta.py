@@ -66,7 +66,7 @@ def validate_object_meta(obj: Any, *, namespaced: bool | None,
     elif namespace:
         errs.extend(invalid(ns_path, namespace, m) for m in names.name_is_dns_label(namespace))
 
-    errs.extend(_common_meta(meta, path, builtin, old if isinstance(old, dict) else None))
+    errs.extend(_common_meta(meta, path, builtin, old))
     return errs
 
 

@@ -327,15 +327,14 @@ class Fleet:
         from_start = getattr(r, f"{prefix}_from_start")[idx]
         teff = times[None, :] - np.where(from_start, r.started[idx], 0.0)[:, None]
         teff = np.where(from_start[:, None], np.maximum(teff, 0.0), teff)
-        present = np.flatnonzero(np.bincount(kinds, minlength=REPLAY + 1))   # kinds are 0..REPLAY
-        for kind in present.tolist():
-            if kind == REPLAY:
-                continue
-            if present.size == 1:        # one kind for every row (most fleets): no selection
-                values = _evaluate_kind(kind, getattr(r, f"{prefix}_p")[idx], teff)
-                break
-            sel = np.flatnonzero(kinds == kind)
-            values[sel] = _evaluate_kind(kind, getattr(r, f"{prefix}_p")[idx[sel]], teff[sel])
+        present = np.flatnonzero(np.bincount(kinds, minlength=REPLAY + 1)).tolist()   # kinds: 0..REPLAY
+        if len(present) == 1 and present[0] != REPLAY:    # one kind for every row (most fleets)
+            values = _evaluate_kind(present[0], getattr(r, f"{prefix}_p")[idx], teff)
+        else:
+            for kind in present:
+                if kind != REPLAY:
+                    sel = np.flatnonzero(kinds == kind)
+                    values[sel] = _evaluate_kind(kind, getattr(r, f"{prefix}_p")[idx[sel]], teff[sel])
         noise = getattr(r, f"{prefix}_noise")[idx]
         noisy = np.flatnonzero(noise > 0)
         if noisy.size == idx.size:       # every row noisy (most fleets): no selection
