@@ -12,7 +12,7 @@ SUITE = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "qualit
 
 
 def usage(workload):
-    template = workload.deployment["spec"]["template"]
+    template = workload.template
     return parse_usage_annotation(template["metadata"]["annotations"][USAGE_ANNOTATION])
 
 
@@ -37,7 +37,7 @@ def test_six_workloads_and_the_vpa_modes_as_policies():
     steady = scn.vpa_object(workloads["steady"], policies["kvert in-place"])["metadata"]["annotations"]
     assert "vpa.kvert.io/workload" not in steady
     # a leak that is followed long enough asks for more than a node has
-    allocatable = scn.nodes.capacity["memory"] - 2 * to_int("memory", "256Mi") - to_int("memory", "100Mi")
+    allocatable = scn.pools[0].capacity["memory"] - 2 * to_int("memory", "256Mi") - to_int("memory", "100Mi")
     hours_to_outgrow = (allocatable - leak.start) / leak.rate / 3600
     assert hours_to_outgrow < scn.duration / 3600
 
@@ -62,8 +62,8 @@ def test_a_day_of_the_in_place_policies():
     kvert's in-place model with capacity-aware caps."""
     scn = load_scenario(SUITE)
     upstream, kvert = simulate(scn, policies=["InPlaceOrRecreate", "kvert in-place"], skip_unavailable=False)
-    allocatable = {"cpu": scn.nodes.capacity["cpu"] - 200,
-                   "memory": scn.nodes.capacity["memory"] - 2 * to_int("memory", "256Mi") - to_int("memory", "100Mi")}
+    allocatable = {"cpu": scn.pools[0].capacity["cpu"] - 200,
+                   "memory": scn.pools[0].capacity["memory"] - 2 * to_int("memory", "256Mi") - to_int("memory", "100Mi")}
     # the capacity cap: no recommendation ever above what a node can allocate
     for history in kvert.recommendation_history.values():
         for entries in history.values():

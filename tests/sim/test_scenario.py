@@ -25,7 +25,7 @@ def error(doc) -> str:
 def test_short_form_builds_a_deployment_with_usage_annotation():
     scn = parse_scenario(base(duration="2d"))
     assert scn.duration == 2 * 86400 and scn.tick == 30 and scn.sample_interval == 60
-    dep = scn.workloads[0].deployment
+    dep = scn.workloads[0].manifest
     assert dep["kind"] == "Deployment" and dep["spec"]["replicas"] == 2
     tmpl = dep["spec"]["template"]
     assert tmpl["metadata"]["labels"][WORKLOAD_LABEL] == "web"
@@ -44,7 +44,7 @@ def test_full_deployment_and_vpa_policies():
                                                                "recommender": {"interval": "2m"}}}]))
     w = scn.workloads[0]
     assert w.name == "api" and w.namespace == "default" and w.containers == ["c"]
-    assert w.deployment["spec"]["selector"]["matchLabels"][WORKLOAD_LABEL] == "api"
+    assert w.manifest["spec"]["selector"]["matchLabels"][WORKLOAD_LABEL] == "api"
     p = scn.policies[1]
     assert p.update_mode == "InPlaceOrRecreate" and p.vpa["recommender"]["interval"] == 120
     vpa = scn.vpa_object(w, p)
@@ -94,7 +94,7 @@ def test_the_hamster_example_loads():
     from pathlib import Path
     scn = load_scenario(Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "hamster.yaml")
     assert [p.name for p in scn.policies] == ["no VPA", "Recreate", "InPlaceOrRecreate"]
-    assert scn.nodes.count == 3 and scn.workloads[0].replicas == 2 and scn.duration == 2 * 86400
+    assert scn.node_count == 3 and scn.workloads[0].replicas == 2 and scn.duration == 2 * 86400
 
 
 def test_recommender_and_updater_settings_are_validated():

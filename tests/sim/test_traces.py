@@ -85,7 +85,7 @@ def test_a_simulated_container_uses_what_the_trace_recorded(tmp_path):
                      for t in range(0, 7200, 600)])
     (tmp_path / "scenario.yaml").write_text(json.dumps(doc("trace.csv")))
     scn = load_scenario(tmp_path / "scenario.yaml")          # the path is relative to the file
-    annotations = scn.workloads[0].deployment["spec"]["template"]["metadata"]["annotations"]
+    annotations = scn.workloads[0].template["metadata"]["annotations"]
     assert json.loads(annotations[USAGE_ANNOTATION])["app"]["replay"]["samples"][0] == [0.0, "300m", 200 * MI]
     run = run_policy(scn, scn.policies[0])
     s = run.workloads["web"]

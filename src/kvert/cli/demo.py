@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     print("kvert demo: seed 003's hamster, 2 replicas requesting 100m / 50Mi while using about "
           "500m / 250Mi", flush=True)
     print(f"{len(names)} policies ({', '.join(names)}) x {args.days:g} simulated days, "
-          f"{scn.nodes.count} nodes, seed {scn.seed}", flush=True)
+          f"{scn.node_count} nodes, seed {scn.seed}", flush=True)
     _initial_requests(scn)
     wall = WallClock()
     started = wall.now()
@@ -51,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
     runs = simulate(scn, bar, skip_unavailable=False)
     bar.close()
     elapsed = wall.now() - started
-    initial = {w.name: (_template_requests(w.deployment), int(w.deployment["spec"].get("replicas", 1)))
-               for w in scn.workloads}
+    initial = {w.key: (_template_requests(w.template), w.replicas) for w in scn.workloads}
     for r in runs:
         _timeline(r, initial)
     doc = report_json(scn, runs, wall_seconds=elapsed)
@@ -80,17 +79,17 @@ def _initial_requests(scn) -> None:
     """Each workload's template requests (and limits), per container, as every policy starts."""
     print("initial template requests (per pod, before any VPA acts):", flush=True)
     for w in scn.workloads:
-        for c in w.deployment["spec"]["template"]["spec"].get("containers") or []:
+        for c in w.template["spec"].get("containers") or []:
             resources = c.get("resources") or {}
             parts = [f"{kind} " + ", ".join(f"{r} {v}" for r, v in sorted(resources[kind].items()))
                      for kind in ("requests", "limits") if resources.get(kind)]
             print(f"  {w.name}/{c['name']}: {'; '.join(parts) or 'no requests'}", flush=True)
 
 
-def _template_requests(deployment: dict) -> tuple[int, int]:
-    """(cpu millicores, memory bytes) one pod of the Deployment's template requests."""
+def _template_requests(template: dict) -> tuple[int, int]:
+    """(cpu millicores, memory bytes) one pod of a pod template requests."""
     cpu = mem = 0
-    for c in deployment["spec"]["template"]["spec"].get("containers") or []:
+    for c in template["spec"].get("containers") or []:
         req = (c.get("resources") or {}).get("requests") or {}
         cpu += to_int("cpu", req["cpu"]) if "cpu" in req else 0
         mem += to_int("memory", req["memory"]) if "memory" in req else 0

@@ -12,7 +12,8 @@ container not named)::
                           "interpolation": "linear", "loop": true}}}
 
 Per container: ``cpu`` and ``memory`` (each a profile, below), or ``replay`` (both from one
-trace); optionally ``exitAfter`` (a duration: the process exits that long after it starts)
+trace), or ``series`` (the name of a workload whose recorded usage a simulation's trace bank
+holds: ``kvert.kubelet.runtime.tracebank``; both resources, per replica); optionally ``exitAfter`` (a duration: the process exits that long after it starts)
 and ``exitCode`` (default 0); ``disk`` (a memory-like profile: bytes written to the
 container's writable layer and logs, for the node's ``nodefs`` signals; default 0) and
 ``pids`` (processes it runs, for ``pid.available``; default 1). A profile is a bare quantity (constant) or an object with
@@ -253,6 +254,7 @@ class ContainerUsage:
     cpu: Profile = field(default_factory=lambda: Constant(value=float(DEFAULT_CPU_MILLI)))
     memory: Profile = field(default_factory=lambda: Constant(value=float(DEFAULT_MEMORY_BYTES)))
     replay: Replay | None = None
+    series: str | None = None          # a trace bank's group (recorded usage), evaluated by the fleet
     exit_after: float | None = None
     exit_code: int = 0
     disk: Profile | None = None        # bytes written to its writable layer and logs
@@ -372,7 +374,7 @@ def parse_container_usage(spec: object, name: str = "", path: str = "") -> Conta
     spec = _decoded(spec, path)
     if not isinstance(spec, Mapping):
         raise UsageError(f"{path}: expected an object with cpu/memory or replay")
-    _check_keys(spec, {"cpu", "memory", "replay", "exitAfter", "exitCode", "disk", "pids"}, path)
+    _check_keys(spec, {"cpu", "memory", "replay", "series", "exitAfter", "exitCode", "disk", "pids"}, path)
     extra: dict[str, Any] = {}
     if "disk" in spec:
         extra["disk"] = parse_profile("memory", spec["disk"], f"{path}.disk", seed=_seed_for(name, "disk"))
@@ -385,6 +387,12 @@ def parse_container_usage(spec: object, name: str = "", path: str = "") -> Conta
     exit_code = spec.get("exitCode", 0)
     if isinstance(exit_code, bool) or not isinstance(exit_code, int) or not 0 <= exit_code <= 255:
         raise UsageError(f"{path}.exitCode: expected an integer 0..255")
+    if "series" in spec:
+        if "cpu" in spec or "memory" in spec or "replay" in spec:
+            raise UsageError(f"{path}: series gives both cpu and memory; do not set cpu, memory or replay too")
+        if not isinstance(spec["series"], str) or not spec["series"]:
+            raise UsageError(f"{path}.series: expected the name of recorded usage, got {spec['series']!r}")
+        return ContainerUsage(series=spec["series"], exit_after=exit_after, exit_code=exit_code, **extra)
     if "replay" in spec:
         if "cpu" in spec or "memory" in spec:
             raise UsageError(f"{path}: replay gives both cpu and memory; do not set them too")
@@ -552,7 +560,7 @@ class UsageBatch:
     def _group(self, resource: str) -> list[tuple[type, np.ndarray, list[Profile], np.ndarray, dict]]:
         by_kind: dict[type, list[int]] = {}
         for i, u in enumerate(self.usages):
-            if u.replay is None:
+            if u.replay is None and u.series is None:
                 by_kind.setdefault(type(getattr(u, resource)), []).append(i)
         groups = []
         for kind, idx in by_kind.items():
@@ -572,7 +580,8 @@ class UsageBatch:
     def evaluate(self, t: float | np.ndarray, started_at: float | np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
         """(cpu millicores, memory bytes) as float arrays: shape ``(n,)`` for a scalar ``t``,
-        ``(n, T)`` for an array of T times. ``started_at`` (scalar or per container) is when
+        ``(n, T)`` for an array of T times (0 for ``series`` usage: only a fleet's trace bank
+        has it). ``started_at`` (scalar or per container) is when
         each container started (for ``start``-anchored profiles); default 0."""
         scalar = np.ndim(t) == 0
         times = np.atleast_1d(np.asarray(t, dtype=float))

@@ -49,6 +49,9 @@ from typing import Any
 
 import numpy as np
 
+from kvert.api.errors import AlreadyExists, ApiError
+from kvert.api.kinds import by_key, for_object
+from kvert.client.base import Client
 from kvert.sim.recording import FleetSampler, RecommendationLog, ReplicaLog, Tracker
 from kvert.sim.scenario import Policy, Scenario
 
@@ -148,7 +151,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     from kvert.store import open_store
     from kvert.store.base import seeded_uids
 
-    vpa = _vpa_parts() if policy.vpa is not None else None
+    vpa = _vpa_parts() if scn.needs_vpa(policy) else None
     store = open_store("memory", clock=clock, uid_factory=seeded_uids(scn.seed))
     plane = build.ControlPlane.in_process(store, clock, seed=scn.seed)
     registry = plane.registry
@@ -167,6 +170,9 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     # every node's containers in one set of arrays, advanced at each tick; the agents hear of
     # exits and memory thresholds from it instead of polling their runtimes
     fleet = Fleet(clock, scn.tick)
+    if scn.bank is not None:
+        scn.bank.reset()                 # no pod holds a slot yet
+        fleet.bank = scn.bank
     # the HPA controller's metrics.k8s.io, from the fleet (pods' labels from the run's informer)
     hpa_metrics = FleetPodMetrics(fleet, resolution=max(DEFAULT_RESOLUTION, scn.tick))
     supervisor.add("controller-manager", build.controller_manager(
@@ -174,16 +180,15 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         settings={"nodelifecycle": lifecycle, "horizontalpodautoscaling": {"metrics": hpa_metrics},
                   # a pod CIDR for every node (the default /16 holds 256: the rest would have none,
                   # and the allocator would retry them at every node status)
-                  "nodeipam": {"cluster_cidr": cluster_cidr_for(scn.nodes.count)}}))
+                  "nodeipam": {"cluster_cidr": cluster_cidr_for(scn.node_count)}}))
     supervisor.add("scheduler", build.scheduler(plane.client(build.SCHEDULER), clock, seed=scn.seed))
     fleet_task = asyncio.ensure_future(fleet.run())
     agents: list[Any] = []
     ooms: list[tuple[str, str, float, Any]] = []       # (namespace, pod, time, the kill)
-    for i in range(1, scn.nodes.count + 1):
-        name = f"node-{i}"
-        config = NodeConfig.from_flags(node_name=name, **scn.nodes.flags())
+    for pool, name in ((pool, name) for pool in scn.pools for name in pool.node_names()):
+        config = NodeConfig.from_flags(node_name=name, **pool.flags())
         agent = build.sim_node(plane.client(build.node_user(name)), clock, config, name=name,
-                               tick=scn.tick, system_memory=scn.nodes.system_memory, fleet=fleet,
+                               tick=scn.tick, system_memory=pool.system_memory, fleet=fleet,
                                heartbeat_seconds=heartbeat, lease_seconds=int(5 * heartbeat),
                                pleg_seconds=max(1.0, scn.tick), evented_interval=max(EVENTED_INTERVAL, heartbeat),
                                explain=False,
@@ -198,14 +203,17 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
         agent.runtime.on_oom.append(on_oom)
         agents.append(supervisor.add(f"node-agent/{name}", agent))
     await build.wait_ready(agents)
+    await _label_nodes(admin, scn)
 
-    names = [w.name for w in scn.workloads]
+    names = [w.key for w in scn.workloads]
     tracker = Tracker(clock, names)
-    history = RecommendationLog(clock, tracker.start)
+    vpas = {w.key: scn.vpa_object(w, policy) for w in scn.workloads}
+    history = RecommendationLog(clock, tracker.start, {(obj["metadata"]["namespace"], obj["metadata"]["name"]): key
+                                                       for key, obj in vpas.items() if obj is not None})
     if vpa is not None:
         from kvert.sim.scenario import _recommender_config
-        rec_cfg = dict(policy.vpa.get("recommender") or {})
-        upd_cfg = dict(policy.vpa.get("updater") or {})
+        rec_cfg = dict((policy.vpa or {}).get("recommender") or {})
+        upd_cfg = dict((policy.vpa or {}).get("updater") or {})
         informers = build.vpa_informers(plane.client(build.VPA_RECOMMENDER), clock)
         recommender = build.recommender(
             plane.client(build.VPA_RECOMMENDER), clock, FleetMetricsSource(fleet),
@@ -224,8 +232,10 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     informers_of_run[0].add_handlers(tracker.on_add, tracker.on_update, tracker.on_delete)
     hpa_metrics.pods = informers_of_run[0]
     hpas = [w for w in scn.workloads if w.hpa is not None and policy.hpa]
-    replicas = ReplicaLog(clock, tracker.start, names, [w.replicas for w in scn.workloads], tracker)
-    shared = {w.name: w.shared for w in scn.workloads if w.shared}
+    replicas = ReplicaLog(clock, tracker.start, names, [w.replicas for w in scn.workloads], tracker,
+                          {(w.kind, w.namespace, w.name): w.key for w in scn.workloads})
+    # workloads with recorded usage share theirs through the trace bank
+    shared = {w.key: w.shared for w in scn.workloads if w.shared and w.history is None}
     if shared:                # the workloads' usage split among their running pods, before every tick
         from kvert.sim.load import SharedLoad
         fleet_task = asyncio.gather(fleet_task, SharedLoad(fleet, shared, tracker.workload_of_pod).run())
@@ -239,20 +249,23 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
     if vpa is not None:
         informers_of_run.append(Informer(admin, "autoscaling.k8s.io/verticalpodautoscalers", clock=clock))
         informers_of_run[2].add_handlers(history.on_change, history.on_change, None)
-    if hpas:       # only an HPA changes a workload's replicas
-        informers_of_run.append(Informer(admin, "apps/deployments", clock=clock))
+    for resource in sorted({w.resource for w in hpas}):      # only an HPA changes a workload's replicas
+        informers_of_run.append(Informer(admin, resource, clock=clock))
         informers_of_run[-1].add_handlers(replicas.on_change, replicas.on_change, None)
     informer_tasks = [asyncio.ensure_future(inf.run()) for inf in informers_of_run]
     for inf in informers_of_run:
         await inf.wait_synced()
 
-    for w in scn.workloads:
-        await admin.create("apps/deployments", w.deployment, namespace=w.namespace)
-        if policy.vpa is not None:
-            await admin.create("autoscaling.k8s.io/verticalpodautoscalers", scn.vpa_object(w, policy),
-                               namespace=w.namespace)
+    await _create_objects(admin, scn)
+    for i, w in enumerate(scn.workloads):
+        where = f"workloads[{i}] ({w.kind} {w.namespace}/{w.name})"
+        await _create(admin, w.resource, w.manifest, w.namespace, where)
+        if vpas[w.key] is not None:
+            await _create(admin, "autoscaling.k8s.io/verticalpodautoscalers", vpas[w.key], w.namespace,
+                          f"{where}: its VerticalPodAutoscaler")
         if w in hpas:
-            await admin.create("autoscaling/horizontalpodautoscalers", scn.hpa_object(w), namespace=w.namespace)
+            await _create(admin, "autoscaling/horizontalpodautoscalers", scn.hpa_object(w), w.namespace,
+                          f"{where}: its HorizontalPodAutoscaler")
 
     n = int(scn.duration // scn.sample_interval)
     interval = scn.sample_interval
@@ -292,23 +305,26 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
             "fleet_steps_per_hour": (fleet.steps - first_sample[1]) / hours if hours else 0.0,
             "vpa_writes_per_hour": (history.updates - first_sample[2]) / hours if hours else 0.0}
     recommendations: dict[str, Any] = {}
-    if policy.vpa is not None:
-        for w in scn.workloads:
-            try:
-                obj = await admin.get("autoscaling.k8s.io/verticalpodautoscalers", w.name, w.namespace)
-                recommendations[w.name] = (obj.get("status") or {}).get("recommendation")
-            except Exception:
-                recommendations[w.name] = None
+    for w in scn.workloads:
+        if vpas[w.key] is None:
+            continue
+        try:
+            obj = await admin.get("autoscaling.k8s.io/verticalpodautoscalers", vpas[w.key]["metadata"]["name"],
+                                  w.namespace)
+            recommendations[w.key] = (obj.get("status") or {}).get("recommendation")
+        except ApiError:
+            recommendations[w.key] = None
     hpa_runs: dict[str, dict] = {}
     for w in hpas:
         try:
-            obj = await admin.get("autoscaling/horizontalpodautoscalers", w.name, w.namespace)
-        except Exception:
+            obj = await admin.get("autoscaling/horizontalpodautoscalers", scn.hpa_object(w)["metadata"]["name"],
+                                  w.namespace)
+        except ApiError:
             obj = {}
-        hpa_runs[w.name] = {"minReplicas": int(w.hpa.get("minReplicas", 1)),
+        hpa_runs[w.key] = {"minReplicas": int(w.hpa.get("minReplicas", 1)),
                             "maxReplicas": int(w.hpa["maxReplicas"]),
-                            "rescales": replicas.changes.get(w.name, []),
-                            "pods_deleted_by_scale_down": tracker.scaled_down[w.name],
+                            "rescales": replicas.changes.get(w.key, []),
+                            "pods_deleted_by_scale_down": tracker.scaled_down[w.key],
                             "status": obj.get("status") or {}}
     for inf in informers_of_run:
         inf.stop()
@@ -350,10 +366,57 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
                      work=work, hpa=hpa_runs)
 
 
+async def _create(client: Client, resource: str, obj: dict, namespace: str, where: str) -> None:
+    try:
+        await client.create(resource, obj, namespace=namespace)
+    except ApiError as e:
+        raise SimulationError(f"{where}: the API server refused it: {e}") from None
+
+
+async def _create_objects(client: Client, scn: Scenario) -> None:
+    """The scenario's objects, and the workloads' namespaces that are not among them."""
+    named = {o["metadata"]["name"] for o in scn.objects if o["kind"] == "Namespace"}
+    for ns in sorted({w.namespace for w in scn.workloads} - named - {"default"}):
+        try:
+            await client.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        except AlreadyExists:
+            pass
+    for i, obj in enumerate(scn.objects):
+        resource = for_object(obj).key
+        namespace = (obj.get("metadata") or {}).get("namespace") or ("default" if by_key(resource).namespaced
+                                                                    else None)
+        try:
+            await client.create(resource, obj, namespace=namespace)
+        except AlreadyExists:
+            if obj["kind"] != "Namespace":          # a namespace the cluster has from the start
+                raise SimulationError(f"objects[{i}] ({obj['kind']} {obj['metadata']['name']}): already exists")
+        except ApiError as e:
+            raise SimulationError(f"objects[{i}] ({obj['kind']} {obj['metadata']['name']}): the API server "
+                                  f"refused it: {e}") from None
+
+
+async def _label_nodes(client: Client, scn: Scenario) -> None:
+    """Each pool's labels, taints and cordon on its Nodes (the cluster's admin sets them: a
+    kubelet may not give itself every label)."""
+    for pool in scn.pools:
+        if not pool.admin_changes:
+            continue
+        for name in pool.node_names():
+            node = await client.get("nodes", name)
+            meta, spec = node.setdefault("metadata", {}), node.setdefault("spec", {})
+            meta["labels"] = {**(meta.get("labels") or {}), **pool.labels}
+            own = {(t.get("key"), t.get("effect")) for t in pool.taints}
+            spec["taints"] = [t for t in spec.get("taints") or [] if (t.get("key"), t.get("effect")) not in own] + \
+                [dict(t) for t in pool.taints]
+            if pool.unschedulable:
+                spec["unschedulable"] = True
+            await client.update("nodes", node)
+
+
 def run_policy(scn: Scenario, policy: Policy, progress: Progress | None = None) -> PolicyRun:
     """Run one policy in its own virtual clock and event loop."""
     from kvert.clock import VirtualClock
-    clock = VirtualClock()
+    clock = VirtualClock() if scn.start is None else VirtualClock(scn.start)
     collecting, thresholds = gc.isenabled(), gc.get_threshold()
     gc.disable()            # until the first sample (_run_policy)
     # fewer, larger young collections: a VPA resize wave allocates millions of objects within

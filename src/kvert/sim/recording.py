@@ -308,9 +308,12 @@ class FleetSampler:
 class RecommendationLog:
     """Each VPA's recommendation, per container, every time it changed (an informer's handler)."""
 
-    def __init__(self, clock: Any, start: float):
+    def __init__(self, clock: Any, start: float, keys: dict[tuple[str, str], str] | None = None):
         self.clock = clock
         self.start = start
+        # (namespace, VPA name) -> the name its history is kept under (its workload's key);
+        # without it, the VPA's name
+        self.keys = keys
         self.history: dict[str, dict[str, list[dict]]] = {}
         self._last: dict[str, Any] = {}
         self.updates = 0                         # VPA writes seen (what the VPA components cost)
@@ -318,7 +321,10 @@ class RecommendationLog:
     def on_change(self, *objs: dict) -> None:
         self.updates += len(objs) - 1            # an update hands (old, new), an add (new)
         vpa = objs[-1]
-        name = (vpa.get("metadata") or {}).get("name", "")
+        meta = vpa.get("metadata") or {}
+        name = meta.get("name", "")
+        if self.keys is not None:
+            name = self.keys.get((meta.get("namespace", ""), name), name)
         rec = ((vpa.get("status") or {}).get("recommendation") or {}).get("containerRecommendations") or []
         if rec == self._last.get(name):
             return
@@ -339,27 +345,32 @@ class ReplicaLog:
     not evictions."""
 
     def __init__(self, clock: Any, start: float, workloads: list[str], replicas: list[int],
-                 tracker: Tracker | None = None):
+                 tracker: Tracker | None = None, objects: dict[tuple[str, str, str], str] | None = None):
         self.clock = clock
         self.tracker = tracker
         self.start = start
         self.index = {w: i for i, w in enumerate(workloads)}
+        # (kind, namespace, name) of each workload's object -> its key (default: the name is the key)
+        self.objects = objects
         self.values = np.array(replicas, dtype=float)
         self.changes: dict[str, list[dict]] = {}
 
     def on_change(self, *objs: dict) -> None:
         dep = objs[-1]
         meta = dep.get("metadata") or {}
-        i = self.index.get(meta.get("name", ""))
+        key = meta.get("name", "")
+        if self.objects is not None:
+            key = self.objects.get((dep.get("kind", "Deployment"), meta.get("namespace", "default"), key), "")
+        i = self.index.get(key)
         if i is None:
             return
         replicas = float((dep.get("spec") or {}).get("replicas", 1))
         if replicas == self.values[i]:
             return
         entry = {"time": round(self.clock.now() - self.start, 3), "from": int(self.values[i]), "to": int(replicas)}
-        self.changes.setdefault(meta["name"], []).append(entry)
+        self.changes.setdefault(key, []).append(entry)
         if self.tracker is not None and replicas < self.values[i]:
-            self.tracker.scale_down_pending[meta["name"]] += int(self.values[i] - replicas)
+            self.tracker.scale_down_pending[key] += int(self.values[i] - replicas)
         self.values[i] = replicas
 
 

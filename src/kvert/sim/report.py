@@ -40,8 +40,10 @@ def _scenario_summary(scn: Scenario) -> dict:
     return {
         "name": scn.name, "duration_seconds": scn.duration, "seed": scn.seed, "tick_seconds": scn.tick,
         "sample_interval_seconds": scn.sample_interval,
-        "nodes": {"count": scn.nodes.count, "capacity": scn.nodes.capacity},
-        "workloads": [{"name": w.name, "namespace": w.namespace, "replicas": w.replicas,
+        "nodes": {"count": scn.node_count, "capacity": scn.pools[0].capacity,
+                  "pools": [{"name": p.name, "count": p.count, "capacity": p.capacity} for p in scn.pools]},
+        "workloads": [{"name": w.key, "namespace": w.namespace, "kind": w.kind, "object": w.name,
+                       "replicas": w.replicas,
                        "containers": w.containers,
                        **({"hpa": w.hpa} if w.hpa is not None else {}),
                        **({"sharedUsage": list(w.shared)} if w.shared else {})} for w in scn.workloads],
@@ -51,9 +53,10 @@ def _scenario_summary(scn: Scenario) -> dict:
 
 def _scales_cpu_limit(scn: Scenario, workload: Workload, policy: Policy, container: str) -> bool:
     """Whether ``policy``'s VPA sets ``container``'s CPU limit along with its request."""
-    if policy.vpa is None or policy.update_mode == "Off":
+    vpa = scn.vpa_object(workload, policy)
+    if vpa is None or vpa["spec"].get("updatePolicy", {}).get("updateMode") == "Off":
         return False
-    rules = (scn.vpa_object(workload, policy)["spec"].get("resourcePolicy") or {}).get("containerPolicies") or []
+    rules = (vpa["spec"].get("resourcePolicy") or {}).get("containerPolicies") or []
     rule = next((r for r in rules if r.get("containerName") == container),
                 next((r for r in rules if r.get("containerName") == "*"), {}))
     return (rule.get("mode", "Auto") != "Off" and "cpu" in rule.get("controlledResources", ["cpu", "memory"])
@@ -67,14 +70,14 @@ def suggestions(scn: Scenario, run: PolicyRun) -> list[dict]:
     if policy is None or run.skipped:
         return out
     for w in scn.workloads:
-        throttled = float(run.counters.get(w.name, {}).get("throttled_seconds", 0.0))
+        throttled = float(run.counters.get(w.key, {}).get("throttled_seconds", 0.0))
         if throttled <= 0:
             continue
-        for c in w.deployment["spec"]["template"]["spec"]["containers"]:
+        for c in w.template["spec"]["containers"]:
             if "cpu" in ((c.get("resources") or {}).get("limits") or {}) and _scales_cpu_limit(scn, w, policy,
                                                                                                 c["name"]):
-                out.append({"workload": w.name, "container": c["name"], "throttled_seconds": round(throttled, 3),
-                            "text": f"{w.name}/{c['name']}: the VPA scales its CPU limit with its request and "
+                out.append({"workload": w.key, "container": c["name"], "throttled_seconds": round(throttled, 3),
+                            "text": f"{w.key}/{c['name']}: the VPA scales its CPU limit with its request and "
                                     f"it was throttled for {throttled:,.0f} s; consider controlledValues: "
                                     f"RequestsOnly"})
     return out

@@ -91,6 +91,7 @@ import copy
 import json
 import re
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -100,53 +101,42 @@ from kvert.api.defaults import default_horizontal_pod_autoscaler
 from kvert.api.quantity import QuantityError, to_int
 from kvert.api.validation.autoscaling import validate_hpa
 from kvert.api.validation.vpa import UPDATE_MODES, validate_vpa
-from kvert.kubelet.config import ConfigError, parse_duration_or_days
+from kvert.kubelet.runtime.tracebank import TraceBank
 from kvert.kubelet.usage import USAGE_ANNOTATION, UsageError, parse_container_usage
+from kvert.sim.nodepools import NodePool, parse_pools
+from kvert.sim.scenario_fields import (ScenarioError, as_mapping, check_keys, dns_label, duration, required,
+                                       resource_list)
+from kvert.sim.tracefiles import TraceFileError, load_bank, read_history
 from kvert.sim.traces import TraceError, trace_usage
+from kvert.vpa.recommendation import DEFAULT_CONFIG, RecommenderConfig
 
 WORKLOAD_LABEL = "kvert.io/workload"
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
-class ScenarioError(ValueError):
-    """A scenario kvert cannot run; the message names the field."""
-
-
-# scenario key -> NodeConfig.from_flags argument, for the kubelet settings taken as they are
-KUBELET_KEYS = {"evictionSoft": "eviction_soft", "evictionSoftGracePeriod": "eviction_soft_grace_period",
-                "evictionMinimumReclaim": "eviction_minimum_reclaim",
-                "evictionMaxPodGracePeriod": "eviction_max_pod_grace_period",
-                "evictionPressureTransitionPeriod": "eviction_pressure_transition_period",
-                "featureGates": "feature_gates"}
-
-
-@dataclass
-class NodeSpec:
-    count: int
-    capacity: dict[str, int]
-    kube_reserved: str = ""
-    system_reserved: str = ""
-    eviction_hard: str | None = None
-    kubelet: dict[str, Any] = field(default_factory=dict)     # from_flags arguments (KUBELET_KEYS)
-    system_memory: int = 0                                   # bytes the node's daemons use
-
-    def flags(self) -> dict[str, Any]:
-        flags: dict[str, Any] = {"capacity": dict(self.capacity), "kube_reserved": self.kube_reserved,
-                                 "system_reserved": self.system_reserved, **self.kubelet}
-        if self.eviction_hard is not None:
-            flags["eviction_hard"] = self.eviction_hard
-        return flags
+# the kinds a workload may be, with the API group/version their objects are written in
+WORKLOAD_KINDS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1",
+                  "ReplicaSet": "apps/v1", "Job": "batch/v1", "CronJob": "batch/v1", "Pod": "v1"}
+# the kinds a VerticalPodAutoscaler or a HorizontalPodAutoscaler may target
+VPA_TARGET_KINDS = frozenset(WORKLOAD_KINDS) - {"Pod"}
+HPA_TARGET_KINDS = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
 
 
 @dataclass
 class Workload:
     name: str
     namespace: str
-    deployment: dict                  # the Deployment manifest (labels and annotation filled in)
+    manifest: dict                    # the workload's object (labels and usage annotation filled in)
     containers: list[str]
     hpa: dict | None = None           # the HorizontalPodAutoscaler's spec as written (no scaleTargetRef)
     shared: tuple[str, ...] = ()      # resources whose usage is the workload's, split among its pods
     vpa: dict = field(default_factory=dict)   # its own VPA settings: annotations, resourcePolicy, policies
+    key: str = ""                     # unique in the scenario, a valid label value (the report's name)
+    existing_vpa: dict | None = None  # the VPA it has in the recorded cluster (the "existing" policies')
+    history: Path | None = None       # its recorded usage (kvert.sim.tracefiles), when imported
+    recorded: dict = field(default_factory=dict)   # what the recorded cluster measured (replay fidelity)
+
+    def __post_init__(self) -> None:
+        self.key = self.key or self.name
 
     def vpa_settings(self, policy: Policy) -> dict:
         """Its own VPA settings under ``policy`` (none if they name other policies)."""
@@ -154,8 +144,43 @@ class Workload:
         return self.vpa if names is None or policy.name in names else {}
 
     @property
+    def kind(self) -> str:
+        return self.manifest.get("kind", "Deployment")
+
+    @property
+    def resource(self) -> str:
+        from kvert.api.kinds import for_object
+        return for_object(self.manifest).key
+
+    @property
+    def target_ref(self) -> dict:
+        return {"apiVersion": WORKLOAD_KINDS[self.kind], "kind": self.kind, "name": self.name}
+
+    @property
+    def template(self) -> dict:
+        """The pod template (a bare Pod: the pod itself)."""
+        return pod_template(self.manifest)
+
+    @property
     def replicas(self) -> int:
-        return int(self.deployment["spec"].get("replicas", 1))
+        """Pods it asks for (a DaemonSet: 0, one per node it runs on; a CronJob: 0, one Job
+        per run)."""
+        spec = self.manifest.get("spec") or {}
+        if self.kind in ("Deployment", "StatefulSet", "ReplicaSet"):
+            return int(spec.get("replicas", 1))
+        if self.kind == "Job":
+            return int(spec.get("parallelism", 1))
+        return 1 if self.kind == "Pod" else 0
+
+
+def pod_template(manifest: dict) -> dict:
+    kind = manifest.get("kind", "Deployment")
+    if kind == "Pod":
+        return manifest
+    spec = manifest.get("spec") or {}
+    if kind == "CronJob":
+        return ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
+    return spec.get("template") or {}
 
 
 @dataclass
@@ -163,10 +188,47 @@ class Policy:
     name: str
     vpa: dict | None                  # None: no VPA; else {updateMode, recommender, updater, spec}
     hpa: bool = True                  # whether the workloads' HPAs are created
+    # "existing": workloads keep the VPAs they had in the recorded cluster; with ``select``, the
+    # workloads it does not select do
+    existing: bool = False
+    select: dict | None = None        # which workloads the policy's VPA (or its none) applies to
 
     @property
     def update_mode(self) -> str | None:
-        return None if self.vpa is None else self.vpa["updateMode"]
+        if self.vpa is not None:
+            return self.vpa["updateMode"]
+        return "existing" if self.existing and self.select is None else None
+
+    def selects(self, workload: Workload) -> bool:
+        return self.select is None or workload_selected(self.select, workload)
+
+    def vpa_source(self, workload: Workload) -> str | None:
+        """Where ``workload``'s VPA comes from under this policy: ``"policy"``, ``"existing"``
+        (the recorded cluster's) or None (no VPA)."""
+        if self.existing and self.select is None:
+            return "existing" if workload.existing_vpa is not None else None
+        if not self.selects(workload):
+            return "existing" if workload.existing_vpa is not None else None
+        if self.vpa is None or workload.kind not in VPA_TARGET_KINDS:
+            return None
+        return "policy"
+
+
+def workload_selected(select: dict, workload: Workload) -> bool:
+    """Whether a policy's ``workloads`` selector (namespaces, kinds, names, labelSelector) names
+    ``workload``: every part it has must match."""
+    from kvert.api.selectors import label_selector_from_dict, parse_label_selector
+    if select.get("namespaces") and workload.namespace not in select["namespaces"]:
+        return False
+    if select.get("kinds") and workload.kind not in select["kinds"]:
+        return False
+    if select.get("names") and workload.name not in select["names"]:
+        return False
+    sel = select.get("labelSelector")
+    if sel is not None:
+        selector = parse_label_selector(sel) if isinstance(sel, str) else label_selector_from_dict(sel)
+        return selector.matches((workload.manifest.get("metadata") or {}).get("labels") or {})
+    return True
 
 
 @dataclass
@@ -176,7 +238,7 @@ class Scenario:
     seed: int
     tick: float
     sample_interval: float
-    nodes: NodeSpec
+    pools: list[NodePool]
     workloads: list[Workload]
     policies: list[Policy]
     vpa_template: dict = field(default_factory=dict)
@@ -184,17 +246,43 @@ class Scenario:
     # how often a simulated node renews its lease and reports its status: about 24 times a
     # run (fixed when the scenario is read, so a run cut short keeps the full run's pace)
     heartbeat: float = 0.0
+    start: float | None = None        # the virtual clock's start (unix seconds; None: the clock's own)
+    objects: list[dict] = field(default_factory=list)   # created before the workloads, in order
+    bank: TraceBank | None = None     # the workloads' recorded usage (imported scenarios)
+    # what an imported scenario's cluster costs: {"cpu_core_hour": ..., "memory_gib_hour": ...}
+    prices: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.heartbeat:
             self.heartbeat = max(10.0, min(6 * 3600.0, self.duration / 24))
 
-    def vpa_object(self, workload: Workload, policy: Policy) -> dict:
-        """The VerticalPodAutoscaler of ``workload`` under ``policy`` (which has a VPA)."""
+    @property
+    def node_count(self) -> int:
+        return sum(p.count for p in self.pools)
+
+    def needs_vpa(self, policy: Policy) -> bool:
+        """Whether any workload has a VPA under ``policy`` (its components then run)."""
+        return any(policy.vpa_source(w) is not None for w in self.workloads)
+
+    def vpa_object(self, workload: Workload, policy: Policy) -> dict | None:
+        """The VerticalPodAutoscaler of ``workload`` under ``policy`` (None: it has none). A
+        policy's VPA starts from the workload's existing one (its resourcePolicy and
+        annotations), if it has one, then the scenario's template, the policy's spec and update
+        mode, and the workload's own settings."""
+        source = policy.vpa_source(workload)
+        if source is None:
+            return None
+        existing = copy.deepcopy(workload.existing_vpa) if workload.existing_vpa is not None else None
+        if source == "existing":
+            assert existing is not None
+            existing["spec"]["targetRef"] = workload.target_ref
+            return existing
         assert policy.vpa is not None
-        spec = copy.deepcopy(self.vpa_template)
+        spec = copy.deepcopy(existing["spec"]) if existing is not None else {}
+        spec.pop("recommenders", None)            # the simulation runs one recommender, the default
+        spec.update(copy.deepcopy(self.vpa_template))
         spec.update(copy.deepcopy(policy.vpa.get("spec") or {}))
-        spec["targetRef"] = {"apiVersion": "apps/v1", "kind": "Deployment", "name": workload.name}
+        spec["targetRef"] = workload.target_ref
         update = dict(spec.get("updatePolicy") or {})
         update["updateMode"] = policy.vpa["updateMode"]
         spec["updatePolicy"] = update
@@ -206,8 +294,10 @@ class Scenario:
             kept = [p for p in resource_policy.get("containerPolicies") or [] if p.get("containerName") not in names]
             resource_policy["containerPolicies"] = copy.deepcopy(own) + kept
             spec["resourcePolicy"] = resource_policy
-        meta: dict[str, Any] = {"name": workload.name, "namespace": workload.namespace}
-        annotations = {**(policy.vpa.get("annotations") or {}), **(settings.get("annotations") or {})}
+        name = existing["metadata"]["name"] if existing is not None else workload.name
+        meta: dict[str, Any] = {"name": name, "namespace": workload.namespace}
+        annotations = {**((existing or {}).get("metadata", {}).get("annotations") or {}),
+                       **(policy.vpa.get("annotations") or {}), **(settings.get("annotations") or {})}
         if annotations:
             meta["annotations"] = annotations
         return {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler", "metadata": meta,
@@ -216,123 +306,19 @@ class Scenario:
     def hpa_object(self, workload: Workload) -> dict:
         """The HorizontalPodAutoscaler of ``workload`` (which declares one)."""
         assert workload.hpa is not None
-        return _hpa_object(workload.name, workload.namespace, workload.hpa)
-
-
-# -- helpers -----------------------------------------------------------------------------------------
-
-def duration(value: object, path: str) -> float:
-    try:
-        seconds = parse_duration_or_days(value, path)
-    except ConfigError:
-        raise ScenarioError(f"{path}: invalid duration {value!r} (e.g. \"90s\", \"1h30m\", \"2d\")") from None
-    if seconds <= 0:
-        raise ScenarioError(f"{path}: must be positive")
-    return seconds
-
-
-def _mapping(value: object, path: str) -> dict:
-    if not isinstance(value, dict):
-        raise ScenarioError(f"{path}: expected a mapping, got {type(value).__name__}")
-    return value
-
-
-def _keys(doc: dict, allowed: set[str], path: str) -> None:
-    unknown = sorted(set(doc) - allowed)
-    if unknown:
-        where = f"{path}: " if path else ""
-        raise ScenarioError(f"{where}unknown field {unknown[0]!r} (expected one of {', '.join(sorted(allowed))})")
-
-
-def _require(doc: dict, key: str, path: str) -> Any:
-    if key not in doc or doc[key] is None:
-        raise ScenarioError(f"{path + '.' if path else ''}{key}: required")
-    return doc[key]
-
-
-def _resources(value: object, path: str) -> dict[str, str]:
-    """A ResourceList, as a mapping or ``"cpu=4,memory=8Gi"``; validated, returned as strings."""
-    if isinstance(value, str):
-        items: dict[str, Any] = {}
-        for part in filter(None, (p.strip() for p in value.split(","))):
-            if "=" not in part:
-                raise ScenarioError(f"{path}: expected name=quantity pairs, got {part!r}")
-            k, v = part.split("=", 1)
-            items[k.strip()] = v.strip()
-        value = items
-    doc = _mapping(value, path)
-    out = {}
-    for k, v in doc.items():
-        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-            raise ScenarioError(f"{path}.{k}: expected a quantity, got {v!r}")
-        try:
-            amount = to_int(str(k), str(v))
-        except (QuantityError, ValueError) as e:
-            raise ScenarioError(f"{path}.{k}: invalid quantity {v!r} ({e})") from None
-        if amount < 0:
-            raise ScenarioError(f"{path}.{k}: must not be negative")
-        out[str(k)] = str(v)
-    return out
-
-
-def _flag(value: object, path: str) -> str:
-    if value is None or value == "":
-        return ""
-    return ",".join(f"{k}={v}" for k, v in _resources(value, path).items())
-
-
-def _name(value: object, path: str) -> str:
-    if not isinstance(value, str) or not _NAME.match(value) or len(value) > 63:
-        raise ScenarioError(f"{path}: invalid name {value!r} (lowercase letters, digits and '-')")
-    return value
+        return _hpa_object(workload.target_ref, workload.namespace, workload.hpa)
 
 
 # -- sections --------------------------------------------------------------------------------------
 
-def _nodes(doc: object, path: str = "nodes") -> NodeSpec:
-    doc = _mapping(doc, path)
-    _keys(doc, {"count", "capacity", "kubeReserved", "systemReserved", "evictionHard", "systemMemory",
-                *KUBELET_KEYS}, path)
-    count = doc.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ScenarioError(f"{path}.count: expected a positive integer, got {count!r}")
-    capacity = _resources(_require(doc, "capacity", path), f"{path}.capacity")
-    for r in ("cpu", "memory"):
-        if r not in capacity:
-            raise ScenarioError(f"{path}.capacity.{r}: required")
-    cap = {k: to_int(k, v) for k, v in capacity.items()}
-    cap.setdefault("pods", 110)
-    cap.setdefault("ephemeral-storage", 100 * 2**30)
-    eviction = doc.get("evictionHard")
-    if eviction is not None and not isinstance(eviction, str):
-        raise ScenarioError(f"{path}.evictionHard: expected a string like \"memory.available<100Mi\"")
-    # checked below, with the rest, as the kubelet would check them
-    kubelet = {arg: doc[key] for key, arg in KUBELET_KEYS.items() if key in doc}
-    system_memory = 0
-    if "systemMemory" in doc:
-        try:
-            system_memory = to_int("memory", doc["systemMemory"])
-        except QuantityError as e:
-            raise ScenarioError(f"{path}.systemMemory: {e}") from None
-    spec = NodeSpec(count=count, capacity=cap, kube_reserved=_flag(doc.get("kubeReserved"), f"{path}.kubeReserved"),
-                    system_reserved=_flag(doc.get("systemReserved"), f"{path}.systemReserved"),
-                    eviction_hard=eviction, kubelet=kubelet, system_memory=system_memory)
-    try:
-        from kvert.kubelet.config import NodeConfig
-        NodeConfig.from_flags(node_name="check", **spec.flags())
-    except (ConfigError, ValueError) as e:
-        raise ScenarioError(f"{path}: {e}") from None
-    return spec
-
-
 def _container(doc: object, path: str) -> tuple[dict, Any]:
-    doc = _mapping(doc, path)
-    _keys(doc, {"name", "image", "requests", "limits", "usage", "resizePolicy"}, path)
-    name = _name(_require(doc, "name", path), f"{path}.name")
+    doc = as_mapping(doc, path)
+    check_keys(doc, {"name", "image", "requests", "limits", "usage", "resizePolicy"}, path)
+    name = dns_label(required(doc, "name", path), f"{path}.name")
     c: dict[str, Any] = {"name": name, "image": doc.get("image", "registry.k8s.io/pause"), "resources": {}}
     for part in ("requests", "limits"):
         if doc.get(part) is not None:
-            c["resources"][part] = _resources(doc[part], f"{path}.{part}")
+            c["resources"][part] = resource_list(doc[part], f"{path}.{part}")
     if "resizePolicy" in doc:
         c["resizePolicy"] = doc["resizePolicy"]
     return c, doc.get("usage")
@@ -345,13 +331,14 @@ def _usage_check(usage: object, name: str, path: str) -> None:
         raise ScenarioError(str(e)) from None
 
 
-HPA_KEYS = {"minReplicas", "maxReplicas", "metrics", "behavior"}
+HPA_KEYS = {"name", "minReplicas", "maxReplicas", "metrics", "behavior"}
 HPA_METRIC_TYPES = ("Resource", "ContainerResource")
 
 
-def _hpa_object(name: str, namespace: str, spec: dict) -> dict:
+def _hpa_object(target_ref: dict, namespace: str, spec: dict) -> dict:
     spec = copy.deepcopy(spec)
-    spec["scaleTargetRef"] = {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}
+    name = spec.pop("name", None) or target_ref["name"]
+    spec["scaleTargetRef"] = dict(target_ref)
     return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
             "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
@@ -359,33 +346,37 @@ def _hpa_object(name: str, namespace: str, spec: dict) -> dict:
 def _hpa(doc: object, path: str, dep: dict) -> dict:
     """A workload's HPA spec, checked as the API server would check it (after defaulting)
     and for what the simulator can serve; errors name the scenario's field."""
-    doc = _mapping(doc, path)
-    _keys(doc, HPA_KEYS, path)
-    _require(doc, "maxReplicas", path)
+    doc = as_mapping(doc, path)
+    check_keys(doc, HPA_KEYS, path)
+    required(doc, "maxReplicas", path)
     meta = dep["metadata"]
-    obj = _hpa_object(meta["name"], meta["namespace"], doc)
+    kind = dep.get("kind", "Deployment")
+    if kind not in HPA_TARGET_KINDS:
+        raise ScenarioError(f"{path}: an HPA scales a {', '.join(sorted(HPA_TARGET_KINDS))}, not a {kind}")
+    obj = _hpa_object({"apiVersion": WORKLOAD_KINDS[kind], "kind": kind, "name": meta["name"]},
+                      meta["namespace"], doc)
     default_horizontal_pod_autoscaler(obj)
     for cause in validate_hpa(obj):
         where = cause.field[len("spec."):] if cause.field.startswith("spec.") else cause.field
         raise ScenarioError(f"{path}.{where}: {cause.message}")
     spec = obj["spec"]
     if int(dep["spec"].get("replicas", 1)) == 0:
-        raise ScenarioError(f"{path}: the Deployment has replicas: 0, at which an HPA does not scale "
+        raise ScenarioError(f"{path}: the {kind} has replicas: 0, at which an HPA does not scale "
                             f"(ScalingDisabled); give it at least 1")
-    containers = dep["spec"]["template"]["spec"]["containers"]
+    containers = pod_template(dep)["spec"]["containers"]
     for i, metric in enumerate(spec["metrics"]):
         mpath = f"{path}.metrics[{i}]" if doc.get("metrics") else f"{path} (the default metric, cpu Utilization 80)"
-        kind = metric.get("type")
-        if kind not in HPA_METRIC_TYPES:
+        mtype = metric.get("type")
+        if mtype not in HPA_METRIC_TYPES:
             raise ScenarioError(f"{mpath}.type: the simulator serves only Resource and ContainerResource metrics "
-                                f"(metrics.k8s.io), got {kind!r}")
-        source = metric["resource" if kind == "Resource" else "containerResource"]
+                                f"(metrics.k8s.io), got {mtype!r}")
+        source = metric["resource" if mtype == "Resource" else "containerResource"]
         resource = source.get("name")
         if resource not in ("cpu", "memory"):
-            raise ScenarioError(f"{mpath}.{'resource' if kind == 'Resource' else 'containerResource'}.name: "
+            raise ScenarioError(f"{mpath}.{'resource' if mtype == 'Resource' else 'containerResource'}.name: "
                                 f"metrics.k8s.io serves cpu and memory, got {resource!r}")
         read = containers
-        if kind == "ContainerResource":
+        if mtype == "ContainerResource":
             read = [c for c in containers if c.get("name") == source.get("container")]
             if not read:
                 raise ScenarioError(f"{mpath}.containerResource.container: no container "
@@ -410,8 +401,7 @@ def _annotation_problem(problem: str, annotations: dict, path: str) -> str:
 def _vpa_annotations(value: object, path: str) -> dict[str, str]:
     """VPA annotations (a policy's or a workload's), the ``vpa.kvert.io/*`` ones checked as the
     recommender reads them."""
-    from kvert.vpa.recommendation import DEFAULT_CONFIG
-    annotations = _mapping(value if value is not None else {}, path)
+    annotations = as_mapping(value if value is not None else {}, path)
     for key, item in annotations.items():
         if not isinstance(item, str):
             raise ScenarioError(f'{path}["{key}"]: expected a string, got {item!r}')
@@ -426,8 +416,8 @@ def _workload_vpa(value: object, path: str, containers: list[str]) -> dict:
     they apply under (their names are checked once the policies are read)."""
     if value is None:
         return {}
-    doc = _mapping(value, path)
-    _keys(doc, {"annotations", "resourcePolicy", "policies"}, path)
+    doc = as_mapping(value, path)
+    check_keys(doc, {"annotations", "resourcePolicy", "policies"}, path)
     out: dict[str, Any] = {}
     if doc.get("policies") is not None:
         names = doc["policies"]
@@ -437,8 +427,8 @@ def _workload_vpa(value: object, path: str, containers: list[str]) -> dict:
     if doc.get("annotations"):
         out["annotations"] = _vpa_annotations(doc["annotations"], f"{path}.annotations")
     if doc.get("resourcePolicy") is not None:
-        policy = _mapping(doc["resourcePolicy"], f"{path}.resourcePolicy")
-        _keys(policy, {"containerPolicies"}, f"{path}.resourcePolicy")
+        policy = as_mapping(doc["resourcePolicy"], f"{path}.resourcePolicy")
+        check_keys(policy, {"containerPolicies"}, f"{path}.resourcePolicy")
         stub = {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler",
                 "metadata": {"name": "check", "namespace": "default"},
                 "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "check"},
@@ -463,56 +453,116 @@ def _shared(value: object, path: str) -> tuple[str, ...]:
     return tuple(r for r in ("cpu", "memory") if r in value)
 
 
-def _workload(doc: object, path: str, base_dir: Path) -> Workload:
-    doc = _mapping(doc, path)
-    shared = _shared(doc.get("sharedUsage"), f"{path}.sharedUsage")
-    if "deployment" in doc:
-        _keys(doc, {"deployment", "hpa", "sharedUsage", "vpa"}, path)
-        dep = copy.deepcopy(_mapping(doc["deployment"], f"{path}.deployment"))
-        if dep.get("kind", "Deployment") != "Deployment":
-            raise ScenarioError(f"{path}.deployment.kind: only Deployment is supported, got {dep.get('kind')!r}")
-        meta = _mapping(_require(dep, "metadata", f"{path}.deployment"), f"{path}.deployment.metadata")
-        name = _name(_require(meta, "name", f"{path}.deployment.metadata"), f"{path}.deployment.metadata.name")
-        spec = _mapping(_require(dep, "spec", f"{path}.deployment"), f"{path}.deployment.spec")
-        template = _mapping(_require(spec, "template", f"{path}.deployment.spec"), f"{path}.deployment.spec.template")
-        pod_spec = _mapping(_require(template, "spec", f"{path}.deployment.spec.template"),
-                            f"{path}.deployment.spec.template.spec")
-        containers = _require(pod_spec, "containers", f"{path}.deployment.spec.template.spec")
-        if not isinstance(containers, list) or not containers:
-            raise ScenarioError(f"{path}.deployment.spec.template.spec.containers: expected a non-empty list")
-        names = [str(_mapping(c, f"{path}.deployment.spec.template.spec.containers[{i}]").get("name"))
-                 for i, c in enumerate(containers)]
-        annotations = (template.get("metadata") or {}).get("annotations") or {}
-        if USAGE_ANNOTATION in annotations:
-            raw = annotations[USAGE_ANNOTATION]
-            apath = f"{path}.deployment.spec.template.metadata.annotations[{USAGE_ANNOTATION}]"
-            try:
-                value = json.loads(raw) if isinstance(raw, str) else raw
-            except json.JSONDecodeError as e:
-                raise ScenarioError(f"{apath}: invalid JSON ({e})") from None
-            for cname, entry in _mapping(value, apath).items():
-                _usage_check(entry, cname, f"{apath}.{cname}")
-            if not isinstance(raw, str):
-                annotations[USAGE_ANNOTATION] = json.dumps(raw, sort_keys=True)
-        namespace = meta.get("namespace") or "default"
-        meta["namespace"] = namespace
-        dep.setdefault("apiVersion", "apps/v1")
-        dep.setdefault("kind", "Deployment")
-        tmeta = template.setdefault("metadata", {})
-        tmeta.setdefault("labels", {})[WORKLOAD_LABEL] = name
-        if annotations:
-            tmeta["annotations"] = annotations
-        spec.setdefault("selector", {"matchLabels": dict(tmeta["labels"])})
-        hpa = _hpa(doc["hpa"], f"{path}.hpa", dep) if doc.get("hpa") is not None else None
-        return Workload(name, namespace, dep, names, hpa, shared, _workload_vpa(doc.get("vpa"), f"{path}.vpa", names))
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+MANIFEST_KEYS = {"manifest", "deployment", "hpa", "sharedUsage", "vpa", "existingVpa", "history", "recorded"}
+RECORDED_KEYS = {"cpu_cores_mean", "memory_bytes_mean", "oom_kills", "restarts", "throttled_seconds", "pods"}
 
-    _keys(doc, {"name", "namespace", "replicas", "containers", "hpa", "sharedUsage", "vpa"}, path)
-    name = _name(_require(doc, "name", path), f"{path}.name")
-    namespace = _name(doc.get("namespace", "default"), f"{path}.namespace")
+
+def _usage_annotation(template: dict, apath: str) -> None:
+    """Check a template's usage annotation (written as JSON text or as a mapping; kept as text)."""
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    if USAGE_ANNOTATION not in annotations:
+        return
+    raw = annotations[USAGE_ANNOTATION]
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError as e:
+        raise ScenarioError(f"{apath}: invalid JSON ({e})") from None
+    for cname, entry in as_mapping(value, apath).items():
+        _usage_check(entry, cname, f"{apath}.{cname}")
+    if not isinstance(raw, str):
+        annotations[USAGE_ANNOTATION] = json.dumps(raw, sort_keys=True)
+
+
+def _existing_vpa(value: object, path: str, workload: Workload) -> dict:
+    """The VPA a workload had in the recorded cluster, checked as the API server checks one."""
+    vpa = copy.deepcopy(as_mapping(value, path))
+    meta = as_mapping(vpa.setdefault("metadata", {}), f"{path}.metadata")
+    meta.setdefault("name", workload.name)
+    meta["namespace"] = workload.namespace
+    vpa.setdefault("apiVersion", "autoscaling.k8s.io/v1")
+    vpa.setdefault("kind", "VerticalPodAutoscaler")
+    spec = as_mapping(vpa.setdefault("spec", {}), f"{path}.spec")
+    spec["targetRef"] = workload.target_ref
+    for cause in validate_vpa(vpa):
+        raise ScenarioError(f"{path}.{cause.field}: {cause.message}")
+    return vpa
+
+
+def _recorded(value: object, path: str) -> dict:
+    doc = as_mapping(value or {}, path)
+    check_keys(doc, RECORDED_KEYS, path)
+    for k, v in doc.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise ScenarioError(f"{path}.{k}: expected a non-negative number, got {v!r}")
+    return dict(doc)
+
+
+def _manifest_workload(doc: dict, path: str, base_dir: Path, shared: tuple[str, ...]) -> Workload:
+    key = "manifest" if "manifest" in doc else "deployment"
+    if "manifest" in doc and "deployment" in doc:
+        raise ScenarioError(f"{path}: manifest or deployment, not both")
+    mpath = f"{path}.{key}"
+    obj = copy.deepcopy(as_mapping(doc[key], mpath))
+    kind = obj.get("kind", "Deployment")
+    if key == "deployment" and kind != "Deployment":
+        raise ScenarioError(f"{mpath}.kind: a deployment is a Deployment (any workload kind goes under manifest), "
+                            f"got {kind!r}")
+    if kind not in WORKLOAD_KINDS:
+        raise ScenarioError(f"{mpath}.kind: expected one of {', '.join(WORKLOAD_KINDS)}, got {kind!r}")
+    obj["kind"] = kind
+    obj.setdefault("apiVersion", WORKLOAD_KINDS[kind])
+    meta = as_mapping(required(obj, "metadata", mpath), f"{mpath}.metadata")
+    name = required(meta, "name", f"{mpath}.metadata")
+    if not isinstance(name, str) or not _SUBDOMAIN.match(name) or len(name) > 253:
+        raise ScenarioError(f"{mpath}.metadata.name: invalid name {name!r} (lowercase letters, digits, '-' and '.')")
+    namespace = dns_label(meta.get("namespace") or "default", f"{mpath}.metadata.namespace")
+    meta["namespace"] = namespace
+    tpath = {"Pod": mpath, "CronJob": f"{mpath}.spec.jobTemplate.spec.template"}.get(kind, f"{mpath}.spec.template")
+    if kind != "Pod":
+        spec = as_mapping(required(obj, "spec", mpath), f"{mpath}.spec")
+        if kind == "CronJob":
+            job = as_mapping(required(spec, "jobTemplate", f"{mpath}.spec"), f"{mpath}.spec.jobTemplate")
+            job_spec = as_mapping(required(job, "spec", f"{mpath}.spec.jobTemplate"), f"{mpath}.spec.jobTemplate.spec")
+            as_mapping(required(job_spec, "template", f"{mpath}.spec.jobTemplate.spec"), tpath)
+        else:
+            as_mapping(required(spec, "template", f"{mpath}.spec"), tpath)
+    template = pod_template(obj)
+    pod_spec = as_mapping(required(template, "spec", tpath), f"{tpath}.spec")
+    containers = required(pod_spec, "containers", f"{tpath}.spec")
+    if not isinstance(containers, list) or not containers:
+        raise ScenarioError(f"{tpath}.spec.containers: expected a non-empty list")
+    names = [str(as_mapping(c, f"{tpath}.spec.containers[{i}]").get("name")) for i, c in enumerate(containers)]
+    _usage_annotation(template, f"{tpath}.metadata.annotations[{USAGE_ANNOTATION}]")
+    hpa = _hpa(doc["hpa"], f"{path}.hpa", obj) if doc.get("hpa") is not None else None
+    w = Workload(name, namespace, obj, names, hpa, shared, _workload_vpa(doc.get("vpa"), f"{path}.vpa", names))
+    if doc.get("existingVpa") is not None:
+        if kind not in VPA_TARGET_KINDS:
+            raise ScenarioError(f"{path}.existingVpa: a VerticalPodAutoscaler cannot target a {kind}")
+        w.existing_vpa = _existing_vpa(doc["existingVpa"], f"{path}.existingVpa", w)
+    if doc.get("history") is not None:
+        if not isinstance(doc["history"], str) or not doc["history"]:
+            raise ScenarioError(f"{path}.history: expected the path of a trace file (traces/....parquet)")
+        file = Path(doc["history"])
+        w.history = file if file.is_absolute() else base_dir / file
+    w.recorded = _recorded(doc.get("recorded"), f"{path}.recorded")
+    return w
+
+
+def _workload(doc: object, path: str, base_dir: Path) -> Workload:
+    doc = as_mapping(doc, path)
+    shared = _shared(doc.get("sharedUsage"), f"{path}.sharedUsage")
+    if "manifest" in doc or "deployment" in doc:
+        check_keys(doc, MANIFEST_KEYS, path)
+        return _manifest_workload(doc, path, base_dir, shared)
+
+    check_keys(doc, {"name", "namespace", "replicas", "containers", "hpa", "sharedUsage", "vpa"}, path)
+    name = dns_label(required(doc, "name", path), f"{path}.name")
+    namespace = dns_label(doc.get("namespace", "default"), f"{path}.namespace")
     replicas = doc.get("replicas", 1)
     if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0:
         raise ScenarioError(f"{path}.replicas: expected a non-negative integer, got {replicas!r}")
-    containers = _require(doc, "containers", path)
+    containers = required(doc, "containers", path)
     if not isinstance(containers, list) or not containers:
         raise ScenarioError(f"{path}.containers: expected a non-empty list")
     built, usage = [], {}
@@ -532,7 +582,7 @@ def _workload(doc: object, path: str, base_dir: Path) -> Workload:
             _usage_check(u, c["name"], f"{path}.containers[{i}].usage")
             usage[c["name"]] = u
         built.append(c)
-    labels = {"app": name, WORKLOAD_LABEL: name}
+    labels = {"app": name}
     tmeta: dict[str, Any] = {"labels": labels}
     if usage:
         tmeta["annotations"] = {USAGE_ANNOTATION: json.dumps(usage, sort_keys=True)}
@@ -542,38 +592,68 @@ def _workload(doc: object, path: str, base_dir: Path) -> Workload:
                     "template": {"metadata": tmeta, "spec": {"containers": built}}}}
     hpa = _hpa(doc["hpa"], f"{path}.hpa", dep) if doc.get("hpa") is not None else None
     names = [c["name"] for c in built]
-    return Workload(name, namespace, dep, names, hpa, shared, _workload_vpa(doc.get("vpa"), f"{path}.vpa", names))
+    return Workload(name, namespace, dep, names, hpa, shared, _workload_vpa(doc.get("vpa"), f"{path}.vpa", names),
+                    key=name)
+
+
+SELECT_KEYS = {"namespaces", "kinds", "names", "labelSelector"}
+
+
+def _select(value: object, path: str) -> dict:
+    doc = as_mapping(value, path)
+    check_keys(doc, SELECT_KEYS, path)
+    for key in ("namespaces", "kinds", "names"):
+        items = doc.get(key)
+        if items is not None and (not isinstance(items, list) or not all(isinstance(i, str) for i in items)):
+            raise ScenarioError(f"{path}.{key}: expected a list of strings")
+    for i, kind in enumerate(doc.get("kinds") or []):
+        if kind not in WORKLOAD_KINDS:
+            raise ScenarioError(f"{path}.kinds[{i}]: expected one of {', '.join(WORKLOAD_KINDS)}, got {kind!r}")
+    sel = doc.get("labelSelector")
+    if sel is not None:
+        from kvert.api.selectors import SelectorError, label_selector_from_dict, parse_label_selector
+        try:
+            parse_label_selector(sel) if isinstance(sel, str) else label_selector_from_dict(
+                as_mapping(sel, f"{path}.labelSelector"))
+        except (SelectorError, ValueError) as e:
+            raise ScenarioError(f"{path}.labelSelector: {e}") from None
+    return dict(doc)
 
 
 def _policy(doc: object, path: str) -> Policy:
-    doc = _mapping(doc, path)
-    _keys(doc, {"name", "vpa", "hpa"}, path)
-    name = _require(doc, "name", path)
+    doc = as_mapping(doc, path)
+    check_keys(doc, {"name", "vpa", "hpa", "workloads"}, path)
+    name = required(doc, "name", path)
     if not isinstance(name, str) or not name:
         raise ScenarioError(f"{path}.name: expected a non-empty string")
     hpa = doc.get("hpa", True)
     if hpa not in (True, False, "none"):
         raise ScenarioError(f"{path}.hpa: expected none (the workloads' HPAs left out) or true, got {hpa!r}")
     hpa = hpa is True
+    select = _select(doc["workloads"], f"{path}.workloads") if doc.get("workloads") is not None else None
     vpa = doc.get("vpa", "none")
+    if vpa == "existing":
+        if select is not None:
+            raise ScenarioError(f"{path}.workloads: a policy of the existing VPAs applies to every workload")
+        return Policy(name, None, hpa, existing=True)
     if vpa is None or vpa == "none" or vpa is False:
-        return Policy(name, None, hpa)
-    vpa = _mapping(vpa, f"{path}.vpa")
-    _keys(vpa, {"updateMode", "recommender", "updater", "spec", "annotations"}, f"{path}.vpa")
+        return Policy(name, None, hpa, existing=select is not None, select=select)
+    vpa = as_mapping(vpa, f"{path}.vpa")
+    check_keys(vpa, {"updateMode", "recommender", "updater", "spec", "annotations"}, f"{path}.vpa")
     mode = vpa.get("updateMode", "InPlaceOrRecreate")
     if mode not in UPDATE_MODES:
         raise ScenarioError(f"{path}.vpa.updateMode: expected one of {', '.join(UPDATE_MODES)}, got {mode!r}")
     out: dict[str, Any] = {"updateMode": mode, "spec": dict(vpa.get("spec") or {})}
     out["annotations"] = _vpa_annotations(vpa.get("annotations"), f"{path}.vpa.annotations")
     for part in ("recommender", "updater"):
-        sub = {_snake(k): v for k, v in _mapping(vpa.get(part) or {}, f"{path}.vpa.{part}").items()}
+        sub = {_snake(k): v for k, v in as_mapping(vpa.get(part) or {}, f"{path}.vpa.{part}").items()}
         for key, camel in (("interval", "interval"), ("checkpoint_interval", "checkpointInterval")):
             if key in sub:
                 sub[key] = duration(sub[key], f"{path}.vpa.{part}.{camel}")
         out[part] = sub
     _recommender_config(out["recommender"], f"{path}.vpa.recommender")       # validate now
     _updater_options(out["updater"], f"{path}.vpa.updater")
-    return Policy(name, out, hpa)
+    return Policy(name, out, hpa, existing=select is not None, select=select)
 
 
 def _snake(key: str) -> str:
@@ -586,9 +666,7 @@ def _recommender_config(options: dict, path: str) -> Any:
     """The RecommenderConfig for a policy's ``recommender`` options (besides ``interval``):
     any RecommenderConfig field, in snake_case, camelCase or as the upstream flag name;
     durations may be written as durations."""
-    import dataclasses
-    from kvert.vpa.recommendation import RecommenderConfig
-    fields = {f.name: f for f in dataclasses.fields(RecommenderConfig)}
+    fields = {f.name: f for f in dataclass_fields(RecommenderConfig)}
     values: dict[str, Any] = {}
     for key, value in options.items():
         if key in ("interval", "checkpoint_interval"):
@@ -629,13 +707,152 @@ def _updater_options(options: dict, path: str) -> dict:
     return options
 
 
+SCENARIO_KEYS = {"name", "description", "start", "duration", "seed", "tick", "sampleInterval", "nodes", "objects",
+                 "workloads", "vpa", "policies", "prices"}
+# the kinds ``objects`` may hold, created in this order before the workloads
+OBJECT_KINDS = ("Namespace", "PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota", "PodDisruptionBudget")
+PRICE_KEYS = {"cpuCoreHour": "cpu_core_hour", "memoryGiBHour": "memory_gib_hour"}
+
+
+def _start(value: object) -> float | None:
+    if value is None:
+        return None
+    from kvert.api.meta import parse_time
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    text = value.isoformat() if hasattr(value, "isoformat") else value      # YAML reads timestamps as datetimes
+    if isinstance(text, str):
+        try:
+            return parse_time(text.replace("+00:00", "Z"))
+        except ValueError:
+            pass
+    raise ScenarioError(f"start: expected an RFC 3339 time (2026-11-24T00:00:00Z) or unix seconds, got {value!r}")
+
+
+def _objects(value: object) -> list[dict]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ScenarioError("objects: expected a list of Kubernetes objects")
+    out = []
+    for i, obj in enumerate(value):
+        obj = as_mapping(obj, f"objects[{i}]")
+        kind = obj.get("kind")
+        if kind not in OBJECT_KINDS:
+            raise ScenarioError(f"objects[{i}].kind: expected one of {', '.join(OBJECT_KINDS)} (workloads go under "
+                                f"workloads), got {kind!r}")
+        meta = as_mapping(required(obj, "metadata", f"objects[{i}]"), f"objects[{i}].metadata")
+        required(meta, "name", f"objects[{i}].metadata")
+        out.append(copy.deepcopy(obj))
+    return sorted(out, key=lambda o: OBJECT_KINDS.index(o["kind"]))
+
+
+def _prices(value: object) -> dict[str, float]:
+    doc = as_mapping(value or {}, "prices")
+    check_keys(doc, set(PRICE_KEYS), "prices")
+    out = {}
+    for key, field_name in PRICE_KEYS.items():
+        if key in doc:
+            v = doc[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise ScenarioError(f"prices.{key}: expected a non-negative number, got {v!r}")
+            out[field_name] = float(v)
+    return out
+
+
+_LABEL_VALUE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _label_value(text: str) -> str:
+    """``text`` as a valid label value: other characters as '_', at most 63, alphanumeric ends."""
+    value = _LABEL_VALUE.sub("_", text)
+    if len(value) > 63:
+        import hashlib
+        value = value[:54] + "-" + hashlib.sha256(text.encode()).hexdigest()[:8]
+    return value.strip("-_.") or "w"
+
+
+def assign_keys(workloads: list[Workload]) -> None:
+    """Unique keys (the report's names and the workload label's values): the name where it is
+    unique, else ``namespace.name``, else ``namespace.kind.name`` (lower case)."""
+    by_name: dict[str, int] = {}
+    by_ns_name: dict[tuple[str, str], int] = {}
+    for w in workloads:
+        by_name[w.name] = by_name.get(w.name, 0) + 1
+        by_ns_name[(w.namespace, w.name)] = by_ns_name.get((w.namespace, w.name), 0) + 1
+    for w in workloads:
+        if by_name[w.name] == 1:
+            text = w.name
+        elif by_ns_name[(w.namespace, w.name)] == 1:
+            text = f"{w.namespace}.{w.name}"
+        else:
+            text = f"{w.namespace}.{w.kind.lower()}.{w.name}"
+        w.key = _label_value(text)
+
+
+def _label(w: Workload) -> None:
+    """Label the workload's pods with its key (the simulation's informers follow them by it)."""
+    template = w.template
+    tmeta = template.setdefault("metadata", {})
+    tmeta.setdefault("labels", {})[WORKLOAD_LABEL] = w.key
+    spec = w.manifest.get("spec") or {}
+    if w.kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"):
+        selector = spec.setdefault("selector", {"matchLabels": {}})
+        if not selector.get("matchLabels") and not selector.get("matchExpressions"):
+            selector["matchLabels"] = dict(tmeta["labels"])
+        elif (selector.get("matchLabels") or {}).get(WORKLOAD_LABEL) is not None:
+            selector["matchLabels"][WORKLOAD_LABEL] = w.key
+
+
+def _bank(workloads: list[Workload], start: float | None) -> tuple[TraceBank | None, float | None]:
+    """The recorded usage of the workloads with a history; their containers' usage entries
+    name it (``series``) unless they give their own cpu, memory or replay."""
+    recorded = [(i, w) for i, w in enumerate(workloads) if w.history is not None]
+    if not recorded:
+        return None, start
+    histories = []
+    for i, w in recorded:
+        try:
+            h = read_history(w.history)
+        except TraceFileError as e:
+            raise ScenarioError(f"workloads[{i}].history: {e}") from None
+        first = histories[0][1] if histories else None
+        if first is not None and (h.step != first.step or abs(h.start - first.start) > 1e-6):
+            raise ScenarioError(f"workloads[{i}].history: {w.history} is on another time grid (start {h.start:.0f}, "
+                                f"step {h.step:g}s) than the first history's (start {first.start:.0f}, step "
+                                f"{first.step:g}s)")
+        missing = [c for c in h.containers if c not in w.containers and c not in _init_names(w)]
+        if missing:
+            raise ScenarioError(f"workloads[{i}].history: {w.history} records container {missing[0]!r}, which the "
+                                f"workload does not have (it has {', '.join(w.containers)})")
+        histories.append((w.key, h, "cpu" in w.shared, w.kind == "StatefulSet"))
+        _series_usage(w, h.containers)
+    bank = load_bank(histories)
+    return bank, start if start is not None else histories[0][1].start
+
+
+def _init_names(w: Workload) -> list[str]:
+    return [str(c.get("name")) for c in (w.template.get("spec") or {}).get("initContainers") or []]
+
+
+def _series_usage(w: Workload, containers: list[str]) -> None:
+    template = w.template
+    annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
+    usage = json.loads(annotations.get(USAGE_ANNOTATION) or "{}")
+    for c in containers:
+        entry = dict(usage.get(c) or {})
+        if not ({"cpu", "memory", "replay", "series"} & set(entry)):
+            entry["series"] = w.key
+        usage[c] = entry
+    annotations[USAGE_ANNOTATION] = json.dumps(usage, sort_keys=True)
+
+
 def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".") -> Scenario:
     """``base_dir``: where relative trace file names are looked up (the scenario file's
     directory when loaded with ``load_scenario``)."""
-    doc = _mapping(doc, "scenario")
-    _keys(doc, {"name", "description", "duration", "seed", "tick", "sampleInterval", "nodes", "workloads",
-                "vpa", "policies"}, "")
-    dur = duration(_require(doc, "duration", ""), "duration")
+    doc = as_mapping(doc, "scenario")
+    check_keys(doc, SCENARIO_KEYS, "")
+    dur = duration(required(doc, "duration", ""), "duration")
     seed = doc.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ScenarioError(f"seed: expected an integer, got {seed!r}")
@@ -645,17 +862,21 @@ def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".") -
         raise ScenarioError(f"sampleInterval: must be at least the tick ({tick:g}s)")
     if dur < sample:
         raise ScenarioError(f"duration: must be at least the sampleInterval ({sample:g}s)")
-    nodes = _nodes(_require(doc, "nodes", ""))
-    workloads_doc = _require(doc, "workloads", "")
+    pools = parse_pools(required(doc, "nodes", ""))
+    objects = _objects(doc.get("objects"))
+    workloads_doc = required(doc, "workloads", "")
     if not isinstance(workloads_doc, list) or not workloads_doc:
         raise ScenarioError("workloads: expected a non-empty list")
     workloads = [_workload(w, f"workloads[{i}]", Path(base_dir)) for i, w in enumerate(workloads_doc)]
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str]] = set()
     for i, w in enumerate(workloads):
-        if (w.namespace, w.name) in seen:
+        if (w.namespace, w.kind, w.name) in seen:
             raise ScenarioError(f"workloads[{i}].name: duplicate workload {w.name!r}")
-        seen.add((w.namespace, w.name))
-    template = _mapping(doc.get("vpa") or {}, "vpa")
+        seen.add((w.namespace, w.kind, w.name))
+    assign_keys(workloads)
+    for w in workloads:
+        _label(w)
+    template = as_mapping(doc.get("vpa") or {}, "vpa")
     policies_doc = doc.get("policies") or [{"name": "none", "vpa": "none"}]
     if not isinstance(policies_doc, list):
         raise ScenarioError("policies: expected a list")
@@ -664,7 +885,6 @@ def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".") -
     for i, n in enumerate(names):
         if names.index(n) != i:
             raise ScenarioError(f"policies[{i}].name: duplicate policy name {n!r}")
-    from kvert.vpa.recommendation import DEFAULT_CONFIG
     by_name = {p.name: p for p in policies}
     for i, w in enumerate(workloads):
         for k, n in enumerate(w.vpa.get("policies") or ()):
@@ -681,9 +901,11 @@ def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".") -
             if problems:
                 raise ScenarioError(f"workloads[{i}].vpa.annotations: with policies[{j}] ({p.name!r}): "
                                     f"{problems[0]}")
+    bank, start = _bank(workloads, _start(doc.get("start")))
     return Scenario(name=str(doc.get("name") or name or "scenario"), duration=dur, seed=seed, tick=tick,
-                    sample_interval=sample, nodes=nodes, workloads=workloads, policies=policies,
-                    vpa_template=dict(template), source=doc)
+                    sample_interval=sample, pools=pools, workloads=workloads, policies=policies,
+                    vpa_template=dict(template), source=doc, start=start, objects=objects, bank=bank,
+                    prices=_prices(doc.get("prices")))
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from kvert.kubelet.runtime.tracebank import TraceBank, TraceBankError
 from kvert.kubelet.usage import Constant, Diurnal, Linear, Spikes, _uniform
 
 _EPS = 1e-9
@@ -34,6 +35,7 @@ _CHUNK_CELLS = 1 << 18          # rows x ticks evaluated at once
 _NPARAM = 5
 KINDS: dict[type, int] = {Constant: 0, Diurnal: 1, Spikes: 2, Linear: 3}
 REPLAY = 4
+SERIES = 5                      # recorded usage from the fleet's trace bank (rows in cpu_p/mem_p[:, 0])
 TIERS = {"": 0, "burstable": 1, "besteffort": 2}
 
 
@@ -112,7 +114,7 @@ _ROW = {
     "started": (float, 0.0, ()), "mem_limit": (float, math.inf, ()), "quota_cap": (float, math.inf, ()),
     "weight": (float, 2.0, ()), "period_s": (float, 0.1, ()), "tier": (np.int64, 0, ()),
     "exit_at": (float, math.inf, ()), "cpu_pin": (float, math.nan, ()), "mem_pin": (float, math.nan, ()),
-    "cpu_kind": (np.int64, 0, ()), "mem_kind": (np.int64, 0, ()),
+    "cpu_kind": (np.int64, 0, ()), "mem_kind": (np.int64, 0, ()), "series_group": (np.int64, -1, ()),
     "cpu_p": (float, 0.0, (_NPARAM,)), "mem_p": (float, 0.0, (_NPARAM,)),
     "cpu_from_start": (bool, False, ()), "mem_from_start": (bool, False, ()),
     "cpu_noise": (float, 0.0, ()), "mem_noise": (float, 0.0, ()),
@@ -171,6 +173,8 @@ class Fleet:
         self.runtimes: list[Any] = []               # by node index
         self.owners: dict[int, Any] = {}            # row slot -> the runtime's container
         self.replays: dict[int, Any] = {}           # row slot -> its Replay (evaluated one by one)
+        self.bank: TraceBank | None = None          # recorded usage of ``series`` containers
+        self._shared_counts: tuple[Any, np.ndarray] | None = None   # (running set, pods per shared group)
         self.pods: dict[int, Any] = {}              # sandbox slot -> its PodSandboxConfig
         self.serials = 0
         self._running: np.ndarray | None = None     # running slots, cached until one starts or stops
@@ -215,7 +219,9 @@ class Fleet:
 
     def drop_sandbox(self, slot: int) -> None:
         self.sandboxes.release(slot)
-        self.pods.pop(slot, None)
+        pod = self.pods.pop(slot, None)
+        if pod is not None and self.bank is not None:
+            self.bank.release(pod.uid)
 
     def add_row(self, owner: Any, node: int, sandbox: int) -> int:
         slot = self.rows.allocate()
@@ -257,8 +263,21 @@ class Fleet:
         if usage.replay is not None:
             self.replays[slot] = usage.replay
             r.cpu_kind[slot] = r.mem_kind[slot] = REPLAY
+            r.series_group[slot] = -1
             return
         self.replays.pop(slot, None)
+        if usage.series is not None:
+            self.check_series(usage.series, self.owners[slot].config.name)
+            pod = self.pods[int(r.sandbox[slot])]
+            cpu_row, mem_row, group = self.bank.take(usage.series, self.owners[slot].config.name, pod.uid,
+                                                     pod.name)
+            r.cpu_kind[slot] = r.mem_kind[slot] = SERIES
+            r.cpu_p[slot, 0], r.mem_p[slot, 0] = cpu_row, mem_row
+            r.series_group[slot] = group
+            r.cpu_noise[slot] = r.mem_noise[slot] = 0.0
+            self._shared_counts = None
+            return
+        r.series_group[slot] = -1
         for prefix, profile in (("cpu", usage.cpu), ("mem", usage.memory)):
             kind, params = _profile_params(profile)
             getattr(r, f"{prefix}_kind")[slot] = kind
@@ -269,6 +288,16 @@ class Fleet:
             getattr(r, f"{prefix}_noise")[slot] = profile.noise
             getattr(r, f"{prefix}_noise_iv")[slot] = profile.noise_interval
             getattr(r, f"{prefix}_seed")[slot] = np.uint64(profile.seed)
+
+    def check_series(self, series: str, container: str) -> None:
+        """Raise TraceBankError unless the bank has recorded usage for ``container`` of ``series``."""
+        if self.bank is None:
+            raise TraceBankError(f"series {series!r}: this fleet has no recorded usage (only a simulation of an "
+                                 "imported scenario has a trace bank)")
+        group = self.bank.group(series)
+        if container not in group.memory_rows:
+            raise TraceBankError(f"no recorded usage for container {container!r} of {series!r} (recorded: "
+                                 f"{', '.join(sorted(group.memory_rows))})")
 
     def set_limits(self, slot: int, *, mem_limit: float, quota_cap: float, weight: float, period_s: float,
                    tier: str) -> None:
@@ -293,6 +322,10 @@ class Fleet:
         if self.replays:
             for j in np.flatnonzero(r.cpu_kind[idx] == REPLAY):
                 cpu[j], memory[j] = self._replayed(int(idx[j]), times)
+        if self.bank is not None:
+            recorded = np.flatnonzero(r.cpu_kind[idx] == SERIES)
+            if recorded.size:
+                cpu[recorded], memory[recorded] = self._recorded(idx, recorded, times)
         for pin, values in ((r.cpu_pin[idx], cpu), (r.mem_pin[idx], memory)):
             pins = ~np.isnan(pin)
             if pins.any():
@@ -310,7 +343,42 @@ class Fleet:
         times = np.array([when])
         if slot in self.replays:
             return max(float(self._replayed(slot, times)[1][0]), 0.0)
+        if self.bank is not None and self.rows.mem_kind[slot] == SERIES:
+            row = int(self.rows.mem_p[slot, 0])
+            return max(float(self.bank.memory[row, self.bank.columns(times)[0]]), 0.0)
         return max(float(self._profiled("mem", np.array([slot]), times)[0, 0]), 0.0)
+
+    def _recorded(self, idx: np.ndarray, recorded: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The bank's values for rows ``idx[recorded]`` at ``times``: cpu of a shared group
+        divided among the group's running pods."""
+        bank = self.bank
+        assert bank is not None
+        rows = idx[recorded]
+        cols = bank.columns(times - self.tick / 2)[None, :]      # a tick's value is the one of the step it is in
+        cpu = bank.cpu[self.rows.cpu_p[rows, 0].astype(np.intp)[:, None], cols].astype(np.float64)
+        memory = bank.memory[self.rows.mem_p[rows, 0].astype(np.intp)[:, None], cols].astype(np.float64)
+        groups = self.rows.series_group[rows]
+        shared = bank.shared_groups()
+        if shared.any():
+            among = shared[groups]
+            if among.any():
+                counts = self._pods_per_group(shared.size)
+                cpu[among] /= np.maximum(counts[groups[among]], 1.0)[:, None]
+        return cpu, memory
+
+    def _pods_per_group(self, groups: int) -> np.ndarray:
+        """Running pods per trace-bank group (rows of one pod count once)."""
+        running = self.running()
+        cached = self._shared_counts
+        if cached is not None and cached[0] is running:
+            return cached[1]
+        r = self.rows
+        g = r.series_group[running]
+        mine = g >= 0
+        pairs = np.unique(np.stack([g[mine], r.sandbox[running][mine]]), axis=1)
+        counts = np.bincount(pairs[0], minlength=groups).astype(np.float64)
+        self._shared_counts = (running, counts)
+        return counts
 
     def _replayed(self, slot: int, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         replay = self.replays[slot]
@@ -327,12 +395,12 @@ class Fleet:
         from_start = getattr(r, f"{prefix}_from_start")[idx]
         teff = times[None, :] - np.where(from_start, r.started[idx], 0.0)[:, None]
         teff = np.where(from_start[:, None], np.maximum(teff, 0.0), teff)
-        present = np.flatnonzero(np.bincount(kinds, minlength=REPLAY + 1)).tolist()   # kinds: 0..REPLAY
-        if len(present) == 1 and present[0] != REPLAY:    # one kind for every row (most fleets)
+        present = np.flatnonzero(np.bincount(kinds, minlength=SERIES + 1)).tolist()   # kinds: 0..SERIES
+        if len(present) == 1 and present[0] < REPLAY:    # one kind for every row (most fleets)
             values = _evaluate_kind(present[0], getattr(r, f"{prefix}_p")[idx], teff)
         else:
             for kind in present:
-                if kind != REPLAY:
+                if kind < REPLAY:
                     sel = np.flatnonzero(kinds == kind)
                     values[sel] = _evaluate_kind(kind, getattr(r, f"{prefix}_p")[idx[sel]], teff[sel])
         noise = getattr(r, f"{prefix}_noise")[idx]

@@ -66,6 +66,7 @@ from kvert.kubelet.runtime import simstreams
 from kvert.kubelet.runtime.fleet import Fleet
 from kvert.kubelet.runtime.simlogs import ContainerLog
 from kvert.kubelet.runtime.simshell import Filesystem
+from kvert.kubelet.runtime.tracebank import TraceBankError
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
                                         CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
                                         PodStats)
@@ -581,7 +582,9 @@ class SimRuntime:
         spec = (config.annotations or {}).get(USAGE_ANNOTATION)
         try:
             usage = parse_container_usage(spec, config.name) if spec else _default_usage(resources)
-        except UsageError as err:
+            if usage.series is not None:
+                self.fleet.check_series(usage.series, config.name)
+        except (UsageError, TraceBankError) as err:
             raise CriError(f"container {config.name!r}: invalid {USAGE_ANNOTATION}: {err}") from None
         container_id = self._new_id("container")
         c = _Container(self, container_id, sandbox_id, config, usage, resources, created_at=self.clock.now(),

@@ -1,0 +1,125 @@
+"""Recorded usage, replayed by simulated containers: a ``TraceBank``.
+
+A container whose usage entry is ``{"series": GROUP}`` (``kvert.kubelet.usage``) uses what a
+real cluster recorded for the containers of the same name of the workload ``GROUP``: the
+fleet evaluates it by indexing the bank's matrices (rows: recorded series, columns: steps of
+``step`` seconds from ``origin``, a clock time), so a week of a thousand nodes' containers
+costs one fancy-indexing pass per tick, whatever its length.
+
+A workload's group has ``slots``: a replica's recorded history each (pods that came and went
+in the recorded window were given the slots they would have held; ``kvert.sim.importer``).
+A simulated pod takes a slot when its first container starts and keeps it until its sandbox
+is removed, so a restarted container goes on with the same history: the lowest free slot,
+or for a group with ``ordinal`` slots (a StatefulSet) the ordinal of its name (``db-2``: slot
+2). A pod beyond the slots reuses them in turn (slot ``j`` replays slot ``j mod slots``).
+Memory is always per slot. CPU is per slot too, unless the group's CPU is ``shared``: then
+the bank holds one row per container with the workload's total, and each running pod of the
+group gets an equal part (what a load balancer in front of an autoscaled workload does; the
+same rule as a scenario's ``sharedUsage``). Before the first step the first applies, after
+the last the last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class TraceBankError(ValueError):
+    """A series reference the bank cannot serve."""
+
+
+@dataclass
+class TraceGroup:
+    key: str
+    slots: int
+    cpu_rows: dict[str, int]            # container -> first cpu row (one row when shared, else ``slots``)
+    memory_rows: dict[str, int]         # container -> first memory row (``slots`` rows)
+    shared_cpu: bool = False
+    ordinal: bool = False
+    index: int = 0                      # the group's number in its bank
+    # pod uid -> its slot; freed when the pod's sandbox goes
+    assigned: dict[str, int] = field(default_factory=dict)
+
+
+class TraceBank:
+    """Recorded cpu (millicores) and memory (bytes) per row and step."""
+
+    def __init__(self, step: float, cpu: np.ndarray, memory: np.ndarray, groups: list[TraceGroup],
+                 origin: float = 0.0):
+        if step <= 0:
+            raise ValueError("step must be positive")
+        if cpu.ndim != 2 or memory.ndim != 2 or cpu.shape[1] != memory.shape[1] or cpu.shape[1] == 0:
+            raise ValueError("cpu and memory must be matrices with the same, positive number of steps")
+        self.step = float(step)
+        self.cpu = np.ascontiguousarray(cpu, dtype=np.float32)
+        self.memory = np.ascontiguousarray(memory, dtype=np.float32)
+        self.origin = float(origin)
+        self.groups = {g.key: g for g in groups}
+        for i, g in enumerate(groups):
+            g.index = i
+
+    @property
+    def steps(self) -> int:
+        return int(self.cpu.shape[1])
+
+    def group(self, key: str) -> TraceGroup:
+        g = self.groups.get(key)
+        if g is None:
+            raise TraceBankError(f"no recorded usage for {key!r} (the scenario's traces have "
+                                 f"{len(self.groups)} workloads)")
+        return g
+
+    def columns(self, times: np.ndarray) -> np.ndarray:
+        """The step index of each clock time."""
+        k = np.floor((np.asarray(times, dtype=np.float64) - self.origin) / self.step)
+        return np.clip(k, 0, self.steps - 1).astype(np.intp)
+
+    def take(self, key: str, container: str, pod_uid: str, pod_name: str) -> tuple[int, int, int]:
+        """(cpu row, memory row, group index) for a container of a pod, assigning the pod
+        its slot on first sight."""
+        g = self.group(key)
+        if container not in g.memory_rows:
+            raise TraceBankError(f"no recorded usage for container {container!r} of {key!r} (recorded: "
+                                 f"{', '.join(sorted(g.memory_rows))})")
+        slot = g.assigned.get(pod_uid)
+        if slot is None:
+            slot = self._free_slot(g, pod_name)
+            g.assigned[pod_uid] = slot
+        row = slot % g.slots
+        cpu_row = g.cpu_rows[container] + (0 if g.shared_cpu else row)
+        return cpu_row, g.memory_rows[container] + row, g.index
+
+    @staticmethod
+    def _free_slot(g: TraceGroup, pod_name: str) -> int:
+        if g.ordinal:
+            suffix = pod_name.rsplit("-", 1)[-1]
+            if suffix.isdigit():
+                return int(suffix)
+        taken = set(g.assigned.values())
+        return next(j for j in range(len(taken) + 1) if j not in taken)
+
+    def reset(self) -> None:
+        """No pod holds a slot (a new simulation run)."""
+        for g in self.groups.values():
+            g.assigned.clear()
+
+    def release(self, pod_uid: str) -> None:
+        for g in self.groups.values():
+            g.assigned.pop(pod_uid, None)
+
+    def shared_groups(self) -> np.ndarray:
+        """Per group index: whether its cpu is shared among its running pods."""
+        return np.array([g.shared_cpu for g in self.groups.values()], dtype=bool)
+
+    def nbytes(self) -> int:
+        return int(self.cpu.nbytes + self.memory.nbytes)
+
+
+def bank_rows(slots: int, shared_cpu: bool) -> tuple[int, int]:
+    """(cpu rows, memory rows) a container of a group with ``slots`` takes."""
+    return (1 if shared_cpu else slots), slots
+
+
+__all__ = ["TraceBank", "TraceBankError", "TraceGroup", "bank_rows"]
