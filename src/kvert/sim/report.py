@@ -26,8 +26,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kvert.sim.engine import SERIES, PolicyRun
+from kvert.sim.fidelity import TOLERANCE, replay_fidelity
 from kvert.sim.metrics import (CLUSTER_METRICS, METRICS, OPTIONAL_METRICS, PERCENT_METRICS, policy_breakdowns,
                                policy_metrics)
+from kvert.sim.rollup import rollup
 from kvert.sim.scenario import Policy, Scenario, Workload
 
 GIB = float(2**30)
@@ -106,9 +108,13 @@ def report_json(scn: Scenario, runs: list[PolicyRun], *, wall_seconds: float | N
             entry["hpa"] = run.hpa
         entry["suggestions"] = suggestions(scn, run)
         entry["events"] = run.events
+        entry["rollup"] = rollup(scn, run)
         policies.append(entry)
     doc: dict[str, Any] = {"kind": "SimulationReport", "version": 1, "scenario": _scenario_summary(scn),
                            "policies": policies}
+    fidelity = replay_fidelity(scn, runs)
+    if fidelity:
+        doc["replay_fidelity"] = fidelity
     if wall_seconds is not None:                     # not part of the deterministic result
         doc["run"] = {"wall_seconds": round(wall_seconds, 3),
                       "simulated_seconds": scn.duration * sum(1 for r in runs if not r.skipped)}
@@ -442,6 +448,80 @@ def _hpa_section(doc: dict, workload: dict) -> str:
             f"<tbody>{''.join(rows)}</tbody></table><div class=\"grid\">{chart}</div>")
 
 
+MAX_WORKLOADS_SHOWN = 30
+GIB_TEXT = 2**30
+
+
+def _fidelity_table(entries: list[dict]) -> str:
+    """Recorded vs replayed (the "as is" policy), per workload."""
+    held = sum(1 for e in entries if e["within"])
+    rows = []
+    for e in entries:
+        rec, rep = e["recorded"], e["replayed"]
+        mark = "" if e["within"] else ' style="color:#a00"'
+        rows.append(f"<tr{mark}><td>{html.escape(e['namespace'])}/{html.escape(e['workload'])} ({e['kind']})</td>"
+                    f"<td>{rec['cpu_cores_mean']:.4g}</td><td>{rep['cpu_cores_mean']:.4g}</td>"
+                    f"<td>{rec['memory_bytes_mean'] / GIB_TEXT:.4g}</td><td>{rep['memory_bytes_mean'] / GIB_TEXT:.4g}</td>"
+                    f"<td>{rec['oom_kills']}</td><td>{rep['oom_kills']}</td><td>{rec['restarts']}</td>"
+                    f"<td>{rep['restarts']}</td><td>{rec['throttled_seconds']:,.0f}</td>"
+                    f"<td>{rep['throttled_seconds']:,.0f}</td></tr>")
+    return (f"<h2>Replay fidelity</h2><p>The cluster as it was (policy \"as is\": its own requests, limits, VPAs "
+            f"and HPAs) replayed over the recorded window, next to what the cluster recorded. {held} of "
+            f"{len(entries)} workloads hold (mean CPU and memory within {TOLERANCE:.0%}, OOM kills within one); "
+            "the what-if columns below are as trustworthy as this table.</p>"
+            "<table><thead><tr><th>workload</th><th>CPU cores, recorded</th><th>replayed</th>"
+            "<th>memory GiB, recorded</th><th>replayed</th><th>OOM kills, recorded</th><th>replayed</th>"
+            "<th>restarts, recorded</th><th>replayed</th><th>throttled s, recorded</th><th>replayed</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _namespace_table(runs: list[dict]) -> str:
+    """Slack, OOM kills and cost per namespace and policy."""
+    namespaces = sorted({ns for p in runs for ns in ((p.get("rollup") or {}).get("namespaces") or {})})
+    if len(namespaces) < 2 and not any((p.get("rollup") or {}).get("cost") for p in runs):
+        return ""
+    head = "".join(f"<th>{html.escape(p['name'])}</th>" for p in runs)
+    rows = []
+    for ns in namespaces:
+        cells = []
+        for p in runs:
+            f = ((p.get("rollup") or {}).get("namespaces") or {}).get(ns) or {}
+            cost = ((p.get("rollup") or {}).get("cost") or {}).get("requests_by_namespace", {}).get(ns)
+            text = (f"CPU slack {f.get('cpu_slack_core_hours', 0):,.1f} core-h, memory slack "
+                    f"{f.get('memory_slack_gib_hours', 0):,.1f} GiB-h, {f.get('oom_kills', 0)} OOM kills")
+            if cost is not None:
+                text += f", requests cost {cost:,.2f}"
+            cells.append(f"<td style=\"text-align:left\">{html.escape(text)}</td>")
+        rows.append(f"<tr><td>{html.escape(ns)}</td>{''.join(cells)}</tr>")
+    costs = [(p.get("rollup") or {}).get("cost") for p in runs]
+    if any(costs):
+        cells = "".join(f"<td>{_cost_text(c)}</td>" for c in costs)
+        rows.append(f"<tr><td><b>cost, all</b></td>{cells}</tr>")
+    return (f"<h2>By namespace</h2><table><thead><tr><th>namespace</th>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _cost_text(cost: dict | None) -> str:
+    if not cost:
+        return ""
+    return f"{cost['requests']:,.2f} requested, {cost['nodes']:,.2f} for the nodes"
+
+
+def _shown_workloads(doc: dict) -> list[dict]:
+    """The workloads given a section of their own: all of a small scenario; of a large one,
+    those with the most slack (GiB-h and core-h) or OOM kills under any policy."""
+    workloads = doc["scenario"]["workloads"]
+    if len(workloads) <= MAX_WORKLOADS_SHOWN:
+        return workloads
+    runs = [p for p in doc["policies"] if not p.get("skipped")]
+
+    def weight(w: dict) -> float:
+        figures = [p["metrics"]["workloads"].get(w["name"], {}) for p in runs]
+        return max((abs(f.get("cpu_slack_core_hours", 0)) + abs(f.get("memory_slack_gib_hours", 0))
+                    + 100 * f.get("oom_kills", 0) for f in figures), default=0)
+    return sorted(workloads, key=weight, reverse=True)[:MAX_WORKLOADS_SHOWN]
+
+
 def report_html(doc: dict) -> str:
     scn = doc["scenario"]
     runs = [p for p in doc["policies"] if not p.get("skipped")]
@@ -457,6 +537,8 @@ def report_html(doc: dict) -> str:
         if p.get("skipped"):
             parts.append(f"<p class=\"skipped\">Policy <code>{html.escape(p['name'])}</code> skipped: "
                          f"{html.escape(p['skipped'])}</p>")
+    if doc.get("replay_fidelity"):
+        parts.append(_fidelity_table(doc["replay_fidelity"]))
     parts.append("<h2>Metrics side by side</h2>")
     parts.append("<p>Slack = requests − use, integrated over time (negative: pods used more than they "
                  "requested). Over-/under-provisioned are its positive and negative parts. As % of requests: "
@@ -469,6 +551,7 @@ def report_html(doc: dict) -> str:
             continue
         bars.append(bar_chart(label, [(p["name"], float(p["metrics"]["totals"].get(key, 0))) for p in runs]))
     parts.append(f"<div class=\"grid\">{''.join(bars)}</div>")
+    parts.append(_namespace_table(runs))
     advice = [(p["name"], a["text"]) for p in runs for a in p.get("suggestions") or []]
     if advice:
         parts.append("<h2>Suggestions</h2><ul>" + "".join(
@@ -477,7 +560,11 @@ def report_html(doc: dict) -> str:
     if any(tables):
         parts.append("<h2>Evictions and OOM kills</h2>")
         parts.extend(t for t in tables if t)
-    for w in scn["workloads"]:
+    shown = _shown_workloads(doc)
+    if len(shown) < len(scn["workloads"]):
+        parts.append(f"<p>The {len(shown)} workloads with the most slack or OOM kills are shown below; all "
+                     f"{len(scn['workloads'])} are in report.json.</p>")
+    for w in shown:
         name = w["name"]
         parts.append(f"<h2>Workload {html.escape(name)}: requests vs use</h2>")
         parts.append(_workload_table(doc, name))

@@ -16,7 +16,8 @@ the same way for every file, when a scenario is read:
 
 * a container OOM-killed in a step demanded more than its limit, by how much is not recorded:
   kvert assumes what upstream VPA's recommender assumes of an OOM kill, the larger of
-  ``limit * 1.2`` and ``limit + 100Mi`` (``--oom-bump-up-ratio``, ``--oom-min-bump-up-bytes``);
+  ``limit * 1.2`` and ``limit + 100Mi`` (``--oom-bump-up-ratio``, ``--oom-min-bump-up-bytes``),
+  a peak that an OOM kill spends (``kvert.kubelet.runtime.tracebank``);
 * a slot without a pod at a step takes the mean of the slots that had one then (a replica
   the simulation runs where the recorded cluster ran fewer); a step at which no slot had a pod
   holds the last step that had one (the first such step before it);
@@ -137,16 +138,20 @@ def _filled(values: np.ndarray) -> np.ndarray:
     return out[:, idx]
 
 
-def replay_arrays(history: WorkloadHistory, container: str, shared_cpu: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(cpu rows, memory rows) the simulation replays for one container (the rules above)."""
-    memory = history.memory[container].copy()
+def replay_arrays(history: WorkloadHistory, container: str, shared_cpu: bool
+                  ) -> tuple[np.ndarray, np.ndarray, dict[tuple[int, int], float]]:
+    """(cpu rows, memory rows, peaks) the simulation replays for one container (the rules
+    above); ``peaks``: (slot, step) of each recorded OOM kill -> the memory under its peak."""
+    memory = _filled(history.memory[container])
     oom = history.oom[container]
-    killed = oom > 0
-    if killed.any():
-        memory[killed] = np.fmax(memory[killed], oom_demand(oom[killed]))
+    peaks: dict[tuple[int, int], float] = {}
+    killed = np.argwhere(oom > 0)
+    for k, t in killed.tolist():
+        peaks[(k, t)] = float(memory[k, t])
+        memory[k, t] = max(memory[k, t], float(oom_demand(oom[k, t])))
     cpu = history.cpu[container]
     cpu_rows = np.nansum(cpu, axis=0, keepdims=True) if shared_cpu else _filled(cpu)
-    return cpu_rows, _filled(memory)
+    return cpu_rows, memory, peaks
 
 
 def load_bank(histories: list[tuple[str, WorkloadHistory, bool, bool]]) -> TraceBank:
@@ -159,12 +164,14 @@ def load_bank(histories: list[tuple[str, WorkloadHistory, bool, bool]]) -> Trace
     cpu_parts: list[np.ndarray] = []
     memory_parts: list[np.ndarray] = []
     groups = []
+    peaks: dict[tuple[int, int], float] = {}
     cpu_row = memory_row = 0
     for key, history, shared, ordinal in histories:
         cpu_rows: dict[str, int] = {}
         memory_rows: dict[str, int] = {}
         for c in history.containers:
-            cpu, memory = replay_arrays(history, c, shared)
+            cpu, memory, own = replay_arrays(history, c, shared)
+            peaks.update({(memory_row + k, t): v for (k, t), v in own.items()})
             cpu_rows[c], memory_rows[c] = cpu_row, memory_row
             cpu_parts.append(cpu)
             memory_parts.append(memory)
@@ -178,7 +185,7 @@ def load_bank(histories: list[tuple[str, WorkloadHistory, bool, bool]]) -> Trace
         return np.concatenate([p if p.shape[1] == width else np.concatenate(
             [p, np.repeat(p[:, -1:], width - p.shape[1], axis=1)], axis=1) for p in parts]).astype(np.float32)
 
-    return TraceBank(step, padded(cpu_parts), padded(memory_parts), groups, origin=start)
+    return TraceBank(step, padded(cpu_parts), padded(memory_parts), groups, origin=start, peaks=peaks)
 
 
 __all__ = ["OOM_BUMP_RATIO", "OOM_MIN_BUMP_BYTES", "TraceFileError", "WorkloadHistory", "load_bank",

@@ -289,6 +289,12 @@ class Fleet:
             getattr(r, f"{prefix}_noise_iv")[slot] = profile.noise_interval
             getattr(r, f"{prefix}_seed")[slot] = np.uint64(profile.seed)
 
+    def oom_killed(self, slot: int, now: float) -> None:
+        """A container was OOM-killed: a recorded OOM's peak it replays is spent (the
+        container restarts to the recorded working set, as the recorded one did)."""
+        if self.bank is not None and self.rows.mem_kind[slot] == SERIES:
+            self.bank.spend(int(self.rows.mem_p[slot, 0]), now - self.tick / 2)
+
     def check_series(self, series: str, container: str) -> None:
         """Raise TraceBankError unless the bank has recorded usage for ``container`` of ``series``."""
         if self.bank is None:
@@ -344,8 +350,8 @@ class Fleet:
         if slot in self.replays:
             return max(float(self._replayed(slot, times)[1][0]), 0.0)
         if self.bank is not None and self.rows.mem_kind[slot] == SERIES:
-            row = int(self.rows.mem_p[slot, 0])
-            return max(float(self.bank.memory[row, self.bank.columns(times)[0]]), 0.0)
+            row = np.array([int(self.rows.mem_p[slot, 0])])
+            return max(float(self.bank.memory_at(row, self.bank.columns(times))[0, 0]), 0.0)
         return max(float(self._profiled("mem", np.array([slot]), times)[0, 0]), 0.0)
 
     def _recorded(self, idx: np.ndarray, recorded: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -356,7 +362,7 @@ class Fleet:
         rows = idx[recorded]
         cols = bank.columns(times - self.tick / 2)[None, :]      # a tick's value is the one of the step it is in
         cpu = bank.cpu[self.rows.cpu_p[rows, 0].astype(np.intp)[:, None], cols].astype(np.float64)
-        memory = bank.memory[self.rows.mem_p[rows, 0].astype(np.intp)[:, None], cols].astype(np.float64)
+        memory = bank.memory_at(self.rows.mem_p[rows, 0].astype(np.intp), cols[0])
         groups = self.rows.series_group[rows]
         shared = bank.shared_groups()
         if shared.any():

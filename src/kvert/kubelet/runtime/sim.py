@@ -409,6 +409,7 @@ class SimRuntime:
 
     def _oom(self, c: _Container, now: float, scope: str, usage: float, limit: float) -> None:
         c.oom_events += 1
+        self.fleet.oom_killed(c.slot, now)
         c.log.say(now, f"killed: out of memory ({scope} limit {int(limit)}, usage {int(usage)})")
         self._finish(c, now, OOM_EXIT_CODE, "OOMKilled")
         kill = OomKill(now, c.id, c.sandbox_id, c.config.name, scope, int(usage), int(limit))

@@ -17,6 +17,11 @@ the bank holds one row per container with the workload's total, and each running
 group gets an equal part (what a load balancer in front of an autoscaled workload does; the
 same rule as a scenario's ``sharedUsage``). Before the first step the first applies, after
 the last the last.
+
+A recorded OOM kill is a peak above the container's limit at its step (``peaks``: the value
+the peak replaced, per memory row and step). A container OOM-killed in such a step *spends*
+the peak: until the step ends its row replays the value under it, as the recorded container
+came back after its kill; a container whose limit holds the peak keeps it the whole step.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ class TraceBank:
     """Recorded cpu (millicores) and memory (bytes) per row and step."""
 
     def __init__(self, step: float, cpu: np.ndarray, memory: np.ndarray, groups: list[TraceGroup],
-                 origin: float = 0.0):
+                 origin: float = 0.0, peaks: dict[tuple[int, int], float] | None = None):
         if step <= 0:
             raise ValueError("step must be positive")
         if cpu.ndim != 2 or memory.ndim != 2 or cpu.shape[1] != memory.shape[1] or cpu.shape[1] == 0:
@@ -57,6 +62,8 @@ class TraceBank:
         self.memory = np.ascontiguousarray(memory, dtype=np.float32)
         self.origin = float(origin)
         self.groups = {g.key: g for g in groups}
+        self.peaks = dict(peaks or {})            # (memory row, step) -> the value under the peak
+        self.spent = np.full(self.memory.shape[0], -1, dtype=np.intp)   # memory row -> step of its spent peak
         for i, g in enumerate(groups):
             g.index = i
 
@@ -75,6 +82,22 @@ class TraceBank:
         """The step index of each clock time."""
         k = np.floor((np.asarray(times, dtype=np.float64) - self.origin) / self.step)
         return np.clip(k, 0, self.steps - 1).astype(np.intp)
+
+    def memory_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Memory of ``rows`` (k) at step columns ``cols`` (T): (k x T), a spent peak replaced."""
+        memory = self.memory[rows[:, None], cols[None, :]].astype(np.float64)
+        if self.peaks:
+            hit = self.spent[rows][:, None] == cols[None, :]
+            if hit.any():
+                for i, j in zip(*np.nonzero(hit)):
+                    memory[i, j] = self.peaks.get((int(rows[i]), int(cols[j])), memory[i, j])
+        return memory
+
+    def spend(self, row: int, when: float) -> None:
+        """The peak of memory row ``row`` at the step of clock time ``when`` is spent (an OOM kill)."""
+        col = int(self.columns(np.array([when]))[0])
+        if (row, col) in self.peaks:
+            self.spent[row] = col
 
     def take(self, key: str, container: str, pod_uid: str, pod_name: str) -> tuple[int, int, int]:
         """(cpu row, memory row, group index) for a container of a pod, assigning the pod
@@ -101,9 +124,10 @@ class TraceBank:
         return next(j for j in range(len(taken) + 1) if j not in taken)
 
     def reset(self) -> None:
-        """No pod holds a slot (a new simulation run)."""
+        """No pod holds a slot and no peak is spent (a new simulation run)."""
         for g in self.groups.values():
             g.assigned.clear()
+        self.spent[:] = -1
 
     def release(self, pod_uid: str) -> None:
         for g in self.groups.values():
