@@ -62,17 +62,23 @@ Which VPA a pod's history goes to (``match_history``), within the pod's namespac
 
 Durations (``history_length``, ``resolution``) are Prometheus durations (``8d``, ``1h30m``,
 ``90s``, ``1w``) or seconds (``parse_duration``).
+
+The Prometheus HTTP API calls and their errors (``prometheus_get``, ``query_range``,
+``query_instant``), the parsing of a matrix answer into arrays (``parse_matrix``) and the
+counting of a counter's increases (``counter_increases``) are module functions, shared with
+``kvert.sim.prometheus_history`` (``kvert scenario import --prometheus``).
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
+import gc
 import logging
 import math
 import re
 import urllib.parse
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -88,6 +94,7 @@ DEFAULT_RESOLUTION = 3600.0              # upstream --history-resolution=1h
 DEFAULT_TIMEOUT = 300.0                  # upstream --prometheus-query-timeout=5m
 MAX_STEPS_PER_QUERY = 10_000             # Prometheus refuses over 11,000 points per series
 QUERY_RANGE_PATH = "/api/v1/query_range"
+QUERY_PATH = "/api/v1/query"
 
 
 class HistoryError(ValueError):
@@ -335,36 +342,8 @@ class PrometheusHistory:
 
     async def query_range(self, session: Any, query: str, start: float, end: float) -> list[dict]:
         """One ``/api/v1/query_range``: the ``data.result`` matrix. Raises HistoryError."""
-        import aiohttp
-
-        params = {"query": query, "start": _num(start), "end": _num(end), "step": _num(self.resolution)}
-        url = self.url + QUERY_RANGE_PATH
-        where = f"{url} (query {query})"
-        try:
-            async with session.get(url, params=params, ssl=self.ssl) as r:
-                text = await r.text()
-                status, ctype = r.status, r.headers.get("Content-Type", "")
-        except aiohttp.ClientError as e:
-            raise HistoryError(f"{url}: cannot reach Prometheus: {e}") from None
-        except TimeoutError:
-            raise HistoryError(f"{where}: no answer within {self.timeout:g}s") from None
-        try:
-            body = json.loads(text)
-        except ValueError:
-            raise HistoryError(f"{where}: not a Prometheus API response (HTTP {status}, "
-                               f"{ctype or 'no content type'}): {text[:200]!r}") from None
-        if not isinstance(body, dict) or "status" not in body:
-            raise HistoryError(f"{where}: not a Prometheus API response (HTTP {status}): {text[:200]!r}")
-        if body["status"] != "success":
-            raise HistoryError(f"{where}: HTTP {status}: {body.get('errorType', 'error')}: "
-                               f"{body.get('error', 'no error message')}")
-        data = body.get("data")
-        if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(data.get("result"), list):
-            kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
-            raise HistoryError(f"{where}: expected a matrix result, got {kind!r}")
-        for w in body.get("warnings") or []:
-            log.warning("%s: %s", where, w)
-        return data["result"]
+        return await query_range(session, self.url, query, start, end, self.resolution,
+                                 timeout=self.timeout, ssl=self.ssl)
 
     async def fetch(self, now: float) -> History:
         import aiohttp
@@ -390,7 +369,7 @@ class PrometheusHistory:
         memory = _by_container(series.get("memory") or [], url, "memory")
         ooms: dict[HistoryKey, list[tuple[np.ndarray, np.ndarray]]] = {}
         for key, t, v in _series(series.get("oom") or [], url, "oom"):
-            ooms.setdefault(key, []).append(_oom_increases(t, v, first_step, self.resolution))
+            ooms.setdefault(key, []).append(counter_increases(t, v, first_step, self.resolution))
         out: History = {}
         for key in sorted(set(cpu) | set(memory) | set(ooms)):
             oom = None
@@ -429,28 +408,158 @@ def _num(value: float) -> str:
     return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
-def _series(result: list, url: str, what: str) -> Iterable[tuple[HistoryKey, np.ndarray, np.ndarray]]:
+# -- Prometheus' HTTP API, shared with kvert.sim.prometheus_history ---------------------------------
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The garbage collector paused: a matrix answer is millions of small lists, whose making
+    and walking would otherwise set off collection after collection."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _loads(body: bytes) -> Any:
+    """JSON from bytes, fast (orjson, the collector paused)."""
+    import orjson
+
+    with _gc_paused():
+        return orjson.loads(body)
+
+
+async def prometheus_get(session: Any, url: str, params: Any, *, what: str, timeout: float = DEFAULT_TIMEOUT,
+                         ssl: Any = None, error: type[Exception] = HistoryError,
+                         warnings: list[str] | None = None) -> Any:
+    """``GET url`` of Prometheus' HTTP API (``url``: the server's URL and the endpoint's path):
+    the answer's ``data``. ``what`` says what was asked (``query X``), for messages. Raises
+    ``error`` (HistoryError by default) naming the URL and ``what``: unreachable, no answer
+    within ``timeout`` (the session's timeout), not Prometheus' JSON (an HTML page, say),
+    ``status: error``. Warnings Prometheus sends along are logged, and appended to
+    ``warnings`` when given."""
+    import aiohttp
+
+    where = f"{url} ({what})"
+    try:
+        async with session.get(url, params=params, ssl=ssl) as r:
+            body = await r.read()
+            status, ctype = r.status, r.headers.get("Content-Type", "")
+    except aiohttp.ClientError as e:
+        raise error(f"{url}: cannot reach Prometheus: {e} ({what})") from None
+    except TimeoutError:
+        raise error(f"{where}: no answer within {timeout:g}s") from None
+
+    def text() -> str:
+        return body[:200].decode("utf-8", errors="replace")
+
+    try:
+        answer = _loads(body)
+    except ValueError:
+        raise error(f"{where}: not a Prometheus API response (HTTP {status}, "
+                    f"{ctype or 'no content type'}): {text()!r}") from None
+    if not isinstance(answer, dict) or "status" not in answer:
+        raise error(f"{where}: not a Prometheus API response (HTTP {status}): {text()!r}")
+    if answer["status"] != "success":
+        raise error(f"{where}: HTTP {status}: {answer.get('errorType', 'error')}: "
+                    f"{answer.get('error', 'no error message')}")
+    for w in answer.get("warnings") or []:
+        log.warning("%s: %s", where, w)
+        if warnings is not None:
+            warnings.append(f"{where}: Prometheus warns: {w}")
+    return answer.get("data")
+
+
+async def query_range(session: Any, base_url: str, query: str, start: float, end: float, step: float, *,
+                      timeout: float = DEFAULT_TIMEOUT, ssl: Any = None, error: type[Exception] = HistoryError,
+                      warnings: list[str] | None = None) -> list:
+    """One ``/api/v1/query_range`` of the server at ``base_url``: the ``data.result`` matrix,
+    evaluated at ``start``, ``start + step``, ... up to ``end`` (keep it under 11,000 steps).
+    Raises ``error`` naming the URL and the query."""
+    params = {"query": query, "start": _num(start), "end": _num(end), "step": _num(step)}
+    url = base_url.rstrip("/") + QUERY_RANGE_PATH
+    data = await prometheus_get(session, url, params, what=f"query {query}", timeout=timeout, ssl=ssl,
+                                error=error, warnings=warnings)
+    if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(data.get("result"), list):
+        kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
+        raise error(f"{url} (query {query}): expected a matrix result, got {kind!r}")
+    return data["result"]
+
+
+async def query_instant(session: Any, base_url: str, query: str, time: float, *, timeout: float = DEFAULT_TIMEOUT,
+                        ssl: Any = None, error: type[Exception] = HistoryError,
+                        warnings: list[str] | None = None) -> list:
+    """One ``/api/v1/query`` at ``time``: the ``data.result`` vector (``[{metric, value}]``).
+    Raises ``error`` naming the URL and the query."""
+    url = base_url.rstrip("/") + QUERY_PATH
+    data = await prometheus_get(session, url, {"query": query, "time": _num(time)}, what=f"query {query}",
+                                timeout=timeout, ssl=ssl, error=error, warnings=warnings)
+    if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
+        kind = data.get("resultType") if isinstance(data, dict) else type(data).__name__
+        raise error(f"{url} (query {query}): expected a vector result, got {kind!r}")
+    return data["result"]
+
+
+def parse_matrix(result: list, url: str, what: str, key_labels: Sequence[str] | None = None, *,
+                 error: type[Exception] = HistoryError) -> tuple[list[tuple], np.ndarray, np.ndarray, np.ndarray]:
+    """A ``query_range`` matrix as arrays, with no Python loop per sample: ``(keys, lengths,
+    times, values)``; series ``i`` is ``keys[i]`` (its values of ``key_labels``, or, when that
+    is None, all its labels but ``__name__`` as sorted (name, value) pairs) and its
+    ``lengths[i]`` samples come next in ``times``/``values`` (float64; the answer's values are
+    strings: ``"0.25"``, ``"NaN"``, ``"+Inf"``). Raises ``error`` naming ``url`` and ``what`` for
+    a series that is not ``{metric, values}``, lacks a key label or has a bad sample."""
+    with _gc_paused():
+        return _parse_matrix(result, url, what, key_labels, error)
+
+
+def _parse_matrix(result: list, url: str, what: str, key_labels: Sequence[str] | None,
+                  error: type[Exception]) -> tuple[list[tuple], np.ndarray, np.ndarray, np.ndarray]:
+    from itertools import chain
+
+    keys: list[tuple] = []
+    values: list[list] = []
     for item in result:
         if not isinstance(item, Mapping) or not isinstance(item.get("metric"), Mapping) \
                 or not isinstance(item.get("values"), list):
-            raise HistoryError(f"{url}: {what} series is not {{metric, values}}: {str(item)[:200]}")
+            raise error(f"{url}: {what} series is not {{metric, values}}: {str(item)[:200]}")
         labels = item["metric"]
-        try:
-            key = (str(labels["namespace"]), str(labels["pod"]), str(labels["container"]))
-        except KeyError as e:
-            raise HistoryError(f"{url}: {what} series without a {e.args[0]} label: {dict(labels)}") from None
-        try:
-            pairs = np.asarray(item["values"], dtype=object)
-            if pairs.size == 0:
-                pairs = pairs.reshape(0, 2)
-            if pairs.ndim != 2 or pairs.shape[1] != 2:
-                raise ValueError
-            t = pairs[:, 0].astype(np.float64)
-            v = pairs[:, 1].astype(np.float64)     # values are strings: "0.25", "NaN", "+Inf"
-        except (TypeError, ValueError):
-            raise HistoryError(f"{url}: {what} series {dict(labels)} has a value that is not "
-                               "[unix seconds, \"number\"]") from None
-        yield key, t, v
+        if key_labels is None:
+            keys.append(tuple(sorted((str(k), str(v)) for k, v in labels.items() if k != "__name__")))
+        else:
+            try:
+                keys.append(tuple(str(labels[name]) for name in key_labels))
+            except KeyError as e:
+                raise error(f"{url}: {what} series without a {e.args[0]} label: {dict(labels)}") from None
+        values.append(item["values"])
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    pairs = list(chain.from_iterable(values))
+    try:
+        if pairs and (set(map(type, pairs)) != {list} or set(map(len, pairs)) != {2}):
+            raise ValueError
+        flat = list(chain.from_iterable(pairs))
+        times = np.array(flat[0::2], dtype=np.float64)
+        vals = np.array(flat[1::2], dtype=np.float64)
+    except (TypeError, ValueError):
+        for i, series in enumerate(values):         # find the series to name
+            try:
+                if any(type(p) is not list or len(p) != 2 for p in series):
+                    raise ValueError
+                np.array([p[0] for p in series], dtype=np.float64)
+                np.array([p[1] for p in series], dtype=np.float64)
+            except (TypeError, ValueError):
+                raise error(f"{url}: {what} series {dict(result[i]['metric'])} has a value that is not "
+                            "[unix seconds, \"number\"]") from None
+        raise error(f"{url}: {what}: a value is not [unix seconds, \"number\"]") from None
+    return keys, lengths, times, vals
+
+
+def _series(result: list, url: str, what: str) -> Iterable[tuple[HistoryKey, np.ndarray, np.ndarray]]:
+    keys, lengths, times, values = parse_matrix(result, url, what, ("namespace", "pod", "container"))
+    ends = np.cumsum(lengths).tolist()
+    for key, end, n in zip(keys, ends, lengths.tolist()):
+        yield key, times[end - n:end], values[end - n:end]
 
 
 def _by_container(result: list, url: str, what: str) -> dict[HistoryKey, tuple[np.ndarray, np.ndarray]]:
@@ -468,8 +577,11 @@ def _by_container(result: list, url: str, what: str) -> dict[HistoryKey, tuple[n
     return merged
 
 
-def _oom_increases(t: np.ndarray, v: np.ndarray, first_step: float, step: float) -> tuple[np.ndarray, np.ndarray]:
-    """(times, counts) of a cumulative OOM counter's increases (see the module docstring)."""
+def counter_increases(t: np.ndarray, v: np.ndarray, first_step: float, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """(times, counts) of a cumulative counter's increases, from its samples in time order (the
+    module docstring's OOM kills): each rise is that many at the later time, a reset counts its
+    new value, and a series whose first sample comes after ``first_step + step / 2`` counts its
+    first value. Samples equal to the one before may be left out: they change nothing."""
     ok = np.isfinite(v)
     t, v = t[ok], v[ok]
     if t.size == 0:
@@ -549,7 +661,8 @@ def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targ
     return assigned, dropped
 
 
-__all__ = ["DEFAULT_HISTORY_LENGTH", "DEFAULT_RESOLUTION", "FileHistory", "History", "HistoryError", "HistoryKey",
-           "HistoryProvider", "PrometheusHistory", "concat_samples", "container_samples", "format_duration",
-           "history_provider", "match_history", "name_pattern", "owns_by_name", "parse_duration", "promql_string", "regex_escape",
-           "split_samples"]
+__all__ = ["DEFAULT_HISTORY_LENGTH", "DEFAULT_RESOLUTION", "DEFAULT_TIMEOUT", "FileHistory", "History", "HistoryError",
+           "HistoryKey", "HistoryProvider", "MAX_STEPS_PER_QUERY", "PrometheusHistory", "concat_samples",
+           "container_samples", "counter_increases", "format_duration", "history_provider", "match_history",
+           "name_pattern", "owns_by_name", "parse_duration", "parse_matrix", "prometheus_get", "promql_string",
+           "query_instant", "query_range", "regex_escape", "split_samples"]

@@ -1,0 +1,1 @@
+"""Shared test support (fixtures used by several test packages and by benchmarks)."""
