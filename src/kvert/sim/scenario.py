@@ -40,9 +40,16 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
           metrics:                #   default: cpu Utilization 80; Resource / ContainerResource only
             - {type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 60}}}
           behavior: {scaleDown: {stabilizationWindowSeconds: 300}}   # optional, as upstream's
-      - deployment: {apiVersion: apps/v1, kind: Deployment, ...}   # or a full manifest;
-                                  # its template may carry the kvert.io/usage annotation
+      - manifest: {apiVersion: apps/v1, kind: StatefulSet, ...}   # or a full manifest of any workload
+                                  # kind: Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob,
+                                  # Pod (``deployment:`` takes a Deployment's); its pod template may
+                                  # carry the kvert.io/usage annotation
         hpa: {maxReplicas: 4}     # optional here too, and sharedUsage and vpa
+        existingVpa: {metadata: {name: db-vpa}, spec: {updatePolicy: {updateMode: Auto}}}
+                                  # optional: the VPA it has in the recorded cluster (``vpa: existing``)
+        history: traces/shop/statefulset-db.parquet   # optional: its recorded usage (kvert.sim.tracefiles)
+        recorded: {cpu_cores_mean: 0.4, memory_bytes_mean: 4.2e8, oom_kills: 3, restarts: 3}
+                                  # optional: what the recorded cluster measured (replay fidelity)
     vpa:                          # optional: the VPA spec template applied per workload
       resourcePolicy: {containerPolicies: [{containerName: "*", minAllowed: {cpu: 50m}}]}
     policies:
@@ -55,6 +62,19 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
       - name: VPA without the HPAs
         vpa: {updateMode: InPlaceOrRecreate}
         hpa: none                 # the workloads' HPAs are not created under this policy
+      - name: as is
+        vpa: existing             # each workload's existingVpa (none for those without one)
+      - name: shop's Deployments on InPlace
+        vpa: {updateMode: InPlace}
+        workloads: {namespaces: [shop], kinds: [Deployment]}   # only these get the policy's VPA;
+                                  # the others keep their existingVpa (also names, labelSelector)
+    start: 2026-11-24T00:00:00Z   # optional: the virtual clock's start (an imported window's)
+    objects: [...]                # optional: Namespaces, PriorityClasses, RuntimeClasses, LimitRanges,
+                                  #   ResourceQuotas, PodDisruptionBudgets created before the workloads
+    prices: {cpuCoreHour: 0.03, memoryGiBHour: 0.004}   # optional: the report's costs
+    # nodes may also be a list of pools (kvert.sim.nodepools): names, labels, taints, allocatable
+
+A scenario made by ``kvert scenario import`` (``kvert.sim.importer``) uses all of these.
 
 A policy's ``updateMode`` is one the VPA API accepts: Off, Initial, Recreate,
 InPlaceOrRecreate, Auto (deprecated upstream; kvert's updater treats it as
@@ -71,6 +91,11 @@ cannot compute a utilization without it). An HPA and a VPA that both control cpu
 memory) of one workload fight (seed 002); the HPA reports it with the condition
 ``VerticalPodAutoscalerConflict`` (``resourcePolicy.containerPolicies[].controlledResources:
 [memory]`` in the VPA is the combination that works).
+
+A workload is known in the report by its *key*: its name, or ``namespace.name`` where two
+namespaces have one of that name (``namespace.kind.name`` where one namespace has two). A
+policy's VPA for a workload with an ``existingVpa`` starts from that one (its resourcePolicy and
+annotations), the policy's update mode and spec over it.
 
 A workload's ``vpa`` applies only under policies with a VPA (those its ``policies`` names, if
 it names some: a kvert setting for one workload need not change the upstream policies it is

@@ -66,6 +66,7 @@ class TraceBank:
         self.spent = np.full(self.memory.shape[0], -1, dtype=np.intp)   # memory row -> step of its spent peak
         for i, g in enumerate(groups):
             g.index = i
+        self._shared = np.array([g.shared_cpu for g in groups], dtype=bool)
 
     @property
     def steps(self) -> int:
@@ -135,7 +136,7 @@ class TraceBank:
 
     def shared_groups(self) -> np.ndarray:
         """Per group index: whether its cpu is shared among its running pods."""
-        return np.array([g.shared_cpu for g in self.groups.values()], dtype=bool)
+        return self._shared
 
     def nbytes(self) -> int:
         return int(self.cpu.nbytes + self.memory.nbytes)
