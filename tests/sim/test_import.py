@@ -169,3 +169,26 @@ def test_bad_inputs_change_nothing(tmp_path):
     assert not (tmp_path / "other").exists()
     import_scenario(snap.objects, history, out, force=True)
     assert (out / SCENARIO_FILE).exists() and not (out / "mine.txt").exists()
+
+
+@pytest.mark.parametrize("pod, owner, expected", [
+    ("web-5d8f7c9b-x2b9q", None, ("Deployment", "web")),
+    ("web-api-5d8f7c9b-x2b9q", None, ("Deployment", "web-api")),       # the longest name wins
+    ("db-3", None, ("StatefulSet", "db")),
+    ("report-29012345-k4m7p", None, ("CronJob", "report")),
+    ("migrate-k4m7p", None, ("Job", "migrate")),
+    ("node-exporter-z8xq2", None, ("DaemonSet", "node-exporter")),
+    ("debug", None, ("Pod", "debug")),
+    ("web-0", None, None),                                             # not a name a Deployment gives
+    ("web-6c8b7d9f4e-abcde", ("ReplicaSet", "web-6c8b7d9f4e"), ("Deployment", "web")),   # an old ReplicaSet
+    ("report-29012345-k4m7p", ("Job", "report-29012345"), ("CronJob", "report")),
+    ("kube-apiserver-node-1", ("Node", "node-1"), None),                 # a static pod
+])
+def test_owners_from_the_source_or_from_names(pod, owner, expected):
+    from kvert.sim.import_cluster import ImportedWorkload
+    from kvert.sim.import_usage import _Owners
+    workloads = [ImportedWorkload(kind, "ns", name, {}) for kind, name in (
+        ("Deployment", "web"), ("Deployment", "web-api"), ("StatefulSet", "db"), ("CronJob", "report"),
+        ("Job", "migrate"), ("DaemonSet", "node-exporter"), ("Pod", "debug"))]
+    found = _Owners(workloads).find("ns", pod, *(owner or (None, None)))
+    assert (None if found is None else (found.kind, found.name)) == expected

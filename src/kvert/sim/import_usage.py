@@ -65,9 +65,10 @@ _CRON_RUN = re.compile(r"^(.+)-[0-9]+$")
 class _Owners:
     def __init__(self, workloads: list[ImportedWorkload]):
         self.by_ref = {(w.namespace, w.kind, w.name): w for w in workloads}
-        self.by_namespace: dict[str, list[ImportedWorkload]] = {}
-        for w in sorted(workloads, key=lambda w: -len(w.name)):
-            self.by_namespace.setdefault(w.namespace, []).append(w)
+        self.by_name: dict[tuple[str, str], list[ImportedWorkload]] = {}
+        for w in workloads:
+            if w.kind != "Pod":
+                self.by_name.setdefault((w.namespace, w.name), []).append(w)
 
     def find(self, namespace: str, pod: str, kind: str | None, name: str | None) -> ImportedWorkload | None:
         if kind and name:
@@ -84,8 +85,14 @@ class _Owners:
         w = self.by_ref.get((namespace, "Pod", pod))
         if w is not None:
             return w
-        return next((w for w in self.by_namespace.get(namespace, ()) if w.kind != "Pod"
-                     and owns_by_name(w.kind, w.name, pod)), None)
+        # a controller names its pods NAME-...: the workloads named by a prefix of the pod's name,
+        # the longest first
+        cuts = [i for i, ch in enumerate(pod) if ch == "-"]
+        for cut in reversed(cuts):
+            for w in self.by_name.get((namespace, pod[:cut]), ()):
+                if owns_by_name(w.kind, w.name, pod):
+                    return w
+        return None
 
 
 def _slots(pods: list[_Pod], ordinal: bool) -> int:
