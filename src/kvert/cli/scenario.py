@@ -162,7 +162,7 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     objects = _only_namespaces(snapshot.objects, args.namespace) if args.namespace else snapshot.objects
-    bar = ProgressBar(["reading the history"], enabled=False if args.no_progress else None)
+    bar = ProgressBar(["reading the history"], enabled=False if args.no_progress else None, noun="step")
     try:
         if args.prometheus:
             assert start is not None and end is not None

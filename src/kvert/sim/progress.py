@@ -8,8 +8,9 @@ from typing import TextIO
 
 class ProgressBar:
     def __init__(self, policies: list[str], stream: TextIO | None = None, width: int = 30,
-                 enabled: bool | None = None):
+                 enabled: bool | None = None, noun: str = "policy"):
         self.policies = list(policies)
+        self.noun = noun                 # what the parts are: policies, or the phases of an import
         self.stream = stream if stream is not None else sys.stderr
         self.width = width
         self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) if enabled is None else enabled
@@ -26,7 +27,7 @@ class ProgressBar:
         overall = (index + min(max(fraction, 0.0), 1.0)) / total
         filled = int(round(overall * self.width))
         line = (f"\r[{'#' * filled}{'.' * (self.width - filled)}] {overall * 100:5.1f}%  "
-                f"policy {index + 1}/{total} {policy} {fraction * 100:3.0f}%")
+                f"{self.noun} {index + 1}/{total} {policy} {fraction * 100:3.0f}%")
         if line != self._last:
             self.stream.write(line.ljust(len(self._last)))
             self.stream.flush()
