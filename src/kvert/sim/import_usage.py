@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kvert.api.meta import format_time
 from kvert.sim.import_cluster import ImportedWorkload, container_limit, template_of
 from kvert.sim.recorded import ContainerSeries, PodKey, RecordedHistory
 from kvert.sim.tracefiles import WorkloadHistory
@@ -118,7 +119,6 @@ def _slots(pods: list[_Pod], ordinal: bool) -> int:
 
 
 def _window_time(history: RecordedHistory, step: int) -> str:
-    from kvert.api.meta import format_time
     return format_time(history.start + step * history.step)
 
 

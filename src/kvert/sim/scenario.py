@@ -113,6 +113,7 @@ field (``workloads[0].containers[1].requests.cpu: ...``).
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -123,7 +124,10 @@ from typing import Any
 import yaml
 
 from kvert.api.defaults import default_horizontal_pod_autoscaler
+from kvert.api.kinds import for_object
+from kvert.api.meta import parse_time
 from kvert.api.quantity import QuantityError, to_int
+from kvert.api.selectors import SelectorError, label_selector_from_dict, parse_label_selector
 from kvert.api.validation.autoscaling import validate_hpa
 from kvert.api.validation.vpa import UPDATE_MODES, validate_vpa
 from kvert.kubelet.runtime.tracebank import TraceBank
@@ -174,7 +178,6 @@ class Workload:
 
     @property
     def resource(self) -> str:
-        from kvert.api.kinds import for_object
         return for_object(self.manifest).key
 
     @property
@@ -242,7 +245,6 @@ class Policy:
 def workload_selected(select: dict, workload: Workload) -> bool:
     """Whether a policy's ``workloads`` selector (namespaces, kinds, names, labelSelector) names
     ``workload``: every part it has must match."""
-    from kvert.api.selectors import label_selector_from_dict, parse_label_selector
     if select.get("namespaces") and workload.namespace not in select["namespaces"]:
         return False
     if select.get("kinds") and workload.kind not in select["kinds"]:
@@ -636,7 +638,6 @@ def _select(value: object, path: str) -> dict:
             raise ScenarioError(f"{path}.kinds[{i}]: expected one of {', '.join(WORKLOAD_KINDS)}, got {kind!r}")
     sel = doc.get("labelSelector")
     if sel is not None:
-        from kvert.api.selectors import SelectorError, label_selector_from_dict, parse_label_selector
         try:
             parse_label_selector(sel) if isinstance(sel, str) else label_selector_from_dict(
                 as_mapping(sel, f"{path}.labelSelector"))
@@ -742,7 +743,6 @@ PRICE_KEYS = {"cpuCoreHour": "cpu_core_hour", "memoryGiBHour": "memory_gib_hour"
 def _start(value: object) -> float | None:
     if value is None:
         return None
-    from kvert.api.meta import parse_time
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     text = value.isoformat() if hasattr(value, "isoformat") else value      # YAML reads timestamps as datetimes
@@ -792,7 +792,6 @@ def _label_value(text: str) -> str:
     """``text`` as a valid label value: other characters as '_', at most 63, alphanumeric ends."""
     value = _LABEL_VALUE.sub("_", text)
     if len(value) > 63:
-        import hashlib
         value = value[:54] + "-" + hashlib.sha256(text.encode()).hexdigest()[:8]
     return value.strip("-_.") or "w"
 

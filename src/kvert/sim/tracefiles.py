@@ -68,6 +68,7 @@ class WorkloadHistory:
 def write_history(path: Path, history: WorkloadHistory) -> None:
     """Write ``history`` as a Parquet file (the caller chooses where: the importer writes
     into a directory it renames into place once complete)."""
+    # pyarrow loads only where a trace file is written or read: a scenario without one never pays for it
     import pyarrow as pa
     import pyarrow.parquet as pq
 
