@@ -52,9 +52,9 @@ class WorkloadHistory:
     start: float
     step: float
     containers: list[str]
-    cpu: dict[str, np.ndarray]        # container -> (slots, steps) millicores
-    memory: dict[str, np.ndarray]     # container -> (slots, steps) bytes
-    oom: dict[str, np.ndarray]        # container -> (slots, steps) limit at an OOM kill, else 0
+    cpu: dict[str, np.ndarray]        # container -> (slots, steps) millicores (float32)
+    memory: dict[str, np.ndarray]     # container -> (slots, steps) bytes (float32)
+    oom: dict[str, np.ndarray]        # container -> (slots, steps) limit at an OOM kill, else 0 (float32)
 
     @property
     def slots(self) -> int:
@@ -113,7 +113,7 @@ def read_history(path: Path) -> WorkloadHistory:
             if missing:
                 raise TraceFileError(f"{path}: column {missing[0]!r} is missing")
             out[part][c] = np.stack([table.column(f"{part}/{c}/{k}").to_numpy(zero_copy_only=False)
-                                     for k in range(slots)]).astype(np.float64)
+                                     for k in range(slots)]).astype(np.float32, copy=False)
     return WorkloadHistory(start, step, list(containers), out["cpu"], out["memory"], out["oom"])
 
 
@@ -130,7 +130,7 @@ def _filled(values: np.ndarray) -> np.ndarray:
     if not any_present.any():
         return np.zeros_like(values)
     with np.errstate(invalid="ignore"):
-        mean = np.nansum(values, axis=0) / np.maximum(present.sum(axis=0), 1)
+        mean = (np.nansum(values, axis=0) / np.maximum(present.sum(axis=0), 1)).astype(values.dtype)
     out = np.where(present, values, mean[None, :])
     idx = np.where(any_present, np.arange(values.shape[1]), -1)
     np.maximum.accumulate(idx, out=idx)
@@ -149,7 +149,7 @@ def replay_arrays(history: WorkloadHistory, container: str, shared_cpu: bool
     killed = np.argwhere(oom > 0)
     for k, t in killed.tolist():
         peaks[(k, t)] = float(memory[k, t])
-        memory[k, t] = max(memory[k, t], float(oom_demand(oom[k, t])))
+        memory[k, t] = max(float(memory[k, t]), float(oom_demand(np.float64(oom[k, t]))))
     cpu = history.cpu[container]
     cpu_rows = np.nansum(cpu, axis=0, keepdims=True) if shared_cpu else _filled(cpu)
     return cpu_rows, memory, peaks
