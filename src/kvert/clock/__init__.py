@@ -4,7 +4,7 @@
 take a Clock and never call ``time.time()`` or ``asyncio.sleep`` themselves.
 """
 
-from kvert.clock.base import Clock, WallClock, sleep_unless
+from kvert.clock.base import Clock, WallClock, sleep_unless, wait_event
 from kvert.clock.virtual import VirtualClock
 
-__all__ = ["Clock", "WallClock", "VirtualClock", "sleep_unless"]
+__all__ = ["Clock", "WallClock", "VirtualClock", "sleep_unless", "wait_event"]

@@ -26,6 +26,21 @@ class WallClock:
         await asyncio.sleep(max(0.0, seconds))
 
 
+async def wait_event(event: asyncio.Event, timeout: float | None) -> bool:
+    """Wait until ``event`` is set, or ``timeout`` seconds of the running loop's time (None: no
+    limit); True when it was set. A component's loop waits so, not with ``asyncio.wait_for``:
+    on Python 3.11 that returns normally when the event is set in the loop iteration that
+    cancels the waiter, and the cancellation is lost (the loop then waits forever)."""
+    if event.is_set():
+        return True
+    try:
+        async with asyncio.timeout(timeout):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True
+
+
 async def sleep_unless(clock: Clock, seconds: float, wake: asyncio.Event) -> None:
     """Wait ``seconds`` of ``clock``'s time, or less if ``wake`` is set (a component's
     interval, cut short by ``stop()``)."""

@@ -55,7 +55,7 @@ from kvert.api.meta import deep_copy, format_micro_time, format_time
 from kvert.api.pods import pod_requests, qos_class
 from kvert.client.events import EventRecorder
 from kvert.client.informer import Informer
-from kvert.clock import sleep_unless
+from kvert.clock import sleep_unless, wait_event
 from kvert.kubelet import admission as adm
 from kvert.kubelet import resize as rz
 from kvert.kubelet.allocatable import allocatable as node_allocatable
@@ -602,11 +602,7 @@ class NodeAgent:
             timeout = None
             if self._next_resize_retry:
                 timeout = max(0.0, self._next_resize_retry - self.clock.now())
-            if not self._dirty.is_set():
-                try:
-                    await asyncio.wait_for(self._dirty.wait(), timeout)
-                except asyncio.TimeoutError:
-                    pass
+            await wait_event(self._dirty, timeout)
             self._dirty.clear()
             try:
                 await self.reconcile()

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvert.api.errors import ApiError, Conflict, NotFound
+from kvert.clock import wait_event
 from kvert.api.meta import deep_copy, format_time, parse_time
 from kvert.kubelet import resize as rz
 from kvert.kubelet.checkpoint import Requirements
@@ -174,11 +175,7 @@ class PodWorker:
             timeout = None
             if ps.next_due is not None:
                 timeout = max(0.0, ps.next_due - clock.now())
-            if not ps.wake.is_set():
-                try:
-                    await asyncio.wait_for(ps.wake.wait(), timeout)
-                except asyncio.TimeoutError:
-                    pass
+            await wait_event(ps.wake, timeout)
             ps.wake.clear()
             try:
                 await self.sync()

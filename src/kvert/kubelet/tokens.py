@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
+from kvert.clock import wait_event
 from kvert.api.meta import parse_time
 
 log = logging.getLogger(__name__)
@@ -241,10 +242,7 @@ class ProjectedVolumes:
             due = self.next_refresh()
             timeout = None if due is None else max(0.0, due - self.clock.now())
             self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
-            except asyncio.TimeoutError:
-                pass
+            await wait_event(self._wake, timeout)
             await self.refresh_due()
 
 

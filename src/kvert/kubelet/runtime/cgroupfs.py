@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import kvert
+from kvert.clock import wait_event
 from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
                                         CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
@@ -425,14 +426,12 @@ class CgroupfsRuntime:
         if grace > 0:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(c.proc.pid, signal.SIGTERM)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(c.ended.wait(), grace)
+            await wait_event(c.ended, grace)
         if not c.ended.is_set():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(c.proc.pid, signal.SIGKILL)
             self.tree.kill(c.rel)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(c.ended.wait(), REAP_TIMEOUT)
+            await wait_event(c.ended, REAP_TIMEOUT)
 
     async def stop_container(self, container_id: str, timeout_seconds: int = 0) -> None:
         await self._kill(self._container(container_id), timeout_seconds)
