@@ -20,7 +20,7 @@ import yaml
 
 from kvert.vpa.aggregate import AggregateContainerState
 from kvert.vpa.estimators import get_confidence
-from kvert.cli import vpa_admission, vpa_components
+from kvert.cli import vpa_admission, vpa_components, vpa_tune
 from kvert.vpa.recommendation import (DEFAULT_CONFIG, ContainerRecommendation, container_policy,
                                       recommend_containers)
 from kvert.vpa.samples import COLUMNS, SampleError, Samples, read_samples
@@ -95,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=run_recommend)
     vpa_admission.register_subcommand(vsub)
     vpa_components.register(vsub)   # recommender, updater: against any API server
+    vpa_tune.register_subcommand(vsub)   # tune: recommender settings searched by simulation
 
 
 def _help(parser: argparse.ArgumentParser) -> int:
