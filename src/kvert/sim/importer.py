@@ -48,6 +48,7 @@ from kvert.sim.recorded import RecordedHistory
 from kvert.sim.scenario import ScenarioError, load_scenario
 from kvert.sim.tracefiles import write_history
 
+SafeDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 SCENARIO_FILE = "scenario.yaml"
 WARNINGS_FILE = "import-warnings.txt"
 MAX_TICK = 60.0
@@ -176,10 +177,10 @@ def import_scenario(snapshot_objects: dict[str, list[dict]], history: RecordedHi
             path.parent.mkdir(parents=True, exist_ok=True)
             write_history(path, u.history)
             traces += 1
-        (tmp / SCENARIO_FILE).write_text(yaml.safe_dump(doc, sort_keys=False, width=120))
+        (tmp / SCENARIO_FILE).write_text(yaml.dump(doc, Dumper=SafeDumper, sort_keys=False, width=120))
         (tmp / WARNINGS_FILE).write_text("".join(f"{w}\n" for w in warnings))
         try:
-            load_scenario(tmp / SCENARIO_FILE)          # what kvert simulate will check
+            load_scenario(tmp / SCENARIO_FILE, read_traces=False)   # what kvert simulate will check
         except ScenarioError as e:
             raise ScenarioImportError(f"the imported scenario does not hold ({e}); nothing was written") from None
         _replace(tmp, out_dir, force)

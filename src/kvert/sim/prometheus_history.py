@@ -91,6 +91,7 @@ from kvert.vpa.history import (
     QUERY_RANGE_PATH,
     counter_increases,
     format_duration,
+    gc_paused,
     parse_duration,
     parse_matrix,
     prometheus_get,
@@ -263,7 +264,10 @@ async def read_prometheus(url: str, *, start: float, end: float, step: float, la
     client_timeout = aiohttp.ClientTimeout(total=float(timeout))
     async with aiohttp.ClientSession(timeout=client_timeout, headers=dict(headers or {})) as session:
         reader.session = session
-        return await reader.run()
+        # the collector paused for the whole read: between an answer's decoding and its copy
+        # into the arrays, a collection would walk its millions of fresh objects each time
+        with gc_paused():
+            return await reader.run()
 
 
 class _Reader:

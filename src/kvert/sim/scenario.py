@@ -123,6 +123,9 @@ from typing import Any
 
 import yaml
 
+# libyaml's loader where PyYAML has it (an imported scenario of 2 000 workloads is megabytes)
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 from kvert.api.defaults import default_horizontal_pod_autoscaler
 from kvert.api.kinds import for_object
 from kvert.api.meta import parse_time
@@ -135,7 +138,7 @@ from kvert.kubelet.usage import USAGE_ANNOTATION, UsageError, parse_container_us
 from kvert.sim.nodepools import NodePool, parse_pools
 from kvert.sim.scenario_fields import (ScenarioError, as_mapping, check_keys, dns_label, duration, required,
                                        resource_list)
-from kvert.sim.tracefiles import TraceFileError, load_bank, read_history
+from kvert.sim.tracefiles import TraceFileError, load_bank, read_layout
 from kvert.sim.traces import TraceError, trace_usage
 from kvert.vpa.recommendation import DEFAULT_CONFIG, RecommenderConfig
 
@@ -828,31 +831,37 @@ def _label(w: Workload) -> None:
             selector["matchLabels"][WORKLOAD_LABEL] = w.key
 
 
-def _bank(workloads: list[Workload], start: float | None) -> tuple[TraceBank | None, float | None]:
+def _bank(workloads: list[Workload], start: float | None, read_traces: bool) -> tuple[TraceBank | None, float | None]:
     """The recorded usage of the workloads with a history; their containers' usage entries
-    name it (``series``) unless they give their own cpu, memory or replay."""
+    name it (``series``) unless they give their own cpu, memory or replay. Without
+    ``read_traces`` only the files' footers are checked (no bank)."""
     recorded = [(i, w) for i, w in enumerate(workloads) if w.history is not None]
     if not recorded:
         return None, start
-    histories = []
+    entries = []
     for i, w in recorded:
         try:
-            h = read_history(w.history)
+            layout = read_layout(w.history)
         except TraceFileError as e:
             raise ScenarioError(f"workloads[{i}].history: {e}") from None
-        first = histories[0][1] if histories else None
-        if first is not None and (h.step != first.step or abs(h.start - first.start) > 1e-6):
-            raise ScenarioError(f"workloads[{i}].history: {w.history} is on another time grid (start {h.start:.0f}, "
-                                f"step {h.step:g}s) than the first history's (start {first.start:.0f}, step "
-                                f"{first.step:g}s)")
-        missing = [c for c in h.containers if c not in w.containers and c not in _init_names(w)]
+        first = entries[0][1] if entries else None
+        if first is not None and (layout.step != first.step or abs(layout.start - first.start) > 1e-6):
+            raise ScenarioError(f"workloads[{i}].history: {w.history} is on another time grid (start "
+                                f"{layout.start:.0f}, step {layout.step:g}s) than the first history's (start "
+                                f"{first.start:.0f}, step {first.step:g}s)")
+        missing = [c for c in layout.containers if c not in w.containers and c not in _init_names(w)]
         if missing:
             raise ScenarioError(f"workloads[{i}].history: {w.history} records container {missing[0]!r}, which the "
                                 f"workload does not have (it has {', '.join(w.containers)})")
-        histories.append((w.key, h, "cpu" in w.shared, w.kind == "StatefulSet"))
-        _series_usage(w, h.containers)
-    bank = load_bank(histories)
-    return bank, start if start is not None else histories[0][1].start
+        entries.append((w.key, layout, "cpu" in w.shared, w.kind == "StatefulSet"))
+        _series_usage(w, layout.containers)
+    start = start if start is not None else entries[0][1].start
+    if not read_traces:
+        return None, start
+    try:
+        return load_bank(entries), start
+    except TraceFileError as e:
+        raise ScenarioError(f"workloads history: {e}") from None
 
 
 def _init_names(w: Workload) -> list[str]:
@@ -871,9 +880,11 @@ def _series_usage(w: Workload, containers: list[str]) -> None:
     annotations[USAGE_ANNOTATION] = json.dumps(usage, sort_keys=True)
 
 
-def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".") -> Scenario:
+def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".", read_traces: bool = True) -> Scenario:
     """``base_dir``: where relative trace file names are looked up (the scenario file's
-    directory when loaded with ``load_scenario``)."""
+    directory when loaded with ``load_scenario``). ``read_traces=False`` checks the workloads'
+    trace files by their footers only and leaves the scenario without its recorded usage (what
+    the importer's check of its own output needs)."""
     doc = as_mapping(doc, "scenario")
     check_keys(doc, SCENARIO_KEYS, "")
     dur = duration(required(doc, "duration", ""), "duration")
@@ -925,21 +936,21 @@ def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".") -
             if problems:
                 raise ScenarioError(f"workloads[{i}].vpa.annotations: with policies[{j}] ({p.name!r}): "
                                     f"{problems[0]}")
-    bank, start = _bank(workloads, _start(doc.get("start")))
+    bank, start = _bank(workloads, _start(doc.get("start")), read_traces)
     return Scenario(name=str(doc.get("name") or name or "scenario"), duration=dur, seed=seed, tick=tick,
                     sample_interval=sample, pools=pools, workloads=workloads, policies=policies,
                     vpa_template=dict(template), source=doc, start=start, objects=objects, bank=bank,
                     prices=_prices(doc.get("prices")))
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path, *, read_traces: bool = True) -> Scenario:
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as e:
         raise ScenarioError(f"{path}: {e.strerror or e}") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=SafeLoader)
     except yaml.YAMLError as e:
         raise ScenarioError(f"{path}: invalid YAML: {e}") from None
-    return parse_scenario(doc, name=path.stem, base_dir=path.parent)
+    return parse_scenario(doc, name=path.stem, base_dir=path.parent, read_traces=read_traces)

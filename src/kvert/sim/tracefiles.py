@@ -82,7 +82,53 @@ def write_history(path: Path, history: WorkloadHistory) -> None:
     meta = {"kvert.step": repr(float(history.step)), "kvert.start": repr(float(history.start)),
             "kvert.slots": str(history.slots), "kvert.containers": json.dumps(history.containers)}
     table = table.replace_schema_metadata({k.encode(): v.encode() for k, v in meta.items()})
-    pq.write_table(table, path, compression="zstd")
+    # no dictionary pages: the values of a float column are nearly all distinct (three times
+    # slower to write, half again as large); the byte-stream split compresses floats better
+    pq.write_table(table, path, compression="zstd", use_dictionary=False, use_byte_stream_split=True)
+
+
+@dataclass
+class TraceLayout:
+    """What a trace file holds, from its metadata alone (no data read)."""
+    path: Path
+    start: float
+    step: float
+    slots: int
+    containers: list[str]
+    steps: int
+
+
+def _metadata(path: Path, meta: dict[str, str], rows: int, names: set[str]) -> TraceLayout:
+    try:
+        step, start = float(meta["kvert.step"]), float(meta["kvert.start"])
+        slots = int(meta["kvert.slots"])
+        containers = json.loads(meta["kvert.containers"])
+    except (KeyError, ValueError) as e:
+        raise TraceFileError(f"{path}: not a kvert trace file (its metadata lacks {e})") from None
+    if step <= 0 or slots < 1 or not containers or rows == 0:
+        raise TraceFileError(f"{path}: empty trace (step {step:g}, {slots} slots, {rows} steps)")
+    for c in containers:
+        for part in ("cpu", "memory", "oom"):
+            missing = [f"{part}/{c}/{k}" for k in range(slots) if f"{part}/{c}/{k}" not in names]
+            if missing:
+                raise TraceFileError(f"{path}: column {missing[0]!r} is missing")
+    return TraceLayout(path, start, step, slots, list(containers), rows)
+
+
+def read_layout(path: Path) -> TraceLayout:
+    """A trace file's grid, slots and containers from its Parquet footer. Raises TraceFileError."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        footer = pq.read_metadata(path)
+    except FileNotFoundError:
+        raise TraceFileError(f"{path}: no such file") from None
+    except (OSError, pa.ArrowException) as e:
+        raise TraceFileError(f"{path}: not a readable Parquet trace file ({e})") from None
+    schema = footer.schema.to_arrow_schema()
+    meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
+    return _metadata(path, meta, footer.num_rows, set(schema.names))
 
 
 def read_history(path: Path) -> WorkloadHistory:
@@ -97,24 +143,14 @@ def read_history(path: Path) -> WorkloadHistory:
     except (OSError, pa.ArrowException) as e:
         raise TraceFileError(f"{path}: not a readable Parquet trace file ({e})") from None
     meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
-    try:
-        step, start = float(meta["kvert.step"]), float(meta["kvert.start"])
-        slots = int(meta["kvert.slots"])
-        containers = json.loads(meta["kvert.containers"])
-    except (KeyError, ValueError) as e:
-        raise TraceFileError(f"{path}: not a kvert trace file (its metadata lacks {e})") from None
-    if step <= 0 or slots < 1 or not containers or table.num_rows == 0:
-        raise TraceFileError(f"{path}: empty trace (step {step:g}, {slots} slots, {table.num_rows} steps)")
-    names = set(table.column_names)
+    layout = _metadata(path, meta, table.num_rows, set(table.column_names))
+    slots, containers = layout.slots, layout.containers
     out: dict[str, dict[str, np.ndarray]] = {"cpu": {}, "memory": {}, "oom": {}}
     for c in containers:
         for part in ("cpu", "memory", "oom"):
-            missing = [f"{part}/{c}/{k}" for k in range(slots) if f"{part}/{c}/{k}" not in names]
-            if missing:
-                raise TraceFileError(f"{path}: column {missing[0]!r} is missing")
             out[part][c] = np.stack([table.column(f"{part}/{c}/{k}").to_numpy(zero_copy_only=False)
                                      for k in range(slots)]).astype(np.float32, copy=False)
-    return WorkloadHistory(start, step, list(containers), out["cpu"], out["memory"], out["oom"])
+    return WorkloadHistory(layout.start, layout.step, list(containers), out["cpu"], out["memory"], out["oom"])
 
 
 def oom_demand(limit: np.ndarray) -> np.ndarray:
@@ -155,39 +191,45 @@ def replay_arrays(history: WorkloadHistory, container: str, shared_cpu: bool
     return cpu_rows, memory, peaks
 
 
-def load_bank(histories: list[tuple[str, WorkloadHistory, bool, bool]]) -> TraceBank:
-    """One bank from (group key, history, shared cpu, ordinal slots) per workload; every
-    history on the same grid (the scenario's, checked by the caller)."""
-    if not histories:
+def load_bank(entries: list[tuple[str, TraceLayout, bool, bool]]) -> TraceBank:
+    """One bank from (group key, layout, shared cpu, ordinal slots) per workload, every layout on
+    one grid (checked by the caller). The bank's matrices are allocated once and each file is
+    read, filled in and copied into its rows in turn, so loading holds one workload's arrays
+    beside the bank, not every workload's."""
+    if not entries:
         raise ValueError("no histories")
-    step = histories[0][1].step
-    start = histories[0][1].start
-    cpu_parts: list[np.ndarray] = []
-    memory_parts: list[np.ndarray] = []
+    first = entries[0][1]
+    width = max(layout.steps for _, layout, _, _ in entries)
     groups = []
-    peaks: dict[tuple[int, int], float] = {}
-    cpu_row = memory_row = 0
-    for key, history, shared, ordinal in histories:
+    cpu_rows_total = memory_rows_total = 0
+    for key, layout, shared, ordinal in entries:
         cpu_rows: dict[str, int] = {}
         memory_rows: dict[str, int] = {}
+        for c in layout.containers:
+            cpu_rows[c], memory_rows[c] = cpu_rows_total, memory_rows_total
+            cpu_rows_total += 1 if shared else layout.slots
+            memory_rows_total += layout.slots
+        groups.append(TraceGroup(key, layout.slots, cpu_rows, memory_rows, shared_cpu=shared, ordinal=ordinal))
+    cpu = np.empty((cpu_rows_total, width), dtype=np.float32)
+    memory = np.empty((memory_rows_total, width), dtype=np.float32)
+    peaks: dict[tuple[int, int], float] = {}
+
+    def put(into: np.ndarray, row: int, values: np.ndarray) -> None:
+        n = values.shape[1]
+        into[row:row + values.shape[0], :n] = values
+        if n < width:                       # a shorter file holds its last step to the longest's end
+            into[row:row + values.shape[0], n:] = values[:, -1:]
+
+    for (key, layout, shared, _), group in zip(entries, groups):
+        history = read_history(layout.path)
         for c in history.containers:
-            cpu, memory, own = replay_arrays(history, c, shared)
-            peaks.update({(memory_row + k, t): v for (k, t), v in own.items()})
-            cpu_rows[c], memory_rows[c] = cpu_row, memory_row
-            cpu_parts.append(cpu)
-            memory_parts.append(memory)
-            cpu_row += cpu.shape[0]
-            memory_row += memory.shape[0]
-        groups.append(TraceGroup(key, history.slots, cpu_rows, memory_rows, shared_cpu=shared, ordinal=ordinal))
-    width = max(h.steps for _, h, _, _ in histories)
-
-    def padded(parts: list[np.ndarray]) -> np.ndarray:
-        # a shorter file holds its last step to the longest's end
-        return np.concatenate([p if p.shape[1] == width else np.concatenate(
-            [p, np.repeat(p[:, -1:], width - p.shape[1], axis=1)], axis=1) for p in parts]).astype(np.float32)
-
-    return TraceBank(step, padded(cpu_parts), padded(memory_parts), groups, origin=start, peaks=peaks)
+            c_rows, m_rows, own = replay_arrays(history, c, shared)
+            put(cpu, group.cpu_rows[c], c_rows)
+            put(memory, group.memory_rows[c], m_rows)
+            peaks.update({(group.memory_rows[c] + k, t): v for (k, t), v in own.items()})
+        del history
+    return TraceBank(first.step, cpu, memory, groups, origin=first.start, peaks=peaks)
 
 
-__all__ = ["OOM_BUMP_RATIO", "OOM_MIN_BUMP_BYTES", "TraceFileError", "WorkloadHistory", "load_bank",
-           "oom_demand", "read_history", "replay_arrays", "write_history"]
+__all__ = ["OOM_BUMP_RATIO", "OOM_MIN_BUMP_BYTES", "TraceFileError", "TraceLayout", "WorkloadHistory", "load_bank",
+           "oom_demand", "read_history", "read_layout", "replay_arrays", "write_history"]

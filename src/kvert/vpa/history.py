@@ -411,7 +411,7 @@ def _num(value: float) -> str:
 # -- Prometheus' HTTP API, shared with kvert.sim.prometheus_history ---------------------------------
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """The garbage collector paused: a matrix answer is millions of small lists, whose making
     and walking would otherwise set off collection after collection."""
     enabled = gc.isenabled()
@@ -427,7 +427,7 @@ def _loads(body: bytes) -> Any:
     """JSON from bytes, fast (orjson, the collector paused)."""
     import orjson
 
-    with _gc_paused():
+    with gc_paused():
         return orjson.loads(body)
 
 
@@ -510,7 +510,7 @@ def parse_matrix(result: list, url: str, what: str, key_labels: Sequence[str] | 
     ``lengths[i]`` samples come next in ``times``/``values`` (float64; the answer's values are
     strings: ``"0.25"``, ``"NaN"``, ``"+Inf"``). Raises ``error`` naming ``url`` and ``what`` for
     a series that is not ``{metric, values}``, lacks a key label or has a bad sample."""
-    with _gc_paused():
+    with gc_paused():
         return _parse_matrix(result, url, what, key_labels, error)
 
 
@@ -661,7 +661,7 @@ def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targ
     return assigned, dropped
 
 
-__all__ = ["DEFAULT_HISTORY_LENGTH", "DEFAULT_RESOLUTION", "DEFAULT_TIMEOUT", "FileHistory", "History", "HistoryError",
+__all__ = ["DEFAULT_HISTORY_LENGTH", "DEFAULT_RESOLUTION", "DEFAULT_TIMEOUT", "FileHistory", "History", "HistoryError", "gc_paused",
            "HistoryKey", "HistoryProvider", "MAX_STEPS_PER_QUERY", "PrometheusHistory", "concat_samples",
            "container_samples", "counter_increases", "format_duration", "history_provider", "match_history",
            "name_pattern", "owns_by_name", "parse_duration", "parse_matrix", "prometheus_get", "promql_string",
