@@ -20,7 +20,7 @@ def test_demo_compares_policies_and_in_place_has_no_restarts(tmp_path, capsys):
     in_place = out.split("== InPlaceOrRecreate ==")[1].split("==")[0]
     assert "requests per pod ->" in in_place
     doc = json.loads((tmp_path / "report.json").read_text())
-    totals = {p["name"]: p["metrics"]["totals"] for p in doc["policies"]}
+    totals = {p["name"]: p["metrics"]["totals"] for p in doc["results"]}
     assert list(totals) == list(POLICIES)
     assert totals["InPlaceOrRecreate"]["container_restarts"] == 0
     assert totals["InPlaceOrRecreate"]["evictions"] == 0 and totals["InPlaceOrRecreate"]["in_place_resizes"] > 0

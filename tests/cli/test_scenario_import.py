@@ -50,6 +50,8 @@ def test_a_samples_file_imports_and_simulates(tmp_path):
     assert "imported 2 workloads on 2 nodes (2 with recorded usage)" in result.stdout
     # the gap is named with the series and what was assumed
     assert any("db-0" in line and "held" in line for line in result.stderr.splitlines()), result.stderr
+    # the StatefulSet runs 2 replicas, the history had one pod: said, with what is replayed
+    assert "StatefulSet shop/db: the snapshot asks for 2 replicas, the history had at most 1" in result.stderr
     doc = yaml.safe_load((tmp_path / "replay" / "scenario.yaml").read_text())
     assert doc["duration"] == "7200s" and doc["sampleInterval"] == "60s"
     report = tmp_path / "report"

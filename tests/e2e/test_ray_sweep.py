@@ -137,5 +137,5 @@ def test_simulate_with_ray_gives_the_report_of_two_local_processes(ray_address, 
         doc.pop("run")                                   # wall time
         docs.append(doc)
     assert docs[0] == docs[1]
-    assert [p["name"] for p in docs[0]["policies"]] == ["no VPA", "Recreate", "InPlaceOrRecreate"]
-    assert all(p["seeds"]["seeds"] == [21, 22] for p in docs[0]["policies"])
+    assert docs[0]["policies"] == ["no VPA", "Recreate", "InPlaceOrRecreate"]
+    assert all(p["seeds"]["seeds"] == [21, 22] for p in docs[0]["results"])

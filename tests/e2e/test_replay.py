@@ -151,7 +151,7 @@ def test_replay_a_recorded_cluster(tmp_path, kubectl_binary):
           "--policy", "InPlaceOrRecreate", "--policy", "InPlaceOrRecreate, min 1 replica",
           "--json-only", "--no-progress", "-o", str(out))
     report = json.loads((out / "report.json").read_text())
-    assert report["policies"][0]["name"] == "as is"
+    assert report["policies"] == ["as is", "no VPA", "InPlaceOrRecreate", "InPlaceOrRecreate, min 1 replica"]
     fidelity = {e["workload"]: e for e in report["replay_fidelity"]}
     assert set(fidelity) == {"web", "db", "worker", "report"}
     for name in ("web", "db", "worker"):
@@ -164,7 +164,7 @@ def test_replay_a_recorded_cluster(tmp_path, kubectl_binary):
         assert abs(e["replayed"]["oom_kills"] - want["oom_kills"]) <= 1, name
     assert expected["worker"]["oom_kills"] >= 3
 
-    by_policy = {p["name"]: p for p in report["policies"]}
+    by_policy = {p["name"]: p for p in report["results"]}
     requests = {name: {w: float(np.mean(s["cpu_request"])) for w, s in p["series"]["workloads"].items()}
                 for name, p in by_policy.items()}
     # no VPA in the snapshot controls requests: as is and no VPA ask for the same

@@ -89,8 +89,8 @@ def test_report_files_written_and_html_self_contained(tmp_path, none_run):
     paths = write_report(doc, tmp_path / "out")
     assert [p.name for p in paths] == ["report.json", "report.html"]
     loaded = json.loads(paths[0].read_text())
-    assert loaded["policies"][0]["metrics"]["totals"]["oom_kills"] >= 2
-    assert loaded["policies"][1]["skipped"]
+    assert loaded["results"][0]["metrics"]["totals"]["oom_kills"] >= 2
+    assert loaded["results"][1]["skipped"]
     text = paths[1].read_text()
     assert text.startswith("<!DOCTYPE html>") and "<svg" in text and "web" in text and "leak" in text
     for external in ("<script", "<link", "src=", "http://", "https://", "url("):

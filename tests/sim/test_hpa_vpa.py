@@ -277,7 +277,7 @@ def test_an_hpa_and_a_vpa_both_on_cpu_are_reported_and_hpa_none_leaves_it_out():
     assert condition["status"] == "True" and condition["reason"] == CONFLICT_REASON
     assert condition["message"].startswith("VerticalPodAutoscaler web also sets the cpu requests of Deployment/web")
     doc_ = report_json(scn, [both])
-    assert doc_["policies"][0]["hpa"]["web"]["status"]["conditions"]
+    assert doc_["results"][0]["hpa"]["web"]["status"]["conditions"]
     page = report_html(doc_)
     assert "Horizontal scaling of web" in page and CONFLICT in page
     alone = run_policy(scn, scn.policies[1])

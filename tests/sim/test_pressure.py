@@ -38,6 +38,6 @@ def test_growth_past_the_threshold_is_evicted_and_a_leak_oom_killed_with_times()
     assert run.counters["bloat"]["evictions"] == 1 and run.counters["bloat"]["node_pressure_evictions"] == 1
     assert run.counters["steady"]["evictions"] == 0 and run.counters["steady"]["oom_kills"] == 0
     doc = report_json(scn, [run])
-    assert doc["policies"][0]["events"] == events
+    assert doc["results"][0]["events"] == events
     page = report_html(doc)
     assert "Evictions and OOM kills" in page and "day 1 03:" in page and "container limit" in page

@@ -107,7 +107,7 @@ def test_requests_only_is_suggested_where_a_scaled_cpu_limit_throttled():
 def test_json_keeps_every_figure_and_html_draws_them(tmp_path):
     scn = scenario()
     doc = json.loads(json.dumps(report_json(scn, [run("no VPA", None), run(demand=[0, 1500, 1500, 1500])])))
-    entry = doc["policies"][1]
+    entry = doc["results"][1]
     assert entry["recommendation_history"]["batch"]["worker"][1]["target"] == {"cpu": 1100, "memory": 140 * MI}
     assert entry["breakdowns"]["batch"]["restarts_by_cause"] == {"Completed": 1, "OOMKilled": 2}
     assert entry["series"]["workloads"]["batch"]["cpu_demand"] == [0, 1500, 1500, 1500]

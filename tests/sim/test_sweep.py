@@ -171,7 +171,7 @@ def test_simulate_a_directory_with_seeds_in_two_processes(tmp_path, capsys):
     assert "4 simulations (2 policies x 2 seeds)" in printed and "over 2 seeds (5..6)" in printed
     doc = json.loads((out / "report.json").read_text())
     assert doc["scenario"]["seed"] == 5 and doc["seeds"]["seeds"] == [5, 6]
-    for policy in doc["policies"]:
+    for policy in doc["results"]:
         stats = policy["seeds"]
         assert [row["seed"] for row in stats["per_seed"]] == [5, 6]
         assert stats["per_seed"][0]["totals"] == policy["metrics"]["totals"]      # the page's seed

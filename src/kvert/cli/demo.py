@@ -132,7 +132,7 @@ def _comparison(doc: dict) -> None:
             ("evictions", "evictions"), ("in_place_resizes", "in-place resizes"),
             ("container_restarts", "restarts"), ("pending_pod_seconds", "pending pod-s"))
     print("\ncomparison (slack = requests minus use, integrated; negative = under-provisioned)")
-    policies = [p for p in doc["policies"] if not p.get("skipped")]
+    policies = [p for p in doc["results"] if not p.get("skipped")]
     width = max([14] + [len(p["name"]) + 2 for p in policies])
     print(f"  {'':<22}" + "".join(f"{p['name']:>{width}}" for p in policies))
     for key, label in keys:

@@ -147,10 +147,12 @@ def run(args: argparse.Namespace) -> int:
               "oom_kills": "OOM kills", "evictions": "evictions", "in_place_resizes": "resizes",
               "container_restarts": "restarts", "pending_pod_seconds": "pending pod-s"}
     width = max([len(r.policy) for r in runs] + [8])
+    if doc.get("replay_fidelity"):
+        _print_fidelity(doc["replay_fidelity"])
     if len(seeds) > 1:
         print(f"seed {seeds[0]}:")
     print(f"{'policy':<{width}}  " + "  ".join(f"{labels[k]:>15}" for k in keys))
-    for entry in doc["policies"]:
+    for entry in doc["results"]:
         if entry.get("skipped"):
             print(f"{entry['name']:<{width}}  skipped: {entry['skipped']}")
             continue
@@ -158,9 +160,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"{entry['name']:<{width}}  " + "  ".join(f"{totals[k]:>15.4g}" for k in keys))
     if len(seeds) > 1:
         print(sweep.seeds_table_text(doc, [(k, labels[k]) for k in keys]))
-    for entry in doc["policies"]:
+    for entry in doc["results"]:
         for advice in entry.get("suggestions") or []:
             print(f"suggestion ({entry['name']}): {advice['text']}")
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def _print_fidelity(entries: list[dict]) -> None:
+    """The replay's fidelity, recorded vs replayed per workload (the workloads that do not hold first)."""
+    held = sum(1 for e in entries if e["within"])
+    print(f"replay fidelity ('as is' vs the recorded history): {held} of {len(entries)} workloads within 5% of "
+          "mean CPU and memory and one OOM kill")
+    width = max(len(f"{e['namespace']}/{e['workload']}") for e in entries)
+    print(f"  {'workload':<{width}}  {'cpu cores':>19}  {'memory GiB':>19}  {'OOM kills':>11}  {'restarts':>11}")
+    for e in sorted(entries, key=lambda e: (e["within"], e["namespace"], e["workload"]))[:20]:
+        rec, rep = e["recorded"], e["replayed"]
+        name = f"{e['namespace']}/{e['workload']}"
+        print(f"  {name:<{width}}  {rec['cpu_cores_mean']:>9.3g} {rep['cpu_cores_mean']:>9.3g}  "
+              f"{rec['memory_bytes_mean'] / 2**30:>9.3g} {rep['memory_bytes_mean'] / 2**30:>9.3g}  "
+              f"{rec['oom_kills']:>5} {rep['oom_kills']:>5}  {rec['restarts']:>5} {rep['restarts']:>5}"
+              f"{'' if e['within'] else '   <-- off'}")
+    if len(entries) > 20:
+        print(f"  ... {len(entries) - 20} more in report.json (replay_fidelity)")

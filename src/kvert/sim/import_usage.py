@@ -229,6 +229,11 @@ def _workload_usage(usage: WorkloadUsage, pods: list[_Pod], history: RecordedHis
         warnings.append(f"{w.ref}: usage recorded only until {_window_time(history, last + 1)} "
                         f"({_span((steps - 1 - last) * history.step)} before the end); after it, its last values "
                         "are held")
+    replicas = (w.manifest.get("spec") or {}).get("replicas", 1) if w.kind in ("Deployment", "StatefulSet",
+                                                                               "ReplicaSet") else None
+    if isinstance(replicas, int) and replicas > slots:
+        warnings.append(f"{w.ref}: the snapshot asks for {replicas} replicas, the history had at most {slots} pods at "
+                        f"a time; the other replicas replay the mean of those that ran")
     if w.kind in ("Job", "CronJob"):
         usage.exit_after = float(np.median([(p.last - p.first + 1) * history.step for p in pods]))
 

@@ -1,7 +1,9 @@
 """Simulation reports: JSON, and a self-contained HTML page with inline SVG plots.
 
-``report_json(scenario, runs)`` is the machine-readable result: the scenario summary, and
-per policy its metrics (totals and per workload), its breakdowns by cause (OOM kills with
+``report_json(scenario, runs)`` is the machine-readable result (version 2): the scenario
+summary, ``policies`` (the names of the policies compared, "as is" first when the scenario
+replays a recorded cluster), ``replay_fidelity`` (``kvert.sim.fidelity``, imported scenarios)
+and ``results``, one entry per policy in that order: its metrics (totals and per workload), its breakdowns by cause (OOM kills with
 their times, restarts, evictions, pending time), its recommendation history per container,
 its suggestions and its sampled series. ``write_report`` writes ``report.json`` and (unless
 ``json_only``) ``report.html`` into a directory. The HTML uses no external scripts, styles,
@@ -26,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kvert.sim.engine import SERIES, PolicyRun
-from kvert.sim.fidelity import TOLERANCE, replay_fidelity
+from kvert.sim.fidelity import TOLERANCE, as_is_policy, replay_fidelity
 from kvert.sim.metrics import (CLUSTER_METRICS, METRICS, OPTIONAL_METRICS, PERCENT_METRICS, policy_breakdowns,
                                policy_metrics)
 from kvert.sim.rollup import rollup
@@ -110,8 +112,11 @@ def report_json(scn: Scenario, runs: list[PolicyRun], *, wall_seconds: float | N
         entry["events"] = run.events
         entry["rollup"] = rollup(scn, run)
         policies.append(entry)
-    doc: dict[str, Any] = {"kind": "SimulationReport", "version": 1, "scenario": _scenario_summary(scn),
-                           "policies": policies}
+    # "as is" (the recorded cluster replayed) first: the what-ifs are read against it
+    first = as_is_policy(scn)
+    policies.sort(key=lambda entry: entry["name"] != first)
+    doc: dict[str, Any] = {"kind": "SimulationReport", "version": 2, "scenario": _scenario_summary(scn),
+                           "policies": [entry["name"] for entry in policies], "results": policies}
     fidelity = replay_fidelity(scn, runs)
     if fidelity:
         doc["replay_fidelity"] = fidelity
@@ -270,7 +275,7 @@ def _shown_metrics(runs: list[dict], *groups: tuple) -> list[tuple[str, str]]:
 
 
 def _metrics_table(doc: dict) -> str:
-    runs = [p for p in doc["policies"] if not p.get("skipped")]
+    runs = [p for p in doc["results"] if not p.get("skipped")]
     head = "".join(f"<th>{html.escape(p['name'])}</th>" for p in runs)
     rows = []
     for key, label in _shown_metrics(runs, PERCENT_METRICS, METRICS, CLUSTER_METRICS):
@@ -281,7 +286,7 @@ def _metrics_table(doc: dict) -> str:
 
 
 def _workload_table(doc: dict, workload: str) -> str:
-    runs = [p for p in doc["policies"] if not p.get("skipped")]
+    runs = [p for p in doc["results"] if not p.get("skipped")]
     head = "".join(f"<th>{html.escape(p['name'])}</th>" for p in runs)
     rows = []
     for key, label in _shown_metrics(runs, PERCENT_METRICS, METRICS):
@@ -402,7 +407,7 @@ def _hpa_section(doc: dict, workload: dict) -> str:
     utilization, the VPA conflict; and the replicas of every policy on one chart."""
     from kvert.controllers.vpaconflict import CONFLICT
     name = workload["name"]
-    runs = [p for p in doc["policies"] if not p.get("skipped")]
+    runs = [p for p in doc["results"] if not p.get("skipped")]
     rows, lines = [], []
     for i, p in enumerate(runs):
         series = p["series"]["workloads"].get(name) or {}
@@ -513,7 +518,7 @@ def _shown_workloads(doc: dict) -> list[dict]:
     workloads = doc["scenario"]["workloads"]
     if len(workloads) <= MAX_WORKLOADS_SHOWN:
         return workloads
-    runs = [p for p in doc["policies"] if not p.get("skipped")]
+    runs = [p for p in doc["results"] if not p.get("skipped")]
 
     def weight(w: dict) -> float:
         figures = [p["metrics"]["workloads"].get(w["name"], {}) for p in runs]
@@ -524,7 +529,7 @@ def _shown_workloads(doc: dict) -> list[dict]:
 
 def report_html(doc: dict) -> str:
     scn = doc["scenario"]
-    runs = [p for p in doc["policies"] if not p.get("skipped")]
+    runs = [p for p in doc["results"] if not p.get("skipped")]
     parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>kvert simulation: "
              f"{html.escape(scn['name'])}</title><style>{CSS}</style></head><body>",
              f"<h1>kvert simulation: {html.escape(scn['name'])}</h1>",
@@ -533,7 +538,7 @@ def report_html(doc: dict) -> str:
              f"{scn['nodes']['count']} nodes; workloads: "
              + ", ".join(f"<code>{html.escape(w['name'])}</code> ({w['replicas']} replicas)" for w in scn["workloads"])
              + ".</p>"]
-    for p in doc["policies"]:
+    for p in doc["results"]:
         if p.get("skipped"):
             parts.append(f"<p class=\"skipped\">Policy <code>{html.escape(p['name'])}</code> skipped: "
                          f"{html.escape(p['skipped'])}</p>")

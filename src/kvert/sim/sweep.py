@@ -748,7 +748,7 @@ def add_seed_statistics(doc: dict, results: Sequence[JobResult]) -> dict:
         if not r.skipped:
             by_policy.setdefault(r.policy, []).append((r.seed, r.metrics["totals"]))
     seeds = sorted({r.seed for r in results})
-    for entry in doc.get("policies") or []:
+    for entry in doc.get("results") or []:
         rows = sorted(by_policy.get(entry["name"], []), key=lambda row: row[0])
         if rows:
             entry["seeds"] = seed_statistics(rows)
@@ -783,7 +783,7 @@ def _plus_minus(stats: dict, key: str) -> str:
 def seeds_table_text(doc: dict, figures: Sequence[tuple[str, str]] = SEED_FIGURES, column: int = 15) -> str:
     """The means ± the 95% intervals' half-widths of a report document's policies, a table."""
     seeds = (doc.get("seeds") or {}).get("seeds") or []
-    rows = [p for p in doc.get("policies") or [] if p.get("seeds")]
+    rows = [p for p in doc.get("results") or [] if p.get("seeds")]
     if not seeds or not rows:
         return ""
     width = max([len(p["name"]) for p in rows] + [8])
@@ -798,7 +798,7 @@ def seeds_table_text(doc: dict, figures: Sequence[tuple[str, str]] = SEED_FIGURE
 def seeds_table_html(doc: dict) -> str:
     info = doc.get("seeds") or {}
     seeds = info.get("seeds") or []
-    rows = [p for p in doc.get("policies") or [] if p.get("seeds")]
+    rows = [p for p in doc.get("results") or [] if p.get("seeds")]
     if not seeds or not rows:
         return ""
     head = "".join(f"<th>{html.escape(label)}</th>" for _, label in SEED_FIGURES)
