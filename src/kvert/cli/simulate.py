@@ -82,14 +82,10 @@ def run(args: argparse.Namespace) -> int:
     from kvert.sim import sweep
     from kvert.sim.engine import SimulationError
     from kvert.sim.report import report_json, write_report
-    from kvert.sim.scenario import ScenarioError, duration
+    from kvert.sim.scenario import ScenarioError
 
     try:
-        scn = sweep.load(args.scenario)
-        if args.duration:
-            scn.duration = duration(args.duration, "--duration")
-        if args.seed is not None:
-            scn.seed = args.seed
+        scn = sweep.load(args.scenario, duration=args.duration, seed=args.seed)
     except ScenarioError as e:
         print(f"error: {args.scenario}: {e}", file=sys.stderr)
         return 2

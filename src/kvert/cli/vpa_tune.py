@@ -112,15 +112,11 @@ def register_subcommand(vsub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from kvert.clock import WallClock
     from kvert.sim import sweep
-    from kvert.sim.scenario import ScenarioError, duration
+    from kvert.sim.scenario import ScenarioError
     from kvert.sim.tune import TuneError, TuneOptions, format_result, tune, vpa_yaml
 
     try:
-        scn = sweep.load(args.scenario)
-        if args.duration:
-            scn.duration = duration(args.duration, "--duration")
-        if args.seed is not None:
-            scn.seed = args.seed
+        scn = sweep.load(args.scenario, duration=args.duration, seed=args.seed)
     except ScenarioError as e:
         print(f"error: {args.scenario}: {e}", file=sys.stderr)
         return 2

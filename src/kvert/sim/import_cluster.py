@@ -32,7 +32,7 @@ import copy
 from dataclasses import dataclass, field
 
 from kvert.api.quantity import to_int
-from kvert.sim.scenario import HPA_TARGET_KINDS, VPA_TARGET_KINDS, WORKLOAD_KINDS
+from kvert.sim.scenario import HPA_TARGET_KINDS, VPA_TARGET_KINDS, WORKLOAD_KINDS, pod_template
 
 KUBELET_LABELS = frozenset({"kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch",
                             "beta.kubernetes.io/os", "beta.kubernetes.io/arch"})
@@ -55,7 +55,7 @@ class ImportedWorkload:
 
     @property
     def containers(self) -> list[str]:
-        return [c["name"] for c in template_of(self.manifest)["spec"].get("containers") or []]
+        return [c["name"] for c in pod_template(self.manifest)["spec"].get("containers") or []]
 
     @property
     def ref(self) -> str:
@@ -78,16 +78,6 @@ def _ref(obj: dict) -> str:
     meta = _meta(obj)
     where = f"{meta['namespace']}/" if meta.get("namespace") else ""
     return f"{obj.get('kind')} {where}{meta.get('name')}"
-
-
-def template_of(manifest: dict) -> dict:
-    kind = manifest.get("kind")
-    if kind == "Pod":
-        return manifest
-    spec = manifest.get("spec") or {}
-    if kind == "CronJob":
-        return ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
-    return spec.get("template") or {}
 
 
 def controller_of(obj: dict) -> dict | None:
@@ -171,7 +161,7 @@ def runnable_manifest(obj: dict) -> dict:
     if kind == "Pod":
         _runnable_pod_spec(out["spec"])
         return out
-    template = template_of(out)
+    template = pod_template(out)
     tmeta = template.get("metadata") or {}
     labels = {k: v for k, v in (tmeta.get("labels") or {}).items()
               if k != "pod-template-hash" and not (kind in ("Job", "CronJob") and k in JOB_LABELS)}
@@ -188,7 +178,7 @@ def _owned(obj: dict, kinds: tuple[str, ...]) -> bool:
 def _hpa(hpa: dict, workload: ImportedWorkload, warnings: list[str]) -> dict | None:
     """The workload's HPA spec with the metrics the simulation serves (see the module docstring)."""
     spec = hpa.get("spec") or {}
-    containers = template_of(workload.manifest)["spec"].get("containers") or []
+    containers = pod_template(workload.manifest)["spec"].get("containers") or []
     metrics = []
     for m in spec.get("metrics") or [{"type": "Resource", "resource": {"name": "cpu", "target": {
             "type": "Utilization", "averageUtilization": 80}}}]:
@@ -299,7 +289,7 @@ def import_cluster(objects: dict[str, list[dict]]) -> ImportedCluster:
 
 def container_limit(workload: ImportedWorkload, container: str, resource: str) -> int | None:
     """The template's limit of ``resource`` for ``container`` (cpu millicores, memory bytes)."""
-    for c in template_of(workload.manifest)["spec"].get("containers") or []:
+    for c in pod_template(workload.manifest)["spec"].get("containers") or []:
         if c.get("name") == container:
             value = ((c.get("resources") or {}).get("limits") or {}).get(resource)
             return None if value is None else to_int(resource, str(value))
@@ -307,4 +297,4 @@ def container_limit(workload: ImportedWorkload, container: str, resource: str) -
 
 
 __all__ = ["ImportedCluster", "ImportedWorkload", "container_limit", "controller_of", "import_cluster", "node_pools",
-           "runnable_manifest", "template_of"]
+           "runnable_manifest"]

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kvert.api.meta import format_time
-from kvert.sim.import_cluster import ImportedWorkload, container_limit, template_of
+from kvert.sim.import_cluster import ImportedWorkload, container_limit
+from kvert.sim.scenario import pod_template
 from kvert.sim.recorded import ContainerSeries, PodKey, RecordedHistory
 from kvert.sim.tracefiles import WorkloadHistory
 from kvert.vpa.history import owns_by_name
@@ -173,7 +174,7 @@ def map_usage(workloads: list[ImportedWorkload], history: RecordedHistory) -> tu
 
 def _workload_usage(usage: WorkloadUsage, pods: list[_Pod], history: RecordedHistory, warnings: list[str]) -> None:
     w = usage.workload
-    template = template_of(w.manifest).get("spec") or {}
+    template = pod_template(w.manifest).get("spec") or {}
     names = [c["name"] for c in (template.get("containers") or [])] + \
         [c["name"] for c in (template.get("initContainers") or [])]
     recorded_names = {s.container for p in pods for s in p.containers}

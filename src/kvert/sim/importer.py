@@ -42,10 +42,10 @@ import yaml
 
 from kvert.api.meta import format_time
 from kvert.kubelet.usage import USAGE_ANNOTATION
-from kvert.sim.import_cluster import ImportedCluster, import_cluster, template_of
+from kvert.sim.import_cluster import ImportedCluster, import_cluster
 from kvert.sim.import_usage import WorkloadUsage, map_usage
 from kvert.sim.recorded import RecordedHistory
-from kvert.sim.scenario import ScenarioError, load_scenario
+from kvert.sim.scenario import ScenarioError, load_scenario, pod_template
 from kvert.sim.tracefiles import write_history
 
 SafeDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -97,7 +97,7 @@ def _workload_doc(usage: WorkloadUsage) -> dict:
     manifest = json.loads(json.dumps(w.manifest))
     doc: dict[str, Any] = {"manifest": manifest}
     if usage.exit_after is not None:
-        template = template_of(manifest)
+        template = pod_template(manifest)
         annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
         entries = json.loads(annotations.get(USAGE_ANNOTATION) or "{}")
         for c in w.containers:

@@ -62,6 +62,7 @@ import numpy as np
 from kvert.sim.engine import PolicyRun, SimulationError, run_policy
 from kvert.sim.metrics import policy_metrics
 from kvert.sim.scenario import Scenario, ScenarioError, load_scenario
+from kvert.sim.scenario_fields import duration as parse_scenario_duration
 
 log = logging.getLogger(__name__)
 
@@ -633,8 +634,15 @@ def scenario_path(path: str | Path) -> Path:
     return path
 
 
-def load(path: str | Path) -> Scenario:
-    return load_scenario(scenario_path(path))
+def load(path: str | Path, *, duration: str | None = None, seed: int | None = None) -> Scenario:
+    """The scenario of a file or a directory holding ``scenario.yaml``, with the command line's
+    ``--duration`` and ``--seed`` over its own. Raises ScenarioError."""
+    scn = load_scenario(scenario_path(path))
+    if duration:
+        scn.duration = parse_scenario_duration(duration, "--duration")
+    if seed is not None:
+        scn.seed = seed
+    return scn
 
 
 # -- several seeds ------------------------------------------------------------------------------------

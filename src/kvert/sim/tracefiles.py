@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -115,35 +116,34 @@ def _metadata(path: Path, meta: dict[str, str], rows: int, names: set[str]) -> T
     return TraceLayout(path, start, step, slots, list(containers), rows)
 
 
-def read_layout(path: Path) -> TraceLayout:
-    """A trace file's grid, slots and containers from its Parquet footer. Raises TraceFileError."""
+def _read(path: Path, footer_only: bool) -> tuple[TraceLayout, Any]:
+    """The file's layout, and its table unless ``footer_only``. Raises TraceFileError."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        footer = pq.read_metadata(path)
+        if footer_only:
+            footer = pq.read_metadata(path)
+            schema, rows, table = footer.schema.to_arrow_schema(), footer.num_rows, None
+        else:
+            table = pq.read_table(path)
+            schema, rows = table.schema, table.num_rows
     except FileNotFoundError:
         raise TraceFileError(f"{path}: no such file") from None
     except (OSError, pa.ArrowException) as e:
         raise TraceFileError(f"{path}: not a readable Parquet trace file ({e})") from None
-    schema = footer.schema.to_arrow_schema()
     meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
-    return _metadata(path, meta, footer.num_rows, set(schema.names))
+    return _metadata(path, meta, rows, set(schema.names)), table
+
+
+def read_layout(path: Path) -> TraceLayout:
+    """A trace file's grid, slots and containers from its Parquet footer. Raises TraceFileError."""
+    return _read(path, footer_only=True)[0]
 
 
 def read_history(path: Path) -> WorkloadHistory:
     """The file as written (nothing filled in). Raises TraceFileError naming the file."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-    except FileNotFoundError:
-        raise TraceFileError(f"{path}: no such file") from None
-    except (OSError, pa.ArrowException) as e:
-        raise TraceFileError(f"{path}: not a readable Parquet trace file ({e})") from None
-    meta = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
-    layout = _metadata(path, meta, table.num_rows, set(table.column_names))
+    layout, table = _read(path, footer_only=False)
     slots, containers = layout.slots, layout.containers
     out: dict[str, dict[str, np.ndarray]] = {"cpu": {}, "memory": {}, "oom": {}}
     for c in containers:
