@@ -106,3 +106,19 @@ def test_a_resize_counts_once_when_it_completes():
     assert tracker.resizes["web"] == 1
     tracker.on_update(done, _pod_with("700m", "400Mi"))
     assert tracker.resizes["web"] == 2
+
+
+def test_a_finished_pod_cleaned_up_is_no_eviction():
+    """A CronJob's old Jobs go with their pods (successfulJobsHistoryLimit): a Succeeded pod's
+    deletion disrupts nothing; a running pod's deletion is an eviction ("api")."""
+    tracker = Tracker(VirtualClock(0.0), ["web"])
+    done = _pod_with("100m", "50Mi")
+    done["metadata"]["uid"] = "done"
+    done["status"]["phase"] = "Succeeded"
+    tracker.on_add(done)
+    tracker.on_delete(done)
+    assert tracker.evictions["web"] == 0 and tracker.events == []
+    running = _pod_with("100m", "50Mi")
+    tracker.on_add(running)
+    tracker.on_delete(running)
+    assert tracker.evictions["web"] == 1 and tracker.events[0]["cause"] == "api"

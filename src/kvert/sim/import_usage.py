@@ -223,10 +223,11 @@ def _workload_usage(usage: WorkloadUsage, pods: list[_Pod], history: RecordedHis
         "memory_bytes_mean": round(float(sum(np.nansum(v, dtype=np.float64) for v in memory.values())) / steps, 3),
         "oom_kills": ooms, "restarts": restarts, "throttled_seconds": round(throttled, 3), "pods": len(pods)}
     first, last = min(p.first for p in pods), max(p.last for p in pods)
-    if first > LATE_STEPS:
+    periodic = w.kind in ("Job", "CronJob")      # their pods run now and then: gaps are their nature
+    if not periodic and first > LATE_STEPS:
         warnings.append(f"{w.ref}: usage recorded only from {_window_time(history, first)} "
                         f"({_span(first * history.step)} into the window); before it, its first values are held")
-    if last < steps - 1 - LATE_STEPS:
+    if not periodic and last < steps - 1 - LATE_STEPS:
         warnings.append(f"{w.ref}: usage recorded only until {_window_time(history, last + 1)} "
                         f"({_span((steps - 1 - last) * history.step)} before the end); after it, its last values "
                         "are held")

@@ -127,6 +127,8 @@ class Tracker:
         if uid in self.evicted:
             return
         self.evicted.add(uid)
+        if (pod.get("status") or {}).get("phase") == "Succeeded":
+            return        # a finished pod cleaned up (a Job's history, its TTL): nothing was disrupted
         target = next((c for c in (pod.get("status") or {}).get("conditions") or []
                        if c.get("type") == "DisruptionTarget"), None)
         if target is None and self.scale_down_pending[w] > 0:
