@@ -187,3 +187,14 @@ def test_kvert_up_refuses_a_bad_scheduler_config_naming_the_field(tmp_path, caps
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "--scheduler-config" in err and "hardPodAffinityWeight" in err
+
+
+def test_kubectl_outputs_appended_to_one_file_are_all_read(tmp_path):
+    """``kubectl get nodes -o yaml > f; kubectl get pods -A -o yaml >> f``: two Lists with no
+    ``---`` between them (YAML alone would keep only the second's items)."""
+    from kvert.scheduler.offline import parse_objects
+    nodes = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}]})
+    pods = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1", "namespace": "default"}}]})
+    assert [o["kind"] for o in parse_objects(nodes + pods, "f")] == ["Node", "Pod"]

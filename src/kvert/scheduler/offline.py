@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
+from kvert.api.manifests import ManifestError, documents
 from kvert.api.meta import parse_time
 from kvert.clock import VirtualClock
 from kvert.scheduler import explain
@@ -104,10 +104,12 @@ def load_objects(source: str | Path) -> list[dict]:
 
 
 def parse_objects(text: str, name: str = "<snapshot>") -> list[dict]:
+    """The objects of YAML or JSON text: ``---`` streams, Lists, and outputs of kubectl appended
+    to one file (``kvert.api.manifests`` splits them)."""
     try:
-        docs = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as e:
-        raise SnapshotError(f"{name} is not valid YAML: {e}") from e
+        docs = [d.data for d in documents(text, name)]
+    except ManifestError as e:
+        raise SnapshotError(str(e)) from None
     out: list[dict] = []
     for i, doc in enumerate(docs):
         out.extend(_flatten(doc, f"{name}[{i}]" if len(docs) > 1 else name))
