@@ -26,20 +26,9 @@ ray = pytest.importorskip("ray", reason="Ray is an optional extra (pip install '
 from kvert.cli.main import main
 from kvert.sim import sweep
 from kvert.sim.scenario import parse_scenario
+from tests.sim.test_sweep import DOC as SWEEP_DOC
 
-DOC = {"duration": "1h", "seed": 21, "tick": "30s", "sampleInterval": "60s",
-       "nodes": {"count": 2, "capacity": {"cpu": "4", "memory": "8Gi"}},
-       "vpa": {"updatePolicy": {"minReplicas": 1}},
-       "workloads": [
-           {"name": "web", "replicas": 2,
-            "containers": [{"name": "app", "requests": {"cpu": "300m", "memory": "256Mi"},
-                            "usage": {"cpu": {"profile": "constant", "value": "200m", "noise": 0.2},
-                                      "memory": {"profile": "constant", "value": "150Mi", "noise": 0.1}}}]},
-           {"name": "leak", "replicas": 1,
-            "containers": [{"name": "app", "requests": {"cpu": "100m", "memory": "64Mi"},
-                            "limits": {"memory": "128Mi"},
-                            "usage": {"cpu": {"profile": "constant", "value": "100m", "noise": 0.2},
-                                      "memory": {"profile": "linear", "start": "32Mi", "rate": "4Mi/min"}}}]}],
+DOC = {**SWEEP_DOC, "seed": 21,
        "policies": [{"name": "no VPA", "vpa": "none"},
                     {"name": "Recreate", "vpa": {"updateMode": "Recreate", "recommender": {"interval": "1m"},
                                                  "updater": {"interval": "1m"}}},
