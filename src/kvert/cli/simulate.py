@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from kvert.clock import WallClock
     from kvert.sim import sweep
     from kvert.sim.engine import SimulationError
+    from kvert.sim.progress import SweepProgress
     from kvert.sim.report import report_json, write_report
     from kvert.sim.scenario import ScenarioError
 
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     jobs = [sweep.Job(scn, name, seed, full=(seed == seeds[0]),
                       label=name if len(seeds) == 1 else f"{name} (seed {seed})")
             for seed in seeds for name in names]
-    bar = sweep.SweepProgress([j.label for j in jobs], enabled=False if args.no_progress else None)
+    bar = SweepProgress([j.label for j in jobs], enabled=False if args.no_progress else None)
     wall = WallClock()
     started = wall.now()
     try:

@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvert.api.errors import ApiError, Conflict, NotFound
-from kvert.clock import wait_event
 from kvert.api.meta import deep_copy, format_time, parse_time
+from kvert.clock import wait_event
 from kvert.kubelet import resize as rz
 from kvert.kubelet.checkpoint import Requirements
 from kvert.kubelet.cpumanager import CpuAllocationError

@@ -28,9 +28,9 @@ Each thing left out or changed that could change the answer is a warning naming 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
+from kvert.api.meta import deep_copy, key_of
 from kvert.api.quantity import to_int
 from kvert.sim.scenario import HPA_TARGET_KINDS, VPA_TARGET_KINDS, WORKLOAD_KINDS, pod_template
 
@@ -75,9 +75,7 @@ def _meta(obj: dict) -> dict:
 
 
 def _ref(obj: dict) -> str:
-    meta = _meta(obj)
-    where = f"{meta['namespace']}/" if meta.get("namespace") else ""
-    return f"{obj.get('kind')} {where}{meta.get('name')}"
+    return f"{obj.get('kind')} {key_of(obj)}"
 
 
 def controller_of(obj: dict) -> dict | None:
@@ -149,8 +147,8 @@ def runnable_manifest(obj: dict) -> dict:
     """The workload's manifest as the simulation creates it (the module docstring's rules)."""
     out = {"apiVersion": obj["apiVersion"], "kind": obj["kind"]}
     meta = _meta(obj)
-    out["metadata"] = {k: copy.deepcopy(meta[k]) for k in ("name", "namespace", "labels", "annotations") if meta.get(k)}
-    out["spec"] = copy.deepcopy(obj.get("spec") or {})
+    out["metadata"] = {k: deep_copy(meta[k]) for k in ("name", "namespace", "labels", "annotations") if meta.get(k)}
+    out["spec"] = deep_copy(obj.get("spec") or {})
     kind = obj["kind"]
     if kind == "StatefulSet":
         out["spec"].pop("volumeClaimTemplates", None)
@@ -196,7 +194,7 @@ def _hpa(hpa: dict, workload: ImportedWorkload, warnings: list[str]) -> dict | N
         if why:
             warnings.append(f"{_ref(hpa)}: {why}; that metric is left out")
         else:
-            metrics.append(copy.deepcopy(m))
+            metrics.append(deep_copy(m))
     if not metrics:
         warnings.append(f"{_ref(hpa)}: no metric left that the simulation can serve; the HPA is left out "
                         f"(its {workload.ref} keeps {workload.manifest['spec'].get('replicas', 1)} replicas)")
@@ -204,12 +202,12 @@ def _hpa(hpa: dict, workload: ImportedWorkload, warnings: list[str]) -> dict | N
     out = {"name": _meta(hpa)["name"], "maxReplicas": spec.get("maxReplicas", 1), "metrics": metrics}
     for key in ("minReplicas", "behavior"):
         if spec.get(key) is not None:
-            out[key] = copy.deepcopy(spec[key])
+            out[key] = deep_copy(spec[key])
     return out
 
 
 def _vpa(vpa: dict, warnings: list[str]) -> dict:
-    out = {"metadata": {"name": _meta(vpa)["name"]}, "spec": copy.deepcopy(vpa.get("spec") or {})}
+    out = {"metadata": {"name": _meta(vpa)["name"]}, "spec": deep_copy(vpa.get("spec") or {})}
     annotations = _meta(vpa).get("annotations")
     if annotations:
         out["metadata"]["annotations"] = dict(annotations)
@@ -234,12 +232,12 @@ def import_cluster(objects: dict[str, list[dict]]) -> ImportedCluster:
             if kind == "Namespace" and name in ("default", "kube-system", "kube-public", "kube-node-lease"):
                 continue
             out = {"apiVersion": obj["apiVersion"], "kind": kind,
-                   "metadata": {k: copy.deepcopy(v) for k, v in _meta(obj).items()
+                   "metadata": {k: deep_copy(v) for k, v in _meta(obj).items()
                                 if k in ("name", "namespace", "labels", "annotations")}}
             for key in ("spec", "value", "globalDefault", "preemptionPolicy", "description", "handler", "overhead",
                         "scheduling"):
                 if key in obj:
-                    out[key] = copy.deepcopy(obj[key])
+                    out[key] = deep_copy(obj[key])
             if kind == "Namespace":
                 out.pop("spec", None)
             cluster.objects.append(out)

@@ -32,7 +32,7 @@ from kvert.sim.import_cluster import ImportedWorkload, container_limit
 from kvert.sim.scenario import pod_template
 from kvert.sim.recorded import ContainerSeries, PodKey, RecordedHistory
 from kvert.sim.tracefiles import WorkloadHistory
-from kvert.vpa.history import owns_by_name
+from kvert.vpa.history import format_duration, owns_by_name
 
 MAX_POD_WARNINGS = 20
 LATE_STEPS = 2                     # a history this many steps late (or early) is worth a warning
@@ -121,13 +121,6 @@ def _slots(pods: list[_Pod], ordinal: bool) -> int:
 
 def _window_time(history: RecordedHistory, step: int) -> str:
     return format_time(history.start + step * history.step)
-
-
-def _span(seconds: float) -> str:
-    d, rest = divmod(int(seconds), 86400)
-    h, rest = divmod(rest, 3600)
-    m = rest // 60
-    return " ".join(f"{n}{u}" for n, u in ((d, "d"), (h, "h"), (m, "m")) if n) or f"{int(seconds)}s"
 
 
 def map_usage(workloads: list[ImportedWorkload], history: RecordedHistory) -> tuple[list[WorkloadUsage], list[str]]:
@@ -226,10 +219,10 @@ def _workload_usage(usage: WorkloadUsage, pods: list[_Pod], history: RecordedHis
     periodic = w.kind in ("Job", "CronJob")      # their pods run now and then: gaps are their nature
     if not periodic and first > LATE_STEPS:
         warnings.append(f"{w.ref}: usage recorded only from {_window_time(history, first)} "
-                        f"({_span(first * history.step)} into the window); before it, its first values are held")
+                        f"({format_duration(first * history.step)} into the window); before it, its first values are held")
     if not periodic and last < steps - 1 - LATE_STEPS:
         warnings.append(f"{w.ref}: usage recorded only until {_window_time(history, last + 1)} "
-                        f"({_span((steps - 1 - last) * history.step)} before the end); after it, its last values "
+                        f"({format_duration((steps - 1 - last) * history.step)} before the end); after it, its last values "
                         "are held")
     replicas = (w.manifest.get("spec") or {}).get("replicas", 1) if w.kind in ("Deployment", "StatefulSet",
                                                                                "ReplicaSet") else None

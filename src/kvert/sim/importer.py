@@ -40,7 +40,7 @@ from typing import Any
 
 import yaml
 
-from kvert.api.meta import format_time
+from kvert.api.meta import deep_copy, format_time
 from kvert.kubelet.usage import USAGE_ANNOTATION
 from kvert.sim.import_cluster import ImportedCluster, import_cluster
 from kvert.sim.import_usage import WorkloadUsage, map_usage
@@ -80,7 +80,7 @@ def policies(select: dict | None = None) -> list[dict]:
     """The policies an imported scenario compares ("as is" first)."""
     out: list[dict[str, Any]] = [dict(AS_IS)]
     for p in WHAT_IF_POLICIES:
-        entry: dict[str, Any] = json.loads(json.dumps(p))
+        entry: dict[str, Any] = deep_copy(p)
         if select:
             entry["workloads"] = dict(select)
         out.append(entry)
@@ -94,7 +94,7 @@ def _trace_path(usage: WorkloadUsage) -> str:
 
 def _workload_doc(usage: WorkloadUsage) -> dict:
     w = usage.workload
-    manifest = json.loads(json.dumps(w.manifest))
+    manifest = deep_copy(w.manifest)
     doc: dict[str, Any] = {"manifest": manifest}
     if usage.exit_after is not None:
         template = pod_template(manifest)

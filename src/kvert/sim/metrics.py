@@ -52,7 +52,9 @@ CLUSTER_METRICS = (("node_hours", "Node-hours"),)
 OPTIONAL_METRICS = frozenset({"cpu_demand_core_hours"})
 
 
-def _integral(values: np.ndarray, dt: float, scale: float) -> float:
+def integral_hours(values: np.ndarray, dt: float, scale: float) -> float:
+    """Samples of ``dt`` seconds each, summed into hours and divided by ``scale`` (1000: millicores
+    to core-hours; GIB: bytes to GiB-hours)."""
     return float(np.sum(values) * dt / 3600.0 / scale)
 
 
@@ -76,14 +78,14 @@ def workload_metrics(series: dict[str, np.ndarray], counters: dict[str, float], 
     return {
         "cpu_slack_percent": cpu_slack, "cpu_under_percent": cpu_under,
         "memory_slack_percent": mem_slack, "memory_under_percent": mem_under,
-        "cpu_used_core_hours": _integral(series["cpu_use"], dt, 1000.0),
-        "cpu_demand_core_hours": 0.0 if demand is None else _integral(demand, dt, 1000.0),
-        "cpu_slack_core_hours": _integral(cpu, dt, 1000.0),
-        "cpu_overprovisioned_core_hours": _integral(np.clip(cpu, 0, None), dt, 1000.0),
-        "cpu_underprovisioned_core_hours": _integral(np.clip(-cpu, 0, None), dt, 1000.0),
-        "memory_slack_gib_hours": _integral(mem, dt, GIB),
-        "memory_overprovisioned_gib_hours": _integral(np.clip(mem, 0, None), dt, GIB),
-        "memory_underprovisioned_gib_hours": _integral(np.clip(-mem, 0, None), dt, GIB),
+        "cpu_used_core_hours": integral_hours(series["cpu_use"], dt, 1000.0),
+        "cpu_demand_core_hours": 0.0 if demand is None else integral_hours(demand, dt, 1000.0),
+        "cpu_slack_core_hours": integral_hours(cpu, dt, 1000.0),
+        "cpu_overprovisioned_core_hours": integral_hours(np.clip(cpu, 0, None), dt, 1000.0),
+        "cpu_underprovisioned_core_hours": integral_hours(np.clip(-cpu, 0, None), dt, 1000.0),
+        "memory_slack_gib_hours": integral_hours(mem, dt, GIB),
+        "memory_overprovisioned_gib_hours": integral_hours(np.clip(mem, 0, None), dt, GIB),
+        "memory_underprovisioned_gib_hours": integral_hours(np.clip(-mem, 0, None), dt, GIB),
         "oom_kills": int(counters.get("oom_kills", 0)),
         "cpu_throttled_seconds": float(counters.get("throttled_seconds", 0.0)),
         "evictions": int(counters.get("evictions", 0)),
@@ -112,7 +114,7 @@ def policy_metrics(run: PolicyRun) -> dict:
     for key, _ in PERCENT_METRICS:
         values = [m[key] for m in per.values()]
         totals[key] = float(np.mean(values)) if values else 0.0
-    totals["node_hours"] = _integral(run.nodes_ready, run.interval, 1.0)
+    totals["node_hours"] = integral_hours(run.nodes_ready, run.interval, 1.0)
     return {"totals": _rounded(totals), "workloads": {w: _rounded(m) for w, m in per.items()}}
 
 

@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kvert.vpa.history import format_duration
+from kvert.vpa.samples import format_time_us, seconds_to_us
+
 PodKey = tuple[str, str]                  # (namespace, pod)
 ContainerKey = tuple[str, str, str]       # (namespace, pod, container)
 
@@ -113,12 +116,10 @@ def hold_gaps(values: np.ndarray, first: int, last: int) -> list[tuple[int, int]
 
 
 def _when(seconds: float) -> str:
-    from kvert.vpa.samples import format_time_us, seconds_to_us
     return format_time_us(int(seconds_to_us(seconds)))
 
 
 def _span(seconds: float) -> str:
-    from kvert.vpa.history import format_duration
     return format_duration(seconds) if seconds > 0 else "0s"
 
 

@@ -454,7 +454,6 @@ def _hpa_section(doc: dict, workload: dict) -> str:
 
 
 MAX_WORKLOADS_SHOWN = 30
-GIB_TEXT = 2**30
 
 
 def _fidelity_table(entries: list[dict]) -> str:
@@ -466,7 +465,7 @@ def _fidelity_table(entries: list[dict]) -> str:
         mark = "" if e["within"] else ' style="color:#a00"'
         rows.append(f"<tr{mark}><td>{html.escape(e['namespace'])}/{html.escape(e['workload'])} ({e['kind']})</td>"
                     f"<td>{rec['cpu_cores_mean']:.4g}</td><td>{rep['cpu_cores_mean']:.4g}</td>"
-                    f"<td>{rec['memory_bytes_mean'] / GIB_TEXT:.4g}</td><td>{rep['memory_bytes_mean'] / GIB_TEXT:.4g}</td>"
+                    f"<td>{rec['memory_bytes_mean'] / GIB:.4g}</td><td>{rep['memory_bytes_mean'] / GIB:.4g}</td>"
                     f"<td>{rec['oom_kills']}</td><td>{rep['oom_kills']}</td><td>{rec['restarts']}</td>"
                     f"<td>{rep['restarts']}</td><td>{rec['throttled_seconds']:,.0f}</td>"
                     f"<td>{rep['throttled_seconds']:,.0f}</td></tr>")

@@ -10,16 +10,10 @@ capacity at those prices, for its Ready hours).
 
 from __future__ import annotations
 
-import numpy as np
 
 from kvert.sim.engine import PolicyRun
+from kvert.sim.metrics import GIB, integral_hours
 from kvert.sim.scenario import Scenario
-
-GIB = float(2**30)
-
-
-def _hours(values: np.ndarray, dt: float, scale: float) -> float:
-    return float(np.sum(values) * dt / 3600.0 / scale)
 
 
 def _namespace_figures(run: PolicyRun, keys: list[str]) -> dict:
@@ -31,10 +25,10 @@ def _namespace_figures(run: PolicyRun, keys: list[str]) -> dict:
         s = run.workloads.get(key)
         if s is None:
             continue
-        out["cpu_requested_core_hours"] += _hours(s["cpu_request"], dt, 1000.0)
-        out["cpu_used_core_hours"] += _hours(s["cpu_use"], dt, 1000.0)
-        out["memory_requested_gib_hours"] += _hours(s["memory_request"], dt, GIB)
-        out["memory_used_gib_hours"] += _hours(s["memory_use"], dt, GIB)
+        out["cpu_requested_core_hours"] += integral_hours(s["cpu_request"], dt, 1000.0)
+        out["cpu_used_core_hours"] += integral_hours(s["cpu_use"], dt, 1000.0)
+        out["memory_requested_gib_hours"] += integral_hours(s["memory_request"], dt, GIB)
+        out["memory_used_gib_hours"] += integral_hours(s["memory_use"], dt, GIB)
         c = run.counters.get(key) or {}
         out["oom_kills"] += int(c.get("oom_kills", 0))
         out["evictions"] += int(c.get("evictions", 0))
@@ -65,7 +59,7 @@ def rollup(scn: Scenario, run: PolicyRun) -> dict:
         node_price = sum(p.count * (p.capacity.get("cpu", 0) / 1000.0 * prices.get("cpu_core_hour", 0.0)
                                     + p.capacity.get("memory", 0) / GIB * prices.get("memory_gib_hour", 0.0))
                          for p in scn.pools) / nodes
-        node_hours = _hours(run.nodes_ready, run.interval, 1.0)
+        node_hours = integral_hours(run.nodes_ready, run.interval, 1.0)
         per_ns = {ns: round(_request_cost(f, prices), 4) for ns, f in namespaces.items()}
         out["cost"] = {"prices": dict(prices), "requests": round(sum(per_ns.values()), 4),
                        "requests_by_namespace": per_ns, "node_hours": round(node_hours, 4),

@@ -236,9 +236,8 @@ class Policy:
     def vpa_source(self, workload: Workload) -> str | None:
         """Where ``workload``'s VPA comes from under this policy: ``"policy"``, ``"existing"``
         (the recorded cluster's) or None (no VPA)."""
-        if self.existing and self.select is None:
-            return "existing" if workload.existing_vpa is not None else None
-        if not self.selects(workload):
+        keeps_existing = (self.existing and self.select is None) or not self.selects(workload)
+        if keeps_existing:
             return "existing" if workload.existing_vpa is not None else None
         if self.vpa is None or workload.kind not in VPA_TARGET_KINDS:
             return None

@@ -55,7 +55,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import numpy as np
 
@@ -831,40 +831,6 @@ def insert_seeds_html(page: str, doc: dict) -> str:
 
 
 # -- progress -----------------------------------------------------------------------------------------
-
-class SweepProgress:
-    """A one-line progress bar over jobs that may end in any order; silent when the stream is
-    not a terminal (or ``enabled`` is False)."""
-
-    def __init__(self, labels: Sequence[str], stream: TextIO | None = None, width: int = 30,
-                 enabled: bool | None = None):
-        self.done = {label: 0.0 for label in labels}
-        self.stream = stream if stream is not None else sys.stderr
-        self.width = width
-        self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) if enabled is None else enabled
-        self._last = ""
-
-    def __call__(self, label: str, fraction: float) -> None:
-        if not self.enabled:
-            return
-        self.done[label] = min(max(fraction, 0.0), 1.0)
-        total = len(self.done) or 1
-        overall = sum(self.done.values()) / total
-        finished = sum(1 for v in self.done.values() if v >= 1.0)
-        filled = round(overall * self.width)
-        line = (f"\r[{'#' * filled}{'.' * (self.width - filled)}] {overall * 100:5.1f}%  "
-                f"{finished}/{total} simulations  {label} {fraction * 100:3.0f}%")
-        if line != self._last:
-            self.stream.write(line.ljust(len(self._last)))
-            self.stream.flush()
-            self._last = line
-
-    def close(self) -> None:
-        if self.enabled and self._last:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._last = ""
-
 
 def default_parallel() -> int:
     """The processors this process may use."""

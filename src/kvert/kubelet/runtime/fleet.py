@@ -267,10 +267,11 @@ class Fleet:
             return
         self.replays.pop(slot, None)
         if usage.series is not None:
-            self.check_series(usage.series, self.owners[slot].config.name)
+            name = self.owners[slot].config.name
+            self.check_series(usage.series, name)      # a bank at all (set_profile may bring a series)
+            assert self.bank is not None
             pod = self.pods[int(r.sandbox[slot])]
-            cpu_row, mem_row, group = self.bank.take(usage.series, self.owners[slot].config.name, pod.uid,
-                                                     pod.name)
+            cpu_row, mem_row, group = self.bank.take(usage.series, name, pod.uid, pod.name)
             r.cpu_kind[slot] = r.mem_kind[slot] = SERIES
             r.cpu_p[slot, 0], r.mem_p[slot, 0] = cpu_row, mem_row
             r.series_group[slot] = group
@@ -300,10 +301,7 @@ class Fleet:
         if self.bank is None:
             raise TraceBankError(f"series {series!r}: this fleet has no recorded usage (only a simulation of an "
                                  "imported scenario has a trace bank)")
-        group = self.bank.group(series)
-        if container not in group.memory_rows:
-            raise TraceBankError(f"no recorded usage for container {container!r} of {series!r} (recorded: "
-                                 f"{', '.join(sorted(group.memory_rows))})")
+        self.bank.check(series, container)
 
     def set_limits(self, slot: int, *, mem_limit: float, quota_cap: float, weight: float, period_s: float,
                    tier: str) -> None:

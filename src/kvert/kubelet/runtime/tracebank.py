@@ -67,6 +67,7 @@ class TraceBank:
         for i, g in enumerate(groups):
             g.index = i
         self._shared = np.array([g.shared_cpu for g in groups], dtype=bool)
+        self._holders: dict[str, TraceGroup] = {}   # pod uid -> the group it holds a slot of
 
     @property
     def steps(self) -> int:
@@ -100,17 +101,23 @@ class TraceBank:
         if (row, col) in self.peaks:
             self.spent[row] = col
 
-    def take(self, key: str, container: str, pod_uid: str, pod_name: str) -> tuple[int, int, int]:
-        """(cpu row, memory row, group index) for a container of a pod, assigning the pod
-        its slot on first sight."""
+    def check(self, key: str, container: str) -> TraceGroup:
+        """The group of ``key``, which has recorded usage for ``container``; else TraceBankError."""
         g = self.group(key)
         if container not in g.memory_rows:
             raise TraceBankError(f"no recorded usage for container {container!r} of {key!r} (recorded: "
                                  f"{', '.join(sorted(g.memory_rows))})")
+        return g
+
+    def take(self, key: str, container: str, pod_uid: str, pod_name: str) -> tuple[int, int, int]:
+        """(cpu row, memory row, group index) for a container of a pod, assigning the pod
+        its slot on first sight."""
+        g = self.check(key, container)
         slot = g.assigned.get(pod_uid)
         if slot is None:
             slot = self._free_slot(g, pod_name)
             g.assigned[pod_uid] = slot
+            self._holders[pod_uid] = g
         row = slot % g.slots
         cpu_row = g.cpu_rows[container] + (0 if g.shared_cpu else row)
         return cpu_row, g.memory_rows[container] + row, g.index
@@ -128,23 +135,17 @@ class TraceBank:
         """No pod holds a slot and no peak is spent (a new simulation run)."""
         for g in self.groups.values():
             g.assigned.clear()
+        self._holders.clear()
         self.spent[:] = -1
 
     def release(self, pod_uid: str) -> None:
-        for g in self.groups.values():
+        g = self._holders.pop(pod_uid, None)
+        if g is not None:
             g.assigned.pop(pod_uid, None)
 
     def shared_groups(self) -> np.ndarray:
         """Per group index: whether its cpu is shared among its running pods."""
         return self._shared
 
-    def nbytes(self) -> int:
-        return int(self.cpu.nbytes + self.memory.nbytes)
 
-
-def bank_rows(slots: int, shared_cpu: bool) -> tuple[int, int]:
-    """(cpu rows, memory rows) a container of a group with ``slots`` takes."""
-    return (1 if shared_cpu else slots), slots
-
-
-__all__ = ["TraceBank", "TraceBankError", "TraceGroup", "bank_rows"]
+__all__ = ["TraceBank", "TraceBankError", "TraceGroup"]
