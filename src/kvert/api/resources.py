@@ -8,8 +8,10 @@ A resource missing from a list counts as zero.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
+from kvert.api import names
 from kvert.api.quantity import BINARY_SI, DECIMAL_SI, QuantityError, to_int, to_quantity
 
 ResourceList = dict[str, int]
@@ -21,6 +23,20 @@ _BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage", "storage", "requests
 
 def is_byte_resource(name: str) -> bool:
     return name in _BYTE_RESOURCES or name.startswith(("hugepages-", "requests.hugepages-", "limits.hugepages-"))
+
+
+def is_extended_resource(name: str) -> bool:
+    """``IsExtendedResourceName``: a fully qualified name outside ``kubernetes.io/`` that is
+    not a quota's ``requests.`` name (``example.com/gpu``; not ``cpu``, not
+    ``kubernetes.io/x``, not ``requests.example.com/gpu``)."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return _quota_name_is_qualified(name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _quota_name_is_qualified(name: str) -> bool:
+    return not names.is_qualified_name("requests." + name)
 
 
 def parse_resource_list(d: Mapping[str, object] | None, path: str = "") -> ResourceList:
