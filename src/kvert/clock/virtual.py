@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import selectors
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    # typeshed's private alias exists only for the type checker.
+    from _typeshed import FileDescriptorLike
 
 T = TypeVar("T")
 
@@ -24,7 +28,7 @@ DEFAULT_START = 1767225600.0
 class VirtualClock:
     """A clock that only moves when advanced, directly or by its event loop."""
 
-    def __init__(self, start: float = DEFAULT_START):
+    def __init__(self, start: float = DEFAULT_START) -> None:
         self._start = float(start)
         self._elapsed = 0.0
 
@@ -48,7 +52,7 @@ class VirtualClock:
             raise RuntimeError("VirtualClock.sleep must run in the clock's own loop: use clock.run()")
         await asyncio.sleep(max(0.0, seconds))
 
-    def new_event_loop(self) -> "VirtualTimeLoop":
+    def new_event_loop(self) -> VirtualTimeLoop:
         return VirtualTimeLoop(self)
 
     def run(self, main: Coroutine[Any, Any, T]) -> T:
@@ -60,20 +64,20 @@ class VirtualClock:
 class _JumpingSelector(selectors.BaseSelector):
     """Polls real I/O without blocking; a wait for a timer becomes a jump of the clock."""
 
-    def __init__(self, clock: VirtualClock):
+    def __init__(self, clock: VirtualClock) -> None:
         self._real = selectors.DefaultSelector()
         self._clock = clock
 
-    def register(self, fileobj, events, data=None):
+    def register(self, fileobj: FileDescriptorLike, events: int, data: Any = None) -> selectors.SelectorKey:
         return self._real.register(fileobj, events, data)
 
-    def unregister(self, fileobj):
+    def unregister(self, fileobj: FileDescriptorLike) -> selectors.SelectorKey:
         return self._real.unregister(fileobj)
 
-    def modify(self, fileobj, events, data=None):
+    def modify(self, fileobj: FileDescriptorLike, events: int, data: Any = None) -> selectors.SelectorKey:
         return self._real.modify(fileobj, events, data)
 
-    def select(self, timeout=None):
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         ready = self._real.select(0)
         if ready or timeout == 0:
             return ready
@@ -83,17 +87,17 @@ class _JumpingSelector(selectors.BaseSelector):
         self._clock.advance(timeout)
         return []
 
-    def close(self):
+    def close(self) -> None:
         self._real.close()
 
-    def get_map(self):
+    def get_map(self) -> Mapping[FileDescriptorLike, selectors.SelectorKey]:
         return self._real.get_map()
 
 
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
     """An event loop that reads time from a VirtualClock."""
 
-    def __init__(self, clock: VirtualClock):
+    def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
         super().__init__(selector=_JumpingSelector(clock))
         # asyncio fires timers due within this resolution; virtual time is exact.
