@@ -73,7 +73,7 @@ import numpy as np
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import format_time, parse_time
 from kvert.api.selectors import LabelSelector
-from kvert.clock import sleep_unless
+from kvert.clock.periodic import run_every
 from kvert.vpa.aggregate import AggregateBank, AggregateStore
 from kvert.vpa.capacity import NodeRoom, cap_to_room, replacement_requests
 from kvert.vpa.checkpoint import RESOURCE as CHECKPOINTS
@@ -146,8 +146,7 @@ class Recommender:
         self._touched: set[VpaKey] = set()                   # VPAs whose object, target or pods changed
         self._gone_vpas: set[VpaKey] = set()
         self._last_gc: float | None = None
-        self._stopped = False
-        self._wake = asyncio.Event()
+        self._stop = asyncio.Event()
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -156,20 +155,11 @@ class Recommender:
             await self.restore_checkpoints()
         if self.history is not None and not self.history_loaded:
             await self.load_history()
-        while not self._stopped:
-            try:
-                await self.run_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - one bad loop must not end the recommender
-                log.exception("recommender loop failed")
-            if self._stopped:
-                break
-            await sleep_unless(self.clock, self.interval, self._wake)
+        await run_every(self.clock, self.interval, self.run_once, self._stop,
+                        log=log, failure="recommender loop failed")
 
     def stop(self) -> None:
-        self._stopped = True
-        self._wake.set()
+        self._stop.set()
 
     # -- checkpoints -------------------------------------------------------------------------------
 

@@ -51,7 +51,7 @@ from kvert.api.errors import ApiError, NotFound, TooManyRequests
 from kvert.api.meta import parse_time
 from kvert.api.quantity import Quantity
 from kvert.client.events import EventRecorder
-from kvert.clock import sleep_unless
+from kvert.clock.periodic import run_every
 from kvert.vpa.capacity import NodeRoom, capacity_aware, replacement_requests
 from kvert.vpa.recommendation import (DEFAULT_CONFIG, apply_policy, container_policy, container_requests, controlled_resources,
                                       parse_recommendation, proportional_limits, resource_quantities,
@@ -301,26 +301,16 @@ class Updater:
         self.in_place_attempts: dict[str, float] = {}     # pod uid -> time of the last resize
         self._dirty: _Dirty | None = None
         self._node_room: NodeRoom | None = None
-        self._stopped = False
-        self._wake = asyncio.Event()
+        self._stop = asyncio.Event()
 
     # -- running -----------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        while not self._stopped:
-            try:
-                await self.run_once()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001
-                log.exception("updater loop failed")
-            if self._stopped:
-                break
-            await sleep_unless(self.clock, self.interval, self._wake)
+        await run_every(self.clock, self.interval, self.run_once, self._stop,
+                        log=log, failure="updater loop failed")
 
     def stop(self) -> None:
-        self._stopped = True
-        self._wake.set()
+        self._stop.set()
 
     # -- one pass ----------------------------------------------------------------------------------
 
