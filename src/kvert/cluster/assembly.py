@@ -7,21 +7,59 @@ from __future__ import annotations
 
 import asyncio
 import os
+import ssl
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time
+from kvert.apiserver.admission import bootstrap as bootstrap_objects
+from kvert.apiserver.admission import default_chain
+from kvert.apiserver.crds import CRDController
+from kvert.apiserver.crds import vpa_crds as vpa_definitions
+from kvert.apiserver.kubernetesservice import ensure_kubernetes_service
+from kvert.auth import request_check
+from kvert.auth.authorizer import Authorizer
+from kvert.auth.policy import ensure_bootstrap_policy
 from kvert.auth.tokens import node_identity
 from kvert.auth.user import (APISERVER, AUTHENTICATED, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS,
                              User)
 from kvert.auth.user import VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER  # noqa: F401 - build.VPA_*
 from kvert.client import InProcessClient
+from kvert.client.base import Client
+from kvert.client.cache import InformerFactory
+from kvert.client.leaderelection import (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElected,
+                                         LeaderElector)
 from kvert.clock import Clock
+from kvert.cluster.supervisor import Component, Supervisor
+from kvert.controllers import ControllerManager
+from kvert.controllers.manager import ALL_CONTROLLERS
+from kvert.kubelet.agent import NodeAgent
+from kvert.kubelet.config import NodeConfig, load_kubelet_configuration
+from kvert.kubelet.runtime.cgroupfs import CgroupfsRuntime
+from kvert.kubelet.runtime.fleet import Fleet
+from kvert.kubelet.runtime.sim import SimRuntime
 from kvert.registry import Registry
+from kvert.registry.serviceip import first_ip
+from kvert.scheduler import Scheduler
+from kvert.scheduler.config import SchedulerConfig
+from kvert.store.base import Store
+from kvert.vpa.admission import VpaAdmissionPlugin, VpaMatcher
+from kvert.vpa.history import HistoryProvider
+from kvert.vpa.metrics_source import MetricsSource
+from kvert.vpa.recommendation import RecommenderConfig
+from kvert.vpa.recommender import Recommender
+from kvert.vpa.updater import Updater
+from kvert.vpa.webhook import VpaWebhookServer
 
 # The identities kvert's components use (kvert.auth.user)
 SCHEDULER, CONTROLLER_MANAGER = KUBE_SCHEDULER, KUBE_CONTROLLER_MANAGER
+
+# The Updater's tunables a scenario's policy may set (its constructor's keyword options).
+UPDATER_OPTIONS = ("interval", "eviction_tolerance", "min_replicas", "in_place_timeout",
+                   "deferred_timeout", "pod_lifetime_threshold", "evict_after_oom_threshold",
+                   "min_change_priority")
 
 
 def node_user(name: str) -> str:
@@ -33,83 +71,77 @@ class ControlPlane:
     every cluster has and the CRD controller serving the VPA's CRDs. With an ``authorizer``
     its in-process clients are held to the same rules as requests over HTTP."""
 
-    def __init__(self, registry: Registry, clock: Clock, authorizer: Any = None):
+    def __init__(self, registry: Registry, clock: Clock, authorizer: Authorizer | None = None):
         self.registry = registry
         self.clock = clock
         self.authorizer = authorizer
-        self.crds: Any = None
+        self.crds: CRDController | None = None
 
     @classmethod
-    def in_process(cls, store: Any, clock: Clock, *, seed: int | None = None) -> "ControlPlane":
-        from kvert.apiserver.admission import default_chain
+    def in_process(cls, store: Store, clock: Clock, *, seed: int | None = None) -> ControlPlane:
         return cls(Registry(store, clock, default_chain(store, clock), seed=seed), clock)
 
     def client(self, user: str = "", groups: tuple[str, ...] = ()) -> InProcessClient:
         if self.authorizer is None:
             return InProcessClient(self.registry, user=user)
-        from kvert.auth import request_check
         return InProcessClient(self.registry, user=User(user, groups=(*groups, AUTHENTICATED)),
                                authorize=request_check(self.authorizer))
 
-    async def bootstrap(self, supervisor: Any, *, vpa_crds: bool = True) -> None:
+    async def bootstrap(self, supervisor: Supervisor, *, vpa_crds: bool = True) -> None:
         """System namespaces and priority classes, the ``default/kubernetes`` Service (and
-        the RBAC defaults where requests are authorized); the CRD controller (supervised), and the VPA CRDs installed and
-        established."""
-        from kvert.apiserver.admission import bootstrap
-        from kvert.apiserver.crds import CRDController, vpa_crds as vpa_definitions
-        from kvert.apiserver.kubernetesservice import ensure_kubernetes_service
-        from kvert.registry.serviceip import first_ip
-        await bootstrap(self.registry)
+        the RBAC defaults where requests are authorized); the CRD controller (supervised),
+        and the VPA CRDs installed and established."""
+        await bootstrap_objects(self.registry)
         # the serving address is known once listening (kvert up reconciles it then)
         await ensure_kubernetes_service(self.registry, first_ip(str(self.registry.services.network)),
                                         reconcile=False)
         if self.authorizer is not None:
-            from kvert.auth.policy import ensure_bootstrap_policy
             await ensure_bootstrap_policy(self.registry)
         # kube-apiserver's own loopback client is a member of system:masters
-        self.crds = supervisor.add("crd-controller",
-                                   CRDController(self.client(APISERVER, (MASTERS,)), self.clock))
+        crds = CRDController(self.client(APISERVER, (MASTERS,)), self.clock)
+        self.crds = crds
+        supervisor.add("crd-controller", crds)
         if vpa_crds:
             definitions = vpa_definitions()
-            await self.crds.install(definitions)
+            await crds.install(definitions)
             for crd in definitions:
-                await self.crds.wait_established(crd["metadata"]["name"])
+                await crds.wait_established(crd["metadata"]["name"])
 
 
 # ---- components ------------------------------------------------------------------------------
 
-def controller_manager(client: Any, clock: Clock, *, settings: dict | None = None,
-                       controllers: tuple[str, ...] | None = None, root_ca: bool = False) -> Any:
+def controller_manager(client: Client, clock: Clock, *, settings: dict[str, Any] | None = None,
+                       controllers: tuple[str, ...] | None = None, root_ca: bool = False
+                       ) -> ControllerManager:
     """The controller manager; ``root_ca``: also publish the cluster's CA (the
     ``root-ca-cert-publisher``, which needs ``settings[...]["ca_pem"]``)."""
-    from kvert.controllers import ControllerManager
-    from kvert.controllers.manager import ALL_CONTROLLERS
     wanted = tuple(controllers or ALL_CONTROLLERS) + (("root-ca-cert-publisher",) if root_ca else ())
     return ControllerManager(client, clock, settings=settings, controllers=wanted)
 
 
-def scheduler(client: Any, clock: Clock, *, config: Any = None, seed: int | None = None) -> Any:
-    from kvert.scheduler import Scheduler
+def scheduler(client: Client, clock: Clock, *, config: SchedulerConfig | None = None,
+              seed: int | None = None) -> Scheduler:
     return Scheduler(client, clock, config, seed=seed)
 
 
-def node_config(name: str, flags: dict, kubelet_config: Path | None = None) -> Any:
+def node_config(name: str, flags: dict[str, Any], kubelet_config: Path | None = None) -> NodeConfig:
     """A node's configuration from kubelet-style flags or a KubeletConfiguration file
     (``--node-capacity`` applies to both); raises ``kvert.kubelet.config.ConfigError``."""
-    from kvert.kubelet.config import NodeConfig, load_kubelet_configuration
     if kubelet_config is not None:
         return load_kubelet_configuration(kubelet_config, capacity=flags.get("capacity"),
                                           node_name=name)
     return NodeConfig.from_flags(node_name=name, **flags)
 
 
-def sim_node(client: Any, clock: Clock, config: Any, *, name: str, tick: float | None = None,
-             system_memory: int = 0, fleet: Any = None, **agent_options: Any) -> Any:
+def fleet(clock: Clock, tick: float | None = None) -> Fleet:
+    """The arrays every simulated node of one process keeps its containers in."""
+    return Fleet(clock) if tick is None else Fleet(clock, tick)
+
+
+def sim_node(client: Client, clock: Clock, config: NodeConfig, *, name: str, tick: float | None = None,
+             system_memory: int = 0, fleet: Fleet | None = None, **agent_options: Any) -> NodeAgent:
     """A node agent over the simulated runtime, sized by the node's capacity; its containers
-    join ``fleet`` (a ``kvert.kubelet.runtime.fleet.Fleet``, shared by the nodes of one
-    process) when given."""
-    from kvert.kubelet.agent import NodeAgent
-    from kvert.kubelet.runtime.sim import SimRuntime
+    join ``fleet`` (shared by the nodes of one process) when given."""
     runtime_options: dict[str, Any] = {"tick": tick} if tick is not None else {}
     if fleet is not None:
         runtime_options = {"fleet": fleet, "tick": fleet.tick}
@@ -120,45 +152,66 @@ def sim_node(client: Any, clock: Clock, config: Any, *, name: str, tick: float |
     return NodeAgent(client, clock, config, runtime, name=name, **agent_options)
 
 
-def cgroupfs_node(client: Any, clock: Clock, config: Any, *, name: str, checkpoint_dir: Path,
-                  **agent_options: Any) -> Any:
+def cgroupfs_node(client: Client, clock: Clock, config: NodeConfig, *, name: str, checkpoint_dir: Path,
+                  **agent_options: Any) -> NodeAgent:
     """A node agent over real processes in this machine's cgroups (the ``kvert-NAME``
     hierarchy); container logs under ``checkpoint_dir``. Raises
     ``kvert.kubelet.runtime.cgroupfs_tree.CgroupError`` without a usable cgroup filesystem."""
-    from kvert.kubelet.agent import NodeAgent
-    from kvert.kubelet.runtime.cgroupfs import CgroupfsRuntime
     runtime = CgroupfsRuntime.open(clock, name, checkpoint_dir, cgroup_driver=config.cgroup_driver)
     config.cgroup_version = runtime.tree.version
     return NodeAgent(client, clock, config, runtime, name=name, checkpoint_dir=checkpoint_dir, **agent_options)
 
 
-def node(runtime: str, client: Any, clock: Clock, config: Any, *, name: str, checkpoint_dir: Path,
-         **agent_options: Any) -> Any:
+def node(runtime: str, client: Client, clock: Clock, config: NodeConfig, *, name: str, checkpoint_dir: Path,
+         **agent_options: Any) -> NodeAgent:
     """A node agent over the runtime named ``sim`` or ``cgroupfs``."""
-    make = cgroupfs_node if runtime == "cgroupfs" else sim_node
-    return make(client, clock, config, name=name, checkpoint_dir=checkpoint_dir, **agent_options)
+    if runtime == "cgroupfs":
+        return cgroupfs_node(client, clock, config, name=name, checkpoint_dir=checkpoint_dir, **agent_options)
+    return sim_node(client, clock, config, name=name, checkpoint_dir=checkpoint_dir, **agent_options)
 
 
-def vpa_informers(client: Any, clock: Clock) -> Any:
+def vpa_informers(client: Client, clock: Clock) -> InformerFactory:
     """The informer caches the VPA recommender and updater of one process share."""
-    from kvert.client.cache import InformerFactory
     return InformerFactory(client, clock)
 
 
-def recommender(client: Any, clock: Clock, metrics: Any, **options: Any) -> Any:
-    from kvert.vpa.recommender import Recommender
-    return Recommender(client, clock, metrics, **options)
+def recommender(client: Client, clock: Clock, metrics: MetricsSource, *, informers: InformerFactory | None,
+                interval: float = 60.0, config: RecommenderConfig | None = None,
+                checkpoint_interval: float = 600.0, name: str = "default",
+                history: HistoryProvider | None = None) -> Recommender:
+    return Recommender(client, clock, metrics, interval=interval, config=config,
+                       checkpoint_interval=checkpoint_interval, name=name, history=history,
+                       informers=informers)
 
 
-def updater(client: Any, clock: Clock, **options: Any) -> Any:
-    from kvert.vpa.updater import Updater
-    return Updater(client, clock, **options)
+def updater(client: Client, clock: Clock, *, informers: InformerFactory | None, **options: Any) -> Updater:
+    """The VPA updater; ``options`` are among ``UPDATER_OPTIONS``."""
+    unknown = sorted(set(options) - set(UPDATER_OPTIONS))
+    if unknown:
+        raise TypeError(f"unknown updater options: {', '.join(unknown)}")
+    return Updater(client, clock, informers=informers, **options)
+
+
+def vpa_admission_plugin(client: Client, clock: Clock, informers: InformerFactory) -> VpaAdmissionPlugin:
+    """The VPA admission controller as an in-process admission plugin (the simulator's
+    registry calls it as kube-apiserver calls the webhook)."""
+    return VpaAdmissionPlugin(VpaMatcher(client, clock, informers=informers), clock)
+
+
+def vpa_webhook(client: Client, clock: Clock, *, ssl_context: ssl.SSLContext, host: str = "127.0.0.1",
+                port: int = 0) -> VpaWebhookServer:
+    """The VPA admission controller as an HTTPS webhook, reading through its own informers."""
+    return VpaWebhookServer(client, clock, host=host, port=port, ssl_context=ssl_context, informers=True)
+
+
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
 
 
 class Owning:
     """A component that also stops what it alone uses (e.g. its informer caches)."""
 
-    def __init__(self, component: Any, *owned: Any):
+    def __init__(self, component: Component, *owned: Stoppable):
         self.component = component
         self.owned = owned
 
@@ -171,15 +224,17 @@ class Owning:
             thing.stop()
 
 
-def leader_elected(client: Any, clock: Clock, lease: str, make: Any, **election: Any) -> Any:
+def leader_elected(client: Client, clock: Clock, lease: str, make: Callable[[], Component], *,
+                   lease_duration: float = LEASE_DURATION, renew_deadline: float = RENEW_DEADLINE,
+                   retry_period: float = RETRY_PERIOD) -> LeaderElected:
     """``make()``'s component, run only while this process holds the ``lease`` in kube-system."""
-    from kvert.client.leaderelection import LeaderElected, LeaderElector
-    return LeaderElected(make, LeaderElector(client, clock, lease, **election))
+    return LeaderElected(make, LeaderElector(client, clock, lease, lease_duration=lease_duration,
+                                             renew_deadline=renew_deadline, retry_period=retry_period))
 
 
 # ---- node names ------------------------------------------------------------------------------
 
-async def node_in_use(client: Any, clock: Clock, name: str) -> bool:
+async def node_in_use(client: Client, clock: Clock, name: str) -> bool:
     """Whether another agent runs node ``name``: its Lease in kube-node-lease was renewed
     within its duration."""
     try:
@@ -193,7 +248,7 @@ async def node_in_use(client: Any, clock: Clock, name: str) -> bool:
     return parse_time(renewed) + float(spec.get("leaseDurationSeconds") or 40) > clock.now()
 
 
-async def choose_node_names(client: Any, clock: Clock, count: int, data_dir: Path) -> list[str]:
+async def choose_node_names(client: Client, clock: Clock, count: int, data_dir: Path) -> list[str]:
     """``count`` names ``node-1``, ``node-2``, ...: a node this data directory ran before
     (it has its checkpoint) is ours again; one another live agent runs is skipped, so a
     second ``kvert up`` on a shared store joins with its own nodes."""
@@ -214,5 +269,5 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-async def wait_ready(agents: list[Any]) -> None:
+async def wait_ready(agents: list[NodeAgent]) -> None:
     await asyncio.gather(*(agent.ready.wait() for agent in agents))
