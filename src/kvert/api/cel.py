@@ -43,6 +43,7 @@ from celpy.celparser import CELParseError
 from celpy.evaluation import CELEvalError, Evaluator, base_functions
 
 from kvert.api.quantity import Quantity, QuantityError
+from kvert.api.types import Obj
 
 # CELSelectorExpressionMaxLength (the API refuses longer selectors).
 MAX_EXPRESSION_LENGTH = 10 * 1024
@@ -310,7 +311,7 @@ def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
 
 def device_value(driver: str, device: Mapping[str, Any]) -> ct.MapType:
     """The ``device`` variable for one ResourceSlice device."""
-    attributes: dict[str, dict] = {}
+    attributes: dict[str, Obj] = {}
     for name, attr in (device.get("attributes") or {}).items():
         try:
             value = attribute_value(attr or {})
@@ -318,12 +319,12 @@ def device_value(driver: str, device: Mapping[str, Any]) -> ct.MapType:
             raise CELError(f"attribute {name}: {e}") from None
         domain, ident = split_qualified_name(name, driver)
         attributes.setdefault(domain, {})[ident] = value
-    capacity: dict[str, dict] = {}
+    capacity: dict[str, Obj] = {}
     for name, cap in (device.get("capacity") or {}).items():
         domain, ident = split_qualified_name(name, driver)
         capacity.setdefault(domain, {})[ident] = _quantity((cap or {}).get("value", "0"))
 
-    def maps(d: dict[str, dict]) -> _DomainMap:
+    def maps(d: dict[str, Obj]) -> _DomainMap:
         return _DomainMap({ct.StringType(k): ct.MapType({ct.StringType(i): v for i, v in inner.items()})
                            for k, inner in d.items()})
     return ct.MapType({ct.StringType("driver"): ct.StringType(driver),
@@ -358,7 +359,7 @@ def _literals() -> Evaluator:
     return Evaluator(ast=lark.Tree("literal", []), activation=celpy.evaluation.Activation())
 
 
-def _call(fn: Any, args: list) -> Any:
+def _call(fn: Any, args: list[Any]) -> Any:
     try:
         out = fn(*args)
     except _Err:
@@ -377,7 +378,7 @@ def _call(fn: Any, args: list) -> Any:
     return out
 
 
-def _spend(act: dict, n: int = 1) -> None:
+def _spend(act: Obj, n: int = 1) -> None:
     budget = act[_BUDGET]
     budget[0] -= n
     if budget[0] < 0:
@@ -401,14 +402,14 @@ def _compile_tree(t: Any) -> Any:
     if kind == "expr":
         cond, yes, no = (_compile_tree(c) for c in ch)
 
-        def ternary(act: dict) -> Any:
+        def ternary(act: Obj) -> Any:
             return yes(act) if _bool(cond(act)) else no(act)
         return ternary
     if kind in ("conditionalor", "conditionaland"):
         left, right = _compile_tree(ch[0]), _compile_tree(ch[1])
         decisive = kind == "conditionalor"     # true decides ||, false decides &&
 
-        def logical(act: dict) -> Any:
+        def logical(act: Obj) -> Any:
             results = []
             for side in (left, right):
                 try:
@@ -438,7 +439,7 @@ def _compile_tree(t: Any) -> Any:
         target, name = _compile_tree(ch[0]), ch[1].value
         key = ct.StringType(name)
 
-        def select(act: dict) -> Any:
+        def select(act: Obj) -> Any:
             m = target(act)
             if isinstance(m, ct.MapType):
                 try:
@@ -450,7 +451,7 @@ def _compile_tree(t: Any) -> Any:
     if kind == "member_index":
         target, index = _compile_tree(ch[0]), _compile_tree(ch[1])
 
-        def item(act: dict) -> Any:
+        def item(act: Obj) -> Any:
             m, i = target(act), index(act)
             if isinstance(m, ct.MapType):
                 try:
@@ -475,7 +476,7 @@ def _compile_tree(t: Any) -> Any:
         name = ch[0].value
         fn = _FUNCS.get(name)
 
-        def ident(act: dict) -> Any:
+        def ident(act: Obj) -> Any:
             try:
                 return act[name]
             except KeyError:
@@ -497,7 +498,7 @@ def _compile_tree(t: Any) -> Any:
         flat = [_compile_tree(c) for c in (ch[0].children if ch and ch[0] is not None else [])]
         pairs = list(zip(flat[0::2], flat[1::2]))
 
-        def mapping(act: dict) -> Any:
+        def mapping(act: Obj) -> Any:
             out = ct.MapType()
             for k, v in pairs:
                 key = k(act)
@@ -514,7 +515,7 @@ def _as_bool_value(v: Any) -> Any:
     return v
 
 
-def _args(t: Any, index: int) -> list:
+def _args(t: Any, index: int) -> list[Any]:
     if len(t.children) > index and t.children[index] is not None:
         return list(t.children[index].children)
     return []
@@ -529,7 +530,7 @@ def _compile_function(t: Any) -> Any:
         target_tree, field = _select_parts(args[0])
         target, key = _compile_tree(target_tree), ct.StringType(field)
 
-        def has(act: dict) -> Any:
+        def has(act: Obj) -> Any:
             m = target(act)
             if isinstance(m, ct.MapType):
                 return ct.BoolType(key in m)
@@ -562,7 +563,7 @@ def _compile_method(t: Any) -> Any:
                               [_compile_tree(a) for a in args[1:]])
     fn = _FUNCS.get(name)
     if fn is None:
-        def unknown(act: dict) -> Any:
+        def unknown(act: Obj) -> Any:
             raise _Err(f"no such overload: {name}")
         return unknown
     target = _compile_tree(target_tree)
@@ -570,10 +571,10 @@ def _compile_method(t: Any) -> Any:
     return lambda act: _call(fn, [target(act)] + [f(act) for f in compiled])
 
 
-def _compile_macro(name: str, target: Any, var: str, bodies: list) -> Any:
+def _compile_macro(name: str, target: Any, var: str, bodies: list[Any]) -> Any:
     body = bodies[-1]
 
-    def elements(act: dict) -> list:
+    def elements(act: Obj) -> list[Any]:
         src = target(act)
         if isinstance(src, (ct.ListType, ct.MapType)):
             items = list(src)
@@ -584,7 +585,7 @@ def _compile_macro(name: str, target: Any, var: str, bodies: list) -> Any:
     if name in ("all", "exists"):
         decisive = name == "exists"
 
-        def quantifier(act: dict) -> Any:
+        def quantifier(act: Obj) -> Any:
             error = None
             for v in elements(act):
                 try:

@@ -69,7 +69,9 @@ are *not* written (the CRD has no defaults); :func:`effective_controlled_values`
 from __future__ import annotations
 
 from typing import Any
+
 from kvert.api.meta import deep_copy
+from kvert.api.types import Obj
 
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -82,16 +84,16 @@ METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
 MAX_INT32 = 2**31 - 1
 
 
-def _unset(d: dict, field: str) -> bool:
+def _unset(d: Obj, field: str) -> bool:
     return d.get(field) is None or d.get(field) == ""
 
 
-def _set(d: dict, field: str, value: Any) -> None:
+def _set(d: Obj, field: str, value: Any) -> None:
     if _unset(d, field):
         d[field] = value
 
 
-def _dict(d: Any, field: str, create: bool = False) -> dict | None:
+def _dict(d: Any, field: str, create: bool = False) -> Obj | None:
     """``d[field]`` if it is a dict; created empty when ``create`` and absent."""
     if not isinstance(d, dict):
         return None
@@ -101,7 +103,7 @@ def _dict(d: Any, field: str, create: bool = False) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _list(d: Any, field: str) -> list:
+def _list(d: Any, field: str) -> list[Any]:
     value = d.get(field) if isinstance(d, dict) else None
     return value if isinstance(value, list) else []
 
@@ -193,7 +195,7 @@ def default_pod_spec(spec: Any, *, host_ports: bool = False) -> None:
     mirror_service_account(spec)
 
 
-def mirror_service_account(spec: dict) -> None:
+def mirror_service_account(spec: Obj) -> None:
     """The v1 conversion of a pod spec's service account: the deprecated ``serviceAccount``
     fills an empty ``serviceAccountName`` and always reads back as ``serviceAccountName``."""
     if _unset(spec, "serviceAccountName") and isinstance(spec.get("serviceAccount"), str) \
@@ -220,7 +222,7 @@ def _requests_from_limits(c: Any) -> None:
             requests[name] = deep_copy(value)
 
 
-def default_pod(pod: dict) -> None:
+def default_pod(pod: Obj) -> None:
     """``SetDefaults_Pod`` (requests from limits, ``enableServiceLinks``) + the pod spec."""
     spec = _dict(pod, "spec", create=True)
     if spec is None:
@@ -235,7 +237,7 @@ def default_pod(pod: dict) -> None:
 
 # -- workloads and others ------------------------------------------------------------------------
 
-def _default_replicated(obj: dict) -> dict | None:
+def _default_replicated(obj: Obj) -> Obj | None:
     """What Deployment and ReplicaSet share: ``replicas: 1`` and the template's pod spec.
 
     Returns the (possibly created) ``spec``, or None when it is not an object.
@@ -251,7 +253,7 @@ def _default_replicated(obj: dict) -> dict | None:
     return spec
 
 
-def default_deployment(obj: dict) -> None:
+def default_deployment(obj: Obj) -> None:
     spec = _default_replicated(obj)
     if spec is None:
         return
@@ -270,11 +272,11 @@ def default_deployment(obj: dict) -> None:
         spec["progressDeadlineSeconds"] = 600
 
 
-def default_replica_set(obj: dict) -> None:
+def default_replica_set(obj: Obj) -> None:
     _default_replicated(obj)
 
 
-def default_persistent_volume_claim(obj: dict) -> None:
+def default_persistent_volume_claim(obj: Obj) -> None:
     """``SetDefaults_PersistentVolumeClaim`` and ``..Spec``: ``volumeMode: Filesystem`` and
     ``status.phase: Pending`` (a StatefulSet's claim templates carry both)."""
     spec = _dict(obj, "spec", create=True)
@@ -285,7 +287,7 @@ def default_persistent_volume_claim(obj: dict) -> None:
         _set(status, "phase", "Pending")
 
 
-def default_stateful_set(obj: dict) -> None:
+def default_stateful_set(obj: Obj) -> None:
     """``SetDefaults_StatefulSet`` with 1.35's MaxUnavailableStatefulSet (beta, on):
     ``rollingUpdate.maxUnavailable: 1``."""
     spec = _default_replicated(obj)
@@ -313,7 +315,7 @@ def default_stateful_set(obj: dict) -> None:
             default_persistent_volume_claim(claim)
 
 
-def default_daemon_set(obj: dict) -> None:
+def default_daemon_set(obj: Obj) -> None:
     """``SetDefaults_DaemonSet``: RollingUpdate with ``maxUnavailable: 1``, ``maxSurge: 0``."""
     spec = _dict(obj, "spec", create=True)
     if spec is None:
@@ -334,7 +336,7 @@ def default_daemon_set(obj: dict) -> None:
         spec["revisionHistoryLimit"] = 10
 
 
-def default_replication_controller(obj: dict) -> None:
+def default_replication_controller(obj: Obj) -> None:
     """``SetDefaults_ReplicationController``: selector and labels from the template's labels
     when empty, ``replicas: 1``."""
     spec = _default_replicated(obj)
@@ -349,7 +351,7 @@ def default_replication_controller(obj: dict) -> None:
             meta["labels"] = deep_copy(labels)
 
 
-def _default_hpa_rules(rules: dict, stabilization: int, policies: list[dict]) -> None:
+def _default_hpa_rules(rules: Obj, stabilization: int, policies: list[Obj]) -> None:
     if rules.get("stabilizationWindowSeconds") is None:
         rules["stabilizationWindowSeconds"] = stabilization
     _set(rules, "selectPolicy", "Max")
@@ -357,7 +359,7 @@ def _default_hpa_rules(rules: dict, stabilization: int, policies: list[dict]) ->
         rules["policies"] = policies
 
 
-def default_horizontal_pod_autoscaler(obj: dict) -> None:
+def default_horizontal_pod_autoscaler(obj: Obj) -> None:
     """autoscaling/v2 ``SetDefaults_HorizontalPodAutoscaler``: ``minReplicas: 1``, a CPU
     utilization target of 80 % when no metric is given, and the missing parts of a given
     ``behavior`` (scale up: no stabilization, max of 4 pods or 100 % per 15 s; scale down:
@@ -382,7 +384,7 @@ def default_horizontal_pod_autoscaler(obj: dict) -> None:
         _default_hpa_rules(down, 300, [{"type": "Percent", "value": 100, "periodSeconds": 15}])
 
 
-def _default_job_spec(spec: dict) -> None:
+def _default_job_spec(spec: Obj) -> None:
     """What defaulting writes into a JobSpec, a Job's and a CronJob's job template's alike
     (the generated defaulter reaches the template's pod spec through both)."""
     template = _dict(spec, "template")
@@ -390,7 +392,7 @@ def _default_job_spec(spec: dict) -> None:
         default_pod_spec(_dict(template, "spec", create=True))
 
 
-def default_job(obj: dict) -> None:
+def default_job(obj: Obj) -> None:
     """``SetDefaults_Job``."""
     spec = _dict(obj, "spec", create=True)
     if spec is None:
@@ -422,7 +424,7 @@ def default_job(obj: dict) -> None:
     _default_job_spec(spec)
 
 
-def default_cron_job(obj: dict) -> None:
+def default_cron_job(obj: Obj) -> None:
     """``SetDefaults_CronJob``."""
     spec = _dict(obj, "spec", create=True)
     if spec is None:
@@ -438,15 +440,15 @@ def default_cron_job(obj: dict) -> None:
         _default_job_spec(job_spec)
 
 
-def default_secret(obj: dict) -> None:
+def default_secret(obj: Obj) -> None:
     _set(obj, "type", "Opaque")
 
 
-def default_priority_class(obj: dict) -> None:
+def default_priority_class(obj: Obj) -> None:
     _set(obj, "preemptionPolicy", "PreemptLowerPriority")
 
 
-def default_namespace(obj: dict) -> None:
+def default_namespace(obj: Obj) -> None:
     meta = _dict(obj, "metadata")
     name = meta.get("name") if meta else None
     if isinstance(name, str) and name:
@@ -458,7 +460,7 @@ def default_namespace(obj: dict) -> None:
         _set(status, "phase", "Active")
 
 
-def default_node(obj: dict) -> None:
+def default_node(obj: Obj) -> None:
     status = _dict(obj, "status")
     if status is None:
         return
@@ -467,7 +469,7 @@ def default_node(obj: dict) -> None:
         status["allocatable"] = deep_copy(capacity)
 
 
-def default_service(obj: dict) -> None:
+def default_service(obj: Obj) -> None:
     spec = _dict(obj, "spec", create=True)
     if spec is None:
         return
@@ -487,13 +489,13 @@ def default_service(obj: dict) -> None:
         _set(spec, "allocateLoadBalancerNodePorts", True)
 
 
-def is_externally_accessible(spec: dict) -> bool:
+def is_externally_accessible(spec: Obj) -> bool:
     """``ExternallyAccessible``: reachable from outside the cluster network."""
     return spec.get("type") in ("LoadBalancer", "NodePort") or (
         spec.get("type") == "ClusterIP" and bool(spec.get("externalIPs")))
 
 
-def default_limit_range(obj: dict) -> None:
+def default_limit_range(obj: Obj) -> None:
     for item in _list(_dict(obj, "spec"), "limits"):
         if not isinstance(item, dict) or item.get("type") != "Container":
             continue
@@ -509,7 +511,7 @@ def default_limit_range(obj: dict) -> None:
                         target[name] = deep_copy(value)
 
 
-def default_vpa(obj: dict) -> None:
+def default_vpa(obj: Obj) -> None:
     spec = _dict(obj, "spec")
     if spec is not None and spec.get("updatePolicy") is None:
         spec["updatePolicy"] = {"updateMode": DEFAULT_VPA_UPDATE_MODE}
@@ -538,15 +540,15 @@ def _default_device_claim(claim_spec: Any) -> None:
             _default_device_request(sub)
 
 
-def default_resource_claim(obj: dict) -> None:
+def default_resource_claim(obj: Obj) -> None:
     _default_device_claim(_dict(obj, "spec"))
 
 
-def default_resource_claim_template(obj: dict) -> None:
+def default_resource_claim_template(obj: Obj) -> None:
     _default_device_claim(_dict(_dict(obj, "spec"), "spec"))
 
 
-def default_rbac_binding(obj: dict) -> None:
+def default_rbac_binding(obj: Obj) -> None:
     """``SetDefaults_RoleBinding``/``ClusterRoleBinding`` and ``SetDefaults_Subject``:
     the role and User/Group subjects belong to rbac.authorization.k8s.io."""
     ref = _dict(obj, "roleRef")
@@ -558,7 +560,7 @@ def default_rbac_binding(obj: dict) -> None:
             subject["apiGroup"] = "rbac.authorization.k8s.io"
 
 
-def default_certificate_signing_request(obj: dict) -> None:
+def default_certificate_signing_request(obj: Obj) -> None:
     """SetDefaults_CertificateSigningRequestSpec and ..._Condition (certificates/v1)."""
     spec = _dict(obj, "spec", create=True)
     if spec is not None and spec.get("usages") is None:
@@ -568,7 +570,7 @@ def default_certificate_signing_request(obj: dict) -> None:
             condition["status"] = "True"
 
 
-def default_network_policy(obj: dict) -> None:
+def default_network_policy(obj: Obj) -> None:
     """SetDefaults_NetworkPolicySpec and _NetworkPolicyPort (networking/v1): the policy types
     follow the rules given, each port's protocol is TCP. The pod selector, a struct in Go,
     is always encoded."""
@@ -613,7 +615,7 @@ _BY_KIND = {
 }
 
 
-def apply_defaults(obj: dict) -> None:
+def apply_defaults(obj: Obj) -> None:
     """Fill in Kubernetes' defaults for ``obj`` (dispatching on apiVersion and kind), in place."""
     if not isinstance(obj, dict):
         return
@@ -622,7 +624,7 @@ def apply_defaults(obj: dict) -> None:
         fn(obj)
 
 
-def defaulted(obj: dict) -> dict:
+def defaulted(obj: Obj) -> Obj:
     """A defaulted deep copy of ``obj``."""
     out = deep_copy(obj)
     apply_defaults(out)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.types import Obj
+
 LABEL_PREFIX = "batch.kubernetes.io/"
 CONTROLLER_UID_LABEL = LABEL_PREFIX + "controller-uid"
 JOB_NAME_LABEL = LABEL_PREFIX + "job-name"
@@ -22,7 +24,7 @@ COMPLETE, FAILED, SUSPENDED = "Complete", "Failed", "Suspended"
 FAILURE_TARGET, SUCCESS_CRITERIA_MET = "FailureTarget", "SuccessCriteriaMet"
 
 
-def generate_selector(job: dict) -> None:
+def generate_selector(job: Obj) -> None:
     """Template labels naming the Job (kept where the user set them: validation then refuses
     a mismatch) and ``spec.selector.matchLabels[controller-uid]``, unless ``manualSelector``."""
     spec = job.get("spec")
@@ -59,24 +61,24 @@ def generate_selector(job: dict) -> None:
         match.setdefault(CONTROLLER_UID_LABEL, uid)
 
 
-def condition(job: dict, type_: str) -> dict | None:
+def condition(job: Obj, type_: str) -> Obj | None:
     for c in ((job.get("status") or {}).get("conditions") or []):
         if isinstance(c, dict) and c.get("type") == type_:
             return c
     return None
 
 
-def has_condition(job: dict, type_: str) -> bool:
+def has_condition(job: Obj, type_: str) -> bool:
     c = condition(job, type_)
     return c is not None and c.get("status") == "True"
 
 
-def is_finished(job: dict) -> bool:
+def is_finished(job: Obj) -> bool:
     """``IsJobFinished``: a Complete or Failed condition with status True."""
     return has_condition(job, COMPLETE) or has_condition(job, FAILED)
 
 
-def finished_condition(job: dict) -> str:
+def finished_condition(job: Obj) -> str:
     """The type of the finishing condition ("" while the Job runs)."""
     for type_ in (COMPLETE, FAILED):
         if has_condition(job, type_):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kvert.api.types import Obj
 
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -25,7 +26,7 @@ class ResourceType:
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
     # A custom resource's openAPIV3Schema (validation, pruning, defaults); None for built-ins.
-    schema: dict | None = field(default=None, compare=False, hash=False)
+    schema: Obj | None = field(default=None, compare=False, hash=False)
     # Extra printer columns of a CRD version (additionalPrinterColumns), for Table output.
     printer_columns: tuple = field(default=(), compare=False, hash=False)
     # False for a type served by a handler outside the registry, never stored (an aggregated
@@ -137,7 +138,7 @@ BUILTIN: tuple[ResourceType, ...] = (
 
 _BY_KEY: dict[str, ResourceType] = {rt.key: rt for rt in BUILTIN}
 _BY_GVK: dict[tuple[str, str], ResourceType] = {(rt.api_version, rt.kind): rt for rt in BUILTIN}
-_VERSIONS: dict = {}       # key -> versions, and _SIZE -> the table size they were made from
+_VERSIONS: Obj = {}       # key -> versions, and _SIZE -> the table size they were made from
 _SIZE = object()
 
 
@@ -186,7 +187,7 @@ def by_key(key: str) -> ResourceType:
         raise KeyError(f"unknown resource {key!r}") from None
 
 
-def for_object(obj: dict) -> ResourceType:
+def for_object(obj: Obj) -> ResourceType:
     """The type of an object from its apiVersion and kind."""
     api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
     try:

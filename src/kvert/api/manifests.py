@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from kvert.api.types import Obj
+
 
 class ManifestError(ValueError):
     """A file of objects kvert cannot read; the message names the file and the line or item."""
@@ -125,7 +127,7 @@ def documents(text: str, name: str) -> list[_Doc]:
     return _yaml_docs(text, name)
 
 
-def read_objects(text: str, name: str) -> Iterator[tuple[dict, str]]:
+def read_objects(text: str, name: str) -> Iterator[tuple[Obj, str]]:
     """(object, where it is) for every object of a file: Lists flattened, items given the
     kind and apiVersion of a typed List when they lack them."""
     docs = [d for d in documents(text, name) if d.data is not None]
@@ -162,7 +164,7 @@ def read_objects(text: str, name: str) -> Iterator[tuple[dict, str]]:
             yield _checked(item, at), at
 
 
-def _checked(obj: Any, where: str) -> dict:
+def _checked(obj: Any, where: str) -> Obj:
     if not isinstance(obj, dict):
         raise ManifestError(f"{where}: expected a Kubernetes object (a mapping), found a "
                             f"{type(obj).__name__}")

@@ -7,7 +7,8 @@ import math
 from datetime import datetime, timezone
 from typing import Any
 
-Obj = dict[str, Any]
+# Re-exported: callers that predate kvert.api.types read the alias from here.
+from kvert.api.types import Obj as Obj
 
 
 def meta(obj: Obj) -> dict[str, Any]:

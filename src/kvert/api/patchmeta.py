@@ -32,6 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from kvert.api.types import Obj
+
 __all__ = ["PatchMeta", "patch_meta", "all_patch_meta", "supports_strategic", "is_builtin"]
 
 
@@ -612,7 +614,7 @@ def _walk_types(type_name: str, prefix: tuple[str, ...],
 # ---- custom resources -----------------------------------------------------------
 
 
-def _crd_schema(api_version: str, kind: str) -> dict | None:
+def _crd_schema(api_version: str, kind: str) -> Obj | None:
     from kvert.api import kinds  # late: kinds may be extended at run time by CRDs
 
     try:
@@ -628,7 +630,7 @@ def _custom_meta(api_version: str, kind: str, path: tuple[str, ...]) -> PatchMet
     schema = _crd_schema(api_version, kind)
     if schema is None:
         return _NONE
-    node: dict | None = schema
+    node: Obj | None = schema
     for name in path:
         node = _schema_child(node, name)
         if node is None:
@@ -636,7 +638,7 @@ def _custom_meta(api_version: str, kind: str, path: tuple[str, ...]) -> PatchMet
     return _schema_node_meta(node)
 
 
-def _schema_child(node: dict | None, name: str) -> dict | None:
+def _schema_child(node: Obj | None, name: str) -> Obj | None:
     """The schema of field ``name`` of ``node``, looking through list items."""
     while isinstance(node, dict) and node.get("type") == "array":
         node = node.get("items")
@@ -651,7 +653,7 @@ def _schema_child(node: dict | None, name: str) -> dict | None:
     return None
 
 
-def _schema_node_meta(node: dict) -> PatchMeta:
+def _schema_node_meta(node: Obj) -> PatchMeta:
     list_type = node.get("x-kubernetes-list-type")
     keys = node.get("x-kubernetes-list-map-keys") or ()
     map_type = node.get("x-kubernetes-map-type")
@@ -660,7 +662,7 @@ def _schema_node_meta(node: dict) -> PatchMeta:
     return PatchMeta(None, None, list_type, tuple(keys), map_type)
 
 
-def _walk_schema(node: dict,
+def _walk_schema(node: Obj,
                  prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], PatchMeta]]:
     if prefix:
         meta = _schema_node_meta(node)

@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kvert.api.types import Obj
+
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -37,7 +39,7 @@ def line(name: str, labels: Mapping[str, str], value: float, timestamp_ms: int |
     return f"{text} {timestamp_ms}" if timestamp_ms is not None else text
 
 
-def exposition(families: list[tuple[str, str, str, list[tuple[dict, float]]]]) -> str:
+def exposition(families: list[tuple[str, str, str, list[tuple[Obj, float]]]]) -> str:
     """Prometheus text (0.0.4) of ``(name, type, help, [(labels, value)])`` families."""
     out = []
     for name, kind, help_text, samples in families:

@@ -57,10 +57,11 @@ from typing import Any
 
 from kvert.api import errors
 from kvert.api.errors import Cause
+from kvert.api.meta import deep_copy
 from kvert.api.names import is_dns1123_label, is_dns1123_subdomain
 from kvert.api.quantity import QuantityError, parse_quantity
+from kvert.api.types import Obj
 from kvert.api.validation.common import child, index, key, show
-from kvert.api.meta import deep_copy
 
 Causes = list[Cause]
 
@@ -101,7 +102,7 @@ def _type_invalid(path: str, value: Any, detail: str) -> Cause:
     return Cause(path, f"Invalid value: {_value(value)}: {detail}", "FieldValueTypeInvalid")
 
 
-def _not_supported(path: str, value: Any, supported: list) -> Cause:
+def _not_supported(path: str, value: Any, supported: list[Any]) -> Cause:
     options = [s if isinstance(s, str) else json.dumps(s, separators=(",", ":")) for s in supported]
     text = ", ".join(f'"{o}"' for o in options)
     return Cause(path, f"Unsupported value: {_value(value)}: supported values: {text}",
@@ -184,12 +185,12 @@ def compile_pattern(pattern: str) -> re.Pattern:
     return re.compile(pattern.replace("\\z", "\\Z"))
 
 
-def _sub(schema: Any, field: str) -> dict | None:
+def _sub(schema: Any, field: str) -> Obj | None:
     value = schema.get(field) if isinstance(schema, dict) else None
     return value if isinstance(value, dict) else None
 
 
-def _props(schema: Any) -> dict:
+def _props(schema: Any) -> Obj:
     props = schema.get("properties") if isinstance(schema, dict) else None
     return props if isinstance(props, dict) else {}
 
@@ -336,7 +337,7 @@ def format_ok(fmt: str, value: str) -> bool:
 
 # ---- validation ------------------------------------------------------------------------------
 
-def validate_against_schema(obj: Any, schema: dict, path: str = "") -> list[Cause]:
+def validate_against_schema(obj: Any, schema: Obj, path: str = "") -> list[Cause]:
     """Causes that make ``obj`` invalid against ``schema`` (kube-openapi, as kube-apiserver
     reports it). ``path`` is the field path of ``obj`` itself ("" for a whole object)."""
     errs: Causes = []
@@ -386,7 +387,7 @@ def _validate(value: Any, s: Any, path: str, errs: Causes) -> None:
         _validate_object(value, s, path, errs)
 
 
-def _validate_string(value: str, s: dict, path: str, errs: Causes) -> None:
+def _validate_string(value: str, s: Obj, path: str, errs: Causes) -> None:
     name = _name(path)
     max_length = s.get("maxLength")
     if isinstance(max_length, int) and len(value) > max_length:
@@ -408,7 +409,7 @@ def _validate_string(value: str, s: dict, path: str, errs: Causes) -> None:
         errs.append(_type_invalid(path, value, f'{name} {_IN} must be of type {fmt}: "{value}"'))
 
 
-def _validate_number(value: int | float, s: dict, path: str, errs: Causes) -> None:
+def _validate_number(value: int | float, s: Obj, path: str, errs: Causes) -> None:
     name = _name(path)
     maximum = s.get("maximum")
     if isinstance(maximum, (int, float)) and not isinstance(maximum, bool):
@@ -438,7 +439,7 @@ def _validate_number(value: int | float, s: dict, path: str, errs: Causes) -> No
             errs.append(_invalid(path, value, f"{name} {_IN} should be a multiple of {_num(factor)}"))
 
 
-def _validate_array(value: list, s: dict, path: str, errs: Causes) -> None:
+def _validate_array(value: list[Any], s: Obj, path: str, errs: Causes) -> None:
     items = _sub(s, "items")
     if items is not None:
         for i, item in enumerate(value):
@@ -455,7 +456,7 @@ def _validate_array(value: list, s: dict, path: str, errs: Causes) -> None:
     _validate_list_type(value, s, path, errs)
 
 
-def _validate_list_type(value: list, s: dict, path: str, errs: Causes) -> None:
+def _validate_list_type(value: list[Any], s: Obj, path: str, errs: Causes) -> None:
     """``x-kubernetes-list-type``: ``set`` items and ``map`` keys must be unique."""
     list_type = s.get("x-kubernetes-list-type")
     if list_type == "set":
@@ -484,7 +485,7 @@ def _duplicate(path: str, value: Any) -> Cause:
     return Cause(path, f"Duplicate value: {_value(value)}", "FieldValueDuplicate")
 
 
-def _validate_object(value: dict, s: dict, path: str, errs: Causes) -> None:
+def _validate_object(value: Obj, s: Obj, path: str, errs: Causes) -> None:
     required = s.get("required")
     if isinstance(required, list):
         for field in required:
@@ -514,7 +515,7 @@ def _validate_object(value: dict, s: dict, path: str, errs: Causes) -> None:
                 errs.append(errors.required(child(path, field), "must not be empty"))
 
 
-def _validate_junctors(value: Any, s: dict, path: str, errs: Causes) -> None:
+def _validate_junctors(value: Any, s: Obj, path: str, errs: Causes) -> None:
     """``allOf``, ``anyOf``, ``oneOf`` and ``not`` (value validations)."""
     q = json.dumps(_name(path))
     any_of = [x for x in s.get("anyOf") or [] if isinstance(x, dict)]
@@ -549,7 +550,7 @@ def _validate_junctors(value: Any, s: dict, path: str, errs: Causes) -> None:
 
 # ---- pruning ---------------------------------------------------------------------------------
 
-def prune(obj: dict, schema: dict) -> list[str]:
+def prune(obj: Obj, schema: Obj) -> list[str]:
     """Drop, in place, every field ``schema`` does not specify; return the removed fields'
     paths (as kube-apiserver's "unknown field" warnings name them). ``apiVersion``, ``kind``
     and ``metadata`` of the object are always kept."""
@@ -559,7 +560,7 @@ def prune(obj: dict, schema: dict) -> list[str]:
     return removed
 
 
-def _prune(x: Any, s: dict | None, path: str, removed: list[str], *,
+def _prune(x: Any, s: Obj | None, path: str, removed: list[str], *,
            resource_root: bool = False) -> None:
     """Kubernetes' pruning: with no schema every field of an object goes; a node with
     ``x-kubernetes-preserve-unknown-fields`` keeps its unknown fields but its specified
@@ -580,7 +581,7 @@ def _prune(x: Any, s: dict | None, path: str, removed: list[str], *,
             _prune(item, items, index(path, i), removed)
 
 
-def _skip_prune(x: Any, s: dict | None, path: str, removed: list[str], *,
+def _skip_prune(x: Any, s: Obj | None, path: str, removed: list[str], *,
                 resource_root: bool = False) -> None:
     """Kubernetes' ``skipPrune``: the fields of a preserving node are kept, the fields its
     schema specifies are still pruned. List items are walked the same way, as Kubernetes
@@ -595,7 +596,7 @@ def _skip_prune(x: Any, s: dict | None, path: str, removed: list[str], *,
             _skip_prune(item, items, index(path, i), removed)
 
 
-def _prune_fields(x: dict, s: dict, path: str, removed: list[str], *, resource_root: bool,
+def _prune_fields(x: Obj, s: Obj, path: str, removed: list[str], *, resource_root: bool,
                   keep_unknown: bool) -> None:
     """Prune each field of the object ``x`` by its schema in ``s``. A field ``s`` does not
     specify is dropped unless ``keep_unknown``; the meta fields of a resource always stay."""
@@ -615,14 +616,14 @@ def _prune_fields(x: dict, s: dict, path: str, removed: list[str], *, resource_r
             _remove_field(x, k, path, removed)
 
 
-def _remove_field(x: dict, k: str, path: str, removed: list[str]) -> None:
+def _remove_field(x: Obj, k: str, path: str, removed: list[str]) -> None:
     del x[k]
     removed.append(child(path, k))
 
 
 # ---- defaulting ------------------------------------------------------------------------------
 
-def apply_schema_defaults(obj: Any, schema: dict) -> None:
+def apply_schema_defaults(obj: Any, schema: Obj) -> None:
     """Kubernetes' structural defaulting, in place: first remove ``null`` values of fields that
     are neither nullable nor defaulted, then set ``default`` values where fields are absent
     (or ``null`` and not nullable), top-down through properties, additionalProperties and
@@ -633,11 +634,11 @@ def apply_schema_defaults(obj: Any, schema: dict) -> None:
     _default(obj, schema)
 
 
-def _non_nullable_null(value: Any, s: dict | None) -> bool:
+def _non_nullable_null(value: Any, s: Obj | None) -> bool:
     return value is None and s is not None and not s.get("nullable")
 
 
-def _drop_non_nullable_nulls(x: Any, s: dict | None) -> None:
+def _drop_non_nullable_nulls(x: Any, s: Obj | None) -> None:
     if s is None:
         return
     if isinstance(x, dict):
@@ -659,7 +660,7 @@ def _drop_non_nullable_nulls(x: Any, s: dict | None) -> None:
             _drop_non_nullable_nulls(item, items)
 
 
-def _default(x: Any, s: dict | None) -> None:
+def _default(x: Any, s: Obj | None) -> None:
     if s is None:
         return
     if isinstance(x, dict):
@@ -689,7 +690,7 @@ def _default(x: Any, s: dict | None) -> None:
 
 # ---- the registry's entry point --------------------------------------------------------------
 
-def prepare_custom_object(obj: dict, schema: dict | None) -> list[Cause]:
+def prepare_custom_object(obj: Obj, schema: Obj | None) -> list[Cause]:
     """What kube-apiserver does to a custom resource it is asked to store: prune unknown
     fields, apply defaults, then validate. Mutates ``obj``; returns the validation causes
     (empty when valid). Without a schema nothing is done."""
@@ -719,10 +720,10 @@ _CHECKED_KEYS = frozenset((
 _STRING_RULES = ("maxLength", "minLength", "pattern", "format")
 _NUMBER_RULES = ("maximum", "minimum", "multipleOf")
 _ARRAY_RULES = ("minItems", "maxItems", "uniqueItems", "x-kubernetes-list-type")
-_CLEAN_CACHE: dict[int, tuple[dict, Any]] = {}
+_CLEAN_CACHE: dict[int, tuple[Obj, Any]] = {}
 
 
-def _clean_checker(schema: dict) -> Callable[[Any], bool] | None:
+def _clean_checker(schema: Obj) -> Callable[[Any], bool] | None:
     """The compiled clean-check of ``schema`` (cached per schema object), or None."""
     hit = _CLEAN_CACHE.get(id(schema))
     if hit is not None and hit[0] is schema:
@@ -811,7 +812,7 @@ def _compile_clean(s: Any) -> Callable[[Any], bool] | None:
     return check
 
 
-def prepare_custom_status(obj: dict, schema: dict | None) -> list[Cause]:
+def prepare_custom_status(obj: Obj, schema: Obj | None) -> list[Cause]:
     """``prepare_custom_object`` for a write to ``/status``: only ``status`` is new (the rest
     is the stored object, already pruned, defaulted and valid -- and Kubernetes' validation
     ratcheting accepts unchanged fields anyway), so only it is pruned, defaulted and checked,
@@ -850,7 +851,7 @@ _VALIDATION_REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValue
                        "FieldValueRequired"]
 
 
-def validate_structural(schema: dict, path: str) -> list[Cause]:
+def validate_structural(schema: Obj, path: str) -> list[Cause]:
     """Causes that keep ``schema`` (a CRD version's ``openAPIV3Schema``, at field path
     ``path``) from being used: not structural, unsupported constructs, bad extensions,
     patterns that do not compile, defaults that are invalid or not pruned."""
@@ -948,7 +949,7 @@ def _check_schema(s: Any, path: str, errs: Causes, *, root: bool, inside_meta: b
     _check_validation_rules(s, path, errs)
 
 
-def _check_map_and_list_types(s: dict, path: str, errs: Causes) -> None:
+def _check_map_and_list_types(s: Obj, path: str, errs: Causes) -> None:
     t = s.get("type")
     map_type = s.get("x-kubernetes-map-type")
     if map_type is not None:
@@ -1042,7 +1043,7 @@ def _check_map_and_list_types(s: dict, path: str, errs: Causes) -> None:
                                                  "it cannot be nullable"))
 
 
-def _check_validation_rules(s: dict, path: str, errs: Causes) -> None:
+def _check_validation_rules(s: Obj, path: str, errs: Causes) -> None:
     """The shape of ``x-kubernetes-validations`` (kvert does not evaluate CEL)."""
     rules = s.get("x-kubernetes-validations")
     if rules is None:
@@ -1166,7 +1167,7 @@ def _check_structural(s: Any, path: str, level: str, errs: Causes) -> None:
                                     "without x-kubernetes-preserve-unknown-fields"))
 
 
-def _check_value_validation(s: dict, path: str, level: str, errs: Causes, skip_any_of: bool,
+def _check_value_validation(s: Obj, path: str, level: str, errs: Causes, skip_any_of: bool,
                             skip_first_all_of_any_of: bool) -> None:
     if not skip_any_of:
         for i, sub in enumerate(s.get("anyOf") or []):
@@ -1265,7 +1266,7 @@ def _check_complete(v: Any, s: Any, s_path: str, v_path: str, errs: Causes, *,
                             top=True)
 
 
-def _check_defaults(s: dict, path: str, errs: Causes, *, root: bool = False,
+def _check_defaults(s: Obj, path: str, errs: Causes, *, root: bool = False,
                     in_meta: bool = False) -> None:
     """Defaults must validate against their schema and must not carry pruned fields."""
     if not isinstance(s, dict):

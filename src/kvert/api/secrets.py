@@ -13,6 +13,7 @@ import base64
 
 from kvert.api.errors import BadRequest
 from kvert.api.gostrings import json_kind
+from kvert.api.types import Obj
 
 OPAQUE = "Opaque"
 SERVICE_ACCOUNT_TOKEN = "kubernetes.io/service-account-token"
@@ -74,7 +75,7 @@ def _cannot_decode(detail: str) -> BadRequest:
     return BadRequest(f'Secret in version "v1" cannot be handled as a Secret: {detail}')
 
 
-def merge_string_data(secret: dict) -> None:
+def merge_string_data(secret: Obj) -> None:
     """Decode a v1 Secret in place as ``Convert_v1_Secret_To_core_Secret`` does: check that
     every ``data`` value is base64 and move ``stringData`` into ``data``."""
     data = secret.get("data")

@@ -60,10 +60,31 @@ from typing import Any, Callable
 from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
+from kvert.api.types import Obj
 
-from . import (admissionregistration, apps, autoscaling, batch, certificates, crd, dra, endpoints,
-               misc, networking, node, pod, policy, rbac, resize, secrets, service, storage, vpa,
-               workload, workloads)
+from . import (
+    admissionregistration,
+    apps,
+    autoscaling,
+    batch,
+    certificates,
+    crd,
+    dra,
+    endpoints,
+    misc,
+    networking,
+    node,
+    pod,
+    policy,
+    rbac,
+    resize,
+    secrets,
+    service,
+    storage,
+    vpa,
+    workload,
+    workloads,
+)
 from .common import Causes, immutable, type_error
 from .meta import validate_object_meta, validate_object_meta_update
 from .resize import drop_non_resize_updates
@@ -197,25 +218,25 @@ _STATUS: dict[tuple[str, str], Update] = {
 }
 
 
-def _gvk(obj: dict) -> tuple[str, str]:
+def _gvk(obj: Obj) -> tuple[str, str]:
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     return (api_version if isinstance(api_version, str) else "",
             kind if isinstance(kind, str) else "")
 
 
-def _namespaced(obj: dict) -> bool | None:
+def _namespaced(obj: Obj) -> bool | None:
     try:
         return kinds.for_object(obj).namespaced
     except KeyError:
         return None
 
 
-def _metadata_only(obj: dict) -> Causes:
+def _metadata_only(obj: Obj) -> Causes:
     # Kinds without their own rules are custom resources: apimachinery's generic rules.
     return validate_object_meta(obj, namespaced=_namespaced(obj), builtin=False)
 
 
-def _kind_unchanged(new: dict, old: dict) -> Causes:
+def _kind_unchanged(new: Obj, old: Obj) -> Causes:
     errs: Causes = []
     for field in ("apiVersion", "kind"):
         if old.get(field) and new.get(field) and new.get(field) != old.get(field):
@@ -223,7 +244,7 @@ def _kind_unchanged(new: dict, old: dict) -> Causes:
     return errs
 
 
-def _generic_update(new: dict, old: dict) -> Causes:
+def _generic_update(new: Obj, old: Obj) -> Causes:
     """Metadata update rules plus the create rules for the body."""
     create = _CREATE.get(_gvk(new))
     errs = validate_object_meta_update(new, old, builtin=create is not None)
@@ -259,19 +280,19 @@ def _update_entry(check: Update) -> Callable[[Any, Any], list[Cause]]:
 
 
 @_create_entry
-def validate(obj: dict) -> list[Cause]:
+def validate(obj: Obj) -> list[Cause]:
     """Causes that make ``obj`` invalid on create."""
     return _CREATE.get(_gvk(obj), _metadata_only)(obj)
 
 
 @_update_entry
-def validate_update(new: dict, old: dict) -> list[Cause]:
+def validate_update(new: Obj, old: Obj) -> list[Cause]:
     """Causes that make replacing ``old`` by ``new`` invalid (main resource)."""
     return _kind_unchanged(new, old) + _UPDATE.get(_gvk(new), _generic_update)(new, old)
 
 
 @_update_entry
-def validate_status_update(new: dict, old: dict) -> list[Cause]:
+def validate_status_update(new: Obj, old: Obj) -> list[Cause]:
     """Causes that make a ``status`` subresource write invalid."""
     status = _STATUS.get(_gvk(new))
     if status is None:
@@ -281,19 +302,19 @@ def validate_status_update(new: dict, old: dict) -> list[Cause]:
 
 
 @_update_entry
-def validate_csr_approval(new: dict, old: dict) -> list[Cause]:
+def validate_csr_approval(new: Obj, old: Obj) -> list[Cause]:
     """Causes that make a ``certificatesigningrequests/approval`` write invalid."""
     return _kind_unchanged(new, old) + certificates.validate_certificate_signing_request_approval_update(
         new, old)
 
 
 @_update_entry
-def validate_pod_resize(new: dict, old: dict) -> list[Cause]:
+def validate_pod_resize(new: Obj, old: Obj) -> list[Cause]:
     """Causes that make a ``pods/resize`` write invalid (see :mod:`.resize`)."""
     return resize.validate_pod_resize(new, old)
 
 
 @_create_entry
-def validate_vpa(obj: dict) -> list[Cause]:
+def validate_vpa(obj: Obj) -> list[Cause]:
     """VerticalPodAutoscaler create validation (also reached through :func:`validate`)."""
     return vpa.validate_vpa(obj)

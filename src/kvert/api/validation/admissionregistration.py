@@ -17,13 +17,28 @@ their names and for having an expression; the CEL itself is not compiled.
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
 from kvert.api.gostrings import quote
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, child, dicts, duplicate, get_dict, get_int, get_list, get_str,
-                     index, invalid, not_supported, required, too_many)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    index,
+    invalid,
+    not_supported,
+    required,
+    too_many,
+)
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
 
 ACCEPTED_REVIEW_VERSIONS = ("v1", "v1beta1")
@@ -38,23 +53,23 @@ MAX_MATCH_CONDITIONS = 64
 _URL_FORM = "; desired format: https://host[/path]"
 
 
-def validate_mutating_configuration(obj: dict) -> Causes:
+def validate_mutating_configuration(obj: Obj) -> Causes:
     return _configuration(obj, mutating=True, strict=_Strict())
 
 
-def validate_validating_configuration(obj: dict) -> Causes:
+def validate_validating_configuration(obj: Obj) -> Causes:
     return _configuration(obj, mutating=False, strict=_Strict())
 
 
-def validate_mutating_configuration_update(new: dict, old: dict) -> Causes:
+def validate_mutating_configuration_update(new: Obj, old: Obj) -> Causes:
     return _update(new, old, mutating=True)
 
 
-def validate_validating_configuration_update(new: dict, old: dict) -> Causes:
+def validate_validating_configuration_update(new: Obj, old: Obj) -> Causes:
     return _update(new, old, mutating=False)
 
 
-def _update(new: dict, old: dict, *, mutating: bool) -> Causes:
+def _update(new: Obj, old: Obj, *, mutating: bool) -> Causes:
     errs = validate_object_meta_update(new, old)
     return errs + [c for c in _configuration(new, mutating=mutating, strict=_Strict.keeping(old))
                    if not c.field.startswith("metadata")]
@@ -71,7 +86,7 @@ class _Strict:
         self.unique_names = unique_names
 
     @classmethod
-    def keeping(cls, old: dict) -> "_Strict":
+    def keeping(cls, old: Obj) -> "_Strict":
         hooks = [h for h in old.get("webhooks") or [] if isinstance(h, dict)]
         hook_names = [h.get("name") for h in hooks]
         return cls(
@@ -82,7 +97,7 @@ class _Strict:
             unique_names=len(hook_names) == len(set(map(str, hook_names))))
 
 
-def _configuration(obj: dict, *, mutating: bool, strict: _Strict) -> Causes:
+def _configuration(obj: Obj, *, mutating: bool, strict: _Strict) -> Causes:
     errs = validate_object_meta(obj, namespaced=False)
     seen: set[str] = set()
     for i, path, hook in dicts(get_list(obj, "webhooks", "", errs), "webhooks", errs):
@@ -97,7 +112,7 @@ def _configuration(obj: dict, *, mutating: bool, strict: _Strict) -> Causes:
     return errs
 
 
-def _webhook(hook: dict, path: str, *, mutating: bool, strict: _Strict) -> Causes:
+def _webhook(hook: Obj, path: str, *, mutating: bool, strict: _Strict) -> Causes:
     errs: Causes = []
     errs += _fully_qualified_name(get_str(hook, "name", path, errs), child(path, "name"))
     for _, rule_path, rule in dicts(get_list(hook, "rules", path, errs), child(path, "rules"), errs):
@@ -142,7 +157,7 @@ def _fully_qualified_name(name: str, path: str) -> Causes:
     return []
 
 
-def _review_versions(versions: list, path: str, require_recognized: bool) -> Causes:
+def _review_versions(versions: list[Any], path: str, require_recognized: bool) -> Causes:
     if not versions:
         return [required(path, f"must specify one of {', '.join(ACCEPTED_REVIEW_VERSIONS)}")]
     errs: Causes = []
@@ -161,7 +176,7 @@ def _review_versions(versions: list, path: str, require_recognized: bool) -> Cau
     return errs
 
 
-def _rule(rule: dict, path: str) -> Causes:
+def _rule(rule: Obj, path: str) -> Causes:
     """``validateRuleWithOperations`` (subresources allowed)."""
     errs: Causes = []
     operations = get_list(rule, "operations", path, errs)
@@ -190,7 +205,7 @@ def _rule(rule: dict, path: str) -> Causes:
     return errs
 
 
-def _resources(resources: list, path: str) -> Causes:
+def _resources(resources: list[Any], path: str) -> Causes:
     """``validateResources``: ``x/*`` and ``*/x`` exclude their more specific forms."""
     errs: Causes = []
     if not resources:
@@ -225,7 +240,7 @@ def _resources(resources: list, path: str) -> Causes:
     return errs
 
 
-def _client_config(config: dict, path: str) -> Causes:
+def _client_config(config: Obj, path: str) -> Causes:
     url, service = config.get("url"), config.get("service")
     if (url is None) == (service is None):
         return [required(path, "exactly one of url or service is required")]
@@ -259,7 +274,7 @@ def validate_webhook_url(url: str, path: str) -> Causes:
     return errs
 
 
-def _service(service: dict, path: str) -> Causes:
+def _service(service: Obj, path: str) -> Causes:
     """``webhook.ValidateWebhookService``."""
     errs: Causes = []
     if not get_str(service, "name", path, errs):
@@ -291,7 +306,7 @@ def _service(service: dict, path: str) -> Causes:
     return errs
 
 
-def _match_conditions(conditions: list, path: str) -> Causes:
+def _match_conditions(conditions: list[Any], path: str) -> Causes:
     errs: Causes = []
     if len(conditions) > MAX_MATCH_CONDITIONS:
         errs.append(too_many(path, len(conditions), MAX_MATCH_CONDITIONS))

@@ -16,14 +16,32 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.types import Obj
+
 from . import names
-from .common import (Causes, IS_NEGATIVE_MSG, child, forbidden, get_dict, get_int, immutable, index,
-                     invalid, not_supported, required, type_error)
+from .common import (
+    IS_NEGATIVE_MSG,
+    Causes,
+    child,
+    forbidden,
+    get_dict,
+    get_int,
+    immutable,
+    index,
+    invalid,
+    not_supported,
+    required,
+    type_error,
+)
 from .diff import normalized
 from .meta import validate_object_meta, validate_object_meta_update
 from .storage import validate_claim_template
-from .workloads import selector_immutable, validate_replica_set_like, int_or_percent, \
-    not_more_than_100_percent
+from .workloads import (
+    int_or_percent,
+    not_more_than_100_percent,
+    selector_immutable,
+    validate_replica_set_like,
+)
 
 POD_MANAGEMENT_POLICIES = ("OrderedReady", "Parallel")
 STATEFULSET_STRATEGIES = ("RollingUpdate", "OnDelete")
@@ -33,7 +51,7 @@ STATEFULSET_UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy", "
                          "persistentVolumeClaimRetentionPolicy", "minReadySeconds")
 
 
-def _nonnegative(spec: dict, fields: tuple[str, ...], path: str, errs: Causes) -> None:
+def _nonnegative(spec: Obj, fields: tuple[str, ...], path: str, errs: Causes) -> None:
     for field in fields:
         value = get_int(spec, field, path, errs, bits=32)
         if value is not None and value < 0:
@@ -87,7 +105,7 @@ def _retention_policy(policy: Any, path: str) -> Causes:
     return errs
 
 
-def _validate_statefulset_spec(spec: dict, path: str) -> Causes:
+def _validate_statefulset_spec(spec: Obj, path: str) -> Causes:
     errs = validate_replica_set_like(spec, path, "StatefulSet", "statefulset", pod_spec=False)
     policy = spec.get("podManagementPolicy")
     if not policy:
@@ -110,14 +128,14 @@ def _validate_statefulset_spec(spec: dict, path: str) -> Causes:
     return errs
 
 
-def validate_stateful_set(sts: dict) -> Causes:
+def validate_stateful_set(sts: Obj) -> Causes:
     """The name is a DNS label (``ValidateStatefulSetName``): it is the pods' hostname prefix."""
     errs = validate_object_meta(sts, namespaced=True, name_fn=names.name_is_dns_label)
     errs.extend(_validate_statefulset_spec(get_dict(sts, "spec", "", errs), "spec"))
     return errs
 
 
-def validate_stateful_set_update(new: dict, old: dict) -> Causes:
+def validate_stateful_set_update(new: Obj, old: Obj) -> Causes:
     """``ValidateStatefulSetUpdate``: the spec rules, then the fields that may change."""
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_statefulset_spec(get_dict(new, "spec", "", errs), "spec"))
@@ -163,7 +181,7 @@ def _daemonset_strategy(strategy: Any, path: str) -> Causes:
     return errs
 
 
-def _validate_daemonset_spec(spec: dict, path: str) -> Causes:
+def _validate_daemonset_spec(spec: Obj, path: str) -> Causes:
     # DaemonSets have no replicas; the shared rules read an absent one as fine
     errs = validate_replica_set_like(spec, path, "DaemonSet", "daemonset")
     errs.extend(_daemonset_strategy(spec.get("updateStrategy"), child(path, "updateStrategy")))
@@ -171,13 +189,13 @@ def _validate_daemonset_spec(spec: dict, path: str) -> Causes:
     return errs
 
 
-def validate_daemon_set(ds: dict) -> Causes:
+def validate_daemon_set(ds: Obj) -> Causes:
     errs = validate_object_meta(ds, namespaced=True)
     errs.extend(_validate_daemonset_spec(get_dict(ds, "spec", "", errs), "spec"))
     return errs
 
 
-def validate_daemon_set_update(new: dict, old: dict) -> Causes:
+def validate_daemon_set_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_daemonset_spec(get_dict(new, "spec", "", errs), "spec"))
     errs.extend(selector_immutable(new, old))
@@ -193,7 +211,7 @@ _DAEMONSET_COUNTS = ("currentNumberScheduled", "numberMisscheduled", "desiredNum
                      "numberAvailable", "numberUnavailable", "collisionCount")
 
 
-def _status_counts(new: dict, fields: tuple[str, ...], errs: Causes) -> dict[str, int]:
+def _status_counts(new: Obj, fields: tuple[str, ...], errs: Causes) -> dict[str, int]:
     status = get_dict(new, "status", "", errs)
     values: dict[str, int] = {}
     for field in fields:
@@ -205,7 +223,7 @@ def _status_counts(new: dict, fields: tuple[str, ...], errs: Causes) -> dict[str
     return values
 
 
-def _collision_count_kept(values: dict[str, int], old: dict, errs: Causes) -> None:
+def _collision_count_kept(values: dict[str, int], old: Obj, errs: Causes) -> None:
     old_count = (old.get("status") or {}).get("collisionCount") if isinstance(old.get("status"), dict) \
         else None
     new_count = values.get("collisionCount")
@@ -213,7 +231,7 @@ def _collision_count_kept(values: dict[str, int], old: dict, errs: Causes) -> No
         errs.append(invalid("status.collisionCount", new_count or 0, "cannot be decremented"))
 
 
-def validate_stateful_set_status_update(new: dict, old: dict) -> Causes:
+def validate_stateful_set_status_update(new: Obj, old: Obj) -> Causes:
     """``ValidateStatefulSetStatus``."""
     errs = validate_object_meta_update(new, old)
     values = _status_counts(new, _STATEFULSET_COUNTS, errs)
@@ -228,7 +246,7 @@ def validate_stateful_set_status_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def validate_daemon_set_status_update(new: dict, old: dict) -> Causes:
+def validate_daemon_set_status_update(new: Obj, old: Obj) -> Causes:
     """``ValidateDaemonSetStatusUpdate``."""
     errs = validate_object_meta_update(new, old)
     _collision_count_kept(_status_counts(new, _DAEMONSET_COUNTS, errs), old, errs)
@@ -237,7 +255,7 @@ def validate_daemon_set_status_update(new: dict, old: dict) -> Causes:
 
 # ---- ControllerRevision -------------------------------------------------------------------------
 
-def validate_controller_revision(rev: dict) -> Causes:
+def validate_controller_revision(rev: Obj) -> Causes:
     errs = validate_object_meta(rev, namespaced=True)
     if rev.get("data") is None:
         errs.append(required("data", "data is mandatory"))
@@ -247,7 +265,7 @@ def validate_controller_revision(rev: dict) -> Causes:
     return errs
 
 
-def validate_controller_revision_update(new: dict, old: dict) -> Causes:
+def validate_controller_revision_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(c for c in validate_controller_revision(new) if not c.field.startswith("metadata"))
     if normalized(new.get("data")) != normalized(old.get("data")):

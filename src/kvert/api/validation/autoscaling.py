@@ -13,9 +13,20 @@ from __future__ import annotations
 from typing import Any
 
 from kvert.api.quantity import Quantity, QuantityError
+from kvert.api.types import Obj
 
-from .common import (Causes, child, forbidden, get_dict, get_int, index, invalid, not_supported,
-                     required, type_error)
+from .common import (
+    Causes,
+    child,
+    forbidden,
+    get_dict,
+    get_int,
+    index,
+    invalid,
+    not_supported,
+    required,
+    type_error,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 
 METRIC_TYPES = ("ContainerResource", "External", "Object", "Pods", "Resource")
@@ -49,7 +60,7 @@ def _target_ref(ref: Any, path: str) -> Causes:
     return errs
 
 
-def _positive_quantity(target: dict, field: str, path: str, errs: Causes) -> None:
+def _positive_quantity(target: Obj, field: str, path: str, errs: Causes) -> None:
     value = target.get(field)
     if value is None:
         return
@@ -79,7 +90,7 @@ def _metric_target(target: Any, path: str) -> Causes:
     return errs
 
 
-def _resource_source(source: dict, path: str, container: bool) -> Causes:
+def _resource_source(source: Obj, path: str, container: bool) -> Causes:
     errs: Causes = []
     if not source.get("name"):
         errs.append(required(child(path, "name"), "must specify a resource name"))
@@ -156,7 +167,7 @@ def _scaling_rules(rules: Any, path: str) -> Causes:
     return errs
 
 
-def _validate_spec(spec: dict, path: str) -> Causes:
+def _validate_spec(spec: Obj, path: str) -> Causes:
     errs: Causes = []
     min_replicas = get_int(spec, "minReplicas", path, errs, bits=32)
     max_replicas = get_int(spec, "maxReplicas", path, errs, bits=32) or 0
@@ -180,19 +191,19 @@ def _validate_spec(spec: dict, path: str) -> Causes:
     return errs
 
 
-def validate_hpa(hpa: dict) -> Causes:
+def validate_hpa(hpa: Obj) -> Causes:
     errs = validate_object_meta(hpa, namespaced=True)
     errs.extend(_validate_spec(get_dict(hpa, "spec", "", errs), "spec"))
     return errs
 
 
-def validate_hpa_update(new: dict, old: dict) -> Causes:
+def validate_hpa_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_spec(get_dict(new, "spec", "", errs), "spec"))
     return errs
 
 
-def validate_hpa_status_update(new: dict, old: dict) -> Causes:
+def validate_hpa_status_update(new: Obj, old: Obj) -> Causes:
     """``validateHorizontalPodAutoscalerStatus``: replica counts >= 0."""
     errs = validate_object_meta_update(new, old)
     status = get_dict(new, "status", "", errs)

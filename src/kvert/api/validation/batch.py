@@ -18,8 +18,21 @@ import zoneinfo
 from typing import Any
 
 from kvert.api import cron, jobs
-from .common import (Causes, IS_NEGATIVE_MSG, child, get_dict, get_int, get_str, immutable, invalid,
-                     not_supported, required, type_error)
+from kvert.api.types import Obj
+
+from .common import (
+    IS_NEGATIVE_MSG,
+    Causes,
+    child,
+    get_dict,
+    get_int,
+    get_str,
+    immutable,
+    invalid,
+    not_supported,
+    required,
+    type_error,
+)
 from .diff import normalized
 from .meta import selector_from, validate_label_selector, validate_object_meta, validate_object_meta_update
 from .pod import validate_pod_template_spec
@@ -34,7 +47,7 @@ CRONJOB_NAME_MAX = 52
 _TIME_ZONE_PART = re.compile(r"^[A-Za-z\.\-_0-9+]{1,14}$")
 
 
-def _nonnegative(spec: dict, field: str, path: str, errs: Causes, bits: int = 32) -> None:
+def _nonnegative(spec: Obj, field: str, path: str, errs: Causes, bits: int = 32) -> None:
     value = get_int(spec, field, path, errs, bits=bits)
     if value is not None and value < 0:
         errs.append(invalid(child(path, field), value, IS_NEGATIVE_MSG))
@@ -65,7 +78,7 @@ def _validate_pod_failure_policy(policy: Any, path: str) -> Causes:
     return errs
 
 
-def validate_job_spec(spec: dict, path: str, *, template_only: bool = False) -> Causes:
+def validate_job_spec(spec: Obj, path: str, *, template_only: bool = False) -> Causes:
     """``validateJobSpec`` (+ the selector checks of ``ValidateJobSpec`` for a Job)."""
     errs: Causes = []
     for field in ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished",
@@ -109,7 +122,7 @@ def validate_job_spec(spec: dict, path: str, *, template_only: bool = False) -> 
     return errs
 
 
-def _validate_selector(spec: dict, path: str, template: Any) -> Causes:
+def _validate_selector(spec: Obj, path: str, template: Any) -> Causes:
     selector = spec.get("selector")
     sel_path = child(path, "selector")
     if selector is None:
@@ -126,7 +139,7 @@ def _validate_selector(spec: dict, path: str, template: Any) -> Causes:
     return errs
 
 
-def _validate_generated_selector(job: dict, spec: dict) -> Causes:
+def _validate_generated_selector(job: Obj, spec: Obj) -> Causes:
     """``validateGeneratedSelector``: what ``generateSelector`` wrote is still there."""
     if spec.get("manualSelector") is True:
         return []
@@ -154,7 +167,7 @@ def _validate_generated_selector(job: dict, spec: dict) -> Causes:
     return errs
 
 
-def validate_job(job: dict) -> Causes:
+def validate_job(job: Obj) -> Causes:
     errs = validate_object_meta(job, namespaced=True)
     spec = get_dict(job, "spec", "", errs)
     errs.extend(_validate_generated_selector(job, spec))
@@ -162,7 +175,7 @@ def validate_job(job: dict) -> Causes:
     return errs
 
 
-def validate_job_update(new: dict, old: dict) -> Causes:
+def validate_job_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
     old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
@@ -177,7 +190,7 @@ def validate_job_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def validate_job_status_update(new: dict, old: dict) -> Causes:
+def validate_job_status_update(new: Obj, old: Obj) -> Causes:
     """``ValidateJobStatusUpdate``: the counters are never negative."""
     errs = validate_object_meta_update(new, old)
     status = get_dict(new, "status", "", errs)
@@ -208,7 +221,7 @@ def _validate_time_zone(zone: Any, path: str) -> Causes:
     return []
 
 
-def _validate_schedule(spec: dict, path: str, errs: Causes) -> None:
+def _validate_schedule(spec: Obj, path: str, errs: Causes) -> None:
     schedule = get_str(spec, "schedule", path, errs)
     sched_path = child(path, "schedule")
     if not schedule:
@@ -226,7 +239,7 @@ def _validate_schedule(spec: dict, path: str, errs: Causes) -> None:
         errs.append(invalid(sched_path, schedule, str(e)))
 
 
-def _validate_cron_job_spec(spec: dict, path: str) -> Causes:
+def _validate_cron_job_spec(spec: Obj, path: str) -> Causes:
     errs: Causes = []
     _validate_schedule(spec, path, errs)
     errs.extend(_validate_time_zone(spec.get("timeZone"), child(path, "timeZone")))
@@ -250,7 +263,7 @@ def _validate_cron_job_spec(spec: dict, path: str) -> Causes:
     return errs
 
 
-def validate_cron_job(cj: dict) -> Causes:
+def validate_cron_job(cj: Obj) -> Causes:
     errs = validate_object_meta(cj, namespaced=True)
     name = (cj.get("metadata") or {}).get("name") if isinstance(cj.get("metadata"), dict) else None
     if isinstance(name, str) and len(name) > CRONJOB_NAME_MAX:
@@ -259,11 +272,11 @@ def validate_cron_job(cj: dict) -> Causes:
     return errs
 
 
-def validate_cron_job_update(new: dict, old: dict) -> Causes:
+def validate_cron_job_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_cron_job_spec(get_dict(new, "spec", "", errs), "spec"))
     return errs
 
 
-def validate_cron_job_status_update(new: dict, old: dict) -> Causes:
+def validate_cron_job_status_update(new: Obj, old: Obj) -> Causes:
     return validate_object_meta_update(new, old)

@@ -12,13 +12,28 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import Any
 
 from cryptography import x509
 
 from kvert.api import names as name_rules
+from kvert.api.types import Obj
 
-from .common import (Causes, child, dicts, duplicate, forbidden, get_dict, get_int, get_list,
-                     get_str, index, invalid, not_supported, required)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    forbidden,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    index,
+    invalid,
+    not_supported,
+    required,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 
 USAGES = sorted((
@@ -122,7 +137,7 @@ def validate_signer_name(signer: str, path: str) -> Causes:
     return errs
 
 
-def _validate_conditions(conditions: list, path: str, errs: Causes) -> None:
+def _validate_conditions(conditions: list[Any], path: str, errs: Causes) -> None:
     seen: set[str] = set()
     approval_seen: set[str] = set()
     for i, cpath, condition in dicts(conditions, path, errs):
@@ -145,7 +160,7 @@ def _validate_conditions(conditions: list, path: str, errs: Causes) -> None:
         seen.add(type_)
 
 
-def validate_certificate_signing_request(csr: dict) -> Causes:
+def validate_certificate_signing_request(csr: Obj) -> Causes:
     errs = validate_object_meta(csr, namespaced=False, name_fn=lambda name, prefix=False: [])
     spec = get_dict(csr, "spec", "", errs)
     request = spec.get("request")
@@ -180,12 +195,12 @@ def validate_certificate_signing_request(csr: dict) -> Causes:
     return errs
 
 
-def _conditions_of(csr: dict, type_: str) -> list:
+def _conditions_of(csr: Obj, type_: str) -> list[Any]:
     conditions = (csr.get("status") or {}).get("conditions")
     return [c for c in conditions or [] if isinstance(c, dict) and c.get("type") == type_]
 
 
-def _validate_update(new: dict, old: dict, *, approval: bool, certificate: bool) -> Causes:
+def _validate_update(new: Obj, old: Obj, *, approval: bool, certificate: bool) -> Causes:
     errs = validate_certificate_signing_request(new)
     for type_ in ("Approved", "Denied", "Failed"):
         if len(_conditions_of(new, type_)) < len(_conditions_of(old, type_)):
@@ -211,13 +226,13 @@ def _validate_update(new: dict, old: dict, *, approval: bool, certificate: bool)
     return errs + validate_object_meta_update(new, old)
 
 
-def validate_certificate_signing_request_update(new: dict, old: dict) -> Causes:
+def validate_certificate_signing_request_update(new: Obj, old: Obj) -> Causes:
     return _validate_update(new, old, approval=False, certificate=False)
 
 
-def validate_certificate_signing_request_status_update(new: dict, old: dict) -> Causes:
+def validate_certificate_signing_request_status_update(new: Obj, old: Obj) -> Causes:
     return _validate_update(new, old, approval=False, certificate=True)
 
 
-def validate_certificate_signing_request_approval_update(new: dict, old: dict) -> Causes:
+def validate_certificate_signing_request_approval_update(new: Obj, old: Obj) -> Causes:
     return _validate_update(new, old, approval=True, certificate=False)

@@ -14,6 +14,7 @@ from typing import Any
 
 from kvert.api import errors
 from kvert.api.errors import Cause
+from kvert.api.types import Obj
 
 Causes = list[Cause]
 
@@ -122,7 +123,7 @@ def type_error(path: str, value: Any, expected: str) -> Cause:
                        f'{expected}: "{type_name(value)}"', "FieldValueTypeInvalid")
 
 
-def get_dict(parent: Any, name: str, path: str, errs: Causes) -> dict:
+def get_dict(parent: Any, name: str, path: str, errs: Causes) -> Obj:
     """``parent[name]`` as a dict; ``{}`` when absent or null, a cause when of another type."""
     if not isinstance(parent, dict):
         return {}
@@ -135,7 +136,7 @@ def get_dict(parent: Any, name: str, path: str, errs: Causes) -> dict:
     return {}
 
 
-def get_list(parent: Any, name: str, path: str, errs: Causes) -> list:
+def get_list(parent: Any, name: str, path: str, errs: Causes) -> list[Any]:
     if not isinstance(parent, dict):
         return []
     value = parent.get(name)
@@ -215,7 +216,7 @@ def get_str_map(parent: Any, name: str, path: str, errs: Causes) -> dict[str, st
     return out
 
 
-def dicts(items: list, path: str, errs: Causes) -> list[tuple[int, str, dict]]:
+def dicts(items: list[Any], path: str, errs: Causes) -> list[tuple[int, str, Obj]]:
     """``(i, path[i], item)`` for each element of a list of objects; others are reported."""
     out = []
     for i, item in enumerate(items):

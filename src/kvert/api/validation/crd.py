@@ -42,13 +42,31 @@ from typing import Any
 # the module, not the name: kvert.api.schema imports this package, so importing it first
 # finds it half-initialized here
 from kvert.api import schema as _schema
+from kvert.api.meta import deep_copy
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, child, dicts, duplicate, forbidden, get_bool, get_dict, get_int,
-                     get_list, get_str, immutable, index, invalid, key, not_supported, required,
-                     too_many, type_error)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    forbidden,
+    get_bool,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    immutable,
+    index,
+    invalid,
+    key,
+    not_supported,
+    required,
+    too_many,
+    type_error,
+)
 from .meta import validate_object_meta, validate_object_meta_update
-from kvert.api.meta import deep_copy
 
 SCOPES = ("Cluster", "Namespaced")
 PRINTER_COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
@@ -73,7 +91,7 @@ _ROOT_ALLOWED_TEXT = "[" + " ".join(_ROOT_ALLOWED_WITH_STATUS.values()) + "]"
 
 # ---- defaults and helpers ---------------------------------------------------------------------
 
-def default_crd(crd: dict) -> None:
+def default_crd(crd: Obj) -> None:
     """The v1 defaults (``SetDefaults_CustomResourceDefinitionSpec``), in place:
     ``names.singular`` = lowercased kind, ``names.listKind`` = ``<kind>List``,
     ``conversion.strategy`` = ``None``, webhook service port 443."""
@@ -99,7 +117,7 @@ def default_crd(crd: dict) -> None:
             service["port"] = 443
 
 
-def defaulted_crd(crd: Any) -> dict:
+def defaulted_crd(crd: Any) -> Obj:
     out = deep_copy(crd) if isinstance(crd, dict) else {}
     default_crd(out)
     return out
@@ -148,14 +166,14 @@ def _schema_of(version: Any) -> Any:
     return schema.get("openAPIV3Schema") if isinstance(schema, dict) else None
 
 
-def _versions(spec: dict) -> list:
+def _versions(spec: Obj) -> list[Any]:
     versions = spec.get("versions")
     return versions if isinstance(versions, list) else []
 
 
 # ---- entry points -----------------------------------------------------------------------------
 
-def validate_crd(obj: dict) -> Causes:
+def validate_crd(obj: Obj) -> Causes:
     """Causes that make a CustomResourceDefinition invalid on create."""
     if not isinstance(obj, dict):
         return [type_error("", obj, "object")]
@@ -183,7 +201,7 @@ def validate_crd(obj: dict) -> Causes:
     return errs
 
 
-def validate_crd_update(new: dict, old: dict) -> Causes:
+def validate_crd_update(new: Obj, old: Obj) -> Causes:
     """Causes that make replacing ``old`` by ``new`` invalid (main resource)."""
     if not isinstance(new, dict):
         return [type_error("", new, "object")]
@@ -218,7 +236,7 @@ def validate_crd_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def validate_crd_status_update(new: dict, old: dict) -> Causes:
+def validate_crd_status_update(new: Obj, old: Obj) -> Causes:
     """Causes that make a ``customresourcedefinitions/status`` write invalid."""
     if not isinstance(new, dict):
         return [type_error("", new, "object")]
@@ -238,7 +256,7 @@ def _generic_meta(causes: Causes) -> Causes:
                                       and _KUBE_FINALIZER_RULE in c.message)]
 
 
-def _name(spec: dict, field: str) -> Any:
+def _name(spec: Obj, field: str) -> Any:
     names_ = spec.get("names")
     return names_.get(field) if isinstance(names_, dict) else None
 
@@ -249,7 +267,7 @@ def _immutable(new: Any, old: Any, path: str) -> Causes:
 
 # ---- spec ---------------------------------------------------------------------------------
 
-def _validate_spec(spec: dict, path: str, *, unchanged: set | None = None,
+def _validate_spec(spec: Obj, path: str, *, unchanged: set | None = None,
                    require_schema: bool = True) -> Causes:
     errs: Causes = []
     unchanged = unchanged or set()
@@ -304,7 +322,7 @@ def _dns1035(value: str) -> list[str]:
     return names.is_dns1035_label(value)
 
 
-def validate_crd_names(names_: dict, path: str) -> Causes:
+def validate_crd_names(names_: Obj, path: str) -> Causes:
     """``ValidateCustomResourceDefinitionNames`` (spec.names and status.acceptedNames)."""
     errs: Causes = []
     for field in ("plural", "singular"):
@@ -331,7 +349,7 @@ def validate_crd_names(names_: dict, path: str) -> Causes:
 
 # ---- versions -----------------------------------------------------------------------------
 
-def _validate_version(version: dict, path: str, *, check_schema: bool,
+def _validate_version(version: Obj, path: str, *, check_schema: bool,
                       require_schema: bool) -> Causes:
     errs: Causes = []
     deprecated = version.get("deprecated") is True
@@ -461,7 +479,7 @@ def _simple_json_path(value: str, path: str) -> Causes:
     return []
 
 
-def _validate_printer_column(col: dict, path: str) -> Causes:
+def _validate_printer_column(col: Obj, path: str) -> Causes:
     errs: Causes = []
     if not get_str(col, "name", path, errs):
         errs.append(required(child(path, "name")))
@@ -540,14 +558,14 @@ def _validate_conversion(conversion: Any, path: str) -> Causes:
     return errs
 
 
-def _validate_status(status: dict, path: str) -> Causes:
+def _validate_status(status: Obj, path: str) -> Causes:
     errs: Causes = []
     accepted = get_dict(status, "acceptedNames", path, errs)
     errs.extend(validate_crd_names(accepted, child(path, "acceptedNames")))
     return errs
 
 
-def _validate_stored_versions(stored: list[str], versions: list, path: str) -> Causes:
+def _validate_stored_versions(stored: list[str], versions: list[Any], path: str) -> Causes:
     if not stored:
         return [invalid(path, stored, "must have at least one stored version")]
     errs: Causes = []
@@ -568,7 +586,7 @@ def _validate_stored_versions(stored: list[str], versions: list, path: str) -> C
     return errs
 
 
-def _validate_api_approval(crd: dict, old: dict | None) -> Causes:
+def _validate_api_approval(crd: Obj, old: Obj | None) -> Causes:
     spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
     group = spec.get("group") if isinstance(spec.get("group"), str) else ""
     if not is_protected_group(group):
@@ -588,7 +606,7 @@ def _validate_api_approval(crd: dict, old: dict | None) -> Causes:
     return []
 
 
-def _validate_preserve_unknown_fields(spec: dict, old_spec: dict | None) -> Causes:
+def _validate_preserve_unknown_fields(spec: Obj, old_spec: Obj | None) -> Causes:
     if old_spec is not None and old_spec.get("preserveUnknownFields") is True:
         return []
     if spec.get("preserveUnknownFields") is True:

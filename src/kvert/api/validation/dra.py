@@ -45,11 +45,31 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from kvert.api.errors import Cause
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, child, dicts, duplicate, forbidden, get_bool, get_dict, get_int,
-                     get_list, get_str, get_str_map, immutable, index, invalid, key,
-                     not_supported, required, too_long, too_many, type_error)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    forbidden,
+    get_bool,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    get_str_map,
+    immutable,
+    index,
+    invalid,
+    key,
+    not_supported,
+    required,
+    too_long,
+    too_many,
+    type_error,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 from .pod import validate_node_selector
 from .resourcelist import is_extended, parse
@@ -113,7 +133,7 @@ Item = Callable[[Any, str], Causes]
 
 # -- generic list and map helpers (validateSlice / validateSet / validateMap) -------------------
 
-def _slice(items: list, max_size: int, check: Item, path: str) -> Causes:
+def _slice(items: list[Any], max_size: int, check: Item, path: str) -> Causes:
     """Every entry checked; an over-long list is only reported (DOS protection upstream)."""
     if 0 <= max_size < len(items):
         return [too_many(path, len(items), max_size)]
@@ -123,7 +143,7 @@ def _slice(items: list, max_size: int, check: Item, path: str) -> Causes:
     return errs
 
 
-def _set(items: list, max_size: int, check: Item, key_of: Callable[[Any], Hashable],
+def _set(items: list[Any], max_size: int, check: Item, key_of: Callable[[Any], Hashable],
          path: str, key_field: str = "") -> Causes:
     """``_slice`` plus uniqueness by ``key_of``, reported after the entries' own problems at
     the entry's ``key_field`` (the entry itself for lists of strings)."""
@@ -179,7 +199,7 @@ def _truncate(text: str, max_len: int = DEVICE_MAX_DOMAIN_LENGTH + 1 + DEVICE_MA
     return text[:(remaining + 1) // 2] + "..." + text[len(text) - remaining // 2:]
 
 
-def _obj(item: Any, path: str, errs: Causes) -> dict | None:
+def _obj(item: Any, path: str, errs: Causes) -> Obj | None:
     if isinstance(item, dict):
         return item
     errs.append(type_error(path, item, "object"))
@@ -306,13 +326,13 @@ def _request_ref(ref: Any, path: str, known: RequestNames) -> Causes:
     return errs
 
 
-def _request_refs(parent: dict, path: str, known: RequestNames, errs: Causes) -> Causes:
+def _request_refs(parent: Obj, path: str, known: RequestNames, errs: Causes) -> Causes:
     refs = get_list(parent, "requests", path, errs)
     return _set(refs, DEVICE_REQUESTS_MAX, lambda r, p: _request_ref(r, p, known), _self,
                 child(path, "requests"))
 
 
-def validate_device_claim(devices: dict, path: str) -> Causes:
+def validate_device_claim(devices: Obj, path: str) -> Causes:
     """``validateDeviceClaim``: requests, constraints and config of a claim spec."""
     errs: Causes = []
     known = request_names(devices)
@@ -359,7 +379,7 @@ def _sub_request(item: Any, path: str) -> Causes:
     return errs
 
 
-def _exact_request(request: dict, path: str) -> Causes:
+def _exact_request(request: Obj, path: str) -> Causes:
     """The fields an ``exactly`` request shares with a subrequest."""
     errs: Causes = []
     class_name = get_str(request, "deviceClassName", path, errs)
@@ -379,7 +399,7 @@ def _exact_request(request: dict, path: str) -> Causes:
     return errs
 
 
-def _allocation_mode(request: dict, path: str, errs: Causes) -> Causes:
+def _allocation_mode(request: Obj, path: str, errs: Causes) -> Causes:
     mode = get_str(request, "allocationMode", path, errs)
     count = get_int(request, "count", path, errs) or 0
     count_path = child(path, "count")
@@ -394,7 +414,7 @@ def _allocation_mode(request: dict, path: str, errs: Causes) -> Causes:
     return []
 
 
-def _selectors(selectors: list, path: str, stored: bool = False) -> Causes:
+def _selectors(selectors: list[Any], path: str, stored: bool = False) -> Causes:
     return _slice(selectors, DEVICE_SELECTORS_MAX, lambda s, p: _selector(s, p, stored), path)
 
 
@@ -469,7 +489,7 @@ def _claim_config(item: Any, path: str, known: RequestNames) -> Causes:
     return errs
 
 
-def _device_configuration(config: dict, path: str) -> Causes:
+def _device_configuration(config: Obj, path: str) -> Causes:
     opaque_path = child(path, "opaque")
     if config.get("opaque") is None:
         return [required(opaque_path)]
@@ -495,7 +515,7 @@ def _raw_extension(value: Any, path: str, max_length: int) -> Causes:
     return []
 
 
-def _toleration(toleration: dict, path: str) -> Causes:
+def _toleration(toleration: Obj, path: str) -> Causes:
     errs: Causes = []
     tkey = get_str(toleration, "key", path, errs)
     if tkey:
@@ -546,20 +566,20 @@ def _quantity(value: Any, path: str) -> Causes:
 
 # -- ResourceClaim ------------------------------------------------------------------------------
 
-def validate_resource_claim(claim: dict) -> Causes:
+def validate_resource_claim(claim: Obj) -> Causes:
     errs = validate_object_meta(claim, namespaced=True)
     errs.extend(_claim_spec(get_dict(claim, "spec", "", errs), "spec"))
     return errs
 
 
-def _claim_spec(spec: dict, path: str) -> Causes:
+def _claim_spec(spec: Obj, path: str) -> Causes:
     errs: Causes = []
     devices = get_dict(spec, "devices", path, errs)
     errs.extend(validate_device_claim(devices, child(path, "devices")))
     return errs
 
 
-def validate_resource_claim_update(new: dict, old: dict) -> Causes:
+def validate_resource_claim_update(new: Obj, old: Obj) -> Causes:
     """The spec is immutable; only the change is reported (it was valid when stored)."""
     errs = validate_object_meta_update(new, old)
     if (new.get("spec") or {}) != (old.get("spec") or {}):
@@ -567,7 +587,7 @@ def validate_resource_claim_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def validate_resource_claim_status_update(new: dict, old: dict) -> Causes:
+def validate_resource_claim_status_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
     known = request_names(spec.get("devices"))
@@ -618,7 +638,7 @@ def _consumer(item: Any, path: str) -> Causes:
     return errs
 
 
-def _allocation_result(allocation: dict, path: str, known: RequestNames) -> Causes:
+def _allocation_result(allocation: Obj, path: str, known: RequestNames) -> Causes:
     errs: Causes = []
     devices_path = child(path, "devices")
     devices = get_dict(allocation, "devices", path, errs)
@@ -736,7 +756,7 @@ def _interface_address(value: Any, path: str) -> Causes:
     return []
 
 
-def _binding_conditions(obj: dict, path: str, errs: Causes) -> Causes:
+def _binding_conditions(obj: Obj, path: str, errs: Causes) -> Causes:
     out: Causes = []
     conditions = [c for c in get_list(obj, "bindingConditions", path, errs) if isinstance(c, str)]
     failures = [c for c in get_list(obj, "bindingFailureConditions", path, errs)
@@ -768,7 +788,7 @@ def _binding_conditions(obj: dict, path: str, errs: Causes) -> Causes:
 
 # -- ResourceClaimTemplate ------------------------------------------------------------------------
 
-def validate_resource_claim_template(template: dict) -> Causes:
+def validate_resource_claim_template(template: Obj) -> Causes:
     errs = validate_object_meta(template, namespaced=True)
     spec = get_dict(template, "spec", "", errs)
     errs.extend(_template_object_meta(get_dict(spec, "metadata", "spec", errs), "spec.metadata"))
@@ -776,7 +796,7 @@ def validate_resource_claim_template(template: dict) -> Causes:
     return errs
 
 
-def _template_object_meta(meta: dict, path: str) -> Causes:
+def _template_object_meta(meta: Obj, path: str) -> Causes:
     """``ValidateTemplateObjectMeta``: labels and annotations, nothing else."""
     errs: Causes = []
     errs.extend(names.validate_annotations(get_str_map(meta, "annotations", path, errs),
@@ -789,7 +809,7 @@ def _template_object_meta(meta: dict, path: str) -> Causes:
     return errs
 
 
-def validate_resource_claim_template_update(new: dict, old: dict) -> Causes:
+def validate_resource_claim_template_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     if (new.get("spec") or {}) != (old.get("spec") or {}):
         errs.append(immutable("spec", new.get("spec")))
@@ -798,13 +818,13 @@ def validate_resource_claim_template_update(new: dict, old: dict) -> Causes:
 
 # -- DeviceClass ---------------------------------------------------------------------------------
 
-def validate_device_class(device_class: dict) -> Causes:
+def validate_device_class(device_class: Obj) -> Causes:
     errs = validate_object_meta(device_class, namespaced=False)
     errs.extend(_device_class_spec(get_dict(device_class, "spec", "", errs), "spec"))
     return errs
 
 
-def _device_class_spec(spec: dict, path: str, old_spec: dict | None = None) -> Causes:
+def _device_class_spec(spec: Obj, path: str, old_spec: Obj | None = None) -> Causes:
     errs: Causes = []
     # Unchanged selectors are not compiled again (any change, even reordering, is).
     stored = old_spec is not None and old_spec.get("selectors") == spec.get("selectors")
@@ -821,7 +841,7 @@ def _device_class_spec(spec: dict, path: str, old_spec: dict | None = None) -> C
     return errs
 
 
-def validate_device_class_update(new: dict, old: dict) -> Causes:
+def validate_device_class_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
     errs.extend(_device_class_spec(get_dict(new, "spec", "", errs), "spec", old_spec))
@@ -830,20 +850,20 @@ def validate_device_class_update(new: dict, old: dict) -> Causes:
 
 # -- ResourceSlice ---------------------------------------------------------------------------------
 
-def validate_resource_slice(slice_: dict) -> Causes:
+def validate_resource_slice(slice_: Obj) -> Causes:
     errs = validate_object_meta(slice_, namespaced=False)
     errs.extend(_slice_spec(get_dict(slice_, "spec", "", errs), None, "spec"))
     return errs
 
 
-def validate_resource_slice_update(new: dict, old: dict) -> Causes:
+def validate_resource_slice_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
     errs.extend(_slice_spec(get_dict(new, "spec", "", errs), old_spec, "spec"))
     return errs
 
 
-def _slice_spec(spec: dict, old_spec: dict | None, path: str) -> Causes:
+def _slice_spec(spec: Obj, old_spec: Obj | None, path: str) -> Causes:
     errs: Causes = []
     driver = get_str(spec, "driver", path, errs)
     errs.extend(validate_driver_name(driver, child(path, "driver")))
@@ -914,7 +934,7 @@ def _slice_spec(spec: dict, old_spec: dict | None, path: str) -> Causes:
     return errs
 
 
-def _has_list_attribute(device: dict) -> bool:
+def _has_list_attribute(device: Obj) -> bool:
     attributes = device.get("attributes")
     return isinstance(attributes, dict) and any(
         isinstance(a, dict) and any(a.get(f) is not None for f in ("bools", "ints", "strings",
@@ -967,7 +987,7 @@ def _counter_consumption(item: Any, path: str) -> Causes:
     return _named_counters(item, path, "counterSet", SLICE_MAX_COUNTERS_PER_CONSUMPTION)
 
 
-def _attribute_value_count(device: dict) -> int:
+def _attribute_value_count(device: Obj) -> int:
     total = 0
     for attribute in (device.get("attributes") or {}).values():
         if not isinstance(attribute, dict):
@@ -978,7 +998,7 @@ def _attribute_value_count(device: dict) -> int:
     return total
 
 
-def _device(item: Any, path: str, per_device: bool, old_devices: dict) -> Causes:
+def _device(item: Any, path: str, per_device: bool, old_devices: Obj) -> Causes:
     errs: Causes = []
     device = _obj(item, path, errs)
     if device is None:

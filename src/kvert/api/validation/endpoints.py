@@ -7,9 +7,25 @@ from __future__ import annotations
 
 import ipaddress
 
+from kvert.api.types import Obj
+
 from . import names
-from .common import (Causes, child, dicts, duplicate, get_dict, get_list, get_str, immutable,
-                     index, invalid, not_supported, required, too_many, type_error)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    get_dict,
+    get_list,
+    get_str,
+    immutable,
+    index,
+    invalid,
+    not_supported,
+    required,
+    too_many,
+    type_error,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
@@ -31,7 +47,7 @@ def _ip_problem(value: str, family: str = "") -> str:
     return ""
 
 
-def _protocol(port: dict, path: str) -> Causes:
+def _protocol(port: Obj, path: str) -> Causes:
     protocol = port.get("protocol")
     if protocol in (None, ""):
         return [required(child(path, "protocol"))]
@@ -40,7 +56,7 @@ def _protocol(port: dict, path: str) -> Causes:
     return []
 
 
-def _port_number(port: dict, path: str, *, optional: bool = False) -> Causes:
+def _port_number(port: Obj, path: str, *, optional: bool = False) -> Causes:
     number = port.get("port")
     if number is None and optional:
         return []
@@ -49,7 +65,7 @@ def _port_number(port: dict, path: str, *, optional: bool = False) -> Causes:
     return [invalid(child(path, "port"), number, m) for m in names.is_valid_port_num(number)]
 
 
-def validate_endpoints(ep: dict) -> Causes:
+def validate_endpoints(ep: Obj) -> Causes:
     errs = validate_object_meta(ep, namespaced=True)
     for i, path, subset in dicts(get_list(ep, "subsets", "", errs), "subsets", errs):
         for field in ("addresses", "notReadyAddresses"):
@@ -71,13 +87,13 @@ def validate_endpoints(ep: dict) -> Causes:
     return errs
 
 
-def validate_endpoints_update(new: dict, old: dict) -> Causes:
+def validate_endpoints_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(c for c in validate_endpoints(new) if not c.field.startswith("metadata"))
     return errs
 
 
-def validate_endpoint_slice(es: dict) -> Causes:
+def validate_endpoint_slice(es: Obj) -> Causes:
     errs = validate_object_meta(es, namespaced=True)
     address_type = es.get("addressType")
     if address_type in (None, ""):
@@ -123,7 +139,7 @@ def validate_endpoint_slice(es: dict) -> Causes:
     return errs
 
 
-def validate_endpoint_slice_update(new: dict, old: dict) -> Causes:
+def validate_endpoint_slice_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(c for c in validate_endpoint_slice(new) if not c.field.startswith("metadata"))
     if new.get("addressType") != old.get("addressType"):

@@ -14,10 +14,25 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, child, dicts, forbidden, get_int, get_list, get_str,
-                     get_str_map, immutable, index, invalid, nonnegative, required, type_error)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    forbidden,
+    get_int,
+    get_list,
+    get_str,
+    get_str_map,
+    immutable,
+    index,
+    invalid,
+    nonnegative,
+    required,
+    type_error,
+)
 
 NameFn = Callable[[str, bool], list[str]]
 
@@ -27,7 +42,7 @@ _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 def validate_object_meta(obj: Any, *, namespaced: bool | None,
                          name_fn: NameFn = names.name_is_dns_subdomain,
                          path: str = "metadata", meta: Any = None, builtin: bool = True,
-                         old: dict | None = None) -> Causes:
+                         old: Obj | None = None) -> Causes:
     """Create-time metadata checks.
 
     ``namespaced`` True requires ``namespace``, False forbids it, None (a kind kvert does
@@ -70,7 +85,7 @@ def validate_object_meta(obj: Any, *, namespaced: bool | None,
     return errs
 
 
-def _common_meta(meta: dict, path: str, builtin: bool = True, old: dict | None = None) -> Causes:
+def _common_meta(meta: Obj, path: str, builtin: bool = True, old: Obj | None = None) -> Causes:
     """``builtin`` applies the core API's rules on top of apimachinery's generic ones (which
     custom resources follow): a finalizer without a "/" must be a standard one. ``old``: the
     stored metadata of an update, whose labels, annotations, owner references and finalizers
@@ -108,7 +123,7 @@ def _common_meta(meta: dict, path: str, builtin: bool = True, old: dict | None =
     return errs
 
 
-def _owner_references(refs: list, path: str) -> Causes:
+def _owner_references(refs: list[Any], path: str) -> Causes:
     errs: Causes = []
     controller = ""
     for _, _p, ref in dicts(refs, path, errs):
@@ -194,7 +209,7 @@ def validate_label_selector(sel: Any, path: str) -> Causes:
     return errs
 
 
-def validate_selector_requirement(expr: dict, path: str, *,
+def validate_selector_requirement(expr: Obj, path: str, *,
                                   operators: tuple[str, ...] = _SELECTOR_OPERATORS) -> Causes:
     errs: Causes = []
     operator = expr.get("operator")

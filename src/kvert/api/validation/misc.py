@@ -12,13 +12,32 @@ from __future__ import annotations
 import base64
 import binascii
 
+from kvert.api.types import Obj
+
 from . import names
-from .common import (Causes, child, dicts, duplicate, forbidden, get_bool, get_dict, get_int, get_list,
-                     get_str, immutable, invalid, key, not_supported, parse_time, required,
-                     too_long, type_error, validate_time)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    forbidden,
+    get_bool,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    immutable,
+    invalid,
+    key,
+    not_supported,
+    parse_time,
+    required,
+    too_long,
+    type_error,
+    validate_time,
+)
 from .meta import validate_object_meta, validate_object_meta_update
-from .resourcelist import (parse_resource_list, validate_container_resource_name,
-                           validate_resource_name)
+from .resourcelist import parse_resource_list, validate_container_resource_name, validate_resource_name
 
 MAX_CONFIG_MAP_SIZE = 1024 * 1024
 EVENT_TYPES = ("Normal", "Warning")
@@ -32,7 +51,7 @@ LIMIT_TYPES = ("Container", "PersistentVolumeClaim", "Pod")
 
 # -- Namespace ----------------------------------------------------------------------------------
 
-def validate_namespace(ns: dict) -> Causes:
+def validate_namespace(ns: Obj) -> Causes:
     errs = validate_object_meta(ns, namespaced=False, name_fn=names.name_is_dns_label)
     spec = get_dict(ns, "spec", "", errs)
     for f in get_list(spec, "finalizers", "spec", errs):
@@ -40,7 +59,7 @@ def validate_namespace(ns: dict) -> Causes:
     return errs
 
 
-def validate_namespace_status_update(new: dict, old: dict) -> Causes:
+def validate_namespace_status_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     meta = new.get("metadata") if isinstance(new.get("metadata"), dict) else {}
     status = new.get("status") if isinstance(new.get("status"), dict) else {}
@@ -57,13 +76,13 @@ def validate_namespace_status_update(new: dict, old: dict) -> Causes:
 
 # -- Events -------------------------------------------------------------------------------------
 
-def _namespace_of(obj: dict) -> str:
+def _namespace_of(obj: Obj) -> str:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     ns = meta.get("namespace")
     return ns if isinstance(ns, str) else ""
 
 
-def validate_core_event(event: dict) -> Causes:
+def validate_core_event(event: Obj) -> Causes:
     """core/v1 Event (``legacyValidateEvent`` plus metadata checks and a named involved object)."""
     errs = validate_object_meta(event, namespaced=True)
     namespace = _namespace_of(event)
@@ -99,7 +118,7 @@ def validate_core_event(event: dict) -> Causes:
     return errs
 
 
-def _reporting_fields(event: dict, *, controller: str, instance: str, note: str) -> Causes:
+def _reporting_fields(event: Obj, *, controller: str, instance: str, note: str) -> Causes:
     errs: Causes = []
     reporting_controller = get_str(event, controller, "", errs)
     if not reporting_controller:
@@ -117,7 +136,7 @@ def _reporting_fields(event: dict, *, controller: str, instance: str, note: str)
     return errs
 
 
-def validate_events_event(event: dict) -> Causes:
+def validate_events_event(event: Obj) -> Causes:
     """events.k8s.io/v1 Event (``ValidateEventCreate`` for the new API)."""
     errs = validate_object_meta(event, namespaced=True)
     namespace = _namespace_of(event)
@@ -149,7 +168,7 @@ def validate_events_event(event: dict) -> Causes:
     return errs
 
 
-def _event_series(event: dict) -> Causes:
+def _event_series(event: Obj) -> Causes:
     series = event.get("series")
     if series is None:
         return []
@@ -172,7 +191,7 @@ _IMMUTABLE_EVENT_FIELDS = ("regarding", "reason", "note", "deprecatedSource",
                            "reportingInstance")
 
 
-def validate_events_event_update(new: dict, old: dict) -> Causes:
+def validate_events_event_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     body = validate_events_event(new)
     errs.extend(c for c in body if not c.field.startswith("metadata"))
@@ -184,19 +203,19 @@ def validate_events_event_update(new: dict, old: dict) -> Causes:
 
 # -- Lease --------------------------------------------------------------------------------------
 
-def validate_lease(lease: dict) -> Causes:
+def validate_lease(lease: Obj) -> Causes:
     errs = validate_object_meta(lease, namespaced=True)
     errs.extend(_lease_spec(get_dict(lease, "spec", "", errs)))
     return errs
 
 
-def validate_lease_update(new: dict, old: dict) -> Causes:
+def validate_lease_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_lease_spec(get_dict(new, "spec", "", errs)))
     return errs
 
 
-def _lease_spec(spec: dict) -> Causes:
+def _lease_spec(spec: Obj) -> Causes:
     errs: Causes = []
     get_str(spec, "holderIdentity", "spec", errs)
     duration = get_int(spec, "leaseDurationSeconds", "spec", errs, bits=32)
@@ -221,7 +240,7 @@ def _lease_spec(spec: dict) -> Causes:
 
 # -- ConfigMap ----------------------------------------------------------------------------------
 
-def validate_config_map(cm: dict) -> Causes:
+def validate_config_map(cm: Obj) -> Causes:
     errs = validate_object_meta(cm, namespaced=True)
     data = get_dict(cm, "data", "", errs)
     binary = get_dict(cm, "binaryData", "", errs)
@@ -251,7 +270,7 @@ def validate_config_map(cm: dict) -> Causes:
     return errs
 
 
-def validate_config_map_update(new: dict, old: dict) -> Causes:
+def validate_config_map_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     if old.get("immutable") is True:
         if new.get("immutable") is not True:
@@ -267,7 +286,7 @@ def validate_config_map_update(new: dict, old: dict) -> Causes:
 
 # -- LimitRange and ResourceQuota -----------------------------------------------------------------
 
-def validate_limit_range(lr: dict) -> Causes:
+def validate_limit_range(lr: Obj) -> Causes:
     errs = validate_object_meta(lr, namespaced=True)
     spec = get_dict(lr, "spec", "", errs)
     seen: set[str] = set()
@@ -320,7 +339,7 @@ def validate_limit_range(lr: dict) -> Causes:
     return errs
 
 
-def validate_resource_quota(rq: dict) -> Causes:
+def validate_resource_quota(rq: Obj) -> Causes:
     errs = validate_object_meta(rq, namespaced=True)
     spec = get_dict(rq, "spec", "", errs)
     parse_resource_list(spec.get("hard"), "spec.hard", errs, name_check=validate_resource_name)

@@ -9,12 +9,28 @@ from __future__ import annotations
 import ipaddress
 
 from kvert.api import names as name_rules
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, child, dicts, forbidden, get_dict, get_int, get_list, get_str,
-                     immutable, index, invalid, not_supported, required, too_long, type_error)
-from .node import parse_cidr
+from .common import (
+    Causes,
+    child,
+    dicts,
+    forbidden,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    immutable,
+    index,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+    type_error,
+)
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
+from .node import parse_cidr
 
 PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
@@ -52,7 +68,7 @@ def _validate_host(host: str, path: str) -> Causes:
     return errs
 
 
-def _validate_backend(backend: dict, path: str) -> Causes:
+def _validate_backend(backend: Obj, path: str) -> Causes:
     errs: Causes = []
     service = backend.get("service")
     resource = backend.get("resource")
@@ -92,7 +108,7 @@ def _validate_backend(backend: dict, path: str) -> Causes:
     return errs
 
 
-def _validate_path(http_path: dict, path: str) -> Causes:
+def _validate_path(http_path: Obj, path: str) -> Causes:
     errs: Causes = []
     path_type = get_str(http_path, "pathType", path, errs)
     value = get_str(http_path, "path", path, errs)
@@ -115,7 +131,7 @@ def _validate_path(http_path: dict, path: str) -> Causes:
     return errs + _validate_backend(backend, child(path, "backend"))
 
 
-def _validate_rules(spec: dict, errs: Causes) -> None:
+def _validate_rules(spec: Obj, errs: Causes) -> None:
     for _, rpath, rule in dicts(get_list(spec, "rules", "spec", errs), "spec.rules", errs):
         host = get_str(rule, "host", rpath, errs)
         if host:
@@ -131,7 +147,7 @@ def _validate_rules(spec: dict, errs: Causes) -> None:
             errs.extend(_validate_path(http_path, ppath))
 
 
-def validate_ingress(ing: dict) -> Causes:
+def validate_ingress(ing: Obj) -> Causes:
     errs = validate_object_meta(ing, namespaced=True)
     spec = get_dict(ing, "spec", "", errs)
     if not get_list(spec, "rules", "spec", []) and spec.get("defaultBackend") is None:
@@ -157,7 +173,7 @@ def validate_ingress(ing: dict) -> Causes:
     return errs
 
 
-def validate_ingress_update(new: dict, old: dict) -> Causes:
+def validate_ingress_update(new: Obj, old: Obj) -> Causes:
     return validate_object_meta_update(new, old) + [
         c for c in validate_ingress(new) if not c.field.startswith("metadata")]
 
@@ -174,7 +190,7 @@ def _domain_prefixed_path(value: str, path: str) -> Causes:
     return [invalid(path, host, msg) for msg in name_rules.is_dns1123_subdomain(host)]
 
 
-def validate_ingress_class(ic: dict) -> Causes:
+def validate_ingress_class(ic: Obj) -> Causes:
     errs = validate_object_meta(ic, namespaced=False)
     spec = get_dict(ic, "spec", "", errs)
     controller = get_str(spec, "controller", "spec", errs)
@@ -199,7 +215,7 @@ def validate_ingress_class(ic: dict) -> Causes:
     return errs
 
 
-def validate_ingress_class_update(new: dict, old: dict) -> Causes:
+def validate_ingress_class_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old) + [
         c for c in validate_ingress_class(new) if not c.field.startswith("metadata")]
     controller = (new.get("spec") or {}).get("controller")
@@ -210,7 +226,7 @@ def validate_ingress_class_update(new: dict, old: dict) -> Causes:
 
 # -- NetworkPolicy ----------------------------------------------------------------------------
 
-def _validate_port(port: dict, path: str) -> Causes:
+def _validate_port(port: Obj, path: str) -> Causes:
     errs: Causes = []
     protocol = port.get("protocol")
     if protocol is not None and protocol not in PROTOCOLS:
@@ -238,7 +254,7 @@ def _validate_port(port: dict, path: str) -> Causes:
     return errs
 
 
-def _validate_ip_block(block: dict, path: str) -> Causes:
+def _validate_ip_block(block: Obj, path: str) -> Causes:
     cidr = block.get("cidr")
     if not cidr:
         return [required(child(path, "cidr"), "")]
@@ -257,7 +273,7 @@ def _validate_ip_block(block: dict, path: str) -> Causes:
     return errs
 
 
-def _validate_peer(peer: dict, path: str) -> Causes:
+def _validate_peer(peer: Obj, path: str) -> Causes:
     errs: Causes = []
     given = [f for f in ("podSelector", "namespaceSelector", "ipBlock") if peer.get(f) is not None]
     for field in ("podSelector", "namespaceSelector"):
@@ -272,7 +288,7 @@ def _validate_peer(peer: dict, path: str) -> Causes:
     return errs
 
 
-def validate_network_policy(np: dict) -> Causes:
+def validate_network_policy(np: Obj) -> Causes:
     errs = validate_object_meta(np, namespaced=True)
     spec = get_dict(np, "spec", "", errs)
     errs.extend(validate_label_selector(spec.get("podSelector"), "spec.podSelector"))
@@ -295,6 +311,6 @@ def validate_network_policy(np: dict) -> Causes:
     return errs
 
 
-def validate_network_policy_update(new: dict, old: dict) -> Causes:
+def validate_network_policy_update(new: Obj, old: Obj) -> Causes:
     return validate_object_meta_update(new, old) + [
         c for c in validate_network_policy(new) if not c.field.startswith("metadata")]

@@ -10,10 +10,23 @@ import ipaddress
 from typing import Any
 
 from kvert.api.errors import Cause
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, dicts, duplicate, forbidden, get_bool, get_dict, get_list, get_str,
-                     invalid, show, type_error, validate_time)
+from .common import (
+    Causes,
+    dicts,
+    duplicate,
+    forbidden,
+    get_bool,
+    get_dict,
+    get_list,
+    get_str,
+    invalid,
+    show,
+    type_error,
+    validate_time,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 from .pod import validate_taint_effect
 from .resourcelist import parse_resource_list, validate_resource_name
@@ -23,7 +36,7 @@ _PODCIDR_CHANGE_MSG = 'node updates may not change podCIDR except from "" to val
 _PROVIDER_ID_CHANGE_MSG = 'node updates may not change providerID except from "" to valid'
 
 
-def validate_node(node: dict) -> Causes:
+def validate_node(node: Obj) -> Causes:
     errs = validate_object_meta(node, namespaced=False)
     spec = get_dict(node, "spec", "", errs)
     errs.extend(validate_taints(get_list(spec, "taints", "spec", errs), "spec.taints"))
@@ -33,7 +46,7 @@ def validate_node(node: dict) -> Causes:
     return errs
 
 
-def validate_node_update(new: dict, old: dict) -> Causes:
+def validate_node_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
     old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
@@ -53,7 +66,7 @@ def validate_node_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def validate_node_status_update(new: dict, old: dict) -> Causes:
+def validate_node_status_update(new: Obj, old: Obj) -> Causes:
     """The status subresource: metadata, capacity/allocatable, addresses."""
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_node_resources(new))
@@ -61,7 +74,7 @@ def validate_node_status_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def validate_taints(taints: list, path: str) -> Causes:
+def validate_taints(taints: list[Any], path: str) -> Causes:
     """``validateNodeTaints``: key and value syntax, a known effect, unique (key, effect)."""
     errs: Causes = []
     seen: set[tuple[str, str]] = set()
@@ -82,7 +95,7 @@ def validate_taints(taints: list, path: str) -> Causes:
     return errs
 
 
-def _validate_node_resources(node: dict) -> Causes:
+def _validate_node_resources(node: Obj) -> Causes:
     errs: Causes = []
     status = get_dict(node, "status", "", errs)
     for field in ("capacity", "allocatable"):
@@ -100,7 +113,7 @@ def _validate_node_resources(node: dict) -> Causes:
     return errs
 
 
-def _cidrs(spec: dict) -> list[str]:
+def _cidrs(spec: Obj) -> list[str]:
     cidrs = spec.get("podCIDRs")
     if isinstance(cidrs, list) and cidrs:
         return [c for c in cidrs]
@@ -109,7 +122,7 @@ def _cidrs(spec: dict) -> list[str]:
     return []
 
 
-def _validate_pod_cidrs(spec: dict, errs: Causes) -> Causes:
+def _validate_pod_cidrs(spec: Obj, errs: Causes) -> Causes:
     out: Causes = []
     cidrs = get_list(spec, "podCIDRs", "spec", errs)
     pod_cidr = get_str(spec, "podCIDR", "spec", errs)
@@ -149,7 +162,7 @@ def parse_cidr(value: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | No
         return None
 
 
-def _validate_addresses(node: dict) -> Causes:
+def _validate_addresses(node: Obj) -> Causes:
     errs: Causes = []
     status = node.get("status") if isinstance(node.get("status"), dict) else {}
     addresses = status.get("addresses")

@@ -23,14 +23,37 @@ from typing import Any
 
 from kvert.api.errors import Cause
 from kvert.api.selectors import parse_int64
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, IS_NEGATIVE_MSG, IS_NOT_POSITIVE_MSG, MAX_INT32, child, dicts,
-                     duplicate, forbidden, get_bool, get_dict, get_int, get_list, get_str,
-                     get_str_map, immutable, index, invalid, key, nonnegative, not_found,
-                     not_supported, required, show, type_error)
+from .common import (
+    IS_NEGATIVE_MSG,
+    IS_NOT_POSITIVE_MSG,
+    MAX_INT32,
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    forbidden,
+    get_bool,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    get_str_map,
+    immutable,
+    index,
+    invalid,
+    key,
+    nonnegative,
+    not_found,
+    not_supported,
+    required,
+    show,
+    type_error,
+)
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
-from .resourcelist import (RESIZABLE_RESOURCES, parse_resource_list, validate_resource_requirements)
+from .resourcelist import RESIZABLE_RESOURCES, parse_resource_list, validate_resource_requirements
 from .workload import validate_workload_reference
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -68,7 +91,7 @@ def is_sidecar(container: Any) -> bool:
 
 # -- pods -------------------------------------------------------------------------------------
 
-def validate_pod(pod: dict) -> Causes:
+def validate_pod(pod: Obj) -> Causes:
     """``ValidatePodCreate``."""
     errs = validate_pod_metadata_and_spec(pod)
     spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
@@ -80,8 +103,8 @@ def validate_pod(pod: dict) -> Causes:
     return errs
 
 
-def validate_pod_metadata_and_spec(pod: dict, *, spec_checked: bool = False,
-                                   stored_meta: dict | None = None) -> Causes:
+def validate_pod_metadata_and_spec(pod: Obj, *, spec_checked: bool = False,
+                                   stored_meta: Obj | None = None) -> Causes:
     """``spec_checked``: the spec is known valid (an update leaving a stored spec as it was),
     so only the metadata and what ties it to the spec are checked. ``stored_meta``: the
     stored object's metadata, whose labels, annotations, owner references and finalizers
@@ -121,7 +144,7 @@ def validate_pod_template_spec(template: Any, path: str) -> Causes:
     return errs
 
 
-def validate_pod_spec(spec: dict, path: str, *, is_pod: bool, pod_name: str | None = None) -> Causes:
+def validate_pod_spec(spec: Obj, path: str, *, is_pod: bool, pod_name: str | None = None) -> Causes:
     """``ValidatePodSpec``; ``pod_name`` (pods, not templates) also checks the names of the
     ResourceClaims that templates will produce."""
     errs: Causes = []
@@ -233,7 +256,7 @@ def validate_pod_spec(spec: dict, path: str, *, is_pod: bool, pod_name: str | No
 
 # -- dynamic resource claims --------------------------------------------------------------------
 
-def _validate_pod_resource_claims(claims: list, path: str, pod_name: str | None) -> Causes:
+def _validate_pod_resource_claims(claims: list[Any], path: str, pod_name: str | None) -> Causes:
     """``validatePodResourceClaims``: unique DNS-label names, exactly one claim source."""
     errs: Causes = []
     seen: set[str] = set()
@@ -269,7 +292,7 @@ def _validate_pod_resource_claims(claims: list, path: str, pod_name: str | None)
     return errs
 
 
-def _validate_container_claims(claims: list, pod_claims: set[str], path: str) -> Causes:
+def _validate_container_claims(claims: list[Any], pod_claims: set[str], path: str) -> Causes:
     """``validateResourceClaimNames``: a container's ``resources.claims`` name entries of
     ``spec.resourceClaims``, each claim (or claim/request) once."""
     errs: Causes = []
@@ -294,7 +317,7 @@ def _validate_container_claims(claims: list, pod_claims: set[str], path: str) ->
     return errs
 
 
-def _validate_resource_claim_statuses(statuses: list, pod_claims: list, path: str) -> Causes:
+def _validate_resource_claim_statuses(statuses: list[Any], pod_claims: list[Any], path: str) -> Causes:
     """``validatePodResourceClaimStatuses``: one entry per pod claim, naming a valid claim."""
     errs: Causes = []
     claim_names = {c.get("name") for c in pod_claims if isinstance(c, dict)}
@@ -315,11 +338,11 @@ def _validate_resource_claim_statuses(statuses: list, pod_claims: list, path: st
 
 # -- containers -------------------------------------------------------------------------------
 
-def _container_names(containers: list) -> list[str]:
+def _container_names(containers: list[Any]) -> list[str]:
     return [c.get("name") for c in containers if isinstance(c, dict) and isinstance(c.get("name"), str)]
 
 
-def _unique_container_name(c: dict, path: str, seen: set[str]) -> Causes:
+def _unique_container_name(c: Obj, path: str, seen: set[str]) -> Causes:
     """Records ``c``'s name in ``seen``; a duplicate if it was there already.
 
     One namespace for all containers of a pod: regular, init and ephemeral names may not clash.
@@ -332,7 +355,7 @@ def _unique_container_name(c: dict, path: str, seen: set[str]) -> Causes:
     return errs
 
 
-def _validate_containers(containers: list, volumes: set[str], path: str, restart_policy: str,
+def _validate_containers(containers: list[Any], volumes: set[str], path: str, restart_policy: str,
                          is_pod: bool) -> Causes:
     errs: Causes = []
     if not containers:
@@ -347,7 +370,7 @@ def _validate_containers(containers: list, volumes: set[str], path: str, restart
     return errs
 
 
-def _validate_init_containers(init_containers: list, containers: list, volumes: set[str],
+def _validate_init_containers(init_containers: list[Any], containers: list[Any], volumes: set[str],
                               path: str, restart_policy: str, is_pod: bool) -> Causes:
     errs: Causes = []
     seen = set(_container_names(containers))
@@ -376,7 +399,7 @@ _EPHEMERAL_FORBIDDEN = ("ports", "resources", "resizePolicy", "livenessProbe", "
                         "startupProbe", "lifecycle", "restartPolicy")
 
 
-def _validate_ephemeral_containers(ephemeral: list, others: list, volumes: set[str], path: str,
+def _validate_ephemeral_containers(ephemeral: list[Any], others: list[Any], volumes: set[str], path: str,
                                    restart_policy: str, is_pod: bool) -> Causes:
     errs: Causes = []
     other_names = set(_container_names(others))
@@ -393,7 +416,7 @@ def _validate_ephemeral_containers(ephemeral: list, others: list, volumes: set[s
     return errs
 
 
-def _validate_container_common(c: dict, volumes: set[str], path: str, restart_policy: str,
+def _validate_container_common(c: Obj, volumes: set[str], path: str, restart_policy: str,
                                is_pod: bool) -> Causes:
     """``validateContainerCommon`` (plus ``validateContainerOnlyForPod`` when ``is_pod``)."""
     errs: Causes = []
@@ -435,7 +458,7 @@ def _validate_container_common(c: dict, volumes: set[str], path: str, restart_po
     return errs
 
 
-def validate_resize_policy(policies: list, path: str, restart_policy: str) -> Causes:
+def validate_resize_policy(policies: list[Any], path: str, restart_policy: str) -> Causes:
     """``validateResizePolicy``: cpu/memory once each, NotRequired/RestartContainer, and
     NotRequired only when the (effective) restart policy is Never."""
     errs: Causes = []
@@ -470,7 +493,7 @@ def validate_resize_policy(policies: list, path: str, restart_policy: str) -> Ca
     return errs
 
 
-def _validate_ports(ports: list, path: str) -> Causes:
+def _validate_ports(ports: list[Any], path: str) -> Causes:
     errs: Causes = []
     seen: set[str] = set()
     for _, p, port in dicts(ports, path, errs):
@@ -503,7 +526,7 @@ def _validate_ports(ports: list, path: str) -> Causes:
     return errs
 
 
-def _check_host_port_conflicts(containers: list, path: str) -> Causes:
+def _check_host_port_conflicts(containers: list[Any], path: str) -> Causes:
     errs: Causes = []
     seen: set[str] = set()
     for ci, c in enumerate(containers):
@@ -520,7 +543,7 @@ def _check_host_port_conflicts(containers: list, path: str) -> Causes:
     return errs
 
 
-def _validate_env(env: list, path: str) -> Causes:
+def _validate_env(env: list[Any], path: str) -> Causes:
     errs: Causes = []
     for _, p, var in dicts(env, path, errs):
         name = get_str(var, "name", p, errs)
@@ -534,7 +557,7 @@ def _validate_env(env: list, path: str) -> Causes:
     return errs
 
 
-def _validate_env_value_from(var: dict, path: str) -> Causes:
+def _validate_env_value_from(var: Obj, path: str) -> Causes:
     errs: Causes = []
     source = var.get("valueFrom")
     if not isinstance(source, dict):
@@ -582,7 +605,7 @@ def _validate_env_value_from(var: dict, path: str) -> Causes:
     return errs
 
 
-def _validate_env_from(sources: list, path: str) -> Causes:
+def _validate_env_from(sources: list[Any], path: str) -> Causes:
     errs: Causes = []
     for _, p, src in dicts(sources, path, errs):
         prefix = get_str(src, "prefix", p, errs)
@@ -605,7 +628,7 @@ def _validate_env_from(sources: list, path: str) -> Causes:
     return errs
 
 
-def _validate_volumes(volumes: list, path: str, errs: Causes) -> set[str]:
+def _validate_volumes(volumes: list[Any], path: str, errs: Causes) -> set[str]:
     seen: set[str] = set()
     for _, p, vol in dicts(volumes, path, errs):
         name = get_str(vol, "name", p, errs)
@@ -630,7 +653,7 @@ def _validate_volumes(volumes: list, path: str, errs: Causes) -> set[str]:
     return seen
 
 
-def _validate_volume_mounts(mounts: list, volumes: set[str], path: str) -> Causes:
+def _validate_volume_mounts(mounts: list[Any], volumes: set[str], path: str) -> Causes:
     errs: Causes = []
     mount_points: set[str] = set()
     for _, p, m in dicts(mounts, path, errs):
@@ -649,7 +672,7 @@ def _validate_volume_mounts(mounts: list, volumes: set[str], path: str) -> Cause
     return errs
 
 
-def _validate_lifecycle_and_probes(c: dict, path: str) -> Causes:
+def _validate_lifecycle_and_probes(c: Obj, path: str) -> Causes:
     errs: Causes = []
     lifecycle = c.get("lifecycle")
     if isinstance(lifecycle, dict):
@@ -746,7 +769,7 @@ def _validate_pod_level_resources(resources: Any, path: str) -> Causes:
     return errs
 
 
-def _validate_dns_config(spec: dict, dns_policy: str, path: str) -> Causes:
+def _validate_dns_config(spec: Obj, dns_policy: str, path: str) -> Causes:
     errs: Causes = []
     config = spec.get("dnsConfig")
     cfg_path = child(path, "dnsConfig")
@@ -796,7 +819,7 @@ def _validate_ip(value: Any, path: str) -> Causes:
                     "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")]
 
 
-def _validate_security_context(sc: dict, path: str) -> Causes:
+def _validate_security_context(sc: Obj, path: str) -> Causes:
     errs: Causes = []
     for field in ("runAsUser", "runAsGroup", "fsGroup"):
         value = get_int(sc, field, path, errs)
@@ -814,7 +837,7 @@ def _validate_security_context(sc: dict, path: str) -> Causes:
     return errs
 
 
-def _validate_scheduling_gates(gates: list, path: str) -> Causes:
+def _validate_scheduling_gates(gates: list[Any], path: str) -> Causes:
     errs: Causes = []
     seen: set[str] = set()
     for i, gate in enumerate(gates):
@@ -829,7 +852,7 @@ def _validate_scheduling_gates(gates: list, path: str) -> Causes:
 
 # -- tolerations, affinity, topology spread -------------------------------------------------------
 
-def validate_tolerations(tolerations: list, path: str) -> Causes:
+def validate_tolerations(tolerations: list[Any], path: str) -> Causes:
     """``ValidateTolerations``."""
     errs: Causes = []
     for _, p, t in dicts(tolerations, path, errs):
@@ -870,7 +893,7 @@ def validate_taint_effect(effect: str, path: str, *, allow_empty: bool) -> Cause
     return []
 
 
-def validate_affinity(affinity: dict, path: str) -> Causes:
+def validate_affinity(affinity: Obj, path: str) -> Causes:
     errs: Causes = []
     node = affinity.get("nodeAffinity")
     if node is not None:
@@ -899,7 +922,7 @@ def validate_affinity(affinity: dict, path: str) -> Causes:
     return errs
 
 
-def _validate_weight(item: dict, path: str, errs: Causes) -> Causes:
+def _validate_weight(item: Obj, path: str, errs: Causes) -> Causes:
     weight = get_int(item, "weight", path, errs, bits=32)
     if weight is None or not 1 <= weight <= 100:
         return [invalid(child(path, "weight"), weight if weight is not None else 0,
@@ -907,7 +930,7 @@ def _validate_weight(item: dict, path: str, errs: Causes) -> Causes:
     return []
 
 
-def _validate_pod_affinity_term(term: dict, path: str) -> Causes:
+def _validate_pod_affinity_term(term: Obj, path: str) -> Causes:
     errs: Causes = []
     selector = term.get("labelSelector")
     errs.extend(validate_label_selector(selector, child(path, "labelSelector")))
@@ -973,7 +996,7 @@ def validate_node_selector(sel: Any, path: str) -> Causes:
     return errs
 
 
-def validate_node_selector_term(term: dict, path: str, *, allow_invalid_values: bool = False) -> Causes:
+def validate_node_selector_term(term: Obj, path: str, *, allow_invalid_values: bool = False) -> Causes:
     errs: Causes = []
     ep = child(path, "matchExpressions")
     for _, rp, req in dicts(get_list(term, "matchExpressions", path, errs), ep, errs):
@@ -997,7 +1020,7 @@ def validate_node_selector_term(term: dict, path: str, *, allow_invalid_values: 
     return errs
 
 
-def validate_node_selector_requirement(req: dict, path: str, allow_invalid_values: bool = False) -> Causes:
+def validate_node_selector_requirement(req: Obj, path: str, allow_invalid_values: bool = False) -> Causes:
     errs: Causes = []
     operator = req.get("operator")
     values = get_list(req, "values", path, errs)
@@ -1028,7 +1051,7 @@ def validate_node_selector_requirement(req: dict, path: str, allow_invalid_value
     return errs
 
 
-def validate_topology_spread_constraints(constraints: list, path: str) -> Causes:
+def validate_topology_spread_constraints(constraints: list[Any], path: str) -> Causes:
     errs: Causes = []
     items = dicts(constraints, path, errs)
     for i, p, c in items:
@@ -1095,7 +1118,7 @@ POD_UPDATE_FORBIDDEN_MSG = ("pod updates may not change fields other than "
                             + ",".join(UPDATABLE_POD_SPEC_FIELDS))
 
 
-def validate_pod_update(new: dict, old: dict) -> Causes:
+def validate_pod_update(new: Obj, old: Obj) -> Causes:
     """``ValidatePodUpdate``: only images, activeDeadlineSeconds, tolerations (additions),
     schedulingGates (removals) and, for gated pods, nodeSelector/nodeAffinity additions."""
     from .diff import describe_diff, normalized
@@ -1173,15 +1196,15 @@ def _with(container: Any, field: str, value: Any) -> Any:
     return out
 
 
-def _copy_field(target: dict, source: dict, field: str) -> None:
+def _copy_field(target: Obj, source: Obj, field: str) -> None:
     if field in source:
         target[field] = source[field]
     else:
         target.pop(field, None)
 
 
-def _mirror_annotation_updates(new: dict, old: dict) -> Causes:
-    def annotations(obj: dict) -> dict:
+def _mirror_annotation_updates(new: Obj, old: Obj) -> Causes:
+    def annotations(obj: Obj) -> Obj:
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         return meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
 
@@ -1226,7 +1249,7 @@ def _validate_only_deleted_scheduling_gates(new: Any, old: Any) -> Causes:
     return errs
 
 
-def _gated_pod_mutations(munged: dict, old: dict) -> Causes:
+def _gated_pod_mutations(munged: Obj, old: Obj) -> Causes:
     """Gated pods may gain nodeSelector entries and node-affinity requirements (no removals)."""
     errs: Causes = []
     new_sel = munged.get("nodeSelector") or {}
@@ -1237,7 +1260,7 @@ def _gated_pod_mutations(munged: dict, old: dict) -> Causes:
                                                               "are allowed (no mutations or deletions)"))
         _copy_field(munged, old, "nodeSelector")
 
-    def node_affinity(spec: dict) -> Any:
+    def node_affinity(spec: Obj) -> Any:
         aff = spec.get("affinity")
         return aff.get("nodeAffinity") if isinstance(aff, dict) else None
 
@@ -1289,7 +1312,7 @@ def _only_additions(new: Any, old: Any) -> bool:
 
 # -- status ----------------------------------------------------------------------------------------
 
-def validate_pod_status_update(new: dict, old: dict) -> Causes:
+def validate_pod_status_update(new: Obj, old: Obj) -> Causes:
     """``ValidatePodStatusUpdate`` plus quantity checks on the resources the node reports."""
     errs = validate_object_meta_update(new, old)
     errs.extend(_mirror_annotation_updates(new, old))
@@ -1352,7 +1375,7 @@ def validate_pod_status_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def _state_transitions(new: list, old: Any, path: str, restart_policy: str,
+def _state_transitions(new: list[Any], old: Any, path: str, restart_policy: str,
                        restartable: set) -> Causes:
     """Containers that may not restart may not leave the terminated state."""
     if restart_policy == "Always" or not isinstance(old, list):
@@ -1380,7 +1403,7 @@ def _state_transitions(new: list, old: Any, path: str, restart_policy: str,
     return errs
 
 
-def _validate_ips(items: list, path: str) -> Causes:
+def _validate_ips(items: list[Any], path: str) -> Causes:
     errs: Causes = []
     seen: set[str] = set()
     families: list[int] = []

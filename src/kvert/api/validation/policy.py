@@ -8,11 +8,30 @@ setting neither is accepted (the disruption controller then allows no disruption
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, child, dicts, duplicate, forbidden, get_bool, get_dict, get_int,
-                     get_list, get_str, get_str_map, immutable, invalid, not_supported, parse_time,
-                     required, type_error)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    forbidden,
+    get_bool,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    get_str_map,
+    immutable,
+    invalid,
+    not_supported,
+    parse_time,
+    required,
+    type_error,
+)
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
 from .pod import PREEMPTION_POLICIES, validate_tolerations
 from .resourcelist import parse_resource_list
@@ -29,19 +48,19 @@ SYSTEM_PRIORITY_CLASSES = {
 
 # -- PodDisruptionBudget ------------------------------------------------------------------------
 
-def validate_pdb(pdb: dict) -> Causes:
+def validate_pdb(pdb: Obj) -> Causes:
     errs = validate_object_meta(pdb, namespaced=True)
     errs.extend(_validate_pdb_spec(get_dict(pdb, "spec", "", errs), "spec"))
     return errs
 
 
-def validate_pdb_update(new: dict, old: dict) -> Causes:
+def validate_pdb_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_pdb_spec(get_dict(new, "spec", "", errs), "spec"))
     return errs
 
 
-def _validate_pdb_spec(spec: dict, path: str) -> Causes:
+def _validate_pdb_spec(spec: Obj, path: str) -> Causes:
     errs: Causes = []
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
         errs.append(invalid(path, spec, "minAvailable and maxUnavailable cannot be both set"))
@@ -61,7 +80,7 @@ def _validate_pdb_spec(spec: dict, path: str) -> Causes:
     return errs
 
 
-def validate_pdb_status_update(new: dict, old: dict) -> Causes:
+def validate_pdb_status_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     status = get_dict(new, "status", "", errs)
     for field in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods",
@@ -78,7 +97,7 @@ _REASON_FMT = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?"
 _REASON_RE = re.compile(_REASON_FMT)
 
 
-def validate_conditions(conditions: list, path: str) -> Causes:
+def validate_conditions(conditions: list[Any], path: str) -> Causes:
     """``metav1.Condition`` lists (``ValidateConditions``)."""
     errs: Causes = []
     seen: set[str] = set()
@@ -111,7 +130,7 @@ def validate_conditions(conditions: list, path: str) -> Causes:
 
 # -- PriorityClass -----------------------------------------------------------------------------
 
-def validate_priority_class(pc: dict) -> Causes:
+def validate_priority_class(pc: Obj) -> Causes:
     errs = validate_object_meta(pc, namespaced=False)
     value = get_int(pc, "value", "", errs, bits=32)
     value = value if value is not None else 0
@@ -145,7 +164,7 @@ def _system_class_problem(name: str, value: int, global_default: bool) -> str:
     return ""
 
 
-def validate_priority_class_update(new: dict, old: dict) -> Causes:
+def validate_priority_class_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     if new.get("value", 0) != old.get("value", 0):
         errs.append(forbidden("value", "may not be changed in an update."))
@@ -158,7 +177,7 @@ def validate_priority_class_update(new: dict, old: dict) -> Causes:
 
 # -- RuntimeClass --------------------------------------------------------------------------------
 
-def validate_runtime_class(rc: dict) -> Causes:
+def validate_runtime_class(rc: Obj) -> Causes:
     errs = validate_object_meta(rc, namespaced=False)
     handler = get_str(rc, "handler", "", errs)
     if not handler:
@@ -183,7 +202,7 @@ def validate_runtime_class(rc: dict) -> Causes:
     return errs
 
 
-def validate_runtime_class_update(new: dict, old: dict) -> Causes:
+def validate_runtime_class_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     if new.get("handler") != old.get("handler"):
         errs.append(immutable("handler", new.get("handler")))

@@ -12,11 +12,10 @@ namespace in a ClusterRoleBinding).
 from __future__ import annotations
 
 from kvert.api.names import name_is_dns_subdomain, path_segment_problems
+from kvert.api.types import Obj
 
-from .common import (Causes, child, dicts, get_dict, get_list, get_str, index, invalid,
-                     not_supported, required)
-from .meta import selector_from, validate_label_selector, validate_object_meta, \
-    validate_object_meta_update
+from .common import Causes, child, dicts, get_dict, get_list, get_str, index, invalid, not_supported, required
+from .meta import selector_from, validate_label_selector, validate_object_meta, validate_object_meta_update
 
 GROUP = "rbac.authorization.k8s.io"
 SUBJECT_KINDS = ("ServiceAccount", "User", "Group")
@@ -26,7 +25,7 @@ def _rbac_name(name: str, prefix: bool) -> list[str]:
     return path_segment_problems(name)
 
 
-def _validate_rule(rule: dict, namespaced: bool, path: str) -> Causes:
+def _validate_rule(rule: Obj, namespaced: bool, path: str) -> Causes:
     errs: Causes = []
     verbs = get_list(rule, "verbs", path, errs)
     if not verbs:
@@ -50,23 +49,23 @@ def _validate_rule(rule: dict, namespaced: bool, path: str) -> Causes:
     return errs
 
 
-def _validate_rules(obj: dict, namespaced: bool) -> Causes:
+def _validate_rules(obj: Obj, namespaced: bool) -> Causes:
     errs: Causes = []
     for _, p, rule in dicts(get_list(obj, "rules", "", errs), "rules", errs):
         errs.extend(_validate_rule(rule, namespaced, p))
     return errs
 
 
-def validate_role(role: dict) -> Causes:
+def validate_role(role: Obj) -> Causes:
     errs = validate_object_meta(role, namespaced=True, name_fn=_rbac_name)
     return errs + _validate_rules(role, True)
 
 
-def validate_role_update(new: dict, old: dict) -> Causes:
+def validate_role_update(new: Obj, old: Obj) -> Causes:
     return validate_role(new) + validate_object_meta_update(new, old)
 
 
-def validate_cluster_role(role: dict) -> Causes:
+def validate_cluster_role(role: Obj) -> Causes:
     errs = validate_object_meta(role, namespaced=False, name_fn=_rbac_name)
     errs += _validate_rules(role, False)
     if role.get("aggregationRule") is not None:
@@ -84,11 +83,11 @@ def validate_cluster_role(role: dict) -> Causes:
     return errs
 
 
-def validate_cluster_role_update(new: dict, old: dict) -> Causes:
+def validate_cluster_role_update(new: Obj, old: Obj) -> Causes:
     return validate_cluster_role(new) + validate_object_meta_update(new, old)
 
 
-def _validate_binding(binding: dict, namespaced: bool) -> Causes:
+def _validate_binding(binding: Obj, namespaced: bool) -> Causes:
     errs = validate_object_meta(binding, namespaced=namespaced, name_fn=_rbac_name)
     ref = get_dict(binding, "roleRef", "", errs)
     api_group = get_str(ref, "apiGroup", "roleRef", errs)
@@ -108,7 +107,7 @@ def _validate_binding(binding: dict, namespaced: bool) -> Causes:
     return errs
 
 
-def _validate_subject(subject: dict, namespaced: bool, path: str) -> Causes:
+def _validate_subject(subject: Obj, namespaced: bool, path: str) -> Causes:
     errs: Causes = []
     name = get_str(subject, "name", path, errs)
     api_group = get_str(subject, "apiGroup", path, errs)
@@ -130,26 +129,26 @@ def _validate_subject(subject: dict, namespaced: bool, path: str) -> Causes:
     return errs
 
 
-def _role_ref_unchanged(new: dict, old: dict) -> Causes:
+def _role_ref_unchanged(new: Obj, old: Obj) -> Causes:
     ref, old_ref = new.get("roleRef"), old.get("roleRef")
     if ref != old_ref:
         return [invalid("roleRef", ref, "cannot change roleRef")]
     return []
 
 
-def validate_role_binding(binding: dict) -> Causes:
+def validate_role_binding(binding: Obj) -> Causes:
     return _validate_binding(binding, True)
 
 
-def validate_role_binding_update(new: dict, old: dict) -> Causes:
+def validate_role_binding_update(new: Obj, old: Obj) -> Causes:
     return (_validate_binding(new, True) + validate_object_meta_update(new, old)
             + _role_ref_unchanged(new, old))
 
 
-def validate_cluster_role_binding(binding: dict) -> Causes:
+def validate_cluster_role_binding(binding: Obj) -> Causes:
     return _validate_binding(binding, False)
 
 
-def validate_cluster_role_binding_update(new: dict, old: dict) -> Causes:
+def validate_cluster_role_binding_update(new: Obj, old: Obj) -> Causes:
     return (_validate_binding(new, False) + validate_object_meta_update(new, old)
             + _role_ref_unchanged(new, old))

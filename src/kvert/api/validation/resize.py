@@ -32,25 +32,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.meta import deep_copy
+from kvert.api.types import Obj
+
 from .common import Causes, child, forbidden, index, invalid
 from .diff import semantically_equal
 from .meta import validate_object_meta_update
 from .pod import MIRROR_POD_ANNOTATION, is_sidecar, validate_pod_metadata_and_spec, validate_resize_policy
 from .resourcelist import RESIZABLE_RESOURCES, validate_resource_requirements
-from kvert.api.meta import deep_copy
 
 
-def _spec(pod: Any) -> dict:
+def _spec(pod: Any) -> Obj:
     spec = pod.get("spec") if isinstance(pod, dict) else None
     return spec if isinstance(spec, dict) else {}
 
 
-def _containers(spec: dict, field: str) -> list:
+def _containers(spec: Obj, field: str) -> list[Any]:
     value = spec.get(field)
     return value if isinstance(value, list) else []
 
 
-def _resources(container: Any) -> dict:
+def _resources(container: Any) -> Obj:
     res = container.get("resources") if isinstance(container, dict) else None
     return res if isinstance(res, dict) else {}
 
@@ -60,13 +62,13 @@ def _pod_level_resources_set(pod: Any) -> bool:
     return isinstance(res, dict) and bool(res.get("requests") or res.get("limits"))
 
 
-def _annotations(pod: Any) -> dict:
+def _annotations(pod: Any) -> Obj:
     meta = pod.get("metadata") if isinstance(pod, dict) else None
     ann = meta.get("annotations") if isinstance(meta, dict) else None
     return ann if isinstance(ann, dict) else {}
 
 
-def validate_pod_resize(new: dict, old: dict) -> Causes:
+def validate_pod_resize(new: Obj, old: Obj) -> Causes:
     """Validate ``new`` (the pod after the resize patch) against the stored ``old`` pod."""
     from kvert.api.pods import compute_qos_class, qos_class
 
@@ -128,7 +130,7 @@ def validate_pod_resize(new: dict, old: dict) -> Causes:
 _RESIZED = ("resources", "resizePolicy")
 
 
-def _validate_resized_pod(new: dict, old: dict) -> Causes:
+def _validate_resized_pod(new: Obj, old: Obj) -> Causes:
     """``validatePodMetadataAndSpec`` of the resized pod. When its spec is the stored one but
     for containers' cpu/memory requests and limits and resize policies (what the resize
     subresource takes from a request), the rest was valid when stored, so only what changed
@@ -174,7 +176,7 @@ def _differs_only_in_resources(new_spec: Any, old_spec: Any) -> bool:
     return True
 
 
-def _same_but_resized(nc: dict, oc: dict) -> bool:
+def _same_but_resized(nc: Obj, oc: Obj) -> bool:
     if {k: v for k, v in nc.items() if k not in _RESIZED} != {k: v for k, v in oc.items() if k not in _RESIZED}:
         return False
     nr, orr = nc.get("resources"), oc.get("resources")
@@ -186,7 +188,7 @@ def _same_but_resized(nc: dict, oc: dict) -> bool:
         {k: v for k, v in orr.items() if k not in ("requests", "limits")}
 
 
-def _validate_container_resize(new_res: dict, old_res: dict, path: str) -> Causes:
+def _validate_container_resize(new_res: Obj, old_res: Obj, path: str) -> Causes:
     errs: Causes = []
     for part, what in (("requests", "resource requests"), ("limits", "resource limits")):
         old_list = old_res.get(part) if isinstance(old_res.get(part), dict) else {}
@@ -203,7 +205,7 @@ def _restore_non_resizable(new_c: Any, old_c: Any) -> Any:
         return new_c
     out = dict(new_c)
     new_res, old_res = _resources(new_c), _resources(old_c)
-    res: dict = {}
+    res: Obj = {}
     for part in ("requests", "limits"):
         old_list = old_res.get(part) if isinstance(old_res.get(part), dict) else {}
         new_list = new_res.get(part) if isinstance(new_res.get(part), dict) else {}
@@ -227,7 +229,7 @@ def _restore_non_resizable(new_c: Any, old_c: Any) -> Any:
     return out
 
 
-def drop_non_resize_updates(new: dict, old: dict) -> dict:
+def drop_non_resize_updates(new: Obj, old: Obj) -> Obj:
     """Kubernetes' ``dropNonResizeUpdates``: the stored pod with only the resize-able fields
     (containers' and sidecars' ``resources`` and ``resizePolicy``, matched by name) taken from
     ``new``, plus ``new``'s name, namespace, uid and resourceVersion."""

@@ -14,10 +14,23 @@ import json
 from typing import Any
 
 from kvert.api import secrets as s
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, forbidden, get_bool, get_dict, get_int, get_str, immutable,
-                     invalid, key, required, too_long, type_error)
+from .common import (
+    Causes,
+    forbidden,
+    get_bool,
+    get_dict,
+    get_int,
+    get_str,
+    immutable,
+    invalid,
+    key,
+    required,
+    too_long,
+    type_error,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 
 REDACTED = "<secret contents redacted>"
@@ -60,7 +73,7 @@ def _decoded(value: str) -> str:
         "utf-8", "surrogateescape")
 
 
-def _check_type(secret_type: str, meta: dict, data: dict[str, str]) -> Causes:
+def _check_type(secret_type: str, meta: Obj, data: dict[str, str]) -> Causes:
     data_path = "data"
     errs: Causes = []
     if secret_type == s.SERVICE_ACCOUNT_TOKEN:
@@ -90,7 +103,7 @@ def _check_type(secret_type: str, meta: dict, data: dict[str, str]) -> Causes:
     return errs
 
 
-def validate_secret(secret: dict) -> Causes:
+def validate_secret(secret: Obj) -> Causes:
     errs = validate_object_meta(secret, namespaced=True)
     raw = get_dict(secret, "data", "", errs)
     data: dict[str, str] = {}
@@ -116,7 +129,7 @@ def validate_secret(secret: dict) -> Causes:
     return errs
 
 
-def validate_secret_update(new: dict, old: dict) -> Causes:
+def validate_secret_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     if new.get("type") != old.get("type"):
         errs.append(immutable("type", new.get("type")))
@@ -131,13 +144,13 @@ def validate_secret_update(new: dict, old: dict) -> Causes:
 
 # -- ServiceAccount ---------------------------------------------------------------------------------
 
-def validate_service_account(sa: dict) -> Causes:
+def validate_service_account(sa: Obj) -> Causes:
     errs = validate_object_meta(sa, namespaced=True)
     get_bool(sa, "automountServiceAccountToken", "", errs)
     return errs
 
 
-def validate_service_account_update(new: dict, old: dict) -> Causes:
+def validate_service_account_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(c for c in validate_service_account(new) if not c.field.startswith("metadata"))
     return errs

@@ -9,10 +9,26 @@ load-balancer source ranges, external IPs, traffic policies, topology annotation
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
+
+from kvert.api.types import Obj
 
 from . import names
-from .common import (Causes, child, dicts, duplicate, forbidden, get_dict, get_list, get_str,
-                     index, invalid, not_supported, required, type_error)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    forbidden,
+    get_dict,
+    get_list,
+    get_str,
+    index,
+    invalid,
+    not_supported,
+    required,
+    type_error,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 
 SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
@@ -21,11 +37,11 @@ SESSION_AFFINITIES = ("ClientIP", "None")
 _INVALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 
 
-def _headless(spec: dict) -> bool:
+def _headless(spec: Obj) -> bool:
     return spec.get("clusterIP") == "None"
 
 
-def validate_service(svc: dict) -> Causes:
+def validate_service(svc: Obj) -> Causes:
     errs = validate_object_meta(svc, namespaced=True, name_fn=names.name_is_dns1035_label)
     spec = get_dict(svc, "spec", "", errs)
     svc_type = get_str(spec, "type", "spec", errs)
@@ -69,7 +85,7 @@ def validate_service(svc: dict) -> Causes:
     return errs
 
 
-def _port(port: dict, path: str, require_name: bool, seen: set[str]) -> Causes:
+def _port(port: Obj, path: str, require_name: bool, seen: set[str]) -> Causes:
     """``validateServicePort``."""
     errs: Causes = []
     name = get_str(port, "name", path, errs)
@@ -108,7 +124,7 @@ def validate_port_num_or_name(value: object, path: str) -> Causes:
     return [type_error(path, value, "integer or string")]
 
 
-def _cluster_ips(spec: dict) -> Causes:
+def _cluster_ips(spec: Obj) -> Causes:
     """The syntax part of ``validateServiceClusterIPsRelatedFields``."""
     errs: Causes = []
     ips = spec.get("clusterIPs") or []
@@ -133,7 +149,7 @@ def _cluster_ips(spec: dict) -> Causes:
     return errs
 
 
-def _duplicate_node_ports(ports: list) -> Causes:
+def _duplicate_node_ports(ports: list[Any]) -> Causes:
     errs: Causes = []
     seen: set[tuple] = set()
     for i, p, port in dicts(ports, "spec.ports", []):
@@ -147,7 +163,7 @@ def _duplicate_node_ports(ports: list) -> Causes:
     return errs
 
 
-def validate_service_update(new: dict, old: dict) -> Causes:
+def validate_service_update(new: Obj, old: Obj) -> Causes:
     """``ValidateServiceUpdate``: the create rules plus the ClusterIPs' immutability
     (``validateServiceClusterIPsRelatedFields`` for an update)."""
     errs = validate_object_meta_update(new, old)

@@ -13,9 +13,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.types import Obj
+
 from . import names
-from .common import (Causes, IS_NEGATIVE_MSG, IS_NOT_POSITIVE_MSG, child, forbidden, get_dict, get_list, invalid,
-                     key, not_supported, required, type_error)
+from .common import (
+    IS_NEGATIVE_MSG,
+    IS_NOT_POSITIVE_MSG,
+    Causes,
+    child,
+    forbidden,
+    get_dict,
+    get_list,
+    invalid,
+    key,
+    not_supported,
+    required,
+    type_error,
+)
 from .diff import normalized
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
 from .resourcelist import parse, parse_resource_list
@@ -67,13 +81,13 @@ def validate_claim_template(claim: Any, path: str) -> Causes:
     return validate_claim_spec(claim.get("spec"), child(path, "spec"))
 
 
-def validate_persistent_volume_claim(pvc: dict) -> Causes:
+def validate_persistent_volume_claim(pvc: Obj) -> Causes:
     errs = validate_object_meta(pvc, namespaced=True)
     errs.extend(validate_claim_spec(pvc.get("spec"), "spec"))
     return errs
 
 
-def validate_persistent_volume_claim_update(new: dict, old: dict) -> Causes:
+def validate_persistent_volume_claim_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(validate_claim_spec(new.get("spec"), "spec"))
     new_spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
@@ -84,7 +98,7 @@ def validate_persistent_volume_claim_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def validate_csi_storage_capacity(capacity: dict) -> Causes:
+def validate_csi_storage_capacity(capacity: Obj) -> Causes:
     """``ValidateCSIStorageCapacity`` (storage.k8s.io/v1): a class name that is a DNS
     subdomain, a valid topology selector, a non-negative capacity."""
     errs = validate_object_meta(capacity, namespaced=True)
@@ -100,7 +114,7 @@ def validate_csi_storage_capacity(capacity: dict) -> Causes:
     return errs
 
 
-def validate_csi_storage_capacity_update(new: dict, old: dict) -> Causes:
+def validate_csi_storage_capacity_update(new: Obj, old: Obj) -> Causes:
     """The topology and class a capacity was reported for cannot change."""
     errs = validate_object_meta_update(new, old) + [
         c for c in validate_csi_storage_capacity(new) if not c.field.startswith("metadata")]

@@ -27,10 +27,27 @@ from __future__ import annotations
 from typing import Any
 
 from kvert.api.quantity import Quantity
+from kvert.api.types import Obj
 
-from .common import (Causes, child, dicts, duplicate, forbidden, get_dict, get_int, get_list,
-                     get_number, get_str, invalid, key, not_supported, required, too_many,
-                     type_error, validate_time)
+from .common import (
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    forbidden,
+    get_dict,
+    get_int,
+    get_list,
+    get_number,
+    get_str,
+    invalid,
+    key,
+    not_supported,
+    required,
+    too_many,
+    type_error,
+    validate_time,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 from .resourcelist import parse_resource_list
 
@@ -55,15 +72,15 @@ def _resource_list(value: Any, path: str, errs: Causes) -> dict[str, Quantity]:
     return parsed
 
 
-def validate_vpa(vpa: dict) -> Causes:
+def validate_vpa(vpa: Obj) -> Causes:
     return validate_object_meta(vpa, namespaced=True) + _validate_vpa_body(vpa)
 
 
-def validate_vpa_update(new: dict, old: dict) -> Causes:
+def validate_vpa_update(new: Obj, old: Obj) -> Causes:
     return validate_object_meta_update(new, old) + _validate_vpa_body(new)
 
 
-def _validate_vpa_body(vpa: dict) -> Causes:
+def _validate_vpa_body(vpa: Obj) -> Causes:
     """``spec`` (required) and ``status``: the same rules on create and update."""
     if vpa.get("spec") is None:
         return [required("spec")]
@@ -73,13 +90,13 @@ def _validate_vpa_body(vpa: dict) -> Causes:
     return errs
 
 
-def validate_vpa_status_update(new: dict, old: dict) -> Causes:
+def validate_vpa_status_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_status(get_dict(new, "status", "", errs)))
     return errs
 
 
-def _validate_spec(spec: dict) -> Causes:
+def _validate_spec(spec: Obj) -> Causes:
     errs: Causes = []
     target = spec.get("targetRef")
     if target is None:
@@ -111,7 +128,7 @@ def _validate_spec(spec: dict) -> Causes:
     return errs
 
 
-def _validate_update_policy(policy: dict, path: str) -> Causes:
+def _validate_update_policy(policy: Obj, path: str) -> Causes:
     errs: Causes = []
     mode = policy.get("updateMode")
     if mode is None:
@@ -142,7 +159,7 @@ def _validate_update_policy(policy: dict, path: str) -> Causes:
     return errs
 
 
-def _validate_container_policies(policies: list, path: str) -> Causes:
+def _validate_container_policies(policies: list[Any], path: str) -> Causes:
     errs: Causes = []
     seen: set[str] = set()
     for _, p, policy in dicts(policies, path, errs):
@@ -237,7 +254,7 @@ def _validate_startup_boost(boost: Any, path: str) -> Causes:
     return errs
 
 
-def _validate_status(status: dict) -> Causes:
+def _validate_status(status: Obj) -> Causes:
     errs: Causes = []
     recommendation = get_dict(status, "recommendation", "status", errs)
     rec_path = "status.recommendation.containerRecommendations"
@@ -264,19 +281,19 @@ def _validate_status(status: dict) -> Causes:
 
 # -- checkpoints ----------------------------------------------------------------------------------
 
-def validate_vpa_checkpoint(cp: dict) -> Causes:
+def validate_vpa_checkpoint(cp: Obj) -> Causes:
     errs = validate_object_meta(cp, namespaced=True)
     errs.extend(_validate_checkpoint_body(cp))
     return errs
 
 
-def validate_vpa_checkpoint_update(new: dict, old: dict) -> Causes:
+def validate_vpa_checkpoint_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_checkpoint_body(new))
     return errs
 
 
-def _validate_checkpoint_body(cp: dict) -> Causes:
+def _validate_checkpoint_body(cp: Obj) -> Causes:
     errs: Causes = []
     spec = get_dict(cp, "spec", "", errs)
     for field in ("containerName", "vpaObjectName"):
@@ -295,7 +312,7 @@ def _validate_checkpoint_body(cp: dict) -> Causes:
     return errs
 
 
-def _validate_histogram(hist: dict, path: str) -> Causes:
+def _validate_histogram(hist: Obj, path: str) -> Causes:
     errs: Causes = []
     validate_time(hist, "referenceTimestamp", path, errs)
     total = get_number(hist, "totalWeight", path, errs)

@@ -18,9 +18,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.types import Obj
+
 from . import names
-from .common import (IS_NOT_POSITIVE_MSG, Causes, child, dicts, duplicate, get_dict, get_int,
-                     get_list, get_str, immutable, invalid, required, too_many, type_error)
+from .common import (
+    IS_NOT_POSITIVE_MSG,
+    Causes,
+    child,
+    dicts,
+    duplicate,
+    get_dict,
+    get_int,
+    get_list,
+    get_str,
+    immutable,
+    invalid,
+    required,
+    too_many,
+    type_error,
+)
 from .meta import validate_object_meta, validate_object_meta_update
 
 WORKLOAD_MAX_POD_GROUPS = 8
@@ -33,13 +49,13 @@ def _path_segment_problems(name: str) -> list[str]:
     return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
 
 
-def validate_workload(workload: dict) -> Causes:
+def validate_workload(workload: Obj) -> Causes:
     errs = validate_object_meta(workload, namespaced=True)
     errs.extend(_workload_spec(get_dict(workload, "spec", "", errs), "spec"))
     return errs
 
 
-def validate_workload_update(new: dict, old: dict) -> Causes:
+def validate_workload_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
     old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
@@ -52,7 +68,7 @@ def validate_workload_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def _workload_spec(spec: dict, path: str) -> Causes:
+def _workload_spec(spec: Obj, path: str) -> Causes:
     errs: Causes = []
     if spec.get("controllerRef") is not None:
         ref_path = child(path, "controllerRef")
@@ -74,7 +90,7 @@ def _workload_spec(spec: dict, path: str) -> Causes:
     return errs
 
 
-def _controller_ref(ref: dict, path: str) -> Causes:
+def _controller_ref(ref: Obj, path: str) -> Causes:
     errs: Causes = []
     api_group = get_str(ref, "apiGroup", path, errs)
     if api_group:
@@ -88,7 +104,7 @@ def _controller_ref(ref: dict, path: str) -> Causes:
     return errs
 
 
-def _pod_group(group: dict, path: str, seen: set[str]) -> Causes:
+def _pod_group(group: Obj, path: str, seen: set[str]) -> Causes:
     errs: Causes = []
     name = get_str(group, "name", path, errs)
     errs.extend(names.validate_with(names.name_is_dns_label, name, child(path, "name")))

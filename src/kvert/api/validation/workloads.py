@@ -13,9 +13,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.types import Obj
+
 from . import names
-from .common import (Causes, IS_NEGATIVE_MSG, child, forbidden, get_dict, get_int, immutable,
-                     invalid, not_supported, required, type_error)
+from .common import (
+    IS_NEGATIVE_MSG,
+    Causes,
+    child,
+    forbidden,
+    get_dict,
+    get_int,
+    immutable,
+    invalid,
+    not_supported,
+    required,
+    type_error,
+)
 from .diff import normalized
 from .meta import selector_from, validate_label_selector, validate_object_meta, validate_object_meta_update
 from .pod import validate_pod_template_spec
@@ -45,7 +58,7 @@ def not_more_than_100_percent(value: Any, number: int | None, is_percent: bool, 
     return []
 
 
-def _counts(spec: dict, path: str) -> Causes:
+def _counts(spec: Obj, path: str) -> Causes:
     """``replicas`` and ``minReadySeconds``: int32, not negative."""
     errs: Causes = []
     for field in ("replicas", "minReadySeconds"):
@@ -55,7 +68,7 @@ def _counts(spec: dict, path: str) -> Causes:
     return errs
 
 
-def _template(spec: dict, tpl_path: str, errs: Causes) -> dict | None:
+def _template(spec: Obj, tpl_path: str, errs: Causes) -> Obj | None:
     """The required pod template, or None (with the cause added)."""
     template = spec.get("template")
     if template is None:
@@ -67,14 +80,14 @@ def _template(spec: dict, tpl_path: str, errs: Causes) -> dict | None:
     return template
 
 
-def _restart_always(tpl_spec: dict, tpl_path: str) -> Causes:
+def _restart_always(tpl_spec: Obj, tpl_path: str) -> Causes:
     restart = tpl_spec.get("restartPolicy") or "Always"
     if restart != "Always":
         return [not_supported(child(tpl_path, "spec.restartPolicy"), restart, ["Always"])]
     return []
 
 
-def validate_replica_set_like(spec: dict, path: str, kind_word: str,
+def validate_replica_set_like(spec: Obj, path: str, kind_word: str,
                                selector_word: str = "deployment", pod_spec: bool = True) -> Causes:
     """The shared part of ReplicaSet, Deployment, StatefulSet and DaemonSet specs (selector,
     template, replicas); ``selector_word`` names the kind in the empty-selector message
@@ -124,14 +137,14 @@ def validate_replica_set_like(spec: dict, path: str, kind_word: str,
     return errs
 
 
-def validate_replica_set(rs: dict) -> Causes:
+def validate_replica_set(rs: Obj) -> Causes:
     errs = validate_object_meta(rs, namespaced=True)
     spec = get_dict(rs, "spec", "", errs)
     errs.extend(validate_replica_set_like(spec, "spec", "ReplicaSet"))
     return errs
 
 
-def validate_deployment(deploy: dict) -> Causes:
+def validate_deployment(deploy: Obj) -> Causes:
     errs = validate_object_meta(deploy, namespaced=True)
     spec = get_dict(deploy, "spec", "", errs)
     errs.extend(validate_replica_set_like(spec, "spec", "ReplicaSet"))
@@ -182,7 +195,7 @@ def _validate_strategy(strategy: Any, path: str) -> Causes:
     return errs
 
 
-def selector_immutable(new: dict, old: dict) -> Causes:
+def selector_immutable(new: Obj, old: Obj) -> Causes:
     new_sel = (new.get("spec") or {}).get("selector") if isinstance(new.get("spec"), dict) else None
     old_sel = (old.get("spec") or {}).get("selector") if isinstance(old.get("spec"), dict) else None
     if normalized(new_sel) != normalized(old_sel):
@@ -190,7 +203,7 @@ def selector_immutable(new: dict, old: dict) -> Causes:
     return []
 
 
-def validate_replica_set_update(new: dict, old: dict) -> Causes:
+def validate_replica_set_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
     errs.extend(validate_replica_set_like(spec, "spec", "ReplicaSet"))
@@ -198,7 +211,7 @@ def validate_replica_set_update(new: dict, old: dict) -> Causes:
     return errs
 
 
-def validate_deployment_update(new: dict, old: dict) -> Causes:
+def validate_deployment_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     body = validate_deployment(new)
     errs.extend(c for c in body if not c.field.startswith("metadata"))
@@ -215,7 +228,7 @@ _STATUS_COUNTS = {
 }
 
 
-def validate_workload_status_update(new: dict, old: dict, kind: str) -> Causes:
+def validate_workload_status_update(new: Obj, old: Obj, kind: str) -> Causes:
     """``ValidateReplicaSetStatus`` / ``ValidateDeploymentStatus``."""
     errs = validate_object_meta_update(new, old)
     status = get_dict(new, "status", "", errs)
@@ -246,7 +259,7 @@ def validate_workload_status_update(new: dict, old: dict, kind: str) -> Causes:
 
 # ---- core/v1 ReplicationController ------------------------------------------------------------
 
-def _validate_rc_spec(spec: dict, path: str) -> Causes:
+def _validate_rc_spec(spec: Obj, path: str) -> Causes:
     """``ValidateReplicationControllerSpec``: a non-empty selector map matching the template's
     labels (the template is required), counts >= 0, restartPolicy Always."""
     errs: Causes = []
@@ -279,13 +292,13 @@ def _validate_rc_spec(spec: dict, path: str) -> Causes:
     return errs
 
 
-def validate_replication_controller(rc: dict) -> Causes:
+def validate_replication_controller(rc: Obj) -> Causes:
     errs = validate_object_meta(rc, namespaced=True)
     errs.extend(_validate_rc_spec(get_dict(rc, "spec", "", errs), "spec"))
     return errs
 
 
-def validate_replication_controller_update(new: dict, old: dict) -> Causes:
+def validate_replication_controller_update(new: Obj, old: Obj) -> Causes:
     """An RC's selector may change (core/v1 never made it immutable)."""
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_rc_spec(get_dict(new, "spec", "", errs), "spec"))
