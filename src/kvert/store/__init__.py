@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl
 
+from kvert.clock import Clock
 from kvert.store.base import (ADDED, BOOKMARK, DELETED, ERROR, INITIAL_EVENTS_END, MODIFIED,
                               BaseStore, ListResult, Store, Watch, WatchEvent)
 from kvert.store.etcd import EtcdStore
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 
-def open_store(url: str, clock: Any = None, **options: Any) -> BaseStore:
+def open_store(url: str, clock: Clock | None = None, **options: Any) -> BaseStore:
     """A store from a URL: ``memory``, ``sqlite:PATH`` (also ``sqlite://PATH``) or
     ``etcd://HOST:PORT[/PREFIX]`` (etcd's client URL; the key prefix defaults to
     ``/registry/kvert``).

@@ -27,14 +27,18 @@ import random
 import re
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar, runtime_checkable
 
 import orjson
 
 from kvert.api.errors import AlreadyExists, BadRequest, Conflict, Expired, NotFound, Timeout
+from kvert.api.fields import parse_field_selector
+from kvert.api.kinds import by_key
 from kvert.api.meta import format_time, parse_time
+from kvert.api.selectors import SelectorError, parse_label_selector
+from kvert.clock import Clock, WallClock
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
@@ -92,7 +96,15 @@ def _loads(text: str | bytes) -> Any:
         return json.loads(text)   # NaN, Infinity and big integers, which orjson refuses
 
 Obj = dict[str, Any]
-Match = Callable[[Obj], bool]
+# A delete's preconditions: ``uid`` and/or ``resourceVersion`` the stored object must have.
+Preconditions = dict[str, Any]
+# (``list`` would name the store's method inside its class.)
+Finalizers = list[str]
+P = ParamSpec("P")
+R = TypeVar("R")
+# (field, getter, value) of a selector's ``field=value`` term: the store routes a write only
+# to the watches whose getter reads the value from it.
+Route = tuple[str, Callable[[Mapping[str, Any]], str], str]
 
 
 def seeded_uids(seed: int | str) -> Callable[[], str]:
@@ -134,7 +146,7 @@ class Store(Protocol):
     def update(self, resource: str, obj: Obj) -> Obj: ...
 
     def delete(self, resource: str, namespace: str, name: str, *, grace_period_seconds: int = 0,
-               preconditions: dict | None = None, finalizers: list[str] | None = None,
+               preconditions: Preconditions | None = None, finalizers: Finalizers | None = None,
                mark: Callable[[Obj], None] | None = None) -> tuple[Obj, bool]: ...
 
     def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
@@ -143,7 +155,7 @@ class Store(Protocol):
 
     def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
               field_selector: str = "", resource_version: str = "",
-              send_initial_events: bool = False, allow_bookmarks: bool = False) -> "Watch": ...
+              send_initial_events: bool = False, allow_bookmarks: bool = False) -> Watch: ...
 
     def current_revision(self) -> int: ...
 
@@ -180,7 +192,7 @@ class Record:
                  "_shared")
 
     def __init__(self, rev: int, resource: str, namespace: str, name: str, type: str, raw: str,
-                 prev: "Record | None" = None, stamp: str | None = None):
+                 prev: Record | None = None, stamp: str | None = None):
         self.rev = rev
         self.resource = resource
         self.namespace = namespace
@@ -194,30 +206,36 @@ class Record:
     @property
     def obj(self) -> Obj:
         """A fresh decoded copy (not cached: decode once and keep it where needed)."""
-        obj = _loads(self.raw)
+        obj: Obj = _loads(self.raw)
         if self.stamp is not None:
             obj["metadata"]["resourceVersion"] = self.stamp
         return obj
 
     def copy(self) -> Obj:
-        obj = _loads(self.raw)
+        obj: Obj = _loads(self.raw)
         if self.stamp is not None:
             obj["metadata"]["resourceVersion"] = self.stamp
         return obj
 
     def shared(self) -> Obj:
         obj = self._shared
+        if isinstance(obj, dict):
+            return obj
         if obj is None:
-            obj = self._shared = self.copy()
-        elif obj is False:
-            return self.copy()
-        return obj   # type: ignore[return-value]
+            self._shared = obj = self.copy()
+            return obj
+        return self.copy()   # released
 
     def release(self) -> None:
         self._shared = False
 
     def __repr__(self) -> str:
         return f"Record({self.rev}, {self.type}, {self.resource}, {self.namespace}/{self.name})"
+
+
+# What a watch queues: (type, record, resourceVersion override or None), decoded only when
+# taken, or a ready WatchEvent.
+Queued = WatchEvent | tuple[str, Record, str | None]
 
 
 # ---- the shared store -----------------------------------------------------------------
@@ -229,12 +247,6 @@ class WriteRaced(Exception):
 
 
 _MAX_RACES = 100
-
-
-def _default_clock() -> Any:
-    from kvert.clock import WallClock
-
-    return WallClock()
 
 
 class BaseStore:
@@ -251,9 +263,9 @@ class BaseStore:
     # True where other processes may write the same backend (etcd): its history is theirs too
     shared = False
 
-    def __init__(self, clock: Any = None, history: int | None = 10000,
-                 uid_factory: Callable[[], str] | None = None):
-        self.clock = clock if clock is not None else _default_clock()
+    def __init__(self, clock: Clock | None = None, history: int | None = 10000,
+                 uid_factory: Callable[[], str] | None = None) -> None:
+        self.clock: Clock = clock if clock is not None else WallClock()
         self._history = history if history and history > 0 else None
         self._uid = uid_factory or (lambda: str(uuid.uuid4()))
         self._rev = 0
@@ -341,21 +353,23 @@ class BaseStore:
             value = _route_value(get, obj)
             before = _route_value(get, prev_obj) if prev_obj is not None else value
             for v in (value,) if before == value else (value, before):
+                if v is None:   # an odd shape no routed watch can match
+                    continue
                 for w in by_value.get(v, ()):
                     w._offer(rec, prev, obj, prev_obj)
 
     def _make_watch(self, resource: str, namespace: str | None, match: Match | None,
-                    allow_bookmarks: bool) -> "Watch":
+                    allow_bookmarks: bool) -> Watch:
         return Watch(self, resource, namespace, match, allow_bookmarks)
 
-    def _subscribe(self, w: "Watch", after: int, replay: bool) -> None:
+    def _subscribe(self, w: Watch, after: int, replay: bool) -> None:
         """Start feeding ``w`` every change after revision ``after`` (replaying retained
         history first when ``replay``; otherwise ``after`` is the current revision)."""
         if replay:
             for rec, prev in self._changes(w.resource, after):
                 w._offer(rec, prev)
         self._watchers.setdefault(w.resource, {})[w] = None
-        route = getattr(w._match, "route", None)
+        route = w._match.route if w._match is not None else None
         if route is None:
             self._unrouted.setdefault(w.resource, {})[w] = None
         else:
@@ -363,13 +377,14 @@ class BaseStore:
             by_field = self._routed.setdefault(w.resource, {})
             by_field.setdefault(field, (get, {}))[1].setdefault(value, {})[w] = None
 
-    def _retrying(self, op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _retrying(self, op: Callable[Concatenate[str, P], R], resource: str, *args: P.args,
+                  **kwargs: P.kwargs) -> R:
         for _ in range(_MAX_RACES):
             try:
-                return op(*args, **kwargs)
+                return op(resource, *args, **kwargs)
             except WriteRaced:
                 continue
-        raise Conflict(args[0], "", "too many concurrent writes to the object; try again")
+        raise Conflict(resource, "", "too many concurrent writes to the object; try again")
 
     # ---- reads ------------------------------------------------------------------------
 
@@ -515,7 +530,7 @@ class BaseStore:
 
     def delete(self, resource: str, namespace: str, name: str, *,
                grace_period_seconds: int | None = 0,
-               preconditions: dict | None = None, finalizers: list[str] | None = None,
+               preconditions: Preconditions | None = None, finalizers: Finalizers | None = None,
                mark: Callable[[Obj], None] | None = None) -> tuple[Obj, bool]:
         """Delete, or mark for deletion; returns the object and whether it is gone.
 
@@ -530,7 +545,7 @@ class BaseStore:
                               grace_period_seconds, preconditions, finalizers, mark)
 
     def _delete(self, resource: str, namespace: str, name: str, grace_period_seconds: int | None,
-                preconditions: dict | None, new_finalizers: list[str] | None = None,
+                preconditions: Preconditions | None, new_finalizers: Finalizers | None = None,
                 mark: Callable[[Obj], None] | None = None) -> tuple[Obj, bool]:
         namespace = namespace or ""
         cur = self._current(resource, namespace, name)
@@ -611,7 +626,7 @@ class BaseStore:
 
     def watch(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
               field_selector: str = "", resource_version: str = "",
-              send_initial_events: bool = False, allow_bookmarks: bool = False) -> "Watch":
+              send_initial_events: bool = False, allow_bookmarks: bool = False) -> Watch:
         self._check_open()
         match = self._matcher(resource, label_selector, field_selector)
         rv = resource_version or ""
@@ -647,7 +662,7 @@ class BaseStore:
             for w in list(watchers):
                 w.bookmark()
 
-    def _unregister(self, w: "Watch") -> None:
+    def _unregister(self, w: Watch) -> None:
         watchers = self._watchers.get(w.resource)
         if watchers is not None:
             watchers.pop(w, None)
@@ -656,7 +671,7 @@ class BaseStore:
         watchers = self._unrouted.get(w.resource)
         if watchers is not None:
             watchers.pop(w, None)
-        route = getattr(w._match, "route", None)
+        route = w._match.route if w._match is not None else None
         if route is not None:
             field, _, value = route
             by_value = self._routed.get(w.resource, {}).get(field, (None, {}))[1]
@@ -684,7 +699,7 @@ class BaseStore:
     def closed(self) -> bool:
         return self._closed
 
-    def __enter__(self) -> "BaseStore":
+    def __enter__(self) -> BaseStore:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -718,7 +733,7 @@ class BaseStore:
 # ---- watch ----------------------------------------------------------------------------
 
 
-def _expire(fut: "asyncio.Future[None]") -> None:
+def _expire(fut: asyncio.Future[None]) -> None:
     if not fut.done():
         fut.set_result(None)
 
@@ -742,8 +757,7 @@ class Watch:
         self.namespace = namespace
         self._match = match
         self.allow_bookmarks = allow_bookmarks
-        # items: (type, record, resourceVersion override or None) or a ready WatchEvent
-        self._buf: deque[Any] = deque()
+        self._buf: deque[Queued] = deque()
         self._waiters: list[asyncio.Future[None]] = []
         self._stopped = False
 
@@ -778,7 +792,7 @@ class Watch:
             assert prev is not None
             self._push((DELETED, prev, str(rec.rev)))
 
-    def _push(self, item: Any) -> None:
+    def _push(self, item: Queued) -> None:
         if self._stopped:
             return
         self._buf.append(item)
@@ -798,8 +812,6 @@ class Watch:
     def _bookmark_event(self, annotations: dict[str, str] | None = None,
                         revision: int | None = None) -> WatchEvent:
         try:
-            from kvert.api.kinds import by_key
-
             rt = by_key(self.resource)
             kind, api_version = rt.kind, rt.api_version
         except KeyError:
@@ -817,7 +829,7 @@ class Watch:
         self._wake()
 
     @staticmethod
-    def _decode(item: Any) -> WatchEvent:
+    def _decode(item: Queued) -> WatchEvent:
         if isinstance(item, WatchEvent):
             return item
         kind, rec, rv = item
@@ -866,7 +878,7 @@ class Watch:
             if deadline is not None and loop.time() >= deadline:
                 return
 
-    def __aiter__(self) -> "Watch":
+    def __aiter__(self) -> Watch:
         return self
 
     async def __anext__(self) -> WatchEvent:
@@ -891,13 +903,13 @@ class Watch:
     def stopped(self) -> bool:
         return self._stopped
 
-    def __enter__(self) -> "Watch":
+    def __enter__(self) -> Watch:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
-    async def __aenter__(self) -> "Watch":
+    async def __aenter__(self) -> Watch:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -917,9 +929,6 @@ def make_matcher(resource: str, label_selector: str = "",
     raise BadRequest."""
     if not label_selector and not field_selector:
         return None
-    from kvert.api.fields import parse_field_selector
-    from kvert.api.selectors import SelectorError, parse_label_selector
-
     try:
         labels = parse_label_selector(label_selector) if label_selector else None
         fields = parse_field_selector(field_selector, resource) if field_selector else None
@@ -931,21 +940,33 @@ def make_matcher(resource: str, label_selector: str = "",
         fields = None
     if labels is None and fields is None:
         return None
-    lm = labels.matches if labels is not None else None
-    fm = fields.matches if fields is not None else None
+    return Match(labels.matches if labels is not None else None,
+                 fields.matches if fields is not None else None,
+                 fields.route() if fields is not None else None)
 
-    def match(obj: Obj) -> bool:
+
+class Match:
+    """A label and field selector's predicate over objects, with the ``route`` (if any) the
+    store indexes watches by."""
+
+    __slots__ = ("_labels", "_fields", "route")
+
+    def __init__(self, labels: Callable[[Mapping[str, str] | None], bool] | None,
+                 fields: Callable[[Mapping[str, Any]], bool] | None, route: Route | None) -> None:
+        self._labels = labels
+        self._fields = fields
+        self.route = route
+
+    def __call__(self, obj: Obj) -> bool:
         # An object a selector cannot even read (odd shapes) does not match; a write must
         # never fail half-way through feeding its watches.
         try:
+            lm, fm = self._labels, self._fields
             if lm is not None and not lm((obj.get("metadata") or {}).get("labels") or {}):
                 return False
             return fm is None or bool(fm(obj))
         except Exception:
             return False
-
-    match.route = fields.route() if fields is not None else None  # type: ignore[attr-defined]
-    return match
 
 
 def _route_value(get: Callable[[Obj], str], obj: Obj) -> str | None:
@@ -1046,7 +1067,7 @@ def _spec_changed(new: Obj, old: Obj) -> bool:
     return any(new[k] != old[k] for k in keys)
 
 
-def _check_preconditions(resource: str, name: str, smd: Obj, pre: dict | None) -> None:
+def _check_preconditions(resource: str, name: str, smd: Obj, pre: Preconditions | None) -> None:
     if not pre:
         return
     uid = pre.get("uid")

@@ -78,13 +78,15 @@ import tempfile
 import threading
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
 from kvert.api.errors import AlreadyExists, BadRequest, Expired, InternalError, Timeout
-from kvert.store.base import (ADDED, DELETED, ERROR, MODIFIED, BaseStore, Match, Obj, Record,
-                              Watch, WatchEvent, WriteRaced, _dumps, _loads, encode, storable)
+from kvert.clock import Clock
+from kvert.store.base import (ADDED, DELETED, ERROR, MODIFIED, BaseStore, Match, Obj, Queued,
+                              Record, Watch, WatchEvent, WriteRaced, _dumps, _loads, encode,
+                              storable)
 
 _SEP = "!"
 _COMPACTED = "required revision has been compacted"
@@ -174,7 +176,7 @@ class EtcdStore(BaseStore):
     _read_before_create = False  # the create txn compares create_revision == 0
     shared = True                # other API servers may use the same etcd (and its history)
 
-    def __init__(self, endpoint: str, clock: Any = None, prefix: str = "/registry/kvert",
+    def __init__(self, endpoint: str, clock: Clock | None = None, prefix: str = "/registry/kvert",
                  history: int | None = 10000, uid_factory: Callable[[], str] | None = None,
                  revision_offset: int = 0, compaction_slack: int | None = None,
                  timeout: float = 10.0):
@@ -403,7 +405,7 @@ class EtcdStore(BaseStore):
         self.wait_for(rec.rev, self._timeout)
         loop = _running_loop()
         with self._lock:
-            mine = [w for w in self._watchers.get(rec.resource, ()) if w._loop is loop]
+            mine = [w for w in _etcd_watches(self._watchers.get(rec.resource, ())) if w._loop is loop]
         for w in mine:
             w._pump()
 
@@ -541,7 +543,7 @@ class EtcdStore(BaseStore):
         through = max(revs) if revs else header
         if not revs or len(revs) < _WATCH_BATCH_MAX_REVS:
             through = max(through, header)
-        touched: dict[Watch, None] = {}
+        touched: dict[_EtcdWatch, None] = {}
         with self._lock:
             seen = self._pos
             for rec, prev in changes:
@@ -549,7 +551,7 @@ class EtcdStore(BaseStore):
                     continue  # delivered before a reconnect
                 self._log.append((rec, prev))
                 self._log_revs.append(rec.rev)
-                for w in self._watchers.get(rec.resource, ()):
+                for w in _etcd_watches(self._watchers.get(rec.resource, ())):
                     if rec.rev > w._after:
                         try:
                             w._offer(rec, prev)
@@ -595,7 +597,7 @@ class EtcdStore(BaseStore):
         compacted -= self._offset
         status = Expired(f"too old resource version: {self._pos} ({compacted})").to_status()
         with self._lock:
-            watches = [w for ws in self._watchers.values() for w in ws]
+            watches = [w for ws in self._watchers.values() for w in _etcd_watches(ws)]
             self._watchers.clear()
             for w in watches:
                 w._push(WatchEvent(ERROR, status))
@@ -631,6 +633,13 @@ class EtcdStore(BaseStore):
         self._client.close()
 
 
+def _etcd_watches(watches: Iterable[Watch]) -> Iterator[_EtcdWatch]:
+    """The store's watches as the stream's (``EtcdStore._make_watch`` makes only these)."""
+    for w in watches:
+        if isinstance(w, _EtcdWatch):
+            yield w
+
+
 class _EtcdWatch(Watch):
     """A watch fed by the stream thread: it appends to ``_inbox`` (under the store lock)
     and asks the consumer's loop to ``_pump`` it; the buffer and the waiting futures are
@@ -641,7 +650,7 @@ class _EtcdWatch(Watch):
     def __init__(self, store: EtcdStore, resource: str, namespace: str | None,
                  match: Match | None, allow_bookmarks: bool = False):
         super().__init__(store, resource, namespace, match, allow_bookmarks)
-        self._inbox: deque[Any] = deque()
+        self._inbox: deque[Queued] = deque()
         self._after = 0
         self._loop = _running_loop()
         self._scheduled = False
@@ -649,7 +658,7 @@ class _EtcdWatch(Watch):
 
     # ---- feeding (stream thread, under the store lock; or before subscribing) ---------
 
-    def _push(self, item: Any) -> None:
+    def _push(self, item: Queued) -> None:
         if not self._stopped:
             self._inbox.append(item)
 
@@ -744,7 +753,8 @@ class _EtcdWatch(Watch):
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 class LocalEtcd:
@@ -773,7 +783,7 @@ class LocalEtcd:
     def available() -> bool:
         return shutil.which("etcd") is not None
 
-    def start(self, timeout: float = 30.0) -> "LocalEtcd":
+    def start(self, timeout: float = 30.0) -> LocalEtcd:
         for attempt in range(3):
             client, peer = self.ports or (_free_port(), _free_port())
             self.endpoint = f"http://127.0.0.1:{client}"
@@ -830,7 +840,7 @@ class LocalEtcd:
         if self._own_dir and os.path.isdir(self.data_dir):
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
-    def __enter__(self) -> "LocalEtcd":
+    def __enter__(self) -> LocalEtcd:
         return self.start() if self.proc is None else self
 
     def __exit__(self, *exc: Any) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
-from typing import Any
 
+from kvert.clock import Clock
 from kvert.store.base import DELETED, BaseStore, Record
 
 
@@ -22,7 +22,7 @@ def _rev_of(rec: Record) -> int:
 
 
 class MemoryStore(BaseStore):
-    def __init__(self, clock: Any = None, history: int | None = 10000,
+    def __init__(self, clock: Clock | None = None, history: int | None = 10000,
                  uid_factory: Callable[[], str] | None = None):
         super().__init__(clock, history, uid_factory)
         self._objs: dict[str, dict[str, dict[str, list[Record]]]] = {}

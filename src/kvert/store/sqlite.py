@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kvert.api.errors import InternalError
+from kvert.clock import Clock
 from kvert.store.base import DELETED, BaseStore, Record, storable
 
 _SCHEMA = """
@@ -80,7 +81,7 @@ class SqliteStore(BaseStore):
     """``synchronous`` may be lowered (e.g. "OFF" for throwaway test files); FULL is the
     durable default."""
 
-    def __init__(self, path: str, clock: Any = None, history: int | None = 100_000,
+    def __init__(self, path: str, clock: Clock | None = None, history: int | None = 100_000,
                  uid_factory: Callable[[], str] | None = None, synchronous: str = "FULL"):
         super().__init__(clock, history, uid_factory)
         sync = synchronous.upper()
