@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any, Mapping, Protocol
+from typing import Mapping, Protocol
 
 import numpy as np
 
@@ -46,6 +46,27 @@ class AggregateLike(Protocol):
     first_sample_start_us: int | None
     last_sample_start_us: int | None
     total_samples_count: int
+
+
+class HistogramRows(Protocol):
+    """What ``estimate_rows`` reads from one kind of histogram of every row
+    (``histogram.HistogramBank``)."""
+
+    def percentiles(self, rows: np.ndarray, percentiles: np.ndarray) -> np.ndarray: ...
+
+    def means(self, rows: np.ndarray) -> np.ndarray: ...
+
+
+class AggregateRows(Protocol):
+    """What ``estimate_rows`` reads from a bank of aggregates (``aggregate.AggregateBank``)."""
+
+    @property
+    def cpu(self) -> HistogramRows: ...
+
+    @property
+    def memory(self) -> HistogramRows: ...
+
+    def confidence(self, rows: np.ndarray, interval: np.ndarray | float) -> np.ndarray: ...
 
 
 def resource_amount(value: float) -> int:
@@ -101,7 +122,7 @@ class ConstEstimator(ResourceEstimator):
     def __init__(self, resources: Mapping[str, int]) -> None:
         self.resources = dict(resources)
 
-    def estimate(self, state, trace=None):
+    def estimate(self, state: AggregateLike, trace: Trace | None = None) -> Resources:
         return self._record(trace, "constant", dict(self.resources))
 
 
@@ -112,7 +133,7 @@ class PercentileEstimator(ResourceEstimator):
         self.cpu_percentile = cpu_percentile
         self.memory_percentile = memory_percentile
 
-    def estimate(self, state, trace=None):
+    def estimate(self, state: AggregateLike, trace: Trace | None = None) -> Resources:
         result = {CPU: cpu_amount_from_cores(state.cpu.percentile(self.cpu_percentile)),
                   MEMORY: resource_amount(state.memory.percentile(self.memory_percentile))}
         label = f"percentile cpu p{_pct(self.cpu_percentile)} / memory peaks p{_pct(self.memory_percentile)}"
@@ -135,7 +156,7 @@ class CpuMeanEstimator(ResourceEstimator):
         self.base = base
         self.bound = bound
 
-    def estimate(self, state, trace=None):
+    def estimate(self, state: AggregateLike, trace: Trace | None = None) -> Resources:
         result = dict(self.base.estimate(state, trace))
         mean = cpu_amount_from_cores(state.cpu.mean())
         if self.bound == "target":
@@ -158,7 +179,7 @@ class MarginEstimator(ResourceEstimator):
         self.cpu_margin_fraction = margin_fraction if cpu_margin_fraction is None else cpu_margin_fraction
         self.base = base
 
-    def estimate(self, state, trace=None):
+    def estimate(self, state: AggregateLike, trace: Trace | None = None) -> Resources:
         original = self.base.estimate(state, trace)
         fractions = {CPU: self.cpu_margin_fraction}
         result = {r: a + scale_resource(a, fractions.get(r, self.margin_fraction)) for r, a in original.items()}
@@ -195,9 +216,9 @@ class ConfidenceMultiplier(ResourceEstimator):
         except OverflowError:
             return math.inf
 
-    def estimate(self, state, trace=None):
+    def estimate(self, state: AggregateLike, trace: Trace | None = None) -> Resources:
         original = self.base.estimate(state, trace)
-        result = {}
+        result: Resources = {}
         for r, a in original.items():
             f = self.factor(state, r)
             # 0 * inf is NaN in Go too; its int64 conversion is garbage that the minimum replaces.
@@ -214,7 +235,7 @@ class MinResourcesEstimator(ResourceEstimator):
         self.min_resources = dict(min_resources)
         self.base = base
 
-    def estimate(self, state, trace=None):
+    def estimate(self, state: AggregateLike, trace: Trace | None = None) -> Resources:
         original = self.base.estimate(state, trace)
         result = {r: max(a, self.min_resources.get(r, 0)) for r, a in original.items()}
         label = "minimum " + ", ".join(f"{r} {_show(r, self.min_resources.get(r, 0))}" for r in original)
@@ -247,8 +268,12 @@ class RowParameters:
 
     @classmethod
     def empty(cls, n: int) -> RowParameters:
-        return cls(np.zeros((n, 3)), np.zeros((n, 3)), *(np.zeros(n) for _ in range(7)),
-                   np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool), np.zeros(n))
+        return cls(cpu_percentiles=np.zeros((n, 3)), memory_percentiles=np.zeros((n, 3)),
+                   margin=np.zeros(n), upper_multiplier=np.zeros(n), upper_exponent=np.zeros(n),
+                   lower_multiplier=np.zeros(n), lower_exponent=np.zeros(n), cpu_interval=np.zeros(n),
+                   memory_interval=np.zeros(n), min_cpu=np.zeros(n, dtype=np.int64),
+                   min_memory=np.zeros(n, dtype=np.int64), cpu_mean=np.zeros(n, dtype=bool),
+                   cpu_margin=np.zeros(n))
 
     def take(self, rows: np.ndarray) -> RowParameters:
         return RowParameters(*(getattr(self, f.name)[rows] for f in fields(self)))
@@ -271,7 +296,7 @@ def resource_amounts(values: np.ndarray) -> np.ndarray:
         return np.where(values > 0, np.trunc(np.nan_to_num(clipped)), 0).astype(np.int64)
 
 
-def estimate_rows(bank: Any, rows: np.ndarray, p: RowParameters) -> np.ndarray:
+def estimate_rows(bank: AggregateRows, rows: np.ndarray, p: RowParameters) -> np.ndarray:
     """The three chains of ``recommendation.create_estimators`` with the pod minimum, for the
     given rows of an ``AggregateBank`` at once: (rows x 3 bounds x [cpu millicores, memory
     bytes]) int64, equal to what the estimator objects compute one aggregate at a time.

@@ -98,10 +98,12 @@ from typing import Any, Mapping
 import numpy as np
 
 from kvert.api.quantity import DECIMAL_SI, Quantity, QuantityError
-from kvert.vpa.estimators import (CPU, MEMORY, RESOURCES, ConfidenceMultiplier, CpuMeanEstimator, MarginEstimator,
-                                  MinResourcesEstimator, PercentileEstimator, ResourceEstimator, RowParameters,
-                                  Trace, resource_amount, resource_amounts, scale_resource)
+from kvert.vpa.estimators import (CPU, MEMORY, RESOURCES, AggregateLike, AggregateRows, ConfidenceMultiplier,
+                                  CpuMeanEstimator, MarginEstimator, MinResourcesEstimator, PercentileEstimator,
+                                  ResourceEstimator, Resources, RowParameters, Trace, estimate_rows, resource_amount,
+                                  resource_amounts, scale_resource)
 from kvert.vpa.histogram import ExponentialOptions
+from kvert.vpa.model import RecommendationModel
 
 ANNOTATION_PREFIX = "vpa.kvert.io/"
 DEFAULT_CONTAINER_POLICY = "*"
@@ -422,6 +424,36 @@ def row_parameters(configs: list[RecommenderConfig], containers: np.ndarray) -> 
                           else c.cpu_safety_margin_fraction))
 
 
+class EstimatorChainModel(RecommendationModel):
+    """The model of one container under ``config`` (upstream's or the in-place model, a service
+    or a batch workload: ``workload: auto`` must be resolved first), in a VPA recommending
+    ``containers`` containers: ``create_estimators``'s chains with the container's share of
+    the pod minimum, one aggregate at a time or every row at once (``row_parameters``,
+    ``estimators.estimate_rows``)."""
+
+    def __init__(self, config: RecommenderConfig = DEFAULT_CONFIG, containers: int = 1) -> None:
+        self.config = config
+        self.containers = containers
+
+    def estimate(self, state: AggregateLike, traces: dict[str, Trace] | None = None) -> dict[str, Resources]:
+        chains = create_estimators(self.config)
+        minimum = pod_minimum(self.config, self.containers)
+        amounts: dict[str, Resources] = {}
+        for bound, estimator in (("target", chains.target), ("lowerBound", chains.lower_bound),
+                                 ("upperBound", chains.upper_bound)):
+            trace: Trace | None = None
+            if traces is not None:
+                trace = traces.setdefault(bound, [])
+            amounts[bound] = MinResourcesEstimator(minimum, estimator).estimate(state, trace)
+        return amounts
+
+    def row_parameters(self, rows: int) -> RowParameters:
+        return row_parameters([self.config] * rows, np.full(rows, self.containers))
+
+    def estimate_rows(self, bank: AggregateRows, rows: np.ndarray) -> np.ndarray:
+        return estimate_rows(bank, rows, self.row_parameters(rows.size))
+
+
 def runs_to_completion(pod: Mapping | None, container: str | None = None) -> bool:
     """Whether a pod looks like a batch workload's (``workload: auto``): its restartPolicy is
     ``OnFailure`` or ``Never`` (Job pods), or the container (any, when ``container`` is None) has
@@ -532,21 +564,14 @@ def recommend_containers(aggregates: Mapping[str, Any], vpa: Mapping | None = No
         chosen[name] = (state, policy)
     if not chosen:
         return []
-    minimum = pod_minimum(base, len(chosen))
     annotations = ((vpa or {}).get("metadata") or {}).get("annotations") or {}
     results = []
     for name in sorted(chosen):
         state, policy = chosen[name]
+        # a container policy overrides no pod minimum: every container's share is the same
         cfg = resolve_workload(base.for_container(policy), bool(getattr(state, "batch", False)))
-        est = create_estimators(cfg)
         traces: dict[str, Trace] = {}
-        amounts: dict[str, dict[str, int]] = {}
-        for bound, estimator in (("target", est.target), ("lowerBound", est.lower_bound),
-                                 ("upperBound", est.upper_bound)):
-            trace: Trace | None = [] if explain else None
-            amounts[bound] = MinResourcesEstimator(minimum, estimator).estimate(state, trace)
-            if trace is not None:
-                traces[bound] = trace
+        amounts = EstimatorChainModel(cfg, len(chosen)).estimate(state, traces if explain else None)
         rec = finish_recommendation(name, amounts, cfg, policy, annotations)
         rec.explanation = {b: [(step, dict(v)) for step, v in t] for b, t in traces.items()}
         results.append(rec)
