@@ -24,10 +24,8 @@ or :meth:`forget_pod` takes it back if binding fails.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
-from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,9 +33,12 @@ import orjson
 
 from kvert.api.pods import pod_level_resources, pod_requests
 from kvert.api.quantity import QuantityError
-from kvert.api.resources import ResourceList, parse_resource_list
+from kvert.api.resources import ResourceList, is_extended_resource, parse_resource_list
+from kvert.scheduler.nodeinfo import NodeInfo
+from kvert.scheduler.podentry import HostPort, PodEntry, host_ports, pod_key, pod_uid
 from kvert.scheduler.podindex import PodCounts, PodQuery
-from kvert.scheduler.snapshot import NodeInfo, Snapshot
+from kvert.scheduler.reader import PodListener
+from kvert.scheduler.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +50,6 @@ ZONE_LABEL, REGION_LABEL = "topology.kubernetes.io/zone", "topology.kubernetes.i
 _LEGACY_ZONE, _LEGACY_REGION = ("failure-domain.beta.kubernetes.io/zone",
                                 "failure-domain.beta.kubernetes.io/region")
 NO_VALUE = -1
-
-
-def is_extended_resource(name: str) -> bool:
-    """``IsExtendedResourceName``: fully qualified, outside ``kubernetes.io/``, not ``requests.``."""
-    native = "/" not in name or "kubernetes.io/" in name
-    return not native and not name.startswith("requests.")
 
 
 def is_scalar_resource(name: str) -> bool:
@@ -207,16 +202,6 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
 
-def pod_uid(pod: Mapping[str, Any]) -> str:
-    meta = _meta(pod)
-    return meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-
-
-def pod_key(pod: Mapping[str, Any]) -> str:
-    meta = _meta(pod)
-    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-
-
 def _request_inputs(pod: Mapping[str, Any]) -> tuple:
     """Everything a pod's accounted requests depend on (to skip recounting unchanged pods)."""
     spec = pod.get("spec") or {}
@@ -227,7 +212,7 @@ def _request_inputs(pod: Mapping[str, Any]) -> tuple:
             status.get("initContainerStatuses"), resize)
 
 
-def count_ports(used: Counter, ports: Iterable[tuple[str, str, int]], sign: int) -> None:
+def count_ports(used: Counter[HostPort], ports: Iterable[HostPort], sign: int) -> None:
     """Add (sign +1) or take away (-1) host ports in use on a node."""
     if sign > 0:
         used.update(ports)
@@ -244,63 +229,11 @@ def _counted_meta(pod: Mapping[str, Any]) -> tuple:
     return meta.get("labels"), bool(meta.get("deletionTimestamp"))
 
 
-@dataclass
-class PodEntry:
-    uid: str
-    key: str
-    node: str
-    req: ResourceList
-    nz_cpu: int
-    nz_mem: int
-    pod: dict
-    assumed: bool = False
-    binding_finished: bool = False
-    # what pod-aware plugins look at, read once per pod version
-    ns: str = ""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    terminating: bool = False
-    priority: int = 0
-    ports: tuple[tuple[str, str, int], ...] = ()
-
-    @classmethod
-    def of(cls, pod: dict, node: str, req: ResourceList, nz_cpu: int, nz_mem: int,
-           assumed: bool = False) -> "PodEntry":
-        meta = _meta(pod)
-        prio = (pod.get("spec") or {}).get("priority")
-        return cls(pod_uid(pod), pod_key(pod), node, req, nz_cpu, nz_mem, pod, assumed,
-                   ns=meta.get("namespace") or "", labels=meta.get("labels") or {},
-                   terminating=bool(meta.get("deletionTimestamp")),
-                   priority=prio if isinstance(prio, int) and not isinstance(prio, bool) else 0,
-                   ports=host_ports(pod))
-
-    def with_pod(self, pod: dict, node: str) -> "PodEntry":
-        """The same requests for a new version of the pod (its requests did not change)."""
-        return PodEntry.of(pod, node, self.req, self.nz_cpu, self.nz_mem)
-
-
 def _counts_alike(a: PodEntry, b: PodEntry) -> bool:
     """Whether two entries of a pod count the same on the same node (all but the pod object)."""
     return (a.node == b.node and a.req == b.req and a.nz_cpu == b.nz_cpu and a.nz_mem == b.nz_mem
             and a.key == b.key and a.ns == b.ns and a.labels == b.labels and a.terminating == b.terminating
             and a.priority == b.priority and a.ports == b.ports)
-
-
-def host_ports(pod: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
-    """``(hostIP, protocol, hostPort)`` of every container port with a hostPort > 0
-    (``schedutil.GetHostPorts``, what NodeInfo's UsedPorts counts): sidecars (init containers
-    with ``restartPolicy: Always``, which run as long as the pod) and app containers; a plain
-    init container has exited before the app containers bind their ports, so its ports are
-    free again. hostIP defaults to 0.0.0.0 and protocol to TCP (``HostPortInfo.sanitize``)."""
-    spec = pod.get("spec") or {}
-    out = []
-    containers = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
-    containers += list(spec.get("containers") or ())
-    for c in containers:
-        for p in c.get("ports") or ():
-            port = p.get("hostPort")
-            if isinstance(port, int) and not isinstance(port, bool) and port > 0:
-                out.append((p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", port))
-    return tuple(out)
 
 
 class NodeCache:
@@ -338,17 +271,17 @@ class NodeCache:
         self.pods: dict[str, PodEntry] = {}
         self.node_pods: dict[str, set[str]] = {}
         # host ports in use per node name, and per row whether any is (NodePorts)
-        self.used_ports: dict[str, Counter] = {}
+        self.used_ports: dict[str, Counter[HostPort]] = {}
         self.port_count = np.zeros(cap, np.int64)
         # node images: per row {image name: size}; per name the number of nodes having it
         self.node_images: list[dict[str, int] | None] = [None] * cap
-        self.image_node_count: Counter = Counter()
+        self.image_node_count: Counter[str] = Counter()
         # namespaces' labels (namespaceSelector of affinity terms); a missing one has none
         self.namespace_labels: dict[str, Mapping[str, str]] = {}
         # per-query counts of matching pods per row (inter-pod affinity, topology spread)
         self.pod_counts = PodCounts(cap, lambda ns: self.namespace_labels.get(ns) or {})
         # indexes plugins keep over the accounted pods (see add_pod_listener)
-        self._listeners: list[Any] = [self.pod_counts]
+        self._listeners: list[PodListener] = [self.pod_counts]
         # pods nominated to nodes by preemption (the queue's nominator): node -> uid -> pod
         self.nominated: dict[str, dict[str, dict]] = {}
         self._nominated_node: dict[str, str] = {}
@@ -592,7 +525,7 @@ class NodeCache:
         for listener in self._listeners:
             listener.account(e, row, sign)
 
-    def add_pod_listener(self, listener: Any) -> None:
+    def add_pod_listener(self, listener: PodListener) -> None:
         """Keep ``listener`` told of every pod counted on a node row or taken off it:
         ``account(entry, row, sign)`` (+1 / -1), ``clear_row(row)`` (a node went away or was
         recounted), ``grow(capacity)`` (rows were added). It is first told of the pods already
@@ -851,3 +784,12 @@ class NodeCache:
             self.node_generation += 1
         if order:
             self._order = None
+
+
+# what other modules import from here (PodEntry and the pod identity helpers live in
+# podentry, NodeInfo in nodeinfo, the extended-resource predicate in kvert.api.resources)
+__all__ = ["CORE_RESOURCES", "CPU", "DEFAULT_MEMORY_REQUEST", "DEFAULT_MILLI_CPU_REQUEST",
+           "EPHEMERAL_STORAGE", "MEMORY", "NO_VALUE", "PODS", "REGION_LABEL", "ZONE_LABEL",
+           "NodeCache", "NodeInfo", "PodEntry", "count_ports", "host_ports", "is_extended_resource",
+           "is_scalar_resource", "is_scheduled_resource", "non_zero_requests", "pod_key",
+           "pod_resources", "pod_uid", "scheduler_requests", "taint_key", "zone_key"]

@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from kvert.api.selectors import LabelSelector
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kvert.scheduler.cache import PodEntry
+from kvert.scheduler.podentry import PodEntry
 
 MAX_QUERIES = 512
 
@@ -40,7 +38,7 @@ class PodQuery(NamedTuple):
             return True
         return self.ns_selector is not None and self.ns_selector.matches(ns_labels(namespace))
 
-    def matches(self, entry: "PodEntry", ns_labels: Callable[[str], Mapping[str, str]]) -> bool:
+    def matches(self, entry: PodEntry, ns_labels: Callable[[str], Mapping[str, str]]) -> bool:
         if self.skip_terminating and entry.terminating:
             return False
         return self.matches_namespace(entry.ns, ns_labels) and self.selector.matches(entry.labels)
@@ -62,13 +60,13 @@ class PodCounts:
         # query's first count reads the pods having a pair it requires, not every pod (a
         # thousand Deployments' spreading queries outgrow the LRU, and every miss would
         # otherwise walk the whole cluster)
-        self._pods_by_pair: dict[tuple[str, str, str], dict[str, tuple["PodEntry", int]]] = {}
-        self._row_pods: dict[int, dict[str, "PodEntry"]] = {}
+        self._pods_by_pair: dict[tuple[str, str, str], dict[str, tuple[PodEntry, int]]] = {}
+        self._row_pods: dict[int, dict[str, PodEntry]] = {}
 
     def __len__(self) -> int:
         return len(self._counts)
 
-    def counts(self, query: PodQuery, entries: Callable[[], Iterable[tuple["PodEntry", int]]]
+    def counts(self, query: PodQuery, entries: Callable[[], Iterable[tuple[PodEntry, int]]]
                ) -> np.ndarray:
         """Per row, how many accounted pods match ``query`` (read-only: do not modify).
         ``entries`` yields (pod, row) for every accounted pod; it is used on a query's first use."""
@@ -83,8 +81,8 @@ class PodCounts:
         self._track(query, arr)
         return arr
 
-    def _candidates(self, query: PodQuery, entries: Callable[[], Iterable[tuple["PodEntry", int]]]
-                    ) -> Iterable[tuple["PodEntry", int]]:
+    def _candidates(self, query: PodQuery, entries: Callable[[], Iterable[tuple[PodEntry, int]]]
+                    ) -> Iterable[tuple[PodEntry, int]]:
         """(pod, row) of every accounted pod that could match ``query``: those having a
         label pair it requires (a pod has one namespace and one value per key, so it is
         under one of them at most), or all of them."""
@@ -123,7 +121,7 @@ class PodCounts:
                     del index[key]
         self._ns_selecting.discard(query)
 
-    def account(self, entry: "PodEntry", row: int, sign: int) -> None:
+    def account(self, entry: PodEntry, row: int, sign: int) -> None:
         """The cache put ``entry`` on ``row`` (sign +1) or took it off (-1)."""
         if sign > 0:
             self._row_pods.setdefault(row, {})[entry.uid] = entry
@@ -151,7 +149,7 @@ class PodCounts:
         for entry in self._row_pods.pop(row, {}).values():
             self._unpair(entry)
 
-    def _unpair(self, entry: "PodEntry") -> None:
+    def _unpair(self, entry: PodEntry) -> None:
         by_pair = self._pods_by_pair
         for label, value in entry.labels.items():
             key = (entry.ns, label, value)

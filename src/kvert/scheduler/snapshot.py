@@ -14,31 +14,13 @@ zones {1, 2, 3, 4} and {5, 6}. The cycle starts where the previous one stopped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kvert.scheduler.cache import NodeCache
-
-
-@dataclass
-class NodeInfo:
-    """One node as a per-node (slow path) plugin sees it (``framework.NodeInfo``)."""
-
-    node: dict
-    row: int
-    allocatable: dict[str, int]
-    requested: dict[str, int]
-    non_zero_requested: dict[str, int]
-    allowed_pod_number: int
-    pods: list[dict] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return (self.node.get("metadata") or {}).get("name", "")
+from kvert.scheduler.nodeinfo import NodeInfo
+from kvert.scheduler.reader import NodeCacheReader
 
 
 class NodeSet:
@@ -46,7 +28,7 @@ class NodeSet:
 
     __slots__ = ("cache", "rows")
 
-    def __init__(self, cache: "NodeCache", rows: np.ndarray):
+    def __init__(self, cache: NodeCacheReader, rows: np.ndarray):
         self.cache = cache
         self.rows = rows
 
@@ -61,11 +43,11 @@ class NodeSet:
 
     def names(self) -> list[str]:
         names = self.cache.names
-        return [names[int(r)] for r in self.rows]
+        return [names[int(r)] or "" for r in self.rows]
 
-    def nodes(self) -> list[dict]:
+    def nodes(self) -> list[dict[str, Any]]:
         objs = self.cache.node_objs
-        return [objs[int(r)] for r in self.rows]
+        return [objs[int(r)] or {} for r in self.rows]
 
     def infos(self) -> Iterator[NodeInfo]:
         for r in self.rows:
@@ -77,7 +59,7 @@ class Snapshot:
 
     __slots__ = ("cache", "order", "generation")
 
-    def __init__(self, cache: "NodeCache", order: np.ndarray, generation: int):
+    def __init__(self, cache: NodeCacheReader, order: np.ndarray, generation: int):
         self.cache = cache
         self.order = order
         self.generation = generation
@@ -88,7 +70,7 @@ class Snapshot:
     def all(self) -> NodeSet:
         return NodeSet(self.cache, self.order)
 
-    def rows_for_names(self, names: Any) -> np.ndarray:
+    def rows_for_names(self, names: Iterable[str]) -> np.ndarray:
         row_of = self.cache.row_of
         rows = sorted(row_of[n] for n in names if n in row_of)
         return np.asarray(rows, dtype=np.int64)
@@ -112,3 +94,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
             pct = min_percentage
     n = num_all_nodes * pct // 100
     return max(n, min_feasible)
+
+
+__all__ = ["NodeInfo", "NodeSet", "Snapshot", "num_feasible_nodes_to_find"]

@@ -19,13 +19,14 @@ them in PreFilter, before any view exists.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kvert.scheduler.cache import PodEntry, count_ports, pod_uid
-from kvert.scheduler.snapshot import NodeInfo
+import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kvert.scheduler.cache import NodeCache
+from kvert.scheduler.cache import NodeCache, count_ports
+from kvert.scheduler.nodeinfo import NodeInfo
+from kvert.scheduler.podentry import HostPort, PodEntry, pod_uid
+from kvert.scheduler.reader import NodeCacheReader
 
 
 class CacheView:
@@ -34,13 +35,13 @@ class CacheView:
     def __init__(self, base: "NodeCache | CacheView"):
         # a view of a view reads through to the first view's state
         self.base = base
-        self.req = base.req
-        self.nonzero = base.nonzero
-        self.pod_count = base.pod_count
-        self.port_count = base.port_count
+        self.req: np.ndarray = base.req
+        self.nonzero: np.ndarray = base.nonzero
+        self.pod_count: np.ndarray = base.pod_count
+        self.port_count: np.ndarray = base.port_count
         self._copied = False
         self._node_pods: dict[str, dict[str, PodEntry]] = {}
-        self._ports: dict[str, Counter] = {}
+        self._ports: dict[str, Counter[HostPort]] = {}
         self._uids: dict[str, PodEntry | None] = {}
 
     def __getattr__(self, name: str) -> Any:
@@ -67,7 +68,7 @@ class CacheView:
             self._node_pods[node] = members
         return members
 
-    def _ports_of(self, node: str) -> Counter:
+    def _ports_of(self, node: str) -> Counter[HostPort]:
         ports = self._ports.get(node)
         if ports is None:
             ports = Counter(self.base.used_ports.get(node) or ())
@@ -88,7 +89,7 @@ class CacheView:
             count_ports(self._ports_of(e.node), e.ports, sign)
             self.port_count[row] += sign * len(e.ports)
 
-    def add_pod(self, pod: dict, node: str) -> PodEntry:
+    def add_pod(self, pod: dict[str, Any], node: str) -> PodEntry:
         """Count ``pod`` on ``node`` (a nominated pod, or a victim given back)."""
         row = self.base.row_of[node]
         e = self.base._entry({**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node}}, node)
@@ -100,7 +101,7 @@ class CacheView:
         self._account(e, row, +1)
         return e
 
-    def remove_pod(self, pod: dict | PodEntry) -> PodEntry:
+    def remove_pod(self, pod: dict[str, Any] | PodEntry) -> PodEntry:
         """Take a pod off its node (a preemption victim)."""
         uid = pod.uid if isinstance(pod, PodEntry) else pod_uid(pod)
         e = self.entry(uid)
@@ -127,7 +128,7 @@ class CacheView:
         return list(members.values())
 
     @property
-    def used_ports(self) -> dict[str, Counter]:
+    def used_ports(self) -> dict[str, Counter[HostPort]]:
         if not self._ports:
             return self.base.used_ports
         return {**self.base.used_ports, **self._ports}
@@ -142,4 +143,12 @@ class CacheView:
         return info
 
 
-__all__ = ["CacheView"]
+def base_cache(cache: NodeCacheReader) -> NodeCacheReader:
+    """The cache under any views: what pods are indexed in and images are counted by
+    (a view shares them with its cache)."""
+    while isinstance(cache, CacheView):
+        cache = cache.base
+    return cache
+
+
+__all__ = ["CacheView", "base_cache"]
