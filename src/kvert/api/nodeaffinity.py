@@ -29,8 +29,18 @@ from typing import Any, Iterable, Mapping
 
 from kvert.api import errors as _errors
 from kvert.api.selectors import (
-    DOES_NOT_EXIST, EXISTS, GREATER_THAN, IN, LESS_THAN, NOT_IN, LabelSelector, SelectorError,
-    make_requirement, parse_int64, validate_label_key, validate_label_value,
+    DOES_NOT_EXIST,
+    EXISTS,
+    GREATER_THAN,
+    IN,
+    LESS_THAN,
+    NOT_IN,
+    LabelSelector,
+    SelectorError,
+    make_requirement,
+    parse_int64,
+    validate_label_key,
+    validate_label_value,
 )
 
 __all__ = [

@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from kvert.api import kinds
 from kvert.api.types import Obj
 
 __all__ = ["PatchMeta", "patch_meta", "all_patch_meta", "supports_strategic", "is_builtin"]
@@ -615,8 +616,6 @@ def _walk_types(type_name: str, prefix: tuple[str, ...],
 
 
 def _crd_schema(api_version: str, kind: str) -> Obj | None:
-    from kvert.api import kinds  # late: kinds may be extended at run time by CRDs
-
     try:
         rt = kinds.by_gvk(api_version, kind)
     except KeyError:

@@ -61,7 +61,7 @@ from kvert.api.meta import deep_copy
 from kvert.api.names import is_dns1123_label, is_dns1123_subdomain
 from kvert.api.quantity import QuantityError, parse_quantity
 from kvert.api.types import Obj
-from kvert.api.validation.common import child, index, key, show
+from kvert.api.validation.common import child, index, key, list_field, show
 
 Causes = list[Cause]
 
@@ -1120,7 +1120,7 @@ def _check_structural(s: Any, path: str, level: str, errs: Causes) -> None:
                              "must be false if x-kubernetes-int-or-string is true"))
 
     skip_any_of = _is_int_or_string_any_of(s.get("anyOf"))
-    all_of = s.get("allOf") if isinstance(s.get("allOf"), list) else []
+    all_of = list_field(s, "allOf")
     skip_first_all_of = bool(all_of) and isinstance(all_of[0], dict) \
         and _is_int_or_string_any_of(all_of[0].get("anyOf"))
     _check_value_validation(s, path, level, errs, skip_any_of, skip_first_all_of)

@@ -93,8 +93,8 @@ __all__ = ["validate", "validate_update", "validate_status_update", "validate_po
            "validate_csr_approval",
            "validate_vpa", "drop_non_resize_updates", "Cause"]
 
-Create = Callable[[dict], Causes]
-Update = Callable[[dict, dict], Causes]
+Create = Callable[[Obj], Causes]
+Update = Callable[[Obj, Obj], Causes]
 
 _CREATE: dict[tuple[str, str], Create] = {
     ("v1", "Pod"): pod.validate_pod,

@@ -23,6 +23,7 @@ from .common import (
     IS_NEGATIVE_MSG,
     Causes,
     child,
+    dict_field,
     forbidden,
     get_dict,
     get_int,
@@ -139,8 +140,8 @@ def validate_stateful_set_update(new: Obj, old: Obj) -> Causes:
     """``ValidateStatefulSetUpdate``: the spec rules, then the fields that may change."""
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_statefulset_spec(get_dict(new, "spec", "", errs), "spec"))
-    new_spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    new_spec = dict_field(new, "spec")
+    old_spec = dict_field(old, "spec")
     fixed = [k for k in set(new_spec) | set(old_spec) if k not in STATEFULSET_UPDATABLE]
     if any(normalized(new_spec.get(k)) != normalized(old_spec.get(k)) for k in fixed):
         errs.append(forbidden("spec", "updates to statefulset spec for fields other than 'replicas', "

@@ -18,11 +18,13 @@ from kvert.api.types import Obj
 from .common import (
     Causes,
     child,
+    dict_field,
     forbidden,
     get_dict,
     get_int,
     index,
     invalid,
+    list_field,
     not_supported,
     required,
     type_error,
@@ -96,7 +98,7 @@ def _resource_source(source: Obj, path: str, container: bool) -> Causes:
         errs.append(required(child(path, "name"), "must specify a resource name"))
     if container and not source.get("container"):
         errs.append(required(child(path, "container"), "must specify a container"))
-    target = source.get("target") if isinstance(source.get("target"), dict) else {}
+    target = dict_field(source, "target")
     target_path = child(path, "target")
     errs.extend(_metric_target(target, target_path))
     has_util, has_value = target.get("averageUtilization") is not None, target.get("averageValue") is not None
@@ -147,7 +149,7 @@ def _scaling_rules(rules: Any, path: str) -> Causes:
     select = rules.get("selectPolicy")
     if select is not None and select not in SELECT_POLICIES:
         errs.append(not_supported(child(path, "selectPolicy"), select, SELECT_POLICIES))
-    policies = rules.get("policies") if isinstance(rules.get("policies"), list) else []
+    policies = list_field(rules, "policies")
     if not policies:
         errs.append(required(child(path, "policies"), "must specify at least one Policy"))
     for i, policy in enumerate(policies):
@@ -181,7 +183,7 @@ def _validate_spec(spec: Obj, path: str) -> Causes:
     ref_errs = _target_ref(spec.get("scaleTargetRef"), child(path, "scaleTargetRef"))
     if ref_errs:
         return errs + ref_errs
-    metrics = spec.get("metrics") if isinstance(spec.get("metrics"), list) else []
+    metrics = list_field(spec, "metrics")
     metric_errs = [c for i, m in enumerate(metrics) for c in _metric(m, index(child(path, "metrics"), i))]
     if metric_errs:
         return errs + metric_errs

@@ -24,6 +24,7 @@ from .common import (
     IS_NEGATIVE_MSG,
     Causes,
     child,
+    dict_field,
     get_dict,
     get_int,
     get_str,
@@ -131,8 +132,8 @@ def _validate_selector(spec: Obj, path: str, template: Any) -> Causes:
     if errs or not isinstance(template, dict):
         return errs
     matcher = selector_from(selector)
-    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
-    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    meta = dict_field(template, "metadata")
+    labels = dict_field(meta, "labels")
     if matcher is not None and not matcher.matches(labels):
         errs.append(invalid(child(path, "template.metadata.labels"), labels,
                             "`selector` does not match template `labels`"))
@@ -143,9 +144,9 @@ def _validate_generated_selector(job: Obj, spec: Obj) -> Causes:
     """``validateGeneratedSelector``: what ``generateSelector`` wrote is still there."""
     if spec.get("manualSelector") is True:
         return []
-    meta = job.get("metadata") if isinstance(job.get("metadata"), dict) else {}
-    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
-    tmeta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+    meta = dict_field(job, "metadata")
+    template = dict_field(spec, "template")
+    tmeta = dict_field(template, "metadata")
     labels = tmeta.get("labels")
     if labels is None or not isinstance(labels, dict):
         return []
@@ -178,7 +179,7 @@ def validate_job(job: Obj) -> Causes:
 def validate_job_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    old_spec = dict_field(old, "spec")
     errs.extend(validate_job_spec(spec, "spec"))
     fields = ["selector", "completionMode", "podFailurePolicy", "backoffLimitPerIndex"]
     # the template may change while the Job is suspended (mutable scheduling directives)

@@ -123,6 +123,18 @@ def type_error(path: str, value: Any, expected: str) -> Cause:
                        f'{expected}: "{type_name(value)}"', "FieldValueTypeInvalid")
 
 
+def dict_field(parent: Obj, name: str) -> Obj:
+    """``parent[name]`` when it is an object, else ``{}``; for reads that report nothing."""
+    value = parent.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def list_field(parent: Obj, name: str) -> list[Any]:
+    """``parent[name]`` when it is an array, else ``[]``; for reads that report nothing."""
+    value = parent.get(name)
+    return value if isinstance(value, list) else []
+
+
 def get_dict(parent: Any, name: str, path: str, errs: Causes) -> Obj:
     """``parent[name]`` as a dict; ``{}`` when absent or null, a cause when of another type."""
     if not isinstance(parent, dict):

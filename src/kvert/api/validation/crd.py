@@ -49,6 +49,7 @@ from . import names
 from .common import (
     Causes,
     child,
+    dict_field,
     dicts,
     duplicate,
     forbidden,
@@ -181,7 +182,7 @@ def validate_crd(obj: Obj) -> Causes:
     errs: Causes = []
     spec = get_dict(crd, "spec", "", errs)
     group = spec.get("group") if isinstance(spec.get("group"), str) else ""
-    names_ = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    names_ = dict_field(spec, "names")
     plural = names_.get("plural") if isinstance(names_.get("plural"), str) else ""
     wanted = f"{plural}.{group}"
 
@@ -209,7 +210,7 @@ def validate_crd_update(new: Obj, old: Obj) -> Causes:
     crd, prev = defaulted_crd(new), defaulted_crd(old)
     errs = _generic_meta(validate_object_meta_update(crd, prev))
     spec = get_dict(crd, "spec", "", errs)
-    old_spec = prev.get("spec") if isinstance(prev.get("spec"), dict) else {}
+    old_spec = dict_field(prev, "spec")
     old_schemas = {v.get("name"): _schema_of(v) for v in _versions(old_spec) if isinstance(v, dict)}
     unchanged = {v.get("name") for v in _versions(spec) if isinstance(v, dict)
                  and v.get("name") in old_schemas and _schema_of(v) == old_schemas[v.get("name")]}
@@ -222,10 +223,10 @@ def validate_crd_update(new: Obj, old: Obj) -> Causes:
     errs.extend(_immutable(spec.get("group"), old_spec.get("group"), "spec.group"))
     errs.extend(_immutable(_name(spec, "plural"), _name(old_spec, "plural"), "spec.names.plural"))
 
-    status = crd.get("status") if isinstance(crd.get("status"), dict) else {}
+    status = dict_field(crd, "status")
     errs.extend(_validate_status(status, "status"))
     # The REST strategy keeps the stored status and records the (new) storage version.
-    old_status = prev.get("status") if isinstance(prev.get("status"), dict) else {}
+    old_status = dict_field(prev, "status")
     stored = [v for v in old_status.get("storedVersions") or [] if isinstance(v, str)]
     current = storage_version(crd)
     if current and current not in stored:
@@ -587,7 +588,7 @@ def _validate_stored_versions(stored: list[str], versions: list[Any], path: str)
 
 
 def _validate_api_approval(crd: Obj, old: Obj | None) -> Causes:
-    spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
+    spec = dict_field(crd, "spec")
     group = spec.get("group") if isinstance(spec.get("group"), str) else ""
     if not is_protected_group(group):
         return []

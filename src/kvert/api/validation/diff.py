@@ -54,7 +54,7 @@ def normalized(value: Any, *, _resources: bool = False) -> Any:
 def semantically_equal(a: Any, b: Any) -> bool:
     """``normalized(a) == normalized(b)``, without normalizing what is plainly equal (most
     comparisons on the write path: the parts an update leaves alone)."""
-    return a == b or normalized(a) == normalized(b)
+    return bool(a == b or normalized(a) == normalized(b))
 
 
 def _walk(old: Any, new: Any, path: str, out: list[str], keyed: bool = False) -> None:

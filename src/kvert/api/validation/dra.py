@@ -44,6 +44,7 @@ import uuid
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from kvert.api.cel import CELError, compile_selector
 from kvert.api.errors import Cause
 from kvert.api.types import Obj
 
@@ -51,6 +52,7 @@ from . import names
 from .common import (
     Causes,
     child,
+    dict_field,
     dicts,
     duplicate,
     forbidden,
@@ -420,13 +422,7 @@ def _selectors(selectors: list[Any], path: str, stored: bool = False) -> Causes:
 
 def _cel_problem(expression: str) -> str | None:
     """Why a selector expression does not compile, in cel-go's words (None when it does).
-
-    The scheduler's CEL environment does the compiling; the API layer only borrows it, so a
-    missing or broken environment leaves expressions unchecked rather than unusable."""
-    try:
-        from kvert.api.cel import CELError, compile_selector
-    except ImportError:
-        return None
+    The scheduler evaluates with the same environment, so what passes here also runs there."""
     try:
         compile_selector(expression)
     except CELError as e:
@@ -589,10 +585,10 @@ def validate_resource_claim_update(new: Obj, old: Obj) -> Causes:
 
 def validate_resource_claim_status_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
-    spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
+    spec = dict_field(new, "spec")
     known = request_names(spec.get("devices"))
     status = get_dict(new, "status", "", errs)
-    old_status = old.get("status") if isinstance(old.get("status"), dict) else {}
+    old_status = dict_field(old, "status")
     deleting = bool((new.get("metadata") or {}).get("deletionTimestamp"))
 
     reserved = get_list(status, "reservedFor", "status", errs)
@@ -843,7 +839,7 @@ def _device_class_spec(spec: Obj, path: str, old_spec: Obj | None = None) -> Cau
 
 def validate_device_class_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    old_spec = dict_field(old, "spec")
     errs.extend(_device_class_spec(get_dict(new, "spec", "", errs), "spec", old_spec))
     return errs
 
@@ -858,7 +854,7 @@ def validate_resource_slice(slice_: Obj) -> Causes:
 
 def validate_resource_slice_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    old_spec = dict_field(old, "spec")
     errs.extend(_slice_spec(get_dict(new, "spec", "", errs), old_spec, "spec"))
     return errs
 
@@ -879,7 +875,7 @@ def _slice_spec(spec: Obj, old_spec: Obj | None, path: str) -> Causes:
         errs.append(invalid(child(pool_path, "generation"), generation,
                             "must be greater than or equal to zero"))
     if old_spec is not None:
-        old_pool = old_spec.get("pool") if isinstance(old_spec.get("pool"), dict) else {}
+        old_pool = dict_field(old_spec, "pool")
         for value, old_value, p in ((pool.get("name"), old_pool.get("name"), child(pool_path, "name")),
                                     (spec.get("driver"), old_spec.get("driver"), child(path, "driver")),
                                     (spec.get("nodeName"), old_spec.get("nodeName"),

@@ -18,6 +18,7 @@ from . import names
 from .common import (
     Causes,
     child,
+    dict_field,
     dicts,
     duplicate,
     forbidden,
@@ -61,8 +62,8 @@ def validate_namespace(ns: Obj) -> Causes:
 
 def validate_namespace_status_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
-    meta = new.get("metadata") if isinstance(new.get("metadata"), dict) else {}
-    status = new.get("status") if isinstance(new.get("status"), dict) else {}
+    meta = dict_field(new, "metadata")
+    status = dict_field(new, "status")
     phase = status.get("phase") or "Active"
     if not meta.get("deletionTimestamp"):
         if phase != "Active":
@@ -77,7 +78,7 @@ def validate_namespace_status_update(new: Obj, old: Obj) -> Causes:
 # -- Events -------------------------------------------------------------------------------------
 
 def _namespace_of(obj: Obj) -> str:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = dict_field(obj, "metadata")
     ns = meta.get("namespace")
     return ns if isinstance(ns, str) else ""
 

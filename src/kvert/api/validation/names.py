@@ -8,22 +8,56 @@ their problems into causes at a field path.
 
 from __future__ import annotations
 
-from kvert.api.names import (  # noqa: F401  (re-exported for the validation modules)
-    DNS1035_LABEL_MAX, DNS1123_LABEL_MAX, DNS1123_SUBDOMAIN_MAX, LABEL_VALUE_MAX,
-    QUALIFIED_NAME_MAX, empty_error, inclusive_range_error, is_config_map_key, is_dns1035_label,
-    is_dns1123_label, is_dns1123_subdomain, is_env_var_name, is_label_value, is_qualified_name,
-    is_valid_percent, is_valid_port_name, is_valid_port_num, max_len_error, name_is_dns1035_label,
-    name_is_dns_label, name_is_dns_subdomain, nbytes, regex_error,
+from collections.abc import Callable
+
+from kvert.api.names import (
+    DNS1035_LABEL_MAX,
+    DNS1123_LABEL_MAX,
+    DNS1123_SUBDOMAIN_MAX,
+    LABEL_VALUE_MAX,
+    QUALIFIED_NAME_MAX,
+    empty_error,
+    inclusive_range_error,
+    is_config_map_key,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_env_var_name,
+    is_label_value,
+    is_qualified_name,
+    is_valid_percent,
+    is_valid_port_name,
+    is_valid_port_num,
+    max_len_error,
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    nbytes,
+    regex_error,
 )
 
 from .common import Causes, invalid, too_long
 
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
 
+__all__ = [
+    # the syntax rules, re-exported from kvert.api.names
+    "DNS1035_LABEL_MAX", "DNS1123_LABEL_MAX", "DNS1123_SUBDOMAIN_MAX", "LABEL_VALUE_MAX",
+    "QUALIFIED_NAME_MAX", "empty_error", "inclusive_range_error", "is_config_map_key",
+    "is_dns1035_label", "is_dns1123_label", "is_dns1123_subdomain", "is_env_var_name",
+    "is_label_value", "is_qualified_name", "is_valid_percent", "is_valid_port_name",
+    "is_valid_port_num", "max_len_error", "name_is_dns1035_label", "name_is_dns_label",
+    "name_is_dns_subdomain", "nbytes", "regex_error",
+    # this module's own
+    "TOTAL_ANNOTATION_SIZE_LIMIT", "validate_annotations", "validate_dns1123_label",
+    "validate_dns1123_subdomain", "validate_finalizer_name", "validate_label_name",
+    "validate_labels", "validate_qualified_name", "validate_with",
+]
+
 
 # -- validate_* wrappers that produce causes ---------------------------------------------------
 
-def validate_with(check, value: str, path: str) -> Causes:
+def validate_with(check: Callable[[str], list[str]], value: str, path: str) -> Causes:
     """Reports each problem ``check(value)`` finds (any ``is_*`` or ``name_is_*``) at ``path``."""
     return [invalid(path, value, msg) for msg in check(value)]
 

@@ -15,6 +15,7 @@ from kvert.api.types import Obj
 from . import names
 from .common import (
     Causes,
+    dict_field,
     dicts,
     duplicate,
     forbidden,
@@ -49,7 +50,7 @@ def validate_node(node: Obj) -> Causes:
 def validate_node_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    old_spec = dict_field(old, "spec")
     errs.extend(validate_taints(get_list(spec, "taints", "spec", errs), "spec.taints"))
     get_bool(spec, "unschedulable", "spec", errs)
     errs.extend(_validate_node_resources(new))
@@ -164,7 +165,7 @@ def parse_cidr(value: Any) -> ipaddress.IPv4Network | ipaddress.IPv6Network | No
 
 def _validate_addresses(node: Obj) -> Causes:
     errs: Causes = []
-    status = node.get("status") if isinstance(node.get("status"), dict) else {}
+    status = dict_field(node, "status")
     addresses = status.get("addresses")
     if not isinstance(addresses, list):
         if addresses is not None:

@@ -32,6 +32,7 @@ from .common import (
     MAX_INT32,
     Causes,
     child,
+    dict_field,
     dicts,
     duplicate,
     forbidden,
@@ -45,6 +46,7 @@ from .common import (
     index,
     invalid,
     key,
+    list_field,
     nonnegative,
     not_found,
     not_supported,
@@ -52,6 +54,7 @@ from .common import (
     show,
     type_error,
 )
+from .diff import describe_diff, normalized
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
 from .resourcelist import RESIZABLE_RESOURCES, parse_resource_list, validate_resource_requirements
 from .workload import validate_workload_reference
@@ -94,7 +97,7 @@ def is_sidecar(container: Any) -> bool:
 def validate_pod(pod: Obj) -> Causes:
     """``ValidatePodCreate``."""
     errs = validate_pod_metadata_and_spec(pod)
-    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    spec = dict_field(pod, "spec")
     if spec.get("ephemeralContainers"):
         errs.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))
     if spec.get("nodeName") and spec.get("schedulingGates"):
@@ -111,8 +114,8 @@ def validate_pod_metadata_and_spec(pod: Obj, *, spec_checked: bool = False,
     left as they were are not checked again."""
     errs = validate_object_meta(pod, namespaced=True, old=stored_meta)
     spec = get_dict(pod, "spec", "", errs)
-    meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
-    annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+    meta = dict_field(pod, "metadata")
+    annotations = dict_field(meta, "annotations")
     if MIRROR_POD_ANNOTATION in annotations and not spec.get("nodeName"):
         errs.append(invalid(key("metadata.annotations", MIRROR_POD_ANNOTATION),
                             annotations[MIRROR_POD_ANNOTATION],
@@ -1004,7 +1007,7 @@ def validate_node_selector_term(term: Obj, path: str, *, allow_invalid_values: b
     fp = child(path, "matchFields")
     for _, rp, req in dicts(get_list(term, "matchFields", path, errs), fp, errs):
         operator = req.get("operator")
-        values = req.get("values") if isinstance(req.get("values"), list) else []
+        values = list_field(req, "values")
         if operator in ("In", "NotIn"):
             if len(values) != 1:
                 errs.append(required(child(rp, "values"), "must be only one value when `operator` "
@@ -1121,11 +1124,9 @@ POD_UPDATE_FORBIDDEN_MSG = ("pod updates may not change fields other than "
 def validate_pod_update(new: Obj, old: Obj) -> Causes:
     """``ValidatePodUpdate``: only images, activeDeadlineSeconds, tolerations (additions),
     schedulingGates (removals) and, for gated pods, nodeSelector/nodeAffinity additions."""
-    from .diff import describe_diff, normalized
-
     errs = validate_object_meta_update(new, old)
-    spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    spec = dict_field(new, "spec")
+    old_spec = dict_field(old, "spec")
     # The stored spec passed these rules when it was written: an update that leaves it as it
     # was (a label or annotation change) is judged by its metadata alone.
     unchanged = "spec" in new and new.get("spec") == old.get("spec")
@@ -1135,8 +1136,8 @@ def validate_pod_update(new: Obj, old: Obj) -> Causes:
         return errs
 
     for field in ("containers", "initContainers"):
-        new_list = spec.get(field) if isinstance(spec.get(field), list) else []
-        old_list = old_spec.get(field) if isinstance(old_spec.get(field), list) else []
+        new_list = list_field(spec, field)
+        old_list = list_field(old_spec, field)
         if len(new_list) != len(old_list):
             errs.append(forbidden(f"spec.{field}", "pod updates may not add or remove containers"))
             return errs
@@ -1205,8 +1206,8 @@ def _copy_field(target: Obj, source: Obj, field: str) -> None:
 
 def _mirror_annotation_updates(new: Obj, old: Obj) -> Causes:
     def annotations(obj: Obj) -> Obj:
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        return meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        meta = dict_field(obj, "metadata")
+        return dict_field(meta, "annotations")
 
     new_a, old_a = annotations(new), annotations(old)
     p = key("metadata.annotations", MIRROR_POD_ANNOTATION)
@@ -1218,8 +1219,6 @@ def _mirror_annotation_updates(new: Obj, old: Obj) -> Causes:
 
 
 def _validate_only_added_tolerations(new: Any, old: Any) -> Causes:
-    from .diff import normalized
-
     if not isinstance(new, list) or not isinstance(old, list):
         return []
 
@@ -1317,9 +1316,9 @@ def validate_pod_status_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_mirror_annotation_updates(new, old))
     status = get_dict(new, "status", "", errs)
-    old_status = old.get("status") if isinstance(old.get("status"), dict) else {}
-    spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    old_status = dict_field(old, "status")
+    spec = dict_field(new, "spec")
+    old_spec = dict_field(old, "spec")
 
     for _, p, cond in dicts(get_list(status, "conditions", "status", errs), "status.conditions", errs):
         ctype = get_str(cond, "type", p, errs)
@@ -1363,7 +1362,7 @@ def validate_pod_status_update(new: Obj, old: Obj) -> Causes:
                                       "must not be specified in container status"))
     errs.extend(_validate_resource_claim_statuses(
         get_list(status, "resourceClaimStatuses", "status", errs),
-        spec.get("resourceClaims") if isinstance(spec.get("resourceClaims"), list) else [],
+        list_field(spec, "resourceClaims"),
         "status.resourceClaimStatuses"))
     errs.extend(_validate_ips(get_list(status, "podIPs", "status", errs), "status.podIPs"))
     host_ips = get_list(status, "hostIPs", "status", errs)
@@ -1396,7 +1395,7 @@ def _state_transitions(new: list[Any], old: Any, path: str, restart_policy: str,
         for cs in new:
             if not isinstance(cs, dict) or cs.get("name") != old_cs.get("name"):
                 continue
-            state = cs.get("state") if isinstance(cs.get("state"), dict) else {}
+            state = dict_field(cs, "state")
             if not state.get("terminated"):
                 errs.append(forbidden(child(index(path, i), "state"),
                                       "may not be transitioned to non-terminated state"))

@@ -33,9 +33,10 @@ from __future__ import annotations
 from typing import Any
 
 from kvert.api.meta import deep_copy
+from kvert.api.pods import compute_qos_class, qos_class
 from kvert.api.types import Obj
 
-from .common import Causes, child, forbidden, index, invalid
+from .common import Causes, child, dict_field, forbidden, index, invalid
 from .diff import semantically_equal
 from .meta import validate_object_meta_update
 from .pod import MIRROR_POD_ANNOTATION, is_sidecar, validate_pod_metadata_and_spec, validate_resize_policy
@@ -70,8 +71,6 @@ def _annotations(pod: Any) -> Obj:
 
 def validate_pod_resize(new: Obj, old: Obj) -> Causes:
     """Validate ``new`` (the pod after the resize patch) against the stored ``old`` pod."""
-    from kvert.api.pods import compute_qos_class, qos_class
-
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_resized_pod(new, old))
 
@@ -89,6 +88,8 @@ def validate_pod_resize(new: Obj, old: Obj) -> Causes:
             errs.append(forbidden("spec", "only cpu and memory resources are mutable"))
             return errs
 
+    old_qos: str | None
+    new_qos: str | None
     try:
         old_qos, new_qos = qos_class(old), compute_qos_class(new)
     except (ValueError, TypeError, KeyError, AttributeError):
@@ -191,8 +192,8 @@ def _same_but_resized(nc: Obj, oc: Obj) -> bool:
 def _validate_container_resize(new_res: Obj, old_res: Obj, path: str) -> Causes:
     errs: Causes = []
     for part, what in (("requests", "resource requests"), ("limits", "resource limits")):
-        old_list = old_res.get(part) if isinstance(old_res.get(part), dict) else {}
-        new_list = new_res.get(part) if isinstance(new_res.get(part), dict) else {}
+        old_list = dict_field(old_res, part)
+        new_list = dict_field(new_res, part)
         if any(name not in new_list for name in old_list):
             errs.append(forbidden(child(path, part), f"{what} cannot be removed"))
     return errs
@@ -207,8 +208,8 @@ def _restore_non_resizable(new_c: Any, old_c: Any) -> Any:
     new_res, old_res = _resources(new_c), _resources(old_c)
     res: Obj = {}
     for part in ("requests", "limits"):
-        old_list = old_res.get(part) if isinstance(old_res.get(part), dict) else {}
-        new_list = new_res.get(part) if isinstance(new_res.get(part), dict) else {}
+        old_list = dict_field(old_res, part)
+        new_list = dict_field(new_res, part)
         merged = {k: v for k, v in new_list.items() if k not in RESIZABLE_RESOURCES}
         merged.update({k: v for k, v in old_list.items() if k in RESIZABLE_RESOURCES})
         # an empty list where the old container had none is no change: leaving it out keeps
@@ -233,13 +234,13 @@ def drop_non_resize_updates(new: Obj, old: Obj) -> Obj:
     """Kubernetes' ``dropNonResizeUpdates``: the stored pod with only the resize-able fields
     (containers' and sidecars' ``resources`` and ``resizePolicy``, matched by name) taken from
     ``new``, plus ``new``'s name, namespace, uid and resourceVersion."""
-    pod = deep_copy(old)
+    pod: Obj = deep_copy(old)
     meta = pod.setdefault("metadata", {})
-    new_meta = new.get("metadata") if isinstance(new.get("metadata"), dict) else {}
+    new_meta = dict_field(new, "metadata")
     for field in ("name", "namespace", "uid", "resourceVersion"):
         if field in new_meta:
             meta[field] = new_meta[field]
-    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+    spec = dict_field(pod, "spec")
     new_spec = _spec(new)
     for field in ("containers", "initContainers"):
         by_name = {c.get("name"): c for c in _containers(new_spec, field) if isinstance(c, dict)}

@@ -11,12 +11,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kvert.api.quantity import Quantity, QuantityError
+from kvert.api.resources import is_extended_resource
 
 from . import names
-from .common import Causes, IS_NEGATIVE_MSG, child, forbidden, invalid, key, required, type_error
+from .common import IS_NEGATIVE_MSG, Causes, child, dict_field, forbidden, invalid, key, required, type_error
 
 STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 STANDARD_RESOURCES = frozenset({
@@ -33,6 +35,9 @@ INTEGER_RESOURCES = frozenset({
 HUGEPAGES_PREFIX = "hugepages-"
 RESIZABLE_RESOURCES = ("cpu", "memory")
 
+NameCheck = Callable[[str, str], Causes]
+"""Checks a resource name at a field path (which names a context allows); None: any name."""
+
 
 def is_hugepage(name: str) -> bool:
     return name.startswith(HUGEPAGES_PREFIX)
@@ -42,10 +47,8 @@ def is_native(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-def is_extended(name: str) -> bool:
-    if is_native(name) or name.startswith("requests."):
-        return False
-    return not names.is_qualified_name("requests." + name)
+# the API's IsExtendedResourceName, shared with the scheduler and kubelet
+is_extended = is_extended_resource
 
 
 def overcommit_allowed(name: str) -> bool:
@@ -111,7 +114,8 @@ def validate_quantity_value(name: str, q: Quantity, path: str) -> Causes:
 
 
 def parse_resource_list(rl: Any, path: str, errs: Causes, *,
-                        name_check=validate_container_resource_name) -> dict[str, Quantity]:
+                        name_check: NameCheck | None = validate_container_resource_name,
+                        ) -> dict[str, Quantity]:
     """Validate names and quantities of a ``ResourceList``; returns the parsed quantities."""
     if rl is None:
         return {}
@@ -141,7 +145,8 @@ def _hugepage_problem(name: str, q: Quantity) -> str | None:
     return None
 
 
-def validate_resource_requirements(req: Any, path: str, *, name_check=validate_container_resource_name,
+def validate_resource_requirements(req: Any, path: str, *,
+                                   name_check: NameCheck = validate_container_resource_name,
                                    ) -> tuple[Causes, dict[str, Quantity], dict[str, Quantity]]:
     """``validateResourceRequirements``; returns (causes, parsed requests, parsed limits)."""
     errs: Causes = []
@@ -152,7 +157,7 @@ def validate_resource_requirements(req: Any, path: str, *, name_check=validate_c
     lim_path, req_path = child(path, "limits"), child(path, "requests")
     limits = parse_resource_list(req.get("limits"), lim_path, errs, name_check=name_check)
     requests = parse_resource_list(req.get("requests"), req_path, errs, name_check=name_check)
-    raw_limits = req.get("limits") if isinstance(req.get("limits"), dict) else {}
+    raw_limits = dict_field(req, "limits")
     hugepages = False
     for name, q in limits.items():
         if is_hugepage(name):

@@ -19,6 +19,7 @@ from kvert.api.types import Obj
 from . import names
 from .common import (
     Causes,
+    dict_field,
     forbidden,
     get_bool,
     get_dict,
@@ -78,7 +79,7 @@ def _check_type(secret_type: str, meta: Obj, data: dict[str, str]) -> Causes:
     errs: Causes = []
     if secret_type == s.SERVICE_ACCOUNT_TOKEN:
         # Only the ServiceAccount's name is required: its uid and the token may be added later.
-        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        annotations = dict_field(meta, "annotations")
         if not annotations.get(s.SERVICE_ACCOUNT_NAME_KEY):
             errs.append(required(key("metadata.annotations", s.SERVICE_ACCOUNT_NAME_KEY)))
     elif secret_type in (s.DOCKERCFG, s.DOCKER_CONFIG_JSON):
@@ -124,7 +125,7 @@ def validate_secret(secret: Obj) -> Causes:
     if total > s.MAX_SECRET_SIZE:
         errs.append(too_long("data", s.MAX_SECRET_SIZE))
     get_bool(secret, "immutable", "", errs)
-    meta = secret.get("metadata") if isinstance(secret.get("metadata"), dict) else {}
+    meta = dict_field(secret, "metadata")
     errs.extend(_check_type(get_str(secret, "type", "", errs), meta, data))
     return errs
 

@@ -151,7 +151,7 @@ def _cluster_ips(spec: Obj) -> Causes:
 
 def _duplicate_node_ports(ports: list[Any]) -> Causes:
     errs: Causes = []
-    seen: set[tuple] = set()
+    seen: set[tuple[Any, ...]] = set()
     for i, p, port in dicts(ports, "spec.ports", []):
         node_port = port.get("nodePort")
         if not node_port:

@@ -21,6 +21,7 @@ from .common import (
     IS_NOT_POSITIVE_MSG,
     Causes,
     child,
+    dict_field,
     forbidden,
     get_dict,
     get_list,
@@ -90,8 +91,8 @@ def validate_persistent_volume_claim(pvc: Obj) -> Causes:
 def validate_persistent_volume_claim_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(validate_claim_spec(new.get("spec"), "spec"))
-    new_spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    new_spec = dict_field(new, "spec")
+    old_spec = dict_field(old, "spec")
     fixed = [k for k in set(new_spec) | set(old_spec) if k not in _UPDATABLE_SPEC]
     if any(normalized(new_spec.get(k)) != normalized(old_spec.get(k)) for k in fixed):
         errs.append(forbidden("spec", _SPEC_IMMUTABLE_MSG))

@@ -25,6 +25,7 @@ from .common import (
     IS_NOT_POSITIVE_MSG,
     Causes,
     child,
+    dict_field,
     dicts,
     duplicate,
     get_dict,
@@ -58,7 +59,7 @@ def validate_workload(workload: Obj) -> Causes:
 def validate_workload_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    old_spec = dict_field(old, "spec")
     errs.extend(_workload_spec(spec, "spec"))
     if old_spec.get("controllerRef") is not None and \
             spec.get("controllerRef") != old_spec.get("controllerRef"):

@@ -20,6 +20,7 @@ from .common import (
     IS_NEGATIVE_MSG,
     Causes,
     child,
+    dict_field,
     forbidden,
     get_dict,
     get_int,
@@ -112,8 +113,8 @@ def validate_replica_set_like(spec: Obj, path: str, kind_word: str,
     template = _template(spec, tpl_path, errs)
     if template is None:
         return errs
-    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
-    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    meta = dict_field(template, "metadata")
+    labels = dict_field(meta, "labels")
     if selector_ok:
         matcher = selector_from(selector)
         if matcher is None:
@@ -127,9 +128,9 @@ def validate_replica_set_like(spec: Obj, path: str, kind_word: str,
         # ValidatePodTemplateSpecForStatefulSet: the pod spec is left to the pods (its volumes
         # come from the claim templates); labels and annotations under "template" itself
         errs.extend(names.validate_labels(labels, child(tpl_path, "labels")))
-        annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+        annotations = dict_field(meta, "annotations")
         errs.extend(names.validate_annotations(annotations, child(tpl_path, "annotations")))
-    tpl_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    tpl_spec = dict_field(template, "spec")
     errs.extend(_restart_always(tpl_spec, tpl_path))
     if tpl_spec.get("activeDeadlineSeconds") is not None:
         errs.append(forbidden(child(tpl_path, "spec.activeDeadlineSeconds"),
@@ -156,8 +157,8 @@ def validate_deployment(deploy: Obj) -> Causes:
     if deadline is not None:
         if deadline < 0:
             errs.append(invalid("spec.progressDeadlineSeconds", deadline, IS_NEGATIVE_MSG))
-        min_ready = spec.get("minReadySeconds") if isinstance(spec.get("minReadySeconds"), int) else 0
-        if deadline <= min_ready:
+        min_ready = spec.get("minReadySeconds")
+        if deadline <= (min_ready if isinstance(min_ready, int) else 0):
             errs.append(invalid("spec.progressDeadlineSeconds", deadline,
                                 "must be greater than minReadySeconds"))
     return errs
@@ -249,7 +250,7 @@ def validate_workload_status_update(new: Obj, old: Obj, kind: str) -> Causes:
         errs.append(invalid("status.availableReplicas", values["availableReplicas"],
                             "cannot be greater than readyReplicas"))
     if kind == "Deployment":
-        old_status = old.get("status") if isinstance(old.get("status"), dict) else {}
+        old_status = dict_field(old, "status")
         old_count = old_status.get("collisionCount")
         new_count = values.get("collisionCount")
         if isinstance(old_count, int) and (new_count is None or new_count < old_count):
@@ -278,13 +279,13 @@ def _validate_rc_spec(spec: Obj, path: str) -> Causes:
     template = _template(spec, tpl_path, errs)
     if template is None:
         return errs
-    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
-    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    meta = dict_field(template, "metadata")
+    labels = dict_field(meta, "labels")
     if selector and any(labels.get(k) != v for k, v in selector.items()):
         errs.append(invalid(child(tpl_path, "metadata.labels"), labels,
                             "`selector` does not match template `labels`"))
     errs.extend(validate_pod_template_spec(template, tpl_path))
-    tpl_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    tpl_spec = dict_field(template, "spec")
     errs.extend(_restart_always(tpl_spec, tpl_path))
     if tpl_spec.get("activeDeadlineSeconds") is not None:
         errs.append(forbidden(child(tpl_path, "spec.activeDeadlineSeconds"),
