@@ -44,14 +44,15 @@ Simplified, compared with Kubernetes:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
 from kvert.api.errors import ApiError, BadRequest, Cause, Conflict, Invalid, required
-from kvert.api.patchmeta import PatchMeta, patch_meta
 from kvert.api.meta import deep_copy
+from kvert.api.patchmeta import PatchMeta, patch_meta
 
 __all__ = ["server_side_apply", "update_managed_fields", "ApplyConflict", "parse_apply_body",
            "fields_to_v1", "fields_from_v1", "path_string", "manager_from_user_agent",
@@ -714,7 +715,7 @@ def server_side_apply(live: dict | None, applied: Any, manager: str, force: bool
     return merged
 
 
-def _last_applied_fields(live: dict | None, typed: "_Typed") -> set[Path]:
+def _last_applied_fields(live: dict | None, typed: _Typed) -> set[Path]:
     """The fields of the ``kubectl.kubernetes.io/last-applied-configuration`` annotation's
     object (none when it is missing or unreadable)."""
     annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}

@@ -7,13 +7,14 @@ rules and the garbage-collection finalizers they imply.
 * ``gc_finalizers`` is the generic store's ``deletionFinalizersForGarbageCollection``: the
   ``orphan`` finalizer when dependents are to be orphaned, ``foregroundDeletion`` when they
   are to be deleted first; an explicit option wins over a finalizer the object already
-  has, which wins over the kind's default (``default_policy``, the strategies'
+  has, which wins over the kind's default (its strategy's ``gc_policy``, upstream's
   ``DefaultGarbageCollectionPolicy``: Orphan for a core/v1 ReplicationController, kept for
   backward compatibility; background deletion for every other kind kvert serves, as the
   current API versions of upstream do). The finalizers change only when the object is not
   already being deleted.
-* Only pods are deleted gracefully (``CheckGracefulDelete``): a grace period sent with the
-  delete of any other kind is ignored, so it goes at once, or waits only for finalizers.
+* Only pods are deleted gracefully (their strategy's ``grace_period_seconds``, upstream's
+  ``CheckGracefulDelete``): a grace period sent with the delete of any other kind is
+  ignored, so it goes at once, or waits only for finalizers.
 * A namespace goes ``Terminating`` (``namespace_mark``) and stays while its
   ``spec.finalizers`` (``kubernetes``, the namespace controller's) are not empty.
 """
@@ -22,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvert.api.errors import Invalid, invalid, not_supported
-from kvert.api.kinds import ResourceType
+from kvert.api.errors import Cause, Invalid, invalid, not_supported
+from kvert.api.types import Obj
 
 ORPHAN, BACKGROUND, FOREGROUND = "Orphan", "Background", "Foreground"
 POLICIES = (FOREGROUND, BACKGROUND, ORPHAN)
@@ -34,7 +35,7 @@ NAMESPACE_FINALIZER = "kubernetes"
 
 def validate_options(propagation_policy: Any, orphan_dependents: Any) -> None:
     """Raise the 422 kube-apiserver answers for bad DeleteOptions."""
-    causes = []
+    causes: list[Cause] = []
     if orphan_dependents is not None and propagation_policy is not None:
         causes.append(invalid("propagationPolicy", propagation_policy,
                               "orphanDependents and deletionPropagation cannot be both set"))
@@ -52,15 +53,10 @@ def _explicit(policy: str | None, orphan_dependents: bool | None) -> str | None:
     return policy
 
 
-def default_policy(rt: ResourceType) -> str:
-    """The kind's propagation when a delete names none (``DefaultGarbageCollectionPolicy``)."""
-    return ORPHAN if rt.group == "" and rt.kind == "ReplicationController" else BACKGROUND
-
-
-def gc_finalizers(obj: dict, policy: str | None, orphan_dependents: bool | None,
+def gc_finalizers(obj: Obj, policy: str | None, orphan_dependents: bool | None,
                   default: str = BACKGROUND) -> list[str] | None:
     """The object's finalizers after a delete with these options, or None when unchanged;
-    ``default``: the kind's :func:`default_policy`."""
+    ``default``: the kind's policy (its strategy's ``gc_policy``)."""
     current = list((obj.get("metadata") or {}).get("finalizers") or [])
     wanted = _explicit(policy, orphan_dependents)
     if wanted is None:
@@ -78,12 +74,7 @@ def gc_finalizers(obj: dict, policy: str | None, orphan_dependents: bool | None,
     return None if set(kept) == set(current) else kept
 
 
-def graceful(rt: ResourceType) -> bool:
-    """Does the kind support graceful deletion (a grace period before it is removed)?"""
-    return rt.group == "" and rt.kind == "Pod"
-
-
-def namespace_mark(namespace: dict) -> None:
+def namespace_mark(namespace: Obj) -> None:
     """A namespace being deleted is ``Terminating`` (it stays while ``spec.finalizers``
     holds it: see the store's ``_held``)."""
     status = dict(namespace.get("status") or {})
@@ -92,5 +83,4 @@ def namespace_mark(namespace: dict) -> None:
 
 
 __all__ = ["BACKGROUND", "FOREGROUND", "FOREGROUND_FINALIZER", "NAMESPACE_FINALIZER", "ORPHAN",
-           "ORPHAN_FINALIZER", "POLICIES", "default_policy", "gc_finalizers", "graceful", "namespace_mark",
-           "validate_options"]
+           "ORPHAN_FINALIZER", "POLICIES", "gc_finalizers", "namespace_mark", "validate_options"]

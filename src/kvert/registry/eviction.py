@@ -13,21 +13,26 @@ the budget is already met (IfHealthyBudget, the default).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from kvert.api.errors import (Cause, Conflict, Forbidden, InternalError, NotFound,
-                              TooManyRequests, status_success)
+from kvert.api.conditions import is_true
+from kvert.api.errors import (
+    Cause,
+    Conflict,
+    Forbidden,
+    InternalError,
+    NotFound,
+    TooManyRequests,
+    status_success,
+)
 from kvert.api.meta import format_time, labels_of, name_of
 from kvert.api.selectors import LabelSelector, SelectorError
-
-if TYPE_CHECKING:
-    from kvert.registry.registry import Registry
+from kvert.api.types import Obj
+from kvert.registry.base import WritePath
 
 _MAX_DISRUPTED_PODS = 2000
 _RETRIES = 8
 
 
-async def evict(registry: "Registry", namespace: str, name: str, eviction: dict) -> dict:
+async def evict(registry: WritePath, namespace: str, name: str, eviction: Obj) -> Obj:
     options = eviction.get("deleteOptions") or {}
     body_name = name_of(eviction)
     if body_name and body_name != name:
@@ -36,7 +41,7 @@ async def evict(registry: "Registry", namespace: str, name: str, eviction: dict)
     preconditions = options.get("preconditions")
     dry_run = bool(options.get("dryRun"))
 
-    async def delete() -> dict:
+    async def delete() -> Obj:
         await registry.delete("pods", name, namespace=namespace, grace_period_seconds=grace,
                               preconditions=preconditions, dry_run=dry_run)
         return status_success(200)
@@ -69,13 +74,13 @@ async def evict(registry: "Registry", namespace: str, name: str, eviction: dict)
                           retry_after_seconds=1)
 
 
-def _may_ignore_budgets(pod: dict) -> bool:
+def _may_ignore_budgets(pod: Obj) -> bool:
     if pod["metadata"].get("deletionTimestamp"):
         return True
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed", "Pending")
 
 
-def _budgets_for(registry: "Registry", pod: dict) -> list[dict]:
+def _budgets_for(registry: WritePath, pod: Obj) -> list[Obj]:
     namespace = pod["metadata"].get("namespace", "")
     labels = labels_of(pod)
     matched = []
@@ -90,14 +95,11 @@ def _budgets_for(registry: "Registry", pod: dict) -> list[dict]:
     return matched
 
 
-def _is_ready(pod: dict) -> bool:
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return False
+def _is_ready(pod: Obj) -> bool:
+    return is_true(pod.get("status"), "Ready")
 
 
-def _unhealthy_may_go(pdb: dict) -> bool:
+def _unhealthy_may_go(pdb: Obj) -> bool:
     policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy") or "IfHealthyBudget"
     if policy == "AlwaysAllow":
         return True
@@ -105,7 +107,7 @@ def _unhealthy_may_go(pdb: dict) -> bool:
     return int(status.get("currentHealthy", 0)) >= int(status.get("desiredHealthy", 0))
 
 
-def _check_budget(pdb: dict) -> None:
+def _check_budget(pdb: Obj) -> None:
     status = pdb.get("status") or {}
     pdb_name = name_of(pdb)
     if int(status.get("observedGeneration", 0)) < int(pdb["metadata"].get("generation", 0)):

@@ -7,14 +7,15 @@ strategic merge patch (``kvert.registry.strategic``) and server-side apply
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jsonpatch
 
 from kvert.api.errors import BadRequest, Invalid, UnsupportedMediaType, forbidden
+from kvert.api.meta import deep_copy
 from kvert.registry.apply import server_side_apply
 from kvert.registry.strategic import strategic_merge_patch
-from kvert.api.meta import deep_copy
 
 MERGE = "application/merge-patch+json"
 JSON = "application/json-patch+json"

@@ -3,46 +3,66 @@
 create/update/patch/delete run: kind checks -> strategy -> defaulting -> mutating
 admission -> validation -> validating admission -> store. The in-process client and
 the HTTP API server both call this, so an object written either way is treated alike.
+The steps are the same for every kind; what a kind (or one of its subresources) decides is
+its strategy's, looked up in ``kvert.registry.strategies``.
 """
 
 from __future__ import annotations
 
 import random
-from contextlib import nullcontext
-from typing import Any, Callable, ContextManager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
-from kvert.api import defaults, validation
-from kvert.api.schema import prepare_custom_object, prepare_custom_status
-from kvert.api.errors import (AlreadyExists, ApiError, BadRequest, Conflict, Invalid, NotFound, RouteNotFound,
-                              invalid, required, status_success)
+from kvert.api import defaults
+from kvert.api.errors import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Cause,
+    Conflict,
+    Invalid,
+    NotFound,
+    RouteNotFound,
+    invalid,
+    required,
+    status_success,
+)
 from kvert.api.kinds import ResourceType, by_key
 from kvert.api.meta import deep_copy, format_time, name_of, namespace_of
 from kvert.api.selectors import LabelSelector
+from kvert.api.types import Obj
 from kvert.auth.user import User
 from kvert.clock import Clock, WallClock
-from kvert.registry import deletion, strategy
-from kvert.registry.eviction import evict
+from kvert.registry import deletion
 from kvert.registry.admission import CREATE, DELETE, UPDATE, AdmissionChain, Attributes
 from kvert.registry.apply import ApplyConflict, server_side_apply, update_managed_fields_no_errors
+from kvert.registry.eviction import evict
 from kvert.registry.patch import APPLY, apply_patch, content_type_of
 from kvert.registry.serviceip import DEFAULT_SERVICE_CIDR, ServiceAllocator
+from kvert.registry.strategies import main_strategy, strategy_for
 from kvert.registry.tokenrequest import TokenRequests
+from kvert.store.base import Store, Watch
 
 # Kubernetes' generateName alphabet: no vowels (no words), no look-alike characters.
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _PATCH_RETRIES = 8
 
+# ``list`` in the class's annotations is its method
+_Objects = list[Obj]
+_Strings = list[str]
+
 
 class Registry:
-    def __init__(self, store: Any, clock: Clock | None = None,
+    def __init__(self, store: Store, clock: Clock | None = None,
                  admission: AdmissionChain | None = None, seed: int | None = None,
                  token_requests: TokenRequests | None = None,
-                 service_cidr: str = DEFAULT_SERVICE_CIDR):
+                 service_cidr: str = DEFAULT_SERVICE_CIDR) -> None:
         """``token_requests``: the ``serviceaccounts/token`` subresource (a signer); None
         leaves it unserved, as kube-apiserver without a service account issuer.
         ``service_cidr``: ``--service-cluster-ip-range``."""
         self.store = store
-        self.clock = clock or WallClock()
+        self.clock: Clock = clock or WallClock()
         self.admission = admission or AdmissionChain()
         self.token_requests = token_requests
         self._random = random.Random(seed)
@@ -50,13 +70,13 @@ class Registry:
 
     # ---- reads -----------------------------------------------------------------
 
-    def get(self, resource: str, name: str, namespace: str = "") -> dict:
+    def get(self, resource: str, name: str, namespace: str = "") -> Obj:
         rt = by_key(resource)
         return self.store.get(resource, _scope(rt, namespace), name)
 
     def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
              field_selector: str = "", limit: int = 0, continue_token: str = "",
-             resource_version: str = "") -> dict:
+             resource_version: str = "") -> Obj:
         rt = by_key(resource)
         result = self.store.list(resource, namespace=namespace if rt.namespaced else None,
                                  label_selector=label_selector, field_selector=field_selector,
@@ -70,7 +90,7 @@ class Registry:
         return {"apiVersion": rt.api_version, "kind": f"{rt.kind}List", "metadata": metadata,
                 "items": result.items}
 
-    def watch(self, resource: str, **options: Any) -> Any:
+    def watch(self, resource: str, **options: Any) -> Watch:
         rt = by_key(resource)
         if not rt.namespaced:
             options["namespace"] = None
@@ -78,12 +98,13 @@ class Registry:
 
     # ---- writes ----------------------------------------------------------------
 
-    async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
+    async def create(self, resource: str, obj: Obj, *, namespace: str | None = None,
                      dry_run: bool = False, user: str = "", field_manager: str = "",
-                     requester: User | None = None) -> dict:
+                     requester: User | None = None) -> Obj:
         """``requester``: the authenticated user in full (``user`` is its name), for the
         kinds that record who created them (a CertificateSigningRequest)."""
         rt = by_key(resource)
+        strategy = main_strategy(rt)
         obj = deep_copy(obj)
         _check_kind(rt, obj)
         meta = _metadata(obj)
@@ -94,14 +115,14 @@ class Registry:
                            dry_run=dry_run, user=user)
         await self.admission.admit(attrs)
         # Mutating plugins may have replaced any part of the object (a webhook's JSON patch).
-        obj = attrs.object
+        obj = _admitted(attrs)
         meta = _metadata(obj)
         # As kube-apiserver's BeforeCreate: after mutation, so status (a pod's QoS class)
         # describes the object as admitted.
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + "".join(
                 self._random.choice(_SUFFIX_ALPHABET) for _ in range(5))
-        # A Job's generated selector names its uid (upstream fills the uid before the strategy)
+        # upstream fills the uid before the strategy runs
         uid = self.store.new_uid() if strategy.names_own_uid(rt) else ""
         if uid:
             meta["uid"] = uid
@@ -112,21 +133,20 @@ class Registry:
         # As upstream's BeginCreate: allocated before validation, given back if the write fails.
         with self._allocation(rt, obj, None):
             defaults.apply_defaults(obj)    # what admission added, as a webhook's patch is decoded
-            _raise_invalid(rt, obj, prepare_custom_object(obj, rt.schema)
-                           + validation.validate.of_defaulted(obj))
+            _raise_invalid(rt, obj, strategy.check_schema(rt, obj) + strategy.validate(rt, obj))
             await self.admission.validate(attrs)
             if dry_run:
                 self._must_not_exist(resource, rt, obj)
                 return obj
             return self.store.create(resource, obj, uid=uid)
 
-    async def update(self, resource: str, obj: dict, *, subresource: str = "",
-                     dry_run: bool = False, user: str = "", field_manager: str = "") -> dict:
+    async def update(self, resource: str, obj: Obj, *, subresource: str = "",
+                     dry_run: bool = False, user: str = "", field_manager: str = "") -> Obj:
         return await self._update(resource, _own_copy(obj, subresource), None, subresource=subresource,
                                   dry_run=dry_run, user=user, field_manager=field_manager)
 
-    async def _update(self, resource: str, obj: dict, old: dict | None, *, subresource: str,
-                      dry_run: bool, user: str, field_manager: str) -> dict:
+    async def _update(self, resource: str, obj: Obj, old: Obj | None, *, subresource: str,
+                      dry_run: bool, user: str, field_manager: str) -> Obj:
         """``update`` of ``obj`` (the caller's to change); ``old``: the stored object when the
         caller has just read it (a patch), else read here."""
         rt = by_key(resource)
@@ -145,34 +165,22 @@ class Registry:
                            "your changes to the latest version and try again")
         if "generation" in old["metadata"]:
             meta["generation"] = old["metadata"]["generation"]
-        if subresource == "status" and strategy.is_csr(rt):
-            new = _defaulted(strategy.merge_csr_status(obj, old, format_time(self.clock.now())), old)
-            causes = validation.validate_status_update.of_defaulted(new, old)
-        elif subresource == "status":
-            new = _defaulted(strategy.merge_status_update(obj, old), old)
-            causes = validation.validate_status_update.of_defaulted(new, old)
-        elif subresource == "approval":
-            new = _defaulted(strategy.merge_csr_approval(obj, old, format_time(self.clock.now())), old)
-            causes = validation.validate_csr_approval.of_defaulted(new, old)
-        elif subresource == "finalize":
-            new = _defaulted(strategy.merge_finalize(obj, old), old)
-            causes = validation.validate_update.of_defaulted(new, old)
-        elif subresource == "resize":
-            # As Kubernetes does, other changes sent to /resize are dropped, not refused.
-            new = _defaulted(strategy.merge_resize(obj, old), old)
-            causes = validation.validate_pod_resize.of_defaulted(new, old)
-        elif subresource:
+        strategy = strategy_for(rt, subresource)
+        if strategy is None:
             raise BadRequest(f"subresource {subresource!r} of {resource} cannot be updated")
+        strategy.decode(rt, obj)
+        new = strategy.prepare_for_update(rt, obj, old, self.clock)
+        causes: list[Cause] = []
+        if subresource:
+            # A subresource's write is validated as its strategy made it, before mutating
+            # admission: what a plugin changes then (LimitRanger on a resize) is not checked.
+            causes = strategy.validate_update(rt, _defaulted(new, old), old)
         else:
-            new = obj
-            strategy.decode(rt, new)
-            strategy.prepare_for_update(rt, new, old)
             defaults.apply_defaults(new)
-            causes = []
         attrs = Attributes(UPDATE, resource, namespace_of(new), name_of(new), new, old,
                            subresource=subresource, dry_run=dry_run, user=user)
         await self.admission.admit(attrs)
-        new = attrs.object
+        new = _admitted(attrs)
         if field_manager:
             new = update_managed_fields_no_errors(old, new, field_manager,
                                                   now=format_time(self.clock.now()),
@@ -180,11 +188,8 @@ class Registry:
             attrs.object = new
         with self._allocation(rt, new, old, subresource):
             if not subresource:
-                causes = validation.validate_update.of_defaulted(_defaulted(new, old), old)
-            if subresource == "status":
-                causes = prepare_custom_status(new, rt.schema) + causes
-            elif not subresource:
-                causes = prepare_custom_object(new, rt.schema) + causes
+                causes = strategy.validate_update(rt, _defaulted(new, old), old)
+            causes = strategy.check_schema(rt, new) + causes
             _raise_invalid(rt, new, causes)
             await self.admission.validate(attrs)
             if dry_run:
@@ -194,7 +199,7 @@ class Registry:
     async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
                     namespace: str = "", subresource: str = "", dry_run: bool = False,
                     user: str = "", field_manager: str = "",
-                    decode: Callable[[dict], dict] | None = None) -> dict:
+                    decode: Callable[[Obj], Obj] | None = None) -> Obj:
         """Apply a patch to the stored object; retried on conflict unless the patch pins a version.
 
         ``decode``: what the patched object must decode as (the API server's typed decoding:
@@ -229,7 +234,7 @@ class Registry:
 
     async def apply(self, resource: str, name: str, applied: Any, *, namespace: str = "",
                     manager: str, force: bool = False, subresource: str = "",
-                    dry_run: bool = False, user: str = "") -> tuple[dict, bool]:
+                    dry_run: bool = False, user: str = "") -> tuple[Obj, bool]:
         """Server-side apply; returns the object and whether it was created."""
         rt = by_key(resource)
         namespace = _scope(rt, namespace)
@@ -266,12 +271,14 @@ class Registry:
         raise AssertionError("unreachable")
 
     async def delete(self, resource: str, name: str, *, namespace: str = "",
-                     grace_period_seconds: int | None = None, preconditions: dict | None = None,
-                     dry_run: bool = False, user: str = "", propagation_policy: str | None = None,
-                     orphan_dependents: bool | None = None) -> dict:
+                     grace_period_seconds: int | None = None,
+                     preconditions: dict[str, Any] | None = None, dry_run: bool = False,
+                     user: str = "", propagation_policy: str | None = None,
+                     orphan_dependents: bool | None = None) -> Obj:
         """Delete (or mark for deletion) one object; see ``kvert.registry.deletion`` for the
         options. Returns the object as it is now (its last state when it is gone)."""
         rt = by_key(resource)
+        strategy = main_strategy(rt)
         namespace = _scope(rt, namespace)
         deletion.validate_options(propagation_policy, orphan_dependents)
         old = self.store.get(resource, namespace, name)
@@ -279,13 +286,10 @@ class Registry:
         await self.admission.admit(attrs)
         await self.admission.validate(attrs)
         # a negative grace period means "as soon as possible": the store makes it 1s
-        if not deletion.graceful(rt):
-            grace_period_seconds = 0
-        elif grace_period_seconds is None:
-            grace_period_seconds = strategy.default_grace_period(rt, old)
+        grace_period_seconds = strategy.grace_period_seconds(rt, old, grace_period_seconds)
         finalizers = deletion.gc_finalizers(old, propagation_policy, orphan_dependents,
-                                            deletion.default_policy(rt))
-        mark = deletion.namespace_mark if rt.group == "" and rt.kind == "Namespace" else None
+                                            strategy.gc_policy(rt))
+        mark = strategy.deletion_mark(rt)
         if dry_run:
             return old
         obj, _ = self.store.delete(resource, namespace, name,
@@ -297,7 +301,7 @@ class Registry:
                                 field_selector: str = "", grace_period_seconds: int | None = None,
                                 dry_run: bool = False, user: str = "",
                                 propagation_policy: str | None = None,
-                                orphan_dependents: bool | None = None) -> list[dict]:
+                                orphan_dependents: bool | None = None) -> _Objects:
         """``deletecollection``: delete every matching object, each through the delete path."""
         deletion.validate_options(propagation_policy, orphan_dependents)
         listing = self.list(resource, namespace=namespace or None, label_selector=label_selector,
@@ -316,15 +320,15 @@ class Registry:
 
     # ---- scale -----------------------------------------------------------------
 
-    def get_scale(self, resource: str, name: str, namespace: str) -> dict:
+    def get_scale(self, resource: str, name: str, namespace: str) -> Obj:
         """The ``autoscaling/v1`` Scale of a workload (``deployments/scale``, ``statefulsets/scale``, ...)."""
         rt = by_key(resource)
         if "scale" not in rt.subresources:
             raise RouteNotFound()
         return _scale_of(self.store.get(resource, namespace, name))
 
-    async def update_scale(self, resource: str, name: str, scale: dict, *, namespace: str,
-                           dry_run: bool = False, user: str = "") -> dict:
+    async def update_scale(self, resource: str, name: str, scale: Obj, *, namespace: str,
+                           dry_run: bool = False, user: str = "") -> Obj:
         replicas = (scale.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             raise Invalid("Scale", name, [invalid("spec.replicas", replicas,
@@ -340,7 +344,7 @@ class Registry:
 
     # ---- pod subresources ------------------------------------------------------
 
-    async def bind(self, namespace: str, name: str, binding: dict, *, dry_run: bool = False) -> dict:
+    async def bind(self, namespace: str, name: str, binding: Obj, *, dry_run: bool = False) -> Obj:
         """``pods/binding``: assign an unscheduled pod to a node (the scheduler's one write)."""
         target = binding.get("target") or {}
         node = target.get("name")
@@ -372,13 +376,13 @@ class Registry:
                 continue
         raise Conflict("pods", name, "too many concurrent writes; try again")
 
-    async def evict(self, namespace: str, name: str, eviction: dict | None = None) -> dict:
+    async def evict(self, namespace: str, name: str, eviction: Obj | None = None) -> Obj:
         return await evict(self, namespace, name, eviction or {})
 
     # ---- service accounts ------------------------------------------------------
 
     async def create_token(self, namespace: str, name: str, request: Any, *, user: str = "",
-                           warnings: list[str] | None = None) -> dict:
+                           warnings: _Strings | None = None) -> Obj:
         """``serviceaccounts/token``: a TokenRequest answered with a signed token (see
         :mod:`kvert.registry.tokenrequest`); ``warnings`` collects what the client should
         be told."""
@@ -390,8 +394,8 @@ class Registry:
 
     # ---- helpers ---------------------------------------------------------------
 
-    def _allocation(self, rt: ResourceType, obj: dict, old: dict | None,
-                    subresource: str = "") -> ContextManager[None]:
+    def _allocation(self, rt: ResourceType, obj: Obj, old: Obj | None,
+                    subresource: str = "") -> AbstractContextManager[None]:
         """A Service's ClusterIP and NodePorts, held while the write is made (``old``: None
         on create, the stored object on update)."""
         if rt.group != "" or rt.kind != "Service" or subresource:
@@ -400,7 +404,7 @@ class Registry:
             return self.services.allocate_create(obj)
         return self.services.allocate_update(obj, old)
 
-    def _must_not_exist(self, resource: str, rt: ResourceType, obj: dict) -> None:
+    def _must_not_exist(self, resource: str, rt: ResourceType, obj: Obj) -> None:
         try:
             self.store.get(resource, namespace_of(obj), name_of(obj))
         except NotFound:
@@ -408,7 +412,7 @@ class Registry:
         raise AlreadyExists(resource, name_of(obj))
 
 
-def _scale_of(obj: dict) -> dict:
+def _scale_of(obj: Obj) -> Obj:
     meta = obj["metadata"]
     selector = (obj.get("spec") or {}).get("selector")
     if selector and obj.get("kind") == "ReplicationController":
@@ -424,11 +428,17 @@ def _scale_of(obj: dict) -> dict:
     }
 
 
+def _admitted(attrs: Attributes) -> Obj:
+    """The object mutating admission made of a create's or an update's (never dropped)."""
+    assert attrs.object is not None
+    return attrs.object
+
+
 def _scope(rt: ResourceType, namespace: str | None) -> str:
     return (namespace or "") if rt.namespaced else ""
 
 
-def _check_kind(rt: ResourceType, obj: dict) -> None:
+def _check_kind(rt: ResourceType, obj: Obj) -> None:
     if not isinstance(obj, dict):
         raise BadRequest("the request body must be a JSON object")
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
@@ -440,7 +450,7 @@ def _check_kind(rt: ResourceType, obj: dict) -> None:
                          f"API version ({rt.api_version}) and kind ({rt.kind}) of {rt.key}")
 
 
-def _metadata(obj: dict) -> dict:
+def _metadata(obj: Obj) -> dict[str, Any]:
     """The object's metadata, made an empty object when unset; any other shape is refused
     before anything reads it."""
     meta = obj.get("metadata")
@@ -451,7 +461,7 @@ def _metadata(obj: dict) -> dict:
     return meta
 
 
-def _place(rt: ResourceType, meta: dict, namespace: str | None) -> None:
+def _place(rt: ResourceType, meta: dict[str, Any], namespace: str | None) -> None:
     """Fill or check metadata.namespace against the namespace the request addressed."""
     if not rt.namespaced:
         if meta.get("namespace"):
@@ -478,7 +488,7 @@ def _own_copy(obj: Any, subresource: str) -> Any:
     return mine
 
 
-def _defaulted(new: dict, old: dict) -> dict:
+def _defaulted(new: Obj, old: Obj) -> Obj:
     """``new`` and the stored ``old`` (both this request's own) defaulted in place, as
     kube-apiserver decodes both before validating; returns ``new``."""
     defaults.apply_defaults(new)
@@ -486,7 +496,7 @@ def _defaulted(new: dict, old: dict) -> dict:
     return new
 
 
-def _raise_invalid(rt: ResourceType, obj: dict, causes: list) -> None:
+def _raise_invalid(rt: ResourceType, obj: Obj, causes: list[Cause]) -> None:
     if causes:
         raise Invalid(rt.kind, name_of(obj), causes, rt.group)
 

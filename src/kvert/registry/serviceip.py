@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import ipaddress
 import random
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from kvert.api.defaults import is_externally_accessible
 from kvert.api.errors import Cause, Invalid

@@ -31,11 +31,12 @@ key order; unknown ``$`` directives are refused.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kvert.api.errors import BadRequest, UnsupportedMediaType
-from kvert.api.patchmeta import PatchMeta, patch_meta, supports_strategic
 from kvert.api.meta import deep_copy
+from kvert.api.patchmeta import PatchMeta, patch_meta, supports_strategic
 
 __all__ = ["strategic_merge_patch", "create_two_way_merge_patch", "DIRECTIVE",
            "DELETE_FROM_PRIMITIVE_LIST", "SET_ELEMENT_ORDER", "RETAIN_KEYS"]

@@ -26,10 +26,13 @@ from typing import Any
 
 from kvert.api.errors import BadRequest, Conflict, Invalid, NotFound
 from kvert.api.meta import deep_copy, format_time
+from kvert.api.types import Obj
 from kvert.api.validation.common import invalid
 from kvert.api.validation.secrets import validate_token_request
 from kvert.auth.serviceaccount import ServiceAccountTokens, claims
 from kvert.registry.admission import CREATE, Attributes
+from kvert.registry.base import WritePath
+from kvert.store.base import Store
 
 API_VERSION = "authentication.k8s.io/v1"
 KIND = "TokenRequest"
@@ -43,11 +46,11 @@ def _cannot_decode(detail: str) -> BadRequest:
     return BadRequest(f'TokenRequest in version "v1" cannot be handled as a TokenRequest: {detail}')
 
 
-def decode_request(body: Any) -> dict:
+def decode_request(body: Any) -> Obj:
     """The request as the API decodes it: shape checked, ``expirationSeconds`` defaulted."""
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a TokenRequest object")
-    request = deep_copy(body)
+    request: Obj = deep_copy(body)
     api_version, kind = request.get("apiVersion"), request.get("kind")
     if (api_version or kind) and (api_version, kind) != (API_VERSION, KIND):
         raise BadRequest(f"the API version in the data ({api_version}) does not match the expected "
@@ -96,12 +99,14 @@ class TokenRequests:
         self.max_expiration_seconds = max_expiration_seconds
         self.extend_expiration = extend_expiration
 
-    async def create(self, registry: Any, namespace: str, name: str, body: Any, *, user: str = "",
-                     warnings: list[str] | None = None) -> dict:
+    async def create(self, registry: WritePath, namespace: str, name: str, body: Any, *,
+                     user: str = "", warnings: list[str] | None = None) -> Obj:
         request = decode_request(body)
         attrs = Attributes(CREATE, "serviceaccounts", namespace, name, request,
                            subresource="token", user=user)
         await registry.admission.admit(attrs)
+        # mutating plugins may replace the request but never drop it
+        assert attrs.object is not None
         request = attrs.object
         meta, spec = request["metadata"], request["spec"]
         for field, want, what in (("name", name, "name"), ("namespace", namespace, "namespace")):
@@ -143,13 +148,14 @@ class TokenRequests:
         return request
 
     @staticmethod
-    def _bound_objects(store: Any, namespace: str, name: str, ref: dict | None) -> dict[str, dict]:
+    def _bound_objects(store: Store, namespace: str, name: str,
+                       ref: dict[str, str] | None) -> dict[str, Obj]:
         """The objects a token is bound to: ``pod`` (and its ``node``), ``secret`` or ``node``."""
         if not ref:
             return {}
         api_version, kind, ref_name = ref.get("apiVersion", ""), ref.get("kind", ""), ref.get("name", "")
         group = _group_of(api_version)
-        bound: dict[str, dict] = {}
+        bound: dict[str, Obj] = {}
         if group == "" and kind == "Pod":
             pod = store.get("pods", namespace, ref_name)
             if (pod.get("spec") or {}).get("serviceAccountName") != name:

@@ -1,0 +1,102 @@
+"""Pods, as upstream's ``pkg/registry/core/pod/strategy.go`` splits them: the pod itself,
+``pods/status`` (the node agent's) and ``pods/resize`` (container resources only).
+``pods/binding`` and ``pods/eviction`` are not updates of the pod: the registry's ``bind``
+and ``kvert.registry.eviction`` serve them."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from kvert.api import pods, validation
+from kvert.api.errors import Cause
+from kvert.api.kinds import ResourceType
+from kvert.api.meta import deep_copy
+from kvert.api.quantity import QuantityError
+from kvert.api.types import Obj, Pod
+from kvert.auth.user import User
+from kvert.clock import Clock
+from kvert.registry.strategies.base import (
+    DefaultStrategy,
+    StatusStrategy,
+    SubresourceStrategy,
+    copy_free_update,
+    with_resource_version_of,
+)
+
+# Kubernetes' default terminationGracePeriodSeconds.
+_DEFAULT_GRACE_SECONDS = 30
+
+_validate_pod_resize = copy_free_update(validation.validate_pod_resize)
+
+
+class PodStrategy(DefaultStrategy):
+    """A pod starts Pending, with the QoS class its resources give it; it is deleted
+    gracefully once a node runs it."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj, requester: User | None) -> None:
+        obj["status"] = {"phase": "Pending"}
+        try:
+            # a pod's shape read as the API's (validation refuses what does not fit)
+            obj["status"]["qosClass"] = pods.compute_qos_class(cast(Pod, obj))
+        except QuantityError:
+            pass   # validation refuses the quantity, naming its field
+        if (obj.get("spec") or {}).get("schedulingGates"):
+            # applySchedulingGatedCondition: the pod says why it waits before any scheduler runs
+            obj["status"]["conditions"] = [{
+                "type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates"}]
+
+    def grace_period_seconds(self, rt: ResourceType, obj: Obj, requested: int | None) -> int:
+        if requested is not None:
+            return requested
+        # a pod no node runs, or whose containers are done, has nothing to wait for
+        phase = (obj.get("status") or {}).get("phase")
+        if not (obj.get("spec") or {}).get("nodeName") or phase in ("Succeeded", "Failed"):
+            return 0
+        grace = (obj.get("spec") or {}).get("terminationGracePeriodSeconds")
+        return _DEFAULT_GRACE_SECONDS if grace is None else int(grace)
+
+
+class PodStatusStrategy(StatusStrategy):
+    """``pods/status``: the node agent's and the scheduler's view of the pod; the spec and
+    metadata stay the stored ones."""
+
+
+class PodResizeStrategy(SubresourceStrategy):
+    """``pods/resize``: container resources and resizePolicy only. As Kubernetes does, other
+    changes sent to /resize are dropped, not refused."""
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj, clock: Clock) -> Obj:
+        return merge_resize(new, old)
+
+    def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        return _validate_pod_resize(new, old)
+
+
+def merge_resize(new: Obj, old: Obj) -> Obj:
+    """The pod a ``/resize`` write produces: container resources and resizePolicy only.
+
+    As ``merge_status_update``, it shares with ``old`` (the stored object, the caller's to
+    give away) what the write path only reads: the status and the spec's other fields. The
+    metadata and spec are new dicts and the containers copies (admission may change their
+    resources: LimitRanger)."""
+    merged = dict(old)
+    merged["metadata"] = dict(old["metadata"])
+    spec = merged["spec"] = dict(old["spec"])
+    # Sidecars (restartable init containers) resize like app containers; validation refuses
+    # changes to ordinary init containers.
+    for field_name in ("containers", "initContainers"):
+        wanted = {c.get("name"): c for c in (new.get("spec") or {}).get(field_name) or []}
+        if field_name not in spec:
+            continue
+        spec[field_name] = deep_copy(spec[field_name])
+        for container in spec[field_name] or []:
+            source = wanted.get(container.get("name"))
+            if source is None:
+                continue
+            for field in ("resources", "resizePolicy"):
+                if field in source:
+                    container[field] = deep_copy(source[field])
+                else:
+                    container.pop(field, None)
+    return with_resource_version_of(merged, new)
