@@ -128,7 +128,13 @@ class NodeAgent:
         self.allocatable = node_allocatable(config)
         self.allocatable_absolute = allocatable_absolute(config)
         self.memory_capacity = config.capacity.get("memory", 0)
+        self.cgroup_options = rz.CgroupOptions(self.memory_capacity, cpu_cfs_quota=config.cpu_cfs_quota,
+                                               cpu_period=config.cpu_cfs_quota_period_us)
+        self.resize_limits = rz.NodeLimits(
+            self.allocatable, self.allocatable_absolute, cpu_manager_policy=config.cpu_manager_policy,
+            exclusive_cpus=config.feature("InPlacePodVerticalScalingExclusiveCPUs"))
         self.checkpoint = Checkpoint(checkpoint_dir)
+        self.resizes: rz.ResizeWriter[PodState] = rz.ResizeWriter(self.checkpoint, self.save)
         self.volumes = ProjectedVolumes(client, clock, checkpoint_dir)
         self.recorder = EventRecorder(client, clock, "kubelet", name)
         self.informer = Informer(client, "pods", clock=clock, field_selector=f"spec.nodeName={name}")
@@ -784,8 +790,7 @@ class NodeAgent:
             if not ps.active or (ps.pod.get("metadata") or {}).get("deletionTimestamp"):
                 continue
             if not self._resize_requested(ps):
-                if ps.resize.clear_pending():
-                    self.save(ps)
+                if self.resizes.clear_pending(ps):
                     ps.wake.set()
                 continue
             if ps.actuating:
@@ -807,36 +812,15 @@ class NodeAgent:
 
     async def _decide_resize(self, ps: PodState, now: float, others: list[dict[str, int]]) -> bool:
         """Accept (True), defer or refuse the pod's proposed resize."""
-        pod = ps.pod
-        new_alloc = rz.merged_allocation(pod, ps.allocated, ps.spec_allocation)
-        request = rz.requests_of(pod, new_alloc)
-        names = rz.resizable_names(pod)
-        old_cpu = {n: (ps.allocated.get(n) or {}).get("requests", {}).get("cpu", 0) for n in names}
-        new_cpu = {n: (new_alloc.get(n) or {}).get("requests", {}).get("cpu", 0) for n in names}
-        decision = adm.decide_resize(request, others, self.allocatable, absolute=self.allocatable_absolute,
-                                     qos_class=qos_class(pod), cpu_manager_policy=self.config.cpu_manager_policy,
-                                     old_cpu=old_cpu, new_cpu=new_cpu,
-                                     exclusive_cpus=self.config.feature("InPlacePodVerticalScalingExclusiveCPUs"))
-        generation = ps.generation()
-        summary = {**decision.as_dict(), "generation": generation, "time": format_time(now),
-                   "from": {n: rz.format_requirements(ps.allocated[n]) for n in names if n in ps.allocated},
-                   "to": {n: rz.format_requirements(new_alloc[n]) for n in names if n in new_alloc}}
+        pod, generation = ps.pod, ps.generation()
+        decision = rz.decide(pod, ps.allocated, ps.spec_allocation, others, self.resize_limits, generation, now)
         if decision.ok:
-            ps.allocated = new_alloc
-            self.checkpoint.set_allocated(ps.uid, ps.namespace, ps.name, new_alloc)
-            ps.resize.start(generation, now)
-            ps.resize.last_decision = summary
-            self.save(ps)
+            self.resizes.grant(ps, decision.allocation, generation, now, decision.summary)
             ps.wake.set()
             await self.event(pod, "Normal", "ResizeStarted",
-                             "Pod resize started: " + rz.resize_message(pod, new_alloc))
+                             "Pod resize started: " + rz.resize_message(pod, decision.allocation))
             return True
-        changed = ps.resize.set_pending(decision.reason, decision.message, generation, now)
-        if changed or ps.resize.last_decision is None or \
-                ps.resize.last_decision.get("generation") != generation:
-            ps.resize.last_decision = summary
-        self.save(ps)
-        if changed:
+        if self.resizes.hold(ps, decision.reason, decision.message, generation, now, decision.summary):
             reason = "ResizeInfeasible" if decision.reason == rz.INFEASIBLE else "ResizeDeferred"
             ps.wake.set()
             await self.event(pod, "Warning", reason, f"Pod resize {decision.reason}: {decision.message}")

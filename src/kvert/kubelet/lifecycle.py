@@ -38,6 +38,7 @@ import asyncio
 import dataclasses
 import hashlib
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +47,10 @@ from kvert.api.meta import deep_copy, format_time, parse_time
 from kvert.clock import wait_event
 from kvert.kubelet import resize as rz
 from kvert.kubelet.checkpoint import Requirements
+from kvert.kubelet.cgroups import pod_cgroup_path
 from kvert.kubelet.cpumanager import CpuAllocationError
 from kvert.kubelet.tokens import MountError
+from kvert.kubelet.usage import UsageError, container_annotations
 from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStatus, CriError,
                                         LinuxContainerResources, PodSandboxConfig)
 
@@ -230,8 +233,9 @@ class PodWorker:
 
     # ---- sandbox and runtime state ------------------------------------------------------------
 
-    def allocated_pod(self) -> dict:
-        return rz.with_allocation(self.ps.pod, self.ps.allocated)
+    def allocated_view(self) -> rz.AllocatedPod:
+        """The pod at its allocation, for one call (the pod and the allocation may change after)."""
+        return rz.AllocatedPod(self.ps.pod, self.ps.allocated, self.agent.cgroup_options)
 
     async def ensure_sandbox(self) -> bool:
         ps, agent = self.ps, self.agent
@@ -252,12 +256,10 @@ class PodWorker:
                 self.sandbox_lost()
         if ps.sandbox_id:
             return True
-        from kvert.kubelet.cgroups import pod_cgroup, pod_cgroup_path
-        allocated = self.allocated_pod()
-        values = pod_cgroup(allocated, cpu_cfs_quota=agent.config.cpu_cfs_quota,
-                            cpu_period=agent.config.cpu_cfs_quota_period_us)
+        view = self.allocated_view()
+        values = view.pod_cgroup
         config = PodSandboxConfig(uid=ps.uid, namespace=ps.namespace, name=ps.name,
-                                  cgroup_parent=pod_cgroup_path(allocated, agent.config.cgroup_driver),
+                                  cgroup_parent=pod_cgroup_path(view.spec, agent.config.cgroup_driver),
                                   resources=values,
                                   annotations=dict((ps.pod.get("metadata") or {}).get("annotations") or {}))
         try:
@@ -325,9 +327,7 @@ class PodWorker:
         if ps.pod_cgroup is None:
             return False
         # the pod's cgroup last: computing its target is the dear part
-        from kvert.kubelet.cgroups import pod_cgroup
-        return ps.pod_cgroup != pod_cgroup(self.allocated_pod(), cpu_cfs_quota=self.agent.config.cpu_cfs_quota,
-                                           cpu_period=self.agent.config.cpu_cfs_quota_period_us)
+        return ps.pod_cgroup != self.allocated_view().pod_cgroup
 
     async def resize_step(self) -> None:
         ps, agent = self.ps, self.agent
@@ -337,41 +337,19 @@ class PodWorker:
         now = agent.clock.now()
         if not ps.resize.in_progress:
             # allocated != actuated without a decision in this life (e.g. restored): in progress
-            ps.resize.start(ps.generation(), now)
-            agent.save(ps)
+            agent.resizes.start(ps, ps.generation(), now)
         if ps.resize.retry_at and now < ps.resize.retry_at - EPSILON:
             return
         # the status shows the new allocation and PodResizeInProgress before the runtime
         # is touched (seed 000: T=4 before T=6)
         await self.write_status()
-        running = []
-        for c, _kind in rz.allocatable_containers(ps.pod):
-            rec = ps.containers.get(c.get("name", ""))
-            if rec is None or rec.status is None or rec.status.state != "running":
-                continue
-            linux = rec.status.resources.linux if rec.status.resources else None
-            running.append(rz.RunningContainer(rec.name, rec.id, c, linux or LinuxContainerResources(),
-                                               rec.status.memory_working_set_bytes,
-                                               ps.actuated.get(rec.name)))
-
-        def set_actuated(name: str, req: Requirements | None) -> None:
-            if req is None:
-                ps.actuated.pop(name, None)
-            else:
-                ps.actuated[name] = deep_copy(req)
-            agent.checkpoint.update(ps.uid, actuated=ps.actuated or {})
-
-        def set_pod_cgroup(values: LinuxContainerResources) -> None:
-            ps.pod_cgroup = values
-            agent.save(ps)
-
         ps.actuating = True
         try:
             result = await rz.actuate(
-                agent.runtime, ps.sandbox_id, ps.pod, ps.allocated, running, ps.pod_cgroup,
-                memory_capacity=agent.memory_capacity, cpu_cfs_quota=agent.config.cpu_cfs_quota,
-                cpu_period=agent.config.cpu_cfs_quota_period_us, set_actuated=set_actuated,
-                set_pod_cgroup=set_pod_cgroup, rollback=agent.config.feature("KvertResizeRollback"),
+                agent.runtime, ps.sandbox_id, self.allocated_view(), self.running_containers(), ps.pod_cgroup,
+                set_actuated=lambda name, req: agent.resizes.set_actuated(ps, name, req),
+                set_pod_cgroup=lambda values: agent.resizes.set_pod_cgroup(ps, values),
+                rollback=agent.config.feature("KvertResizeRollback"),
                 reclaim=agent.config.feature("KvertMemoryLimitReclaim"))
         finally:
             ps.actuating = False
@@ -381,40 +359,37 @@ class PodWorker:
                 rec.restart_now = True
                 await agent.event(ps.pod, "Normal", "Killing",
                                   f"Container {name} resize requires restart")
-        decision = dict(ps.resize.last_decision or {})
-        decision["actuation"] = result.calls
-        if result.error:
-            message = result.error
-            changed = ps.resize.error_message != message
-            ps.resize.error_message = message
-            ps.resize.retry_at = now + RESIZE_RETRY
-            ps.resize.hold_memory = {}
-            if result.refused:
-                decision["refused"] = message
-            if changed:
-                await agent.event(ps.pod, "Warning", "ResizeError",
-                                  "Pod resize error: " + rz.resize_message(ps.pod, ps.allocated, error=message))
-        elif result.waiting:
-            parts = [f"attempting to set container {name!r} memory limit ({target}) below current "
-                     f"usage ({usage})" for name, (target, usage) in sorted(result.waiting.items())]
-            ps.resize.error_message = "; ".join(parts)
-            ps.resize.retry_at = now + RESIZE_RETRY
-            for name in result.waiting:
-                if name not in ps.resize.hold_memory:
-                    rec = ps.containers.get(name)
-                    old = None
-                    if rec is not None and rec.status is not None and rec.status.resources.linux:
-                        old = rec.status.resources.linux.memory_limit_in_bytes
-                    actuated_before = (ps.actuated.get(name) or {}).get("limits", {}).get("memory")
-                    ps.resize.hold_memory[name] = int(old or actuated_before or 0)
-            decision["memoryDecrease"] = {n: {"target": t, "usage": u} for n, (t, u) in result.waiting.items()}
-        else:
-            ps.resize.error_message = ""
-            ps.resize.retry_at = 0.0
-            ps.resize.hold_memory = {}
-        ps.resize.last_decision = decision
-        agent.save(ps)
+        if agent.resizes.record_actuation(ps, result, now, RESIZE_RETRY, self.memory_limits(result.waiting)):
+            await agent.event(ps.pod, "Warning", "ResizeError",
+                              "Pod resize error: " + rz.resize_message(ps.pod, ps.allocated, error=result.error))
         await self.refresh()
+
+    def running_containers(self) -> list[rz.RunningContainer]:
+        """The pod's running containers as the runtime last reported them, in spec order."""
+        ps = self.ps
+        running = []
+        for c, _kind in rz.allocatable_containers(ps.pod):
+            rec = ps.containers.get(c.get("name", ""))
+            if rec is None or rec.status is None or rec.status.state != "running":
+                continue
+            linux = rec.status.resources.linux if rec.status.resources else None
+            running.append(rz.RunningContainer(rec.name, rec.id, c, linux or LinuxContainerResources(),
+                                               rec.status.memory_working_set_bytes,
+                                               ps.actuated.get(rec.name)))
+        return running
+
+    def memory_limits(self, names: Iterable[str]) -> dict[str, int]:
+        """The memory limit each container shows now (the runtime's, else what is actuated)."""
+        ps = self.ps
+        out = {}
+        for name in names:
+            rec = ps.containers.get(name)
+            old = None
+            if rec is not None and rec.status is not None and rec.status.resources.linux:
+                old = rec.status.resources.linux.memory_limit_in_bytes
+            actuated = (ps.actuated.get(name) or {}).get("limits", {}).get("memory")
+            out[name] = int(old or actuated or 0)
+        return out
 
     async def complete_resize(self) -> None:
         """Clear PodResizeInProgress once everything running matches the allocation."""
@@ -423,8 +398,7 @@ class PodWorker:
             return
         if any(rec.restart_now for rec in ps.containers.values()):
             return
-        ps.resize.finish()
-        agent.save(ps)
+        agent.resizes.complete(ps)
         await agent.event(ps.pod, "Normal", "ResizeCompleted",
                           "Pod resize completed: " + rz.resize_message(ps.pod, ps.allocated))
         agent.trigger("pod_resized")
@@ -521,19 +495,16 @@ class PodWorker:
                                       f"{ps.name}_{ps.namespace}({ps.uid})")
                 return False
             self.next_backoff(rec, st.finished_at, now)
-        from kvert.kubelet import usage as usage_mod
-        from kvert.kubelet.cgroups import container_resources
         try:
-            annotations = usage_mod.container_annotations(ps.pod, spec)
-        except (usage_mod.UsageError, ValueError) as e:
+            annotations = container_annotations(ps.pod, spec)
+        except (UsageError, ValueError) as e:
             rec.waiting_reason, rec.waiting_message = "CreateContainerConfigError", str(e)
             rec.retry_at = now + ERROR_RETRY
             return False
-        linux = container_resources(self.allocated_pod(), rec.name, agent.memory_capacity,
-                                    cpu_cfs_quota=agent.config.cpu_cfs_quota,
-                                    cpu_period=agent.config.cpu_cfs_quota_period_us)
+        view = self.allocated_view()
+        linux = view.container(rec.name)
         try:
-            cpuset = agent.cpu_manager.cpuset(self.allocated_pod(), rec.name)
+            cpuset = agent.cpu_manager.cpuset(view.spec, rec.name)
         except CpuAllocationError as e:
             rec.waiting_reason, rec.waiting_message = "CreateContainerError", str(e)
             rec.retry_at = now + ERROR_RETRY

@@ -1,0 +1,246 @@
+"""Allocations: the requests and limits a pod's containers are given, as integers.
+
+An allocation maps a container's name to its :data:`Requirements`. These functions compare
+allocations, merge a resize into one, and compute what a pod would request, hold or show
+with a given allocation (the numbers the decision and the status are made of).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from kvert.api.pods import container_limits, container_requests, is_restartable_init_container, pod_requests
+from kvert.api.quantity import BINARY_SI, DECIMAL_SI, to_quantity
+from kvert.api.resources import ResourceList, is_byte_resource, max_of, parse_resource_list
+from kvert.kubelet.cgroups import (MIN_QUOTA_PERIOD, MIN_SHARES, milli_cpu_to_quota, milli_cpu_to_shares,
+                                   quota_to_milli_cpu, shares_to_milli_cpu)
+from kvert.kubelet.checkpoint import Requirements
+from kvert.kubelet.runtime.base import LinuxContainerResources
+
+NOT_REQUIRED = "NotRequired"
+RESTART_CONTAINER = "RestartContainer"
+
+RESIZABLE = ("cpu", "memory")
+
+Allocation = Mapping[str, Requirements]
+
+
+# -- formatting ------------------------------------------------------------------------------------
+
+def format_list(rl: Mapping[str, int]) -> dict[str, str]:
+    """Integers back to quantities: cpu ``1500m``, memory ``500Mi`` when a whole number of
+    KiB (binary), else decimal -- close to how Kubernetes echoes the spec's quantities."""
+    out = {}
+    for name, amount in rl.items():
+        fmt = BINARY_SI if is_byte_resource(name) and amount % 1024 == 0 else DECIMAL_SI
+        out[name] = to_quantity(name, amount, fmt)
+    return out
+
+
+def format_requirements(req: Requirements) -> dict[str, dict[str, str]]:
+    out = {}
+    for part in ("requests", "limits"):
+        if req.get(part):
+            out[part] = format_list(req[part])
+    return out
+
+
+def resize_message(pod: Mapping[str, Any], allocation: Allocation, error: str = "") -> str:
+    """``{"containers":[{"name":...,"resources":{...}}],"generation":N}`` (Kubernetes'
+    resize event payload), with ``"error"`` for a ResizeError."""
+    containers = [{"name": n, "resources": format_requirements(allocation[n])}
+                  for n in resizable_names(pod) if n in allocation]
+    generation = (pod.get("metadata") or {}).get("generation") or 0
+    payload: dict[str, Any] = {"containers": containers, "generation": generation}
+    if error:
+        payload["error"] = error
+    return json.dumps(payload, separators=(",", ":"))
+
+
+# -- the containers and what the spec asks for -----------------------------------------------------
+
+def allocatable_containers(pod: Mapping[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """Every container with its kind: ``init``, ``sidecar`` or ``app`` (spec order, init first)."""
+    spec = pod.get("spec") or {}
+    out = []
+    for c in spec.get("initContainers") or []:
+        out.append((c, "sidecar" if is_restartable_init_container(c) else "init"))
+    for c in spec.get("containers") or []:
+        out.append((c, "app"))
+    return out
+
+
+def spec_allocation(pod: Mapping[str, Any]) -> dict[str, Requirements]:
+    """What the spec asks for, per container (requests defaulted from limits)."""
+    return {c.get("name", ""): {"requests": container_requests(c), "limits": container_limits(c)}
+            for c, _ in allocatable_containers(pod)}
+
+
+def resizable_names(pod: Mapping[str, Any]) -> list[str]:
+    """App containers and sidecars; regular init containers cannot be resized."""
+    return [c.get("name", "") for c, kind in allocatable_containers(pod) if kind != "init"]
+
+
+def _cpu_mem(req: Requirements | None) -> tuple[int, ...]:
+    req = req or {}
+    r, lim = req.get("requests") or {}, req.get("limits") or {}
+    return tuple((part.get(k) or 0) for part in (r, lim) for k in RESIZABLE)
+
+
+def same_requirements(a: Requirements | None, b: Requirements | None) -> bool:
+    """Equal cpu and memory requests and limits (the resizable resources)."""
+    return _cpu_mem(a) == _cpu_mem(b)
+
+
+def resize_requested(pod: Mapping[str, Any], allocated: Allocation) -> bool:
+    """The spec differs from the allocation: a proposed resize."""
+    wanted = spec_allocation(pod)
+    return any(not same_requirements(wanted.get(n), allocated.get(n)) for n in resizable_names(pod))
+
+
+def merged_allocation(pod: Mapping[str, Any], allocated: Allocation,
+                      wanted: Allocation | None = None) -> dict[str, Requirements]:
+    """The allocation a resize would grant: the spec for resizable containers, the current
+    allocation for regular init containers. ``wanted`` is ``spec_allocation(pod)`` if known."""
+    if wanted is None:
+        wanted = spec_allocation(pod)
+    resizable = set(resizable_names(pod))
+    out = {}
+    for name, req in wanted.items():
+        source = req if name in resizable or name not in allocated else allocated[name]
+        out[name] = {"requests": dict(source.get("requests") or {}), "limits": dict(source.get("limits") or {})}
+    return out
+
+
+# -- the pod as an allocation makes it ---------------------------------------------------------------
+
+def with_allocation(pod: Mapping[str, Any], allocation: Allocation) -> dict[str, Any]:
+    """The pod as if its containers carried ``allocation`` as their resources (the view
+    cgroup values and requests are computed from); status is dropped. It shares with ``pod``
+    every value it does not change (the kubelet asks for this view many times a resize):
+    read it, never change it."""
+    out = {k: v for k, v in pod.items() if k != "status"}
+    qos = (pod.get("status") or {}).get("qosClass")
+    if qos:
+        out["status"] = {"qosClass": qos}
+    spec = out["spec"] = dict(out.get("spec") or {})
+    for key in ("initContainers", "containers"):
+        if spec.get(key):
+            spec[key] = [dict(c) for c in spec[key]]
+        for c in spec.get(key) or []:
+            req = allocation.get(c.get("name", ""))
+            if req is None:
+                continue
+            resources = dict(c.get("resources") or {})
+            for part in ("requests", "limits"):
+                if req.get(part):
+                    resources[part] = format_list(req[part])
+                else:
+                    resources.pop(part, None)
+            c["resources"] = resources
+    return out
+
+
+def requests_of(pod: Mapping[str, Any], allocation: Allocation) -> ResourceList:
+    """The pod's requests (overhead included) if its containers had ``allocation``: the same
+    rule as ``kvert.api.pods.pod_requests`` (app containers and sidecars add up, a regular
+    init container runs next to the sidecars started before it), on integers."""
+    spec = pod.get("spec") or {}
+    if spec.get("resources"):
+        return pod_requests(with_allocation(pod, allocation))     # pod-level resources: rare
+    empty: dict[str, int] = {}
+
+    def own(c: Mapping[str, Any]) -> Mapping[str, int]:
+        req = allocation.get(c.get("name", ""))
+        return (req.get("requests") or empty) if req is not None else container_requests(c)
+
+    result: dict[str, int] = {}
+    for c in spec.get("containers") or []:
+        for k, v in own(c).items():
+            result[k] = result.get(k, 0) + v
+    if spec.get("initContainers"):
+        sidecars: dict[str, int] = {}
+        peak: dict[str, int] = {}
+        for c in spec["initContainers"]:
+            mine = own(c)
+            if is_restartable_init_container(c):
+                for k, v in mine.items():
+                    result[k] = result.get(k, 0) + v
+                    sidecars[k] = sidecars.get(k, 0) + v
+                phase = sidecars
+            else:
+                phase = {k: mine.get(k, 0) + sidecars.get(k, 0) for k in {*mine, *sidecars}}
+            peak = max_of(peak, phase)
+        result = max_of(result, peak)
+    overhead = spec.get("overhead")
+    if overhead:
+        for k, v in parse_resource_list(overhead, "spec.overhead").items():
+            result[k] = result.get(k, 0) + v
+    return result
+
+
+def holding(pod: Mapping[str, Any], allocated: Allocation, actuated: Allocation) -> ResourceList:
+    """What an admitted pod holds on the node: its allocated requests, or what is still
+    actuated when that is larger (a downsize not yet applied)."""
+    held = requests_of(pod, allocated)
+    if actuated:
+        merged = {name: actuated.get(name, req) for name, req in allocated.items()}
+        held = max_of(held, requests_of(pod, merged))
+    return held
+
+
+def is_increasing(pod: Mapping[str, Any], allocated: Allocation, wanted: Allocation | None = None) -> bool:
+    """Kubernetes ``isResizeIncreasingRequests``: would cpu or memory requests grow?"""
+    old = requests_of(pod, allocated)
+    new = requests_of(pod, merged_allocation(pod, allocated, wanted))
+    return new.get("cpu", 0) > old.get("cpu", 0) or new.get("memory", 0) > old.get("memory", 0)
+
+
+# -- restarts ------------------------------------------------------------------------------------------
+
+def resize_policy(container: Mapping[str, Any], resource: str) -> str:
+    for p in container.get("resizePolicy") or []:
+        if p.get("resourceName") == resource:
+            return str(p.get("restartPolicy") or NOT_REQUIRED)
+    return NOT_REQUIRED
+
+
+def needs_restart(container: Mapping[str, Any], old: Requirements | None, new: Requirements | None) -> bool:
+    """A changed resource whose policy is RestartContainer (it wins over NotRequired)."""
+    old, new = old or {}, new or {}
+    for resource in RESIZABLE:
+        changed = any((old.get(part) or {}).get(resource, 0) != (new.get(part) or {}).get(resource, 0)
+                      for part in ("requests", "limits"))
+        if changed and resize_policy(container, resource) == RESTART_CONTAINER:
+            return True
+    return False
+
+
+# -- actual resources read back from the runtime ---------------------------------------------------
+
+def actual_requirements(linux: LinuxContainerResources | None, allocated: Requirements,
+                        hold_memory: int | None = None) -> Requirements:
+    """``status.containerStatuses[].resources`` from what ContainerStatus reports (Kubernetes
+    ``convertToAPIContainerStatuses``): cpu request from cpu.shares, cpu limit from the CFS
+    quota, memory limit from the memory limit; memory request and other resources from the
+    allocation (they are not cgroup values). Values at the cgroup minimum keep the allocated
+    number (2 shares / 1ms quota cannot tell 1m from 2m)."""
+    requests = dict(allocated.get("requests") or {})
+    limits = dict(allocated.get("limits") or {})
+    if linux is not None:
+        if "cpu" in requests:
+            alloc = requests["cpu"]
+            if not (linux.cpu_shares <= MIN_SHARES and milli_cpu_to_shares(alloc) <= MIN_SHARES):
+                requests["cpu"] = shares_to_milli_cpu(linux.cpu_shares)
+        if "cpu" in limits and linux.cpu_quota > 0:
+            alloc = limits["cpu"]
+            if not (linux.cpu_quota <= MIN_QUOTA_PERIOD and
+                    milli_cpu_to_quota(alloc, linux.cpu_period) <= MIN_QUOTA_PERIOD):
+                limits["cpu"] = quota_to_milli_cpu(linux.cpu_quota, linux.cpu_period)
+        if "memory" in limits and linux.memory_limit_in_bytes > 0:
+            limits["memory"] = linux.memory_limit_in_bytes
+    if hold_memory is not None and "memory" in limits:
+        limits["memory"] = hold_memory
+    return {"requests": requests, "limits": limits}
