@@ -10,18 +10,16 @@ members of ``system:masters`` may do anything, then the Node authorizer, then RB
 first to allow (or deny) deciding.
 """
 
-from typing import Any
-
 from kvert.auth.attributes import Attributes, Decision
 from kvert.auth.authorizer import (Authorizer, PrivilegedGroups, Rules, Union, forbidden,
                                    request_check)
+from kvert.auth.node import NodeAuthorizer
+from kvert.auth.rbac import RbacAuthorizer
 from kvert.auth.user import MASTERS, User
+from kvert.store import Store
 
 
-def default_authorizer(store: Any) -> Union:
-    from kvert.auth.node import NodeAuthorizer
-    from kvert.auth.rbac import RbacAuthorizer
-
+def default_authorizer(store: Store) -> Union:
     return Union(PrivilegedGroups(MASTERS), NodeAuthorizer(store), RbacAuthorizer.for_store(store))
 
 

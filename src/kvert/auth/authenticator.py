@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import replace
+from typing import Any
 
 from kvert.auth.serviceaccount import ServiceAccountAuthenticator, TokenInvalid
 from kvert.auth.tokens import TokenAuthenticator, bearer_token
@@ -33,7 +34,7 @@ def with_authenticated_group(user: User) -> User:
     return replace(user, groups=(*user.groups, AUTHENTICATED))
 
 
-def certificate_user(peercert: dict | None) -> User | None:
+def certificate_user(peercert: dict[str, Any] | None) -> User | None:
     """The user of a verified client certificate (``ssl.SSLSocket.getpeercert()``), as
     kube-apiserver's x509 authenticator reads one: the common name is the user, the
     organizations are its groups; no common name, no user."""

@@ -10,9 +10,8 @@ authorizer is asked, as kube-apiserver's superuser authorizer does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from kvert.api.errors import ApiError, Forbidden
 from kvert.api.fields import FieldSelector
@@ -56,7 +55,7 @@ def aggregate(messages: list[str]) -> str:
 class PrivilegedGroups:
     """``authorizerfactory.NewPrivilegedGroups``: these groups may do anything."""
 
-    def __init__(self, *groups: str):
+    def __init__(self, *groups: str) -> None:
         self.groups = frozenset(groups or (MASTERS,))
 
     def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
@@ -68,7 +67,7 @@ class PrivilegedGroups:
 class Union:
     """``union.New(authorizers...)`` together with ``union.NewRuleResolvers``."""
 
-    def __init__(self, *authorizers: Authorizer):
+    def __init__(self, *authorizers: Authorizer) -> None:
         self.authorizers = authorizers
 
     def authorize(self, attrs: Attributes) -> tuple[Decision, str]:
@@ -148,7 +147,12 @@ def selected_name(field_selector: str) -> str:
     return name if name and not path_segment_problems(name) else ""
 
 
-RequestCheck = Callable[..., None]
+class RequestCheck(Protocol):
+    """Raises the API server's 403 unless ``user`` (a User, or a bare user name) may make
+    the request."""
+
+    def __call__(self, user: User | str, verb: str, resource: str, namespace: str = "",
+                 name: str = "", subresource: str = "", field_selector: str = "") -> None: ...
 
 
 def request_check(authorizer: Authorizer) -> RequestCheck:
@@ -156,7 +160,7 @@ def request_check(authorizer: Authorizer) -> RequestCheck:
     ``check(user, verb, resource_key, namespace, name, subresource, field_selector)`` raises
     the 403 the API server would answer. A user given as a bare name is an authenticated
     user without other groups."""
-    def check(user: Any, verb: str, resource: str, namespace: str = "", name: str = "",
+    def check(user: User | str, verb: str, resource: str, namespace: str = "", name: str = "",
               subresource: str = "", field_selector: str = "") -> None:
         if not isinstance(user, User):
             user = User(str(user), groups=(AUTHENTICATED,))

@@ -12,10 +12,10 @@ the writer has.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kvert.api.errors import ApiError, Forbidden
+from kvert.api.types import Obj
 from kvert.auth.attributes import Attributes, Decision
+from kvert.auth.authorizer import Authorizer
 from kvert.auth.rbac import GROUP, RbacAuthorizer
 from kvert.auth.rules import PolicyRule, go_quote
 from kvert.auth.user import MASTERS, User
@@ -75,7 +75,7 @@ def uncovered(owned: list[PolicyRule], wanted: list[PolicyRule]) -> list[PolicyR
 def compact(rules: list[PolicyRule]) -> list[PolicyRule]:
     """``CompactRules``: rules on one group and resource (at most one name) merge their verbs."""
     out: list[PolicyRule] = []
-    simple: dict[tuple, PolicyRule] = {}
+    simple: dict[tuple[str, str, tuple[str, ...]], PolicyRule] = {}
     for r in rules:
         if (len(r.resource_names) <= 1 and not r.non_resource_urls and len(r.api_groups) == 1
                 and len(r.resources) == 1):
@@ -88,7 +88,7 @@ def compact(rules: list[PolicyRule]) -> list[PolicyRule]:
     return out + list(simple.values())
 
 
-def _rbac_of(authorizer: Any) -> RbacAuthorizer | None:
+def _rbac_of(authorizer: Authorizer) -> RbacAuthorizer | None:
     for candidate in getattr(authorizer, "authorizers", (authorizer,)):
         if isinstance(candidate, RbacAuthorizer):
             return candidate
@@ -101,7 +101,7 @@ def _forbidden(resource: str, name: str, message: str) -> ApiError:
     return err
 
 
-def _allowed(authorizer: Any, user: User, verb: str, resource: str, namespace: str, name: str) -> bool:
+def _allowed(authorizer: Authorizer, user: User, verb: str, resource: str, namespace: str, name: str) -> bool:
     attrs = Attributes(user, verb, namespace=namespace, api_group=GROUP, api_version="*",
                        resource=resource, name=name)
     return authorizer.authorize(attrs)[0] is Decision.ALLOW
@@ -126,17 +126,17 @@ _SERVER_SET = ("ownerReferences", "finalizers", "selfLink", "managedFields", "re
                "generation", "uid", "creationTimestamp")
 
 
-def only_gc_fields(new: dict, old: dict) -> bool:
+def only_gc_fields(new: Obj, old: Obj) -> bool:
     """``IsOnlyMutatingGCFields``: the write changes only what the garbage collector sets
     (owner references, finalizers), which needs no escalation check."""
-    def essence(obj: dict) -> dict:
+    def essence(obj: Obj) -> Obj:
         meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _SERVER_SET}
         return {**obj, "metadata": meta}
     return essence(new) == essence(old)
 
 
-def check_write(authorizer: Any, user: User, resource: str, namespace: str, request_name: str,
-                obj: dict) -> None:
+def check_write(authorizer: Authorizer, user: User, resource: str, namespace: str,
+                request_name: str, obj: Obj) -> None:
     """Raise the 403 upstream's RBAC storage answers when writing ``obj`` (the object a
     create, update or patch would store) to ``resource`` would grant more than ``user`` holds."""
     if MASTERS in user.groups:
@@ -151,7 +151,9 @@ def check_write(authorizer: Any, user: User, resource: str, namespace: str, requ
         rules = [PolicyRule.from_dict(r) for r in obj.get("rules") or ()]
         _confirm_no_escalation(rbac, user, namespace, resource, name, rules)
     elif resource in BINDING_KINDS:
-        ref = obj.get("roleRef") if isinstance(obj.get("roleRef"), dict) else {}
+        ref = obj.get("roleRef")
+        if not isinstance(ref, dict):
+            ref = {}
         kind, role = ref.get("kind", ""), ref.get("name", "")
         target = {"ClusterRole": "clusterroles", "Role": "roles"}.get(kind)
         if target is not None and _allowed(authorizer, user, "bind", target, namespace, role):

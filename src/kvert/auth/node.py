@@ -21,16 +21,16 @@ reach the registry, which answers 404.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.fields import FieldSelector
 from kvert.api.selectors import SelectorError
+from kvert.api.types import Obj
 from kvert.auth.attributes import Attributes, Decision
 from kvert.auth.authorizer import Rules
 from kvert.auth.policy import NODES_GROUP, node_rules
 from kvert.auth.rules import rules_allow
 from kvert.auth.user import User
+from kvert.store import Store
 
 NODE_USER_PREFIX = "system:node:"
 LEASE_NAMESPACE = "kube-node-lease"
@@ -60,7 +60,7 @@ def _selected_node(attrs: Attributes, field: str) -> str | None:
 
 
 class NodeAuthorizer:
-    def __init__(self, store: Any):
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.rules = node_rules()
 
@@ -85,13 +85,13 @@ class NodeAuthorizer:
 
     # ---- the stored objects a decision depends on ----------------------------------------
 
-    def _get(self, resource: str, namespace: str, name: str) -> dict | None:
+    def _get(self, resource: str, namespace: str, name: str) -> Obj | None:
         try:
             return self.store.get(resource, namespace, name)
         except NotFound:
             return None
 
-    def _pods_on(self, node: str, namespace: str) -> list[dict]:
+    def _pods_on(self, node: str, namespace: str) -> list[Obj]:
         try:
             return self.store.list("pods", namespace=namespace,
                                    field_selector=f"spec.nodeName={node}").items
@@ -241,20 +241,21 @@ class NodeAuthorizer:
         return _no()
 
 
-def _references(pod: dict, kind: str) -> set[str]:
+def _references(pod: Obj, kind: str) -> set[str]:
     """Names of the ``kind`` objects (secrets, configmaps, persistentvolumeclaims,
     resourceclaims, serviceaccounts) a pod uses, as the node authorizer graph links them."""
     spec = pod.get("spec") or {}
     if kind == "serviceaccounts":
         return {spec.get("serviceAccountName") or "default"}
     if kind == "resourceclaims":
-        names = {c.get("resourceClaimName") for c in spec.get("resourceClaims") or ()
-                 if isinstance(c, dict)}
-        status = pod.get("status") or {}
-        names |= {c.get("resourceClaimName") for c in status.get("resourceClaimStatuses") or ()
+        claims = {c.get("resourceClaimName") for c in spec.get("resourceClaims") or ()
                   if isinstance(c, dict)}
-        return {n for n in names if n}
-    names: set[str] = set()
+        status = pod.get("status") or {}
+        claims |= {c.get("resourceClaimName") for c in status.get("resourceClaimStatuses") or ()
+                   if isinstance(c, dict)}
+        return {n for n in claims if n}
+    # values read from the pod: None where a reference leaves the name out
+    names: set[str | None] = set()
     containers = [c for key in ("initContainers", "containers", "ephemeralContainers")
                   for c in spec.get(key) or () if isinstance(c, dict)]
     if kind == "secrets":

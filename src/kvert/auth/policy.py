@@ -28,12 +28,14 @@ still says ``"true"``, as kube-apiserver's storage post-start hook reconciles th
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from kvert.api.errors import AlreadyExists, ApiError, NotFound
+from kvert.api.types import Obj
 from kvert.auth.rules import PolicyRule, rule
-from kvert.auth.user import (AUTHENTICATED, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS, NODES,
-                             KUBELET_CLIENT, VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER)
+from kvert.auth.user import (APISERVER, AUTHENTICATED, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER,
+                             KUBELET_CLIENT, MASTERS, NODES, VPA_ADMISSION, VPA_RECOMMENDER,
+                             VPA_UPDATER)
 
 log = logging.getLogger(__name__)
 
@@ -593,7 +595,18 @@ def bootstrap_objects() -> list[tuple[str, dict[str, Any]]]:
             + [(f"{RBAC_GROUP}/clusterrolebindings", b) for b in bindings])
 
 
-async def ensure_bootstrap_policy(registry: Any) -> None:
+class PolicyWriter(Protocol):
+    """What writing the default policy takes of the registry (a layer above this one): its
+    reads and its writes as a named user, through admission and validation."""
+
+    def get(self, resource: str, name: str, namespace: str = "") -> Obj: ...
+
+    async def create(self, resource: str, obj: Obj, *, user: str = "") -> Obj: ...
+
+    async def update(self, resource: str, obj: Obj, *, user: str = "") -> Obj: ...
+
+
+async def ensure_bootstrap_policy(registry: PolicyWriter) -> None:
     """Create the missing defaults; put back the rules (subjects, aggregation rule) of
     defaults still annotated ``autoupdate: "true"``, keeping labels and annotations added
     since (``reconciliation`` in ``pkg/registry/rbac/reconciliation``, without its
@@ -623,10 +636,10 @@ async def ensure_bootstrap_policy(registry: Any) -> None:
                 log.warning("bootstrap %s %s not reconciled: %s", resource, name, e)
 
 
-KUBE_APISERVER = "system:apiserver"
+KUBE_APISERVER = APISERVER
 
 
-def _reconciled(current: dict, wanted: dict) -> dict | None:
+def _reconciled(current: Obj, wanted: Obj) -> Obj | None:
     """``current`` with ``wanted``'s rules/subjects and labels/annotations merged in, or
     None when nothing changes. An aggregated role's rules are the controller's: only its
     aggregation rule is reconciled."""

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
+from kvert.api.types import Obj
 from kvert.auth.attributes import Attributes, Decision
 from kvert.auth.authorizer import Rules, aggregate
 from kvert.auth.rules import PolicyRule, rule_allows
 from kvert.auth.user import User
+from kvert.store import Store, Watch
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,10 @@ RESOURCES = (CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS)
 
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 _CACHE_LIMIT = 4096
+
+# How a binding's subjects are indexed: ("User", name), ("Group", name) or
+# ("ServiceAccount", namespace, name).
+SubjectKey = tuple[str, ...]
 
 
 def service_account_username(namespace: str, name: str) -> str:
@@ -75,9 +80,11 @@ class Binding:
     subjects: tuple[Subject, ...]
 
     @classmethod
-    def from_object(cls, obj: dict) -> "Binding":
+    def from_object(cls, obj: Obj) -> Binding:
         meta = obj.get("metadata") or {}
-        ref = obj.get("roleRef") if isinstance(obj.get("roleRef"), dict) else {}
+        ref = obj.get("roleRef")
+        if not isinstance(ref, dict):
+            ref = {}
         subjects = tuple(Subject(str(s.get("kind", "")), str(s.get("name", "")),
                                  str(s.get("namespace", "") or ""))
                          for s in obj.get("subjects") or () if isinstance(s, dict))
@@ -104,12 +111,12 @@ class Resolved:
     errors: tuple[str, ...]
 
 
-def rules_of(obj: dict) -> tuple[PolicyRule, ...]:
+def rules_of(obj: Obj) -> tuple[PolicyRule, ...]:
     return tuple(PolicyRule.from_dict(r) for r in obj.get("rules") or ())
 
 
-def _subject_keys(user: User) -> list[tuple]:
-    keys: list[tuple] = [("User", user.name)]
+def _subject_keys(user: User) -> list[SubjectKey]:
+    keys: list[SubjectKey] = [("User", user.name)]
     keys += [("Group", g) for g in user.groups]
     if user.name.startswith(SERVICE_ACCOUNT_PREFIX):
         namespace, _, name = user.name[len(SERVICE_ACCOUNT_PREFIX):].partition(":")
@@ -125,13 +132,14 @@ class Policy:
         self._cluster_roles: dict[str, tuple[PolicyRule, ...]] = {}
         self._bindings: dict[tuple[str, str], Binding] = {}   # (namespace, name); "" = cluster
         # namespace ("" for cluster bindings) -> subject key -> binding names
-        self._by_subject: dict[str, dict[tuple, set[str]]] = {}
-        self._cache: dict[tuple, Resolved] = {}
+        self._by_subject: dict[str, dict[SubjectKey, set[str]]] = {}
+        # by (user name, groups, namespace)
+        self._cache: dict[tuple[str, tuple[str, ...], str], Resolved] = {}
         # decisions by request attributes: most requests repeat one of a few shapes
-        self.decisions: dict[tuple, tuple[Decision, str]] = {}
+        self.decisions: dict[tuple[str | bool | tuple[str, ...], ...], tuple[Decision, str]] = {}
 
     @classmethod
-    def from_objects(cls, objects: list[dict]) -> "Policy":
+    def from_objects(cls, objects: list[Obj]) -> Policy:
         """A fixed policy (tests, ``kvert`` tools): Roles, ClusterRoles and their bindings."""
         policy = cls()
         for obj in objects:
@@ -140,7 +148,7 @@ class Policy:
 
     # ---- changes ------------------------------------------------------------------------
 
-    def put(self, resource: str, obj: dict) -> None:
+    def put(self, resource: str, obj: Obj) -> None:
         self.remove(resource, obj)
         meta = obj.get("metadata") or {}
         name, namespace = meta.get("name", ""), meta.get("namespace", "") or ""
@@ -159,7 +167,7 @@ class Policy:
         self._cache.clear()
         self.decisions.clear()
 
-    def remove(self, resource: str, obj: dict) -> None:
+    def remove(self, resource: str, obj: Obj) -> None:
         meta = obj.get("metadata") or {}
         name, namespace = meta.get("name", ""), meta.get("namespace", "") or ""
         if resource == CLUSTER_ROLES:
@@ -193,8 +201,8 @@ class Policy:
         """Take in changes made elsewhere (a store's policy follows its watches)."""
 
     @staticmethod
-    def _keys_of(binding: Binding) -> list[tuple]:
-        keys = []
+    def _keys_of(binding: Binding) -> list[SubjectKey]:
+        keys: list[SubjectKey] = []
         for s in binding.subjects:
             if s.kind == "ServiceAccount":
                 namespace = s.namespace or binding.namespace
@@ -252,7 +260,7 @@ class Policy:
         return Resolved(tuple(grants), tuple(errors))
 
 
-def _resource_of(obj: dict) -> str:
+def _resource_of(obj: Obj) -> str:
     return {"Role": ROLES, "ClusterRole": CLUSTER_ROLES, "RoleBinding": ROLE_BINDINGS,
             "ClusterRoleBinding": CLUSTER_ROLE_BINDINGS}[obj.get("kind", "")]
 
@@ -260,10 +268,10 @@ def _resource_of(obj: dict) -> str:
 class StorePolicy(Policy):
     """A Policy that follows the RBAC objects of a store through watches."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Store) -> None:
         super().__init__()
         self.store = store
-        self._watches: dict[str, Any] = {}
+        self._watches: dict[str, Watch] = {}
 
     def resolve(self, user: User, namespace: str) -> Resolved:
         self.sync()
@@ -318,11 +326,11 @@ MAX_CACHED_DECISIONS = 50_000
 class RbacAuthorizer:
     """``rbac.New(...)``: Authorize and RulesFor over a :class:`Policy`."""
 
-    def __init__(self, policy: Policy):
+    def __init__(self, policy: Policy) -> None:
         self.policy = policy
 
     @classmethod
-    def for_store(cls, store: Any) -> "RbacAuthorizer":
+    def for_store(cls, store: Store) -> RbacAuthorizer:
         return cls(StorePolicy(store))
 
     def authorize(self, attrs: Attributes) -> tuple[Decision, str]:

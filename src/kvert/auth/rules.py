@@ -9,7 +9,6 @@ subresource of every resource; a URL ending in ``"*"`` matches every path it pre
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from kvert.auth.attributes import Attributes
 
@@ -24,11 +23,11 @@ class PolicyRule:
     resource_names: tuple[str, ...] = ()
     non_resource_urls: tuple[str, ...] = ()
     # sets for matching, derived once (rules are evaluated on every request)
-    _verbs: frozenset = field(init=False, repr=False, compare=False)
-    _groups: frozenset = field(init=False, repr=False, compare=False)
-    _resources: frozenset = field(init=False, repr=False, compare=False)
-    _names: frozenset = field(init=False, repr=False, compare=False)
-    _url_prefixes: tuple = field(init=False, repr=False, compare=False)
+    _verbs: frozenset[str] = field(init=False, repr=False, compare=False)
+    _groups: frozenset[str] = field(init=False, repr=False, compare=False)
+    _resources: frozenset[str] = field(init=False, repr=False, compare=False)
+    _names: frozenset[str] = field(init=False, repr=False, compare=False)
+    _url_prefixes: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         setattr_ = object.__setattr__
@@ -40,7 +39,7 @@ class PolicyRule:
                                               if u.endswith("*")))
 
     @classmethod
-    def from_dict(cls, rule: Any) -> "PolicyRule":
+    def from_dict(cls, rule: object) -> PolicyRule:
         """A rule from its JSON form; malformed parts read as empty (validation refused them)."""
         if not isinstance(rule, dict):
             return cls()

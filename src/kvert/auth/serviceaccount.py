@@ -36,7 +36,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time
+from kvert.api.types import Obj
 from kvert.auth.user import User
+from kvert.clock import Clock
+from kvert.store import Store
 
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"   # kind's and kubeadm's
 LEEWAY = 60                                     # go-jose's jwt.DefaultLeeway
@@ -56,14 +59,14 @@ def username(namespace: str, name: str) -> str:
     return f"{USER_PREFIX}{namespace}:{name}"
 
 
-def _ref(obj: dict) -> dict[str, str]:
+def _ref(obj: Obj) -> dict[str, str]:
     meta = obj.get("metadata") or {}
     return {"name": meta.get("name", ""), "uid": meta.get("uid", "")}
 
 
-def claims(service_account: dict, *, audiences: list[str], now: float, expiration_seconds: int,
-           warn_after_seconds: int = 0, pod: dict | None = None, secret: dict | None = None,
-           node: dict | None = None) -> dict[str, Any]:
+def claims(service_account: Obj, *, audiences: list[str], now: float, expiration_seconds: int,
+           warn_after_seconds: int = 0, pod: Obj | None = None, secret: Obj | None = None,
+           node: Obj | None = None) -> dict[str, Any]:
     """The claims of a token of ``service_account``, bound to a pod (and its node), a
     secret or a node (``Claims`` in ``pkg/serviceaccount/claims.go``; ``iss`` is the
     signer's)."""
@@ -89,7 +92,7 @@ def claims(service_account: dict, *, audiences: list[str], now: float, expiratio
 class ServiceAccountTokens:
     """The token signer and verifier: one RSA key and the issuer it signs as."""
 
-    def __init__(self, private_key: rsa.RSAPrivateKey, issuer: str = DEFAULT_ISSUER):
+    def __init__(self, private_key: rsa.RSAPrivateKey, issuer: str = DEFAULT_ISSUER) -> None:
         self.issuer = issuer
         self._private = private_key
         self._public = private_key.public_key()
@@ -98,12 +101,12 @@ class ServiceAccountTokens:
         self.key_id = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
 
     @classmethod
-    def load_or_create(cls, path: Path | str, issuer: str = DEFAULT_ISSUER) -> "ServiceAccountTokens":
+    def load_or_create(cls, path: Path | str, issuer: str = DEFAULT_ISSUER) -> ServiceAccountTokens:
         """The key in ``path`` (PEM), made there (mode 0600) when the file does not exist."""
         path = Path(path)
         if not path.exists():
-            key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-            pem = key.private_bytes(serialization.Encoding.PEM,
+            new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            pem = new_key.private_bytes(serialization.Encoding.PEM,
                                     serialization.PrivateFormat.TraditionalOpenSSL,
                                     serialization.NoEncryption())
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,8 +166,8 @@ class ServiceAccountAuthenticator:
     """Bound service-account tokens as kube-apiserver's service-account authenticator checks
     them; the objects a token names are read from ``store``."""
 
-    def __init__(self, tokens: ServiceAccountTokens, store: Any, clock: Any,
-                 audiences: tuple[str, ...] | None = None):
+    def __init__(self, tokens: ServiceAccountTokens, store: Store, clock: Clock,
+                 audiences: tuple[str, ...] | None = None) -> None:
         self.tokens = tokens
         self.store = store
         self.clock = clock
@@ -191,7 +194,7 @@ class ServiceAccountAuthenticator:
         expires = found["exp"] + LEEWAY if "exp" in found else float("inf")
         return self._user(found, private), expires
 
-    def _check_time(self, found: dict) -> None:
+    def _check_time(self, found: dict[str, Any]) -> None:
         now = self.clock.now()
         for claim in ("exp", "nbf", "iat"):
             if claim in found and not isinstance(found[claim], (int, float)):
@@ -203,16 +206,17 @@ class ServiceAccountAuthenticator:
         if "iat" in found and now + LEEWAY < found["iat"]:
             raise TokenInvalid("service account token issued in the future")
 
-    def _deleted(self, obj: dict) -> bool:
+    def _deleted(self, obj: Obj) -> bool:
         """Deleted more than the leeway ago (claims.go's validator): gone for tokens."""
         deleted = (obj.get("metadata") or {}).get("deletionTimestamp")
         return bool(deleted) and parse_time(deleted) < self.clock.now() - LEEWAY
 
     @staticmethod
-    def _uid(obj: dict) -> str:
-        return (obj.get("metadata") or {}).get("uid", "")
+    def _uid(obj: Obj) -> str:
+        uid: str = (obj.get("metadata") or {}).get("uid", "")
+        return uid
 
-    def _bound(self, resource: str, namespace: str, ref: dict, what: str) -> None:
+    def _bound(self, resource: str, namespace: str, ref: dict[str, Any], what: str) -> None:
         """The object a token is bound to must still be there, with the uid it had."""
         try:
             obj = self.store.get(resource, namespace, ref.get("name", ""))
@@ -224,7 +228,7 @@ class ServiceAccountAuthenticator:
             raise TokenInvalid(f"{what} UID ({self._uid(obj)}) does not match service account "
                                f"{what} ref claim ({ref.get('uid')})")
 
-    def _user(self, found: dict, private: dict) -> User:
+    def _user(self, found: dict[str, Any], private: dict[str, Any]) -> User:
         namespace = private.get("namespace") or ""
         sa_ref = private.get("serviceaccount") or {}
         name = sa_ref.get("name", "")

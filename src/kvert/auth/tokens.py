@@ -21,7 +21,6 @@ import io
 import os
 import secrets
 from pathlib import Path
-from typing import Any
 
 from kvert.auth.user import (KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS, NODES,
                              VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER, User)
@@ -75,7 +74,7 @@ class TokenAuthenticator:
         self._checked = self._clock.now()
 
     @classmethod
-    def load_or_create(cls, path: Path, clock: Clock | None = None) -> "TokenAuthenticator":
+    def load_or_create(cls, path: Path, clock: Clock | None = None) -> TokenAuthenticator:
         if not path.exists():
             text = _row(secrets.token_urlsafe(32), ADMIN, (MASTERS,))
             text += "".join(_row(secrets.token_urlsafe(32), name, ("system:authenticated",))
@@ -145,7 +144,7 @@ class TokenAuthenticator:
         return self.authenticate_token(token) if token else None
 
 
-def bearer_token(authorization: Any) -> str | None:
+def bearer_token(authorization: object) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` header (scheme case-insensitive, as
     kube-apiserver's bearertoken authenticator reads it)."""
     if not isinstance(authorization, str):
