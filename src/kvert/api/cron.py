@@ -51,11 +51,13 @@ class Schedule:
 
     def next_after(self, t: datetime) -> datetime:
         """The first time strictly after ``t`` (aware, in the schedule's zone) it fires."""
-        return croniter(self._expression(), t).get_next(datetime)
+        fire: datetime = croniter(self._expression(), t).get_next(datetime)
+        return fire
 
     def previous_before(self, t: datetime) -> datetime:
         """The last time strictly before ``t`` it fired."""
-        return croniter(self._expression(), t).get_prev(datetime)
+        fired: datetime = croniter(self._expression(), t).get_prev(datetime)
+        return fired
 
 
 def _int(expr: str) -> int:

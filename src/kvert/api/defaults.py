@@ -619,14 +619,17 @@ def apply_defaults(obj: Obj) -> None:
     """Fill in Kubernetes' defaults for ``obj`` (dispatching on apiVersion and kind), in place."""
     if not isinstance(obj, dict):
         return
-    fn = _BY_KIND.get((obj.get("apiVersion"), obj.get("kind")))
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return
+    fn = _BY_KIND.get((api_version, kind))
     if fn is not None:
         fn(obj)
 
 
 def defaulted(obj: Obj) -> Obj:
     """A defaulted deep copy of ``obj``."""
-    out = deep_copy(obj)
+    out: Obj = deep_copy(obj)
     apply_defaults(out)
     return out
 
@@ -637,7 +640,8 @@ def effective_resize_policy(container: Any, resource: str) -> str:
     """The container's restart policy for resizing ``resource`` (``NotRequired`` when unset)."""
     for p in _list(container, "resizePolicy"):
         if isinstance(p, dict) and p.get("resourceName") == resource and p.get("restartPolicy"):
-            return p["restartPolicy"]
+            policy: str = p["restartPolicy"]
+            return policy
     return DEFAULT_RESIZE_RESTART_POLICY
 
 

@@ -43,13 +43,13 @@ def parse_feature_gates(value: str | Mapping[str, object] | None) -> dict[str, b
                 continue
             if "=" not in part:
                 raise FeatureGateError(f"missing bool value for {part}")
-            key, raw = (s.strip() for s in part.split("=", 1))
-            pairs[key] = raw
+            key, text = (s.strip() for s in part.split("=", 1))
+            pairs[key] = text
     elif isinstance(value, Mapping):
         pairs = dict(value)
     else:
         raise FeatureGateError(f"expected name=bool pairs, got {value!r}")
-    out = {}
+    out: dict[str, bool] = {}
     for name, raw in pairs.items():
         if name not in GATES:
             raise FeatureGateError(f"unrecognized feature gate: {name}")

@@ -30,6 +30,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from kvert.api.selectors import SelectorError
+from kvert.api.types import is_mapping
 
 __all__ = [
     "FieldRequirement",
@@ -94,13 +95,10 @@ def _render(value: Any) -> str:
     return ""  # maps and lists are not selectable
 
 
-def _is_map(x: Any) -> bool:
-    return type(x) is dict or isinstance(x, Mapping)  # dict fast path: ABC checks are slow
-
 
 def _walk(obj: Any, parts: tuple[str, ...]) -> Any:
     for p in parts:
-        if not _is_map(obj):
+        if not is_mapping(obj):
             return None
         obj = obj.get(p)
     return obj
@@ -128,18 +126,18 @@ def _bool_default_false(path: str) -> Callable[[Mapping[str, Any]], str]:
 
 def _pod_ip(obj: Mapping[str, Any]) -> str:
     status = obj.get("status")
-    if not _is_map(status):
+    if not is_mapping(status):
         return ""
     ips = status.get("podIPs")
     if isinstance(ips, list) and ips:
         first = ips[0]
-        return _render(first.get("ip")) if _is_map(first) else ""
+        return _render(first.get("ip")) if is_mapping(first) else ""
     return _render(status.get("podIP"))
 
 
 def _event_source(obj: Mapping[str, Any]) -> str:
     src = obj.get("source")
-    if _is_map(src):
+    if is_mapping(src):
         return _render(src.get("component"))
     return _render(src)
 
@@ -161,7 +159,7 @@ def _getter(path: str) -> Callable[[Mapping[str, Any]], str]:
 
 def field_value(obj: Mapping[str, Any], path: str) -> str:
     """The string a field selector compares for ``path`` on ``obj`` (``""`` when missing)."""
-    if not _is_map(obj):
+    if not is_mapping(obj):
         return ""
     return _getter(path)(obj)
 

@@ -28,7 +28,7 @@ class ResourceType:
     # A custom resource's openAPIV3Schema (validation, pruning, defaults); None for built-ins.
     schema: Obj | None = field(default=None, compare=False, hash=False)
     # Extra printer columns of a CRD version (additionalPrinterColumns), for Table output.
-    printer_columns: tuple = field(default=(), compare=False, hash=False)
+    printer_columns: tuple[Obj, ...] = field(default=(), compare=False, hash=False)
     # False for a type served by a handler outside the registry, never stored (an aggregated
     # API such as metrics.k8s.io, kvert.apiserver.metrics): such types are not registered
     # here; the server adds them to discovery only, which gives them no storageVersionHash.
@@ -138,8 +138,21 @@ BUILTIN: tuple[ResourceType, ...] = (
 
 _BY_KEY: dict[str, ResourceType] = {rt.key: rt for rt in BUILTIN}
 _BY_GVK: dict[tuple[str, str], ResourceType] = {(rt.api_version, rt.kind): rt for rt in BUILTIN}
-_VERSIONS: Obj = {}       # key -> versions, and _SIZE -> the table size they were made from
-_SIZE = object()
+
+
+class _VersionIndex:
+    """Every served version by resource key, with the table size it was built from."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[ResourceType]] = {}
+        self.size = -1  # never a table's size: built on first use
+
+    def clear(self) -> None:
+        self.by_key.clear()
+        self.size = -1
+
+
+_VERSIONS = _VersionIndex()
 
 
 def register(rt: ResourceType) -> None:
@@ -172,12 +185,12 @@ def by_gvk(api_version: str, kind: str) -> ResourceType:
 def versions_of(key: str) -> list[ResourceType]:
     """Every served version of a resource (asked on every request: kept by key, rebuilt
     when the table changes)."""
-    if _VERSIONS.get(_SIZE) != len(_BY_GVK):
+    if _VERSIONS.size != len(_BY_GVK):
         _VERSIONS.clear()
         for rt in _BY_GVK.values():
-            _VERSIONS.setdefault(rt.key, []).append(rt)
-        _VERSIONS[_SIZE] = len(_BY_GVK)
-    return list(_VERSIONS.get(key, ()))
+            _VERSIONS.by_key.setdefault(rt.key, []).append(rt)
+        _VERSIONS.size = len(_BY_GVK)
+    return list(_VERSIONS.by_key.get(key, ()))
 
 
 def by_key(key: str) -> ResourceType:

@@ -101,7 +101,8 @@ def _yaml_docs(text: str, name: str) -> list[_Doc]:
 
 def _json_docs(text: str, name: str) -> list[_Doc]:
     """One JSON value, or several appended (``kubectl get -o json >> f``)."""
-    decoder, docs, i = json.JSONDecoder(), [], 0
+    decoder, i = json.JSONDecoder(), 0
+    docs: list[_Doc] = []
     while True:
         while i < len(text) and text[i].isspace():
             i += 1
@@ -141,17 +142,17 @@ def read_objects(text: str, name: str) -> Iterator[tuple[Obj, str]]:
             raise ManifestError(f"{where}: expected a Kubernetes object or List (a mapping), "
                                 f"found a {type(data).__name__}")
         kind = data.get("kind")
-        is_list = isinstance(kind, str) and kind.endswith("List") and "items" in data
+        list_kind = kind if isinstance(kind, str) and kind.endswith("List") and "items" in data else None
         if not kind and "items" in data:
             raise ManifestError(f"{where}: a List without kind (kubectl prints 'kind: List' "
                                 f"after the items: is the file truncated?)")
-        if not is_list:
+        if list_kind is None:
             yield _checked(data, where), where
             continue
         items = data.get("items") or []
         if not isinstance(items, list):
             raise ManifestError(f"{where}: items must be a list")
-        typed = kind[:-4] if kind != "List" else ""
+        typed = list_kind[:-4] if list_kind != "List" else ""
         for i, item in enumerate(items):
             line = doc.item_lines[i] if doc.item_lines and i < len(doc.item_lines) else None
             at = name + (f" line {line}" if line else "") + \

@@ -9,22 +9,27 @@ from typing import Any
 
 # Re-exported: callers that predate kvert.api.types read the alias from here.
 from kvert.api.types import Obj as Obj
+from kvert.api.types import ObjectMeta
 
 
 def meta(obj: Obj) -> dict[str, Any]:
-    return obj.setdefault("metadata", {})
+    metadata: dict[str, Any] = obj.setdefault("metadata", {})
+    return metadata
 
 
 def name_of(obj: Obj) -> str:
-    return (obj.get("metadata") or {}).get("name", "")
+    metadata: ObjectMeta = obj.get("metadata") or {}
+    return metadata.get("name", "")
 
 
 def namespace_of(obj: Obj) -> str:
-    return (obj.get("metadata") or {}).get("namespace", "") or ""
+    metadata: ObjectMeta = obj.get("metadata") or {}
+    return metadata.get("namespace", "") or ""
 
 
 def labels_of(obj: Obj) -> dict[str, str]:
-    return (obj.get("metadata") or {}).get("labels") or {}
+    metadata: ObjectMeta = obj.get("metadata") or {}
+    return metadata.get("labels") or {}
 
 
 def key_of(obj: Obj) -> str:

@@ -36,12 +36,14 @@ from kvert.api.selectors import (
     LESS_THAN,
     NOT_IN,
     LabelSelector,
+    Requirement,
     SelectorError,
     make_requirement,
     parse_int64,
     validate_label_key,
     validate_label_value,
 )
+from kvert.api.types import is_mapping
 
 __all__ = [
     "NODE_SELECTOR_OPERATORS",
@@ -74,7 +76,7 @@ def _values(req: Mapping[str, Any]) -> list[Any]:
     return list(values)
 
 
-def _label_requirement(req: Mapping[str, Any], where: str):
+def _label_requirement(req: Mapping[str, Any], where: str) -> Requirement:
     if not isinstance(req, Mapping):
         raise SelectorError(f"{where}: must be an object with key, operator and values")
     op = req.get("operator")
@@ -101,24 +103,21 @@ def _field_requirement(req: Mapping[str, Any], where: str) -> tuple[str, bool, s
     return (str(req.get("key", "")), op == "In", values[0])
 
 
-def _is_map(x: Any) -> bool:
-    return type(x) is dict or isinstance(x, Mapping)
-
 
 def _is_empty_term(term: Mapping[str, Any] | None) -> bool:
     """Kubernetes' isEmptyNodeSelectorTerm (anything that is not an object counts as empty)."""
-    return not term or not _is_map(term) or (
+    return not term or not is_mapping(term) or (
         not term.get("matchExpressions") and not term.get("matchFields"))
 
 
 def _node_name(node: Mapping[str, Any]) -> str:
     meta = node.get("metadata")
-    return (meta.get("name") or "") if _is_map(meta) else ""
+    return (meta.get("name") or "") if is_mapping(meta) else ""
 
 
 def _node_labels(node: Mapping[str, Any]) -> Mapping[str, str]:
     meta = node.get("metadata")
-    return (meta.get("labels") or {}) if _is_map(meta) else {}
+    return (meta.get("labels") or {}) if is_mapping(meta) else {}
 
 
 class NodeSelectorTerm:
@@ -178,7 +177,7 @@ class NodeSelector:
     __slots__ = ("terms", "errors")
 
     def __init__(self, node_selector: Mapping[str, Any] | None, path: str = "nodeSelector"):
-        terms = (node_selector.get("nodeSelectorTerms") or []) if _is_map(node_selector) else []
+        terms = (node_selector.get("nodeSelectorTerms") or []) if is_mapping(node_selector) else []
         compiled = [NodeSelectorTerm(t, f"{path}.nodeSelectorTerms[{i}]")
                     for i, t in enumerate(terms)]
         self.terms = tuple(t for t in compiled if not t.empty)
@@ -370,7 +369,7 @@ def validate_node_selector_term(term: Mapping[str, Any] | None, path: str) -> li
     out: list[str] = []
     if not term:
         return out
-    if not _is_map(term):
+    if not is_mapping(term):
         return [_fmt(_errors.invalid(path, str(term), "must be an object"))]
     for i, req in enumerate(term.get("matchExpressions") or []):
         out += validate_node_selector_requirement(req, f"{path}.matchExpressions[{i}]")
@@ -381,7 +380,7 @@ def validate_node_selector_term(term: Mapping[str, Any] | None, path: str) -> li
 
 def validate_node_selector(node_selector: Mapping[str, Any] | None, path: str) -> list[str]:
     """Problems with a ``v1.NodeSelector``: it needs at least one term; each term validated."""
-    terms = (node_selector.get("nodeSelectorTerms") or []) if _is_map(node_selector) else []
+    terms = (node_selector.get("nodeSelectorTerms") or []) if is_mapping(node_selector) else []
     if not terms:
         return [_fmt(_errors.required(f"{path}.nodeSelectorTerms",
                                       "must have at least one node selector term"))]

@@ -30,7 +30,7 @@ Kubernetes, so they count as custom resources here too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 from kvert.api import kinds
 from kvert.api.types import Obj
@@ -629,11 +629,12 @@ def _custom_meta(api_version: str, kind: str, path: tuple[str, ...]) -> PatchMet
     schema = _crd_schema(api_version, kind)
     if schema is None:
         return _NONE
-    node: Obj | None = schema
+    node: Obj = schema
     for name in path:
-        node = _schema_child(node, name)
-        if node is None:
+        child = _schema_child(node, name)
+        if child is None:
             return _NONE
+        node = child
     return _schema_node_meta(node)
 
 
@@ -644,8 +645,9 @@ def _schema_child(node: Obj | None, name: str) -> Obj | None:
     if not isinstance(node, dict):
         return None
     props = node.get("properties")
-    if isinstance(props, dict) and isinstance(props.get(name), dict):
-        return props[name]
+    field = props.get(name) if isinstance(props, dict) else None
+    if isinstance(field, dict):
+        return field
     extra = node.get("additionalProperties")
     if isinstance(extra, dict):
         return extra
@@ -667,7 +669,7 @@ def _walk_schema(node: Obj,
         meta = _schema_node_meta(node)
         if not meta.is_empty():
             yield prefix, meta
-    inner = node
+    inner: Any = node  # the items of arrays of arrays, down to an object (or not)
     while isinstance(inner, dict) and inner.get("type") == "array":
         inner = inner.get("items")
     if not isinstance(inner, dict):

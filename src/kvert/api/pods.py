@@ -1,6 +1,7 @@
 """A pod's effective requests, limits and QoS class, counted the way Kubernetes counts them.
 
-Pods are plain dicts in their JSON (camelCase) form. The rules follow
+Pods are plain dicts in their JSON (camelCase) form, read through the TypedDicts of
+:mod:`kvert.api.types`; callers pass any mapping. The rules follow
 ``k8s.io/component-helpers/resource`` (PodRequests / PodLimits, used by the scheduler,
 kubelet admission and quota) and ``pkg/apis/core/v1/helper/qos`` (GetPodQOS):
 
@@ -22,9 +23,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kvert.api.resources import ResourceList, add, max_of, parse_resource_list
+from kvert.api.types import Container, ContainerStatus, PodSpec, PodStatus, ResourceRequirements
 
-Pod = Mapping[str, Any]
-Container = Mapping[str, Any]
+PodLike = Mapping[str, Any]
+"""A pod as callers hold it: a plain ``Obj`` or a typed :class:`kvert.api.types.Pod`."""
+ContainerLike = Mapping[str, Any]
 
 GUARANTEED = "Guaranteed"
 BURSTABLE = "Burstable"
@@ -34,7 +37,7 @@ _QOS_RESOURCES = ("cpu", "memory")
 _HUGEPAGES = "hugepages-"
 
 
-def is_restartable_init_container(container: Container) -> bool:
+def is_restartable_init_container(container: ContainerLike) -> bool:
     """A sidecar: an init container with ``restartPolicy: Always`` that keeps running."""
     return container.get("restartPolicy") == "Always"
 
@@ -44,11 +47,12 @@ def is_pod_level_resource(name: str) -> bool:
     return name in _QOS_RESOURCES or name.startswith(_HUGEPAGES)
 
 
-def _resources(container: Container) -> Mapping[str, Any]:
-    return container.get("resources") or {}
+def _resources(container: ContainerLike) -> ResourceRequirements:
+    res: ResourceRequirements = container.get("resources") or {}
+    return res
 
 
-def container_requests(container: Container, *, path: str = "") -> ResourceList:
+def container_requests(container: ContainerLike, *, path: str = "") -> ResourceList:
     """Requests after the API server's defaulting: a resource with a limit and no request
     requests its limit (SetDefaults_Pod), which is what makes limits-only pods Guaranteed."""
     res = _resources(container)
@@ -59,24 +63,26 @@ def container_requests(container: Container, *, path: str = "") -> ResourceList:
     return requests
 
 
-def container_limits(container: Container, *, path: str = "") -> ResourceList:
+def container_limits(container: ContainerLike, *, path: str = "") -> ResourceList:
     prefix = f"{path}.resources" if path else "resources"
     return parse_resource_list(_resources(container).get("limits"), f"{prefix}.limits")
 
 
-def is_pod_resize_infeasible(pod: Pod) -> bool:
+def is_pod_resize_infeasible(pod: PodLike) -> bool:
     """The kubelet marked the pending resize Infeasible (condition PodResizePending)."""
-    for cond in (pod.get("status") or {}).get("conditions") or []:
+    status: PodStatus = pod.get("status") or {}
+    for cond in status.get("conditions") or []:
         if cond.get("type") == "PodResizePending":
-            return cond.get("reason") == "Infeasible"
+            return bool(cond.get("reason") == "Infeasible")
     return False
 
 
-def _find_status(pod: Pod, name: str) -> tuple[Mapping[str, Any] | None, str]:
+def _find_status(pod: PodLike, name: str) -> tuple[ContainerStatus | None, str]:
     """The container's status (containerStatuses first, then initContainerStatuses) and its path."""
-    status = pod.get("status") or {}
-    for key in ("containerStatuses", "initContainerStatuses"):
-        for i, cs in enumerate(status.get(key) or []):
+    status: PodStatus = pod.get("status") or {}
+    for key, statuses in (("containerStatuses", status.get("containerStatuses")),
+                          ("initContainerStatuses", status.get("initContainerStatuses"))):
+        for i, cs in enumerate(statuses or []):
             if cs.get("name") == name:
                 return cs, f"status.{key}[{i}]"
     return None, ""
@@ -87,8 +93,15 @@ class _Pick:
 
     __slots__ = ("c", "cs", "infeasible", "path", "status_path")
 
-    def __init__(self, c: Container, cs: Mapping[str, Any] | None, infeasible: bool, path: str, status_path: str):
+    def __init__(self, c: ContainerLike, cs: ContainerStatus | None, infeasible: bool, path: str,
+                 status_path: str):
         self.c, self.cs, self.infeasible, self.path, self.status_path = c, cs, infeasible, path, status_path
+
+    def status_resources(self) -> ResourceRequirements:
+        """What the runtime reports it applied (``status...resources``); ``{}`` if nothing."""
+        if self.cs is None:
+            return {}
+        return self.cs.get("resources") or {}
 
 
 Getter = Callable[[_Pick], "ResourceList | None"]
@@ -108,7 +121,7 @@ def _allocated_requests(p: _Pick) -> ResourceList | None:
 
 def _actuated_requests(p: _Pick) -> ResourceList | None:
     # What the runtime actually applied (status resources), else allocated, else spec.
-    actual = (p.cs or {}).get("resources") or {}
+    actual = p.status_resources()
     if actual.get("requests") is not None:
         return parse_resource_list(actual["requests"], f"{p.status_path}.resources.requests")
     return _allocated_requests(p)
@@ -119,15 +132,15 @@ def _spec_limits(p: _Pick) -> ResourceList:
 
 
 def _actuated_limits(p: _Pick) -> ResourceList | None:
-    actual = (p.cs or {}).get("resources") or {}
+    actual = p.status_resources()
     if actual.get("limits") is not None:
         return parse_resource_list(actual["limits"], f"{p.status_path}.resources.limits")
     return None if p.infeasible else container_limits(p.c, path=p.path)
 
 
-def _aggregate(pod: Pod, getter: Getter, use_status: bool) -> ResourceList:
+def _aggregate(pod: PodLike, getter: Getter, use_status: bool) -> ResourceList:
     """KEP-753: app containers + sidecars, or the largest init phase, whichever is larger."""
-    spec = pod.get("spec") or {}
+    spec: PodSpec = pod.get("spec") or {}
     infeasible = use_status and is_pod_resize_infeasible(pod)
 
     def pick(c: Container, path: str) -> ResourceList:
@@ -151,13 +164,13 @@ def _aggregate(pod: Pod, getter: Getter, use_status: bool) -> ResourceList:
     return max_of(result, init_peak)
 
 
-def pod_level_resources(pod: Pod) -> tuple[ResourceList, ResourceList] | None:
+def pod_level_resources(pod: PodLike) -> tuple[ResourceList, ResourceList] | None:
     """Pod-level ``spec.resources`` as (requests, limits) after defaulting, or None if absent.
 
     Defaulting (KEP-2837): when pod-level limits are set, a missing pod-level request takes
     the containers' aggregated request for that resource, or else the pod-level limit.
     """
-    spec = pod.get("spec") or {}
+    spec: PodSpec = pod.get("spec") or {}
     res = spec.get("resources")
     if res is None:
         return None
@@ -179,11 +192,12 @@ def _apply_pod_level(result: ResourceList, pod_level: ResourceList) -> ResourceL
     return {**result, **{k: v for k, v in pod_level.items() if is_pod_level_resource(k)}}
 
 
-def _overhead(pod: Pod) -> ResourceList:
-    return parse_resource_list((pod.get("spec") or {}).get("overhead"), "spec.overhead")
+def _overhead(pod: PodLike) -> ResourceList:
+    spec: PodSpec = pod.get("spec") or {}
+    return parse_resource_list(spec.get("overhead"), "spec.overhead")
 
 
-def pod_requests(pod: Pod, *, use_status_resources: bool = False, include_overhead: bool = True) -> ResourceList:
+def pod_requests(pod: PodLike, *, use_status_resources: bool = False, include_overhead: bool = True) -> ResourceList:
     """The pod's effective requests (component-helpers PodRequests).
 
     With ``use_status_resources`` (in-place resize, as the scheduler and kubelet admission
@@ -221,7 +235,7 @@ def pod_requests(pod: Pod, *, use_status_resources: bool = False, include_overhe
     return result
 
 
-def pod_limits(pod: Pod, *, use_status_resources: bool = False, include_overhead: bool = True) -> ResourceList:
+def pod_limits(pod: PodLike, *, use_status_resources: bool = False, include_overhead: bool = True) -> ResourceList:
     """The pod's effective limits (component-helpers PodLimits).
 
     A resource no container limits is absent (unlimited), not zero. With
@@ -245,7 +259,7 @@ def pod_limits(pod: Pod, *, use_status_resources: bool = False, include_overhead
 
 def _positive_qos(into: ResourceList, rl: Mapping[str, int]) -> set[str]:
     """Add the positive cpu/memory amounts of rl into ``into``; return which were found."""
-    found = set()
+    found: set[str] = set()
     for name in _QOS_RESOURCES:
         if rl.get(name, 0) > 0:
             into[name] = into.get(name, 0) + rl[name]
@@ -253,7 +267,7 @@ def _positive_qos(into: ResourceList, rl: Mapping[str, int]) -> set[str]:
     return found
 
 
-def compute_qos_class(pod: Pod) -> str:
+def compute_qos_class(pod: PodLike) -> str:
     """ComputePodQOS: the QoS class from the spec alone.
 
     Only cpu and memory count, zero quantities are ignored, init containers (sidecars too)
@@ -271,9 +285,10 @@ def compute_qos_class(pod: Pod) -> str:
         if pod_level[1]:
             guaranteed = _positive_qos(limits, pod_level[1]) == set(_QOS_RESOURCES)
     else:
-        spec = pod.get("spec") or {}
-        for kind in ("containers", "initContainers"):
-            for i, c in enumerate(spec.get(kind) or []):
+        spec: PodSpec = pod.get("spec") or {}
+        for kind, containers in (("containers", spec.get("containers")),
+                                 ("initContainers", spec.get("initContainers"))):
+            for i, c in enumerate(containers or []):
                 path = f"spec.{kind}[{i}]"
                 _positive_qos(requests, container_requests(c, path=path))
                 if _positive_qos(limits, container_limits(c, path=path)) != set(_QOS_RESOURCES):
@@ -285,7 +300,8 @@ def compute_qos_class(pod: Pod) -> str:
     return BURSTABLE
 
 
-def qos_class(pod: Pod) -> str:
+def qos_class(pod: PodLike) -> str:
     """GetPodQOS: ``status.qosClass`` when set (it is fixed at creation and survives resizes),
     otherwise computed from the spec."""
-    return (pod.get("status") or {}).get("qosClass") or compute_qos_class(pod)
+    status: PodStatus = pod.get("status") or {}
+    return status.get("qosClass") or compute_qos_class(pod)

@@ -214,12 +214,12 @@ class Quantity:
         stripped = digits.rstrip("0")
         exponent = -9 + len(digits) - len(stripped)
         pad = exponent % 3  # lower the exponent to a multiple of 3, growing the mantissa
-        mantissa, exponent = stripped + "0" * pad, exponent - pad
+        mantissa_digits, exponent = stripped + "0" * pad, exponent - pad
         if fmt == DECIMAL_SI and exponent in _DECIMAL_BY_EXPONENT:
             suffix = _DECIMAL_BY_EXPONENT[exponent]
         else:  # DecimalExponent, or a DecimalSI value beyond "E"
             suffix = "" if exponent == 0 else f"e{exponent}"
-        return f"{sign}{mantissa}{suffix}"
+        return f"{sign}{mantissa_digits}{suffix}"
 
 
 def parse_quantity(text: object) -> Quantity:

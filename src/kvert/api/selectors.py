@@ -109,7 +109,7 @@ _INT64_RE = re.compile(r"[+-]?[0-9]+")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def parse_int64(text: str) -> int | None:
+def parse_int64(text: object) -> int | None:
     """``strconv.ParseInt(text, 10, 64)``: optional sign, ASCII digits, int64 range; else None."""
     if not isinstance(text, str) or not _INT64_RE.fullmatch(text):
         return None
@@ -225,7 +225,7 @@ def _as_requirement(r: Any) -> Requirement:
     return Requirement(key, op, tuple(sorted(set(values))))
 
 
-def _sort_key(req: Requirement) -> tuple:
+def _sort_key(req: Requirement) -> tuple[str, int, tuple[str, ...]]:
     return (req.key, _OP_ORDER.get(req.operator, 99), req.values)
 
 
