@@ -66,6 +66,7 @@ unchanged (with the annotation too: an unreadable VPA list does not hold pods).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 from fractions import Fraction
 from math import floor
@@ -73,14 +74,19 @@ from typing import Any, Iterable, Mapping
 
 import jsonpatch
 
+from kvert.api import pods as podutil
 from kvert.api.errors import ApiError, Forbidden, NotFound
 from kvert.api.quantity import Quantity, QuantityError
 from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.client.base import Client
 from kvert.client.cache import InformerFactory
+from kvert.client.events import EventRecorder
+from kvert.clock import Clock
 from kvert.registry.admission import CREATE, Attributes
 from kvert.vpa.recommendation import (apply_policy, cap_to_container_limit_range, container_policy,
                                       controlled_resources, parse_recommendation, proportional_limits,
                                       scaling_disabled)
+from kvert.vpa.targets import ObjectReader
 
 log = logging.getLogger(__name__)
 
@@ -383,7 +389,7 @@ class VpaMatcher:
     every call (fine in process and in tests).
     """
 
-    def __init__(self, client: Any, clock: Any = None, *, informers: InformerFactory | None = None):
+    def __init__(self, client: Client, clock: Clock | None = None, *, informers: InformerFactory | None = None):
         self.client = client
         self.clock = clock
         self.informers = informers
@@ -393,6 +399,8 @@ class VpaMatcher:
         """Read from informers from now on (this matcher's own unless it was given some),
         synced for :data:`WATCHED` before returning."""
         if self.informers is None:
+            if self.clock is None:
+                raise ValueError("a VpaMatcher needs a clock to start informers (they retry on it)")
             self.informers = InformerFactory(self.client, self.clock)
             self._own_informers = True
         for resource in WATCHED:
@@ -405,23 +413,23 @@ class VpaMatcher:
             self._own_informers = False
 
     async def list(self, resource: str, namespace: str) -> list[dict]:
-        reader = self.informers or self.client
+        reader: ObjectReader = self.informers or self.client
         try:
             return list((await reader.list(resource, namespace=namespace)).get("items") or [])
         except NotFound:
             return []
 
     async def get(self, resource: str, namespace: str, name: str) -> dict | None:
-        reader = self.informers or self.client
+        reader: ObjectReader = self.informers or self.client
         try:
             return await reader.get(resource, name, namespace)
         except NotFound:
             return None
 
-    async def limit_ranges(self, namespace: str) -> list[dict]:
+    async def limit_ranges(self, namespace: str) -> builtins.list[dict[str, Any]]:
         return await self.list(LIMIT_RANGES, namespace)
 
-    async def vpas_for(self, namespace: str, controller: Mapping | None) -> list[dict]:
+    async def vpas_for(self, namespace: str, controller: Mapping | None) -> builtins.list[dict[str, Any]]:
         """The namespace's VPAs that may control a pod of ``controller``: those targeting it
         and those with no targetRef (an index lookup with informers, not the whole list)."""
         if self.informers is None or controller is None:
@@ -455,7 +463,7 @@ class VpaMatcher:
         obj = await self.get(resource, namespace, str(target.get("name", "")))
         return _selector(((obj or {}).get("spec") or {}).get("selector")) if obj else None
 
-    async def matching_vpas(self, pod: Mapping, namespace: str = "") -> list[dict]:
+    async def matching_vpas(self, pod: Mapping, namespace: str = "") -> builtins.list[dict[str, Any]]:
         """Every VPA of the pod's namespace that controls it (any mode), strongest first."""
         namespace = namespace or _meta(pod).get("namespace") or "default"
         labels = _meta(pod).get("labels") or {}
@@ -489,7 +497,7 @@ class VpaAdmission:
     """What the webhook and the in-process plugin share: find the VPAs of a new pod, compute
     its patch, and record a Warning event on the VPAs when more than one matched."""
 
-    def __init__(self, matcher: VpaMatcher, recorder: Any = None):
+    def __init__(self, matcher: VpaMatcher, recorder: EventRecorder | None = None):
         self.matcher = matcher
         self.recorder = recorder
         self._pending: set[asyncio.Task] = set()
@@ -510,17 +518,17 @@ class VpaAdmission:
         ops, _, chosen, warnings = mutate_pod(pod, vpas, limit_ranges)
         if warnings and self.recorder is not None:
             _, candidates = choose_vpa(vpas)
-            self._record(candidates, warnings[0])
+            self._record(self.recorder, candidates, warnings[0])
         return ops, warnings
 
-    def _record(self, vpas: list[dict], message: str) -> None:
+    def _record(self, recorder: EventRecorder, vpas: list[dict], message: str) -> None:
         # In a task: the pod create in flight may hold the store; an event must not wait for it.
         async def record() -> None:
             for vpa in vpas:
                 obj = dict(vpa)
                 obj.setdefault("apiVersion", "autoscaling.k8s.io/v1")
                 obj.setdefault("kind", "VerticalPodAutoscaler")
-                await self.recorder.record(obj, "Warning", MULTIPLE_VPAS_REASON, message)
+                await recorder.record(obj, "Warning", MULTIPLE_VPAS_REASON, message)
         task = asyncio.ensure_future(record())
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
@@ -541,13 +549,13 @@ class VpaAdmissionPlugin:
     name = "VerticalPodAutoscaler"
     resources = frozenset({"pods"})
 
-    def __init__(self, source: Any, clock: Any = None, *, recorder: Any = None):
+    def __init__(self, source: VpaAdmission | VpaMatcher | Client, clock: Clock | None = None, *,
+                 recorder: EventRecorder | None = None):
         if isinstance(source, VpaAdmission):
             self.admission = source
         else:
             matcher = source if isinstance(source, VpaMatcher) else VpaMatcher(source, clock)
             if recorder is None and clock is not None:
-                from kvert.client.events import EventRecorder
                 recorder = EventRecorder(matcher.client, clock, COMPONENT)
             self.admission = VpaAdmission(matcher, recorder)
 
@@ -564,7 +572,6 @@ class VpaAdmissionPlugin:
                 attrs.object.update(patched)
                 status = attrs.object.get("status")
                 if isinstance(status, dict) and "qosClass" in status:   # requests changed
-                    from kvert.api import pods as podutil
                     status["qosClass"] = podutil.compute_qos_class(attrs.object)
         except VpaRequired:
             raise

@@ -39,13 +39,23 @@ Trace = list[tuple[str, Resources]]
 
 
 class AggregateLike(Protocol):
-    """What estimators read from an aggregate (``model.AggregateContainerState``)."""
+    """What estimators read from an aggregate (``model.AggregateContainerState``); read-only, so
+    an aggregate holding a ``DecayingHistogram`` is one."""
 
-    cpu: Histogram
-    memory: Histogram
-    first_sample_start_us: int | None
-    last_sample_start_us: int | None
-    total_samples_count: int
+    @property
+    def cpu(self) -> Histogram: ...
+
+    @property
+    def memory(self) -> Histogram: ...
+
+    @property
+    def first_sample_start_us(self) -> int | None: ...
+
+    @property
+    def last_sample_start_us(self) -> int | None: ...
+
+    @property
+    def total_samples_count(self) -> int: ...
 
 
 class HistogramRows(Protocol):

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Self, Sequence
 
 import numpy as np
 
@@ -262,7 +262,7 @@ class Histogram:
             return float(self.options.starts[bucket + 1])
         return float(self.options.starts[bucket])
 
-    def copy(self) -> Histogram:
+    def copy(self) -> Self:
         h = object.__new__(type(self))
         h.__dict__.update(self.__dict__)
         h.weights = self.weights.copy()
@@ -434,15 +434,15 @@ class DecayingHistogram(Histogram):
     def merge(self, other: Histogram) -> None:  # type: ignore[override]
         if not isinstance(other, DecayingHistogram) or other.half_life != self.half_life:
             raise ValueError("can't merge decaying histograms with different half life periods")
-        other = other.copy()  # type: ignore[assignment]
+        theirs = other.copy()      # shifting its reference must not touch the caller's
         if self.reference is None:
-            self.reference = other.reference
-        elif other.reference is not None:
-            if self.reference < other.reference:
-                self.shift_reference(other.reference)
-            elif other.reference < self.reference:
-                other.shift_reference(self.reference)
-        super().merge(other)
+            self.reference = theirs.reference
+        elif theirs.reference is not None:
+            if self.reference < theirs.reference:
+                self.shift_reference(theirs.reference)
+            elif theirs.reference < self.reference:
+                theirs.shift_reference(self.reference)
+        super().merge(theirs)
 
     def equals(self, other: Histogram) -> bool:
         return (isinstance(other, DecayingHistogram) and other.half_life == self.half_life

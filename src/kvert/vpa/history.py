@@ -74,7 +74,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-import math
 import re
 import urllib.parse
 from pathlib import Path
@@ -82,7 +81,9 @@ from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
+from kvert.api.durations import format_prometheus_duration, parse_prometheus_duration
 from kvert.vpa.samples import SampleError, Samples, parse_samples
+from kvert.vpa.targets import select_pods
 
 log = logging.getLogger(__name__)
 
@@ -109,47 +110,10 @@ class HistoryProvider(Protocol):
 
 # -- durations -------------------------------------------------------------------------------------
 
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0, "y": 365 * 86400.0}
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w|y)")
-
-
-def parse_duration(text: str | float | int) -> float:
-    """Seconds from a Prometheus duration (``8d``, ``1h30m``, ``500ms``) or a number of seconds.
-    Raises ValueError."""
-    if isinstance(text, bool):
-        raise ValueError(f"{text!r} is not a duration")
-    if isinstance(text, (int, float)):
-        value = float(text)
-    else:
-        s = str(text).strip()
-        try:
-            value = float(s)
-        except ValueError:
-            pos, value = 0, 0.0
-            while pos < len(s):
-                m = _DURATION.match(s, pos)
-                if not m:
-                    raise ValueError(f"{text!r} is not a duration (e.g. 8d, 1h, 90s)") from None
-                value += float(m.group(1)) * _UNITS[m.group(2)]
-                pos = m.end()
-            if pos == 0:
-                raise ValueError(f"{text!r} is not a duration (e.g. 8d, 1h, 90s)") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{text!r} is not a positive duration")
-    return value
-
-
-def format_duration(seconds: float) -> str:
-    """Seconds as a PromQL range duration (``3600`` -> ``1h``, ``90`` -> ``1m30s``)."""
-    ms = int(round(seconds * 1000))
-    if ms <= 0:
-        raise ValueError(f"{seconds!r} is not a positive duration")
-    out = []
-    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1)):
-        n, ms = divmod(ms, size)
-        if n:
-            out.append(f"{n}{unit}")
-    return "".join(out)
+# The history flags' durations are Prometheus' (``8d``, ``1h30m``); sim and cli import these two
+# names from here.
+parse_duration = parse_prometheus_duration
+format_duration = format_prometheus_duration
 
 
 # -- building Samples ------------------------------------------------------------------------------
@@ -623,8 +587,6 @@ def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targ
     ``vpas``: the VPA objects, oldest first; ``targets``: (namespace, VPA name) -> the resolved
     ``targets.Target``; ``live_pods``: the live pod objects. Returns ({(ns, pod): (ns, VPA)},
     [(ns, pod) dropped])."""
-    from kvert.vpa.targets import select_pods
-
     def key_of(obj: Mapping) -> tuple[str, str]:
         meta = obj.get("metadata") or {}
         return meta.get("namespace") or "default", meta.get("name", "")
@@ -651,13 +613,13 @@ def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targ
     dropped: list[tuple[str, str]] = []
     for pk in sorted(set(pods)):
         if pk in live:
-            vkey = owner.get(pk)
+            owner_key = owner.get(pk)
         else:
-            vkey = next((c[2] for c in refs.get(pk[0], []) if owns_by_name(c[3], c[4], pk[1])), None)
-        if vkey is None:
+            owner_key = next((c[2] for c in refs.get(pk[0], []) if owns_by_name(c[3], c[4], pk[1])), None)
+        if owner_key is None:
             dropped.append(pk)
         else:
-            assigned[pk] = vkey
+            assigned[pk] = owner_key
     return assigned, dropped
 
 

@@ -133,19 +133,22 @@ class LocalMetricsSource(_PodMetricsTable):
         return list(result or [])
 
 
+class PathReader(Protocol):
+    """A client that GETs any API path (``kvert.client.http.HttpClient``): the metrics API is
+    not a resource of the ``Client`` protocol."""
+
+    async def get_path(self, path: str) -> dict[str, Any]: ...
+
+
 class HttpMetricsSource(_PodMetricsTable):
     """PodMetrics of every namespace from the API server's metrics.k8s.io API."""
 
-    def __init__(self, client: Any, path: str = METRICS_PODS_PATH) -> None:
+    def __init__(self, client: PathReader, path: str = METRICS_PODS_PATH) -> None:
         self.client = client
         self.path = path
 
     async def pod_metrics(self) -> list[dict]:
-        get_path = getattr(self.client, "get_path", None)
-        if get_path is not None:
-            body = await get_path(self.path)
-        else:   # kvert.client.http.HttpClient
-            body = await self.client._call("GET", self.path)
+        body = await self.client.get_path(self.path)
         return list((body or {}).get("items") or [])
 
 

@@ -43,12 +43,28 @@ history yet for the pod's containers. Nothing here speaks HTTP: the API server
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Protocol
 
 from kvert.api.errors import Cause, Invalid, invalid, not_supported, required
 from kvert.api.recommendation_query import API_VERSION, GROUP, KIND, PLURAL, RESOURCE, VERSION
+from kvert.client.base import Client
 from kvert.vpa.admission import VpaMatcher, choose_vpa, stronger_key
-from kvert.vpa.recommendation import recommend
+from kvert.vpa.aggregate import AggregateStore
+from kvert.vpa.recommendation import RecommenderConfig, recommend
+
+
+class QueriedRecommender(Protocol):
+    """What a query reads of the live recommender (``kvert.vpa.recommender.Recommender``); its
+    ``name`` too when it has one."""
+
+    @property
+    def store(self) -> AggregateStore: ...
+
+    @property
+    def config(self) -> RecommenderConfig: ...
+
+    @property
+    def client(self) -> Client: ...
 
 
 _TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec", "status")
@@ -144,7 +160,8 @@ def _mine(vpa: Mapping, recommender_name: str) -> bool:
     return not names or any((r or {}).get("name") == recommender_name for r in names)
 
 
-def recommend_for_pod(pod: Mapping, matching_vpas: Iterable[Mapping], store: Any, config: Any = None,
+def recommend_for_pod(pod: Mapping, matching_vpas: Iterable[Mapping], store: AggregateStore,
+                      config: RecommenderConfig | None = None,
                       recommender_name: str = "default") -> dict:
     """``status`` for a pod given the VPAs that match it (any mode) and the recommender's
     ``AggregateStore``: ``{"recommendation": {...}}`` or ``{"error": "..."}``."""
@@ -189,7 +206,7 @@ def response(query: Mapping, namespace: str, status: Mapping) -> dict:
     return {k: out[k] for k in _TOP_FIELDS if k in out}
 
 
-async def answer_query(query: dict, recommender: Any, *, vpas: Iterable[Mapping] | None = None,
+async def answer_query(query: dict, recommender: QueriedRecommender, *, vpas: Iterable[Mapping] | None = None,
                        matcher: VpaMatcher | None = None, namespace: str = "") -> dict:
     """The answered RecommendationQuery (raises ``Invalid`` for a bad one).
 
@@ -217,7 +234,7 @@ async def answer_query(query: dict, recommender: Any, *, vpas: Iterable[Mapping]
 class QueryService:
     """What a server calls: ``await service.answer(body, namespace)``."""
 
-    def __init__(self, recommender: Any, matcher: VpaMatcher | None = None) -> None:
+    def __init__(self, recommender: QueriedRecommender, matcher: VpaMatcher | None = None) -> None:
         self.recommender = recommender
         self.matcher = matcher
         self.answered = 0

@@ -90,13 +90,13 @@ quantities print as upstream prints ``NewScaledQuantity``: ``688m``, ``262144k``
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any, Mapping
 
 import numpy as np
 
+from kvert.api.durations import SECOND, DurationError, parse_go_duration_ns
 from kvert.api.quantity import DECIMAL_SI, Quantity, QuantityError
 from kvert.vpa.estimators import (CPU, MEMORY, RESOURCES, AggregateLike, AggregateRows, ConfidenceMultiplier,
                                   CpuMeanEstimator, MarginEstimator, MinResourcesEstimator, PercentileEstimator,
@@ -287,12 +287,9 @@ _POLICY_OVERRIDES = (
     ("memoryAggregationIntervalSeconds", "memory_aggregation_interval", "duration"),
 )
 
-_GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 def parse_duration(text: Any) -> float:
-    """Seconds from a Go duration (``24h``, ``1h30m``, ``90s``) or a number of seconds."""
+    """Seconds from a Go duration (``24h``, ``1h30m``, ``90s``) or a number of seconds; it must
+    be positive, and it takes no sign (a recommender flag's spelling)."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value = float(text)
     else:
@@ -300,13 +297,11 @@ def parse_duration(text: Any) -> float:
         try:
             value = float(s)
         except ValueError:
-            pos, value = 0, 0.0
-            for m in _GO_DURATION.finditer(s):
-                if m.start() != pos:
-                    break
-                value += float(m.group(1)) * _UNITS[m.group(2)]
-                pos = m.end()
-            if pos != len(s) or not s:
+            try:
+                if s[:1] in "+-":
+                    raise DurationError(s)
+                value = parse_go_duration_ns(s) / SECOND
+            except DurationError:
                 raise ValueError(f"'{text}' is not a duration (e.g. 24h, 90m, 1h30m or seconds)") from None
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"'{text}' must be a positive duration")

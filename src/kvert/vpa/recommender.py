@@ -73,6 +73,9 @@ import numpy as np
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import format_time, parse_time
 from kvert.api.selectors import LabelSelector
+from kvert.client.base import Client
+from kvert.client.cache import InformerFactory
+from kvert.clock import Clock
 from kvert.clock.periodic import run_every
 from kvert.vpa.aggregate import AggregateBank, AggregateStore
 from kvert.vpa.capacity import NodeRoom, cap_to_room, replacement_requests
@@ -80,12 +83,13 @@ from kvert.vpa.checkpoint import RESOURCE as CHECKPOINTS
 from kvert.vpa.checkpoint import CheckpointError, checkpoint_for, restore_into
 from kvert.vpa.estimates import BankEstimates
 from kvert.vpa.estimators import BOUND_ORDER, CPU, MEMORY
+from kvert.vpa.history import HistoryProvider, concat_samples, match_history
 from kvert.vpa.metrics_source import MetricsSource, UsageTable
 from kvert.vpa.recommendation import (BOUND_CHANGE_FRACTION, RecommenderConfig, container_policy, container_requests,
                                       finish_recommendation, resolve_workload, row_parameters,
                                       runs_to_completion, scaling_disabled, status_changed_materially)
 from kvert.vpa.samples import seconds_to_us
-from kvert.vpa.targets import PodAssignment, Target, is_live, resolve_target, target_resource
+from kvert.vpa.targets import ObjectReader, PodAssignment, Target, is_live, resolve_target, target_resource
 
 log = logging.getLogger(__name__)
 
@@ -100,13 +104,14 @@ def _key(obj: Mapping) -> tuple[str, str]:
 
 
 class Recommender:
-    def __init__(self, client: Any, clock: Any, metrics: MetricsSource, *, interval: float = 60.0,
+    def __init__(self, client: Client, clock: Clock, metrics: MetricsSource, *, interval: float = 60.0,
                  config: RecommenderConfig | None = None, checkpoint_interval: float = 600.0,
-                 name: str = "default", history: Any = None, informers: Any = None) -> None:
+                 name: str = "default", history: HistoryProvider | None = None,
+                 informers: InformerFactory | None = None) -> None:
         self.client = client
         # reads of VPAs, pods and targets: shared informer caches when given (kvert up, the
         # simulator), else the client itself
-        self.reader = informers or client
+        self.reader: ObjectReader = informers or client
         self.informers = informers
         self.clock = clock
         self.metrics = metrics
@@ -229,7 +234,6 @@ class Recommender:
     async def load_history(self) -> int:
         """File the history provider's samples into every VPA of this recommender that got no
         checkpoint (once; see the module docstring). Returns the number of samples filed."""
-        from kvert.vpa.history import concat_samples, match_history
         self.history_loaded = True
         if self.history is None:
             return 0
@@ -391,14 +395,16 @@ class Recommender:
 
     async def _follow_informers(self) -> None:
         """With informers: register handlers once, then apply the events queued since."""
+        informers = self.informers
+        assert informers is not None, "only a recommender given informers follows them"
         for resource, handlers in ((VPAS, (self._on_vpa, self._on_vpa_update, self._on_vpa_delete)),
                                    ("pods", (self._on_pod, self._on_pod_update, self._on_pod_delete))):
             if resource not in self._watched:
-                informer = await self.informers.synced(resource)
+                informer = await informers.synced(resource)
                 self._watched.add(resource)
                 informer.add_handlers(*handlers)
         for resource in list(self._watched):
-            self.informers.informer(resource).catch_up()
+            informers.informer(resource).catch_up()
 
     def _on_vpa(self, vpa: dict) -> None:
         key = _key(vpa)
@@ -547,10 +553,11 @@ class Recommender:
         if self._table_map is not None and self._table_map[0] == version:
             return self._table_map[1]
         found: dict[int, tuple[AggregateBank, list, list, list]] = {}
-        slots, missing = self._slots, _MISSING
+        slots = self._slots
         for i, key in enumerate(table.keys):
-            entry = slots.get(key, missing)
-            if entry is missing:
+            try:
+                entry = slots[key]
+            except KeyError:
                 entry = self._slot_for(key, now)
             if entry is not None:
                 bank, slot, cutoff = entry
@@ -757,6 +764,7 @@ class Recommender:
         ns, name = _key(vpa)
         old = vpa.get("status") or {}
         target, pods_matched = state.target, state.matched
+        assert target is not None, "a VPA's target is resolved before its status is computed"
         annotations = (vpa.get("metadata") or {}).get("annotations") or {}
         recs = []
         low = []
@@ -855,6 +863,12 @@ class _VpaState:
     """What the recommender derived from one version of a VPA object."""
 
     __slots__ = ("vpa", "config", "settings_changed", "matched", "target", "room")
+    vpa: dict[str, Any]
+    config: RecommenderConfig
+    settings_changed: bool
+    matched: bool
+    target: Target | None
+    room: dict[str, int] | None     # the largest node allocatable, for a capacity-aware VPA
 
     @classmethod
     def of(cls, vpa: dict, previous: _VpaState | None, base: RecommenderConfig) -> _VpaState:
@@ -867,7 +881,7 @@ class _VpaState:
             ((prev.get("metadata") or {}).get("annotations") != meta.get("annotations"))
         state.matched = previous.matched if previous is not None else False
         state.target = previous.target if previous is not None else None
-        state.room = None          # the largest node allocatable, for a capacity-aware VPA
+        state.room = None
         return state
 
 
@@ -886,7 +900,6 @@ def _selection(workload: Mapping) -> tuple:
 
 
 VpaKey = tuple[str, str]
-_MISSING = object()
 _NO_CUTOFF = np.iinfo(np.int64).min
 
 

@@ -22,11 +22,21 @@ when the workload does not say, e.g. a Job -- use the live pod count then).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from kvert.api import kinds
 from kvert.api.errors import ApiError
 from kvert.api.selectors import LabelSelector, SelectorError
+
+
+class ObjectReader(Protocol):
+    """Where the VPA components read objects: a ``kvert.client.Client`` or the informer caches
+    of a ``kvert.client.cache.InformerFactory`` (both answer a list as ``{"items": [...]}``)."""
+
+    async def get(self, resource: str, name: str, namespace: str = "") -> dict[str, Any]: ...
+
+    async def list(self, resource: str, *, namespace: str | None = None) -> dict[str, Any]: ...
+
 
 _WELL_KNOWN = {
     "Deployment": "apps/deployments", "ReplicaSet": "apps/replicasets",
@@ -105,7 +115,7 @@ def _workload_selector(workload: Mapping[str, Any]) -> LabelSelector:
     return selector
 
 
-async def resolve_target(client: Any, vpa: Mapping[str, Any]) -> Target:
+async def resolve_target(client: ObjectReader, vpa: Mapping[str, Any]) -> Target:
     """Read the VPA's ``spec.targetRef`` and answer its selector (``Target``)."""
     meta = vpa.get("metadata") or {}
     namespace = meta.get("namespace") or "default"
@@ -335,7 +345,7 @@ def select_pods(pods: list[dict] | PodIndex, namespace: str, selector: LabelSele
     return index.select(namespace, selector)
 
 
-async def controlled_pods(client: Any, vpa: Mapping[str, Any], target: Target | None = None, *,
+async def controlled_pods(client: ObjectReader, vpa: Mapping[str, Any], target: Target | None = None, *,
                           pods: list[dict] | None = None) -> list[dict]:
     """The pods of the VPA's namespace its target's selector matches (``pods``: an already
     listed set to pick from instead of listing)."""

@@ -50,13 +50,16 @@ import orjson
 from kvert.api.errors import ApiError, NotFound, TooManyRequests
 from kvert.api.meta import parse_time
 from kvert.api.quantity import Quantity
+from kvert.client.base import Client
+from kvert.client.cache import InformerFactory
 from kvert.client.events import EventRecorder
+from kvert.clock import Clock
 from kvert.clock.periodic import run_every
 from kvert.vpa.capacity import NodeRoom, capacity_aware, replacement_requests
 from kvert.vpa.recommendation import (DEFAULT_CONFIG, apply_policy, container_policy, container_requests, controlled_resources,
                                       parse_recommendation, proportional_limits, resource_quantities,
                                       scaling_disabled)
-from kvert.vpa.targets import PodIndex, configured_replicas, is_live, resolve_target
+from kvert.vpa.targets import ObjectReader, PodIndex, configured_replicas, is_live, resolve_target
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +159,7 @@ class _Dirty:
         pods.add_handlers(self._pod_changed, lambda old, new: self._pod_changed(new), self._pod_deleted)
 
     @classmethod
-    async def start(cls, factory: Any) -> _Dirty:
+    async def start(cls, factory: InformerFactory) -> _Dirty:
         return cls(await factory.synced(VPAS), await factory.synced("pods"))
 
     # -- events --------------------------------------------------------------------------------
@@ -280,14 +283,15 @@ def _pair_key(pod: Mapping, key: str, value: str) -> str:
 
 
 class Updater:
-    def __init__(self, client: Any, clock: Any, *, interval: float = 60.0, eviction_tolerance: float = 0.5,
+    def __init__(self, client: Client, clock: Clock, *, interval: float = 60.0, eviction_tolerance: float = 0.5,
                  min_replicas: int = 2, in_place_timeout: float = 3600.0, deferred_timeout: float = 300.0,
                  pod_lifetime_threshold: float = POD_LIFETIME_UPDATE_THRESHOLD,
                  evict_after_oom_threshold: float = EVICT_AFTER_OOM_THRESHOLD,
                  min_change_priority: float = MIN_CHANGE_PRIORITY,
-                 recorder: EventRecorder | None = None, informers: Any = None) -> None:
+                 recorder: EventRecorder | None = None, informers: InformerFactory | None = None) -> None:
         self.client = client
-        self.reader = informers or client       # shared informer caches when given
+        self.reader: ObjectReader = informers or client       # shared informer caches when given
+        self.informers = informers
         self.clock = clock
         self.interval = float(interval)
         self.eviction_tolerance = float(eviction_tolerance)
@@ -317,8 +321,8 @@ class Updater:
     async def run_once(self) -> PassResult:
         """One pass. With informers, only the VPAs something happened to are looked at (see
         ``_Dirty``); with a plain client, all of them."""
-        if self._dirty is None and hasattr(self.reader, "informer"):
-            self._dirty = await _Dirty.start(self.reader)
+        if self._dirty is None and self.informers is not None:
+            self._dirty = await _Dirty.start(self.informers)
         if self._dirty is not None:
             return await self._pass(self._dirty)
         self._node_room = None

@@ -27,6 +27,10 @@ from typing import Any
 
 from aiohttp import web
 
+from kvert.api.errors import NotFound
+from kvert.client.base import Client
+from kvert.client.events import EventRecorder
+from kvert.clock import Clock
 from kvert.vpa.admission import COMPONENT, VpaAdmission, VpaMatcher, VpaRequired
 
 log = logging.getLogger(__name__)
@@ -64,9 +68,8 @@ def webhook_configuration(url: str, ca_bundle_pem: bytes | str, name: str = CONF
             "webhooks": [hook]}
 
 
-async def register_webhook(client: Any, configuration: dict) -> dict:
+async def register_webhook(client: Client, configuration: dict[str, Any]) -> dict[str, Any]:
     """Create the configuration, or replace the webhooks of an existing one of that name."""
-    from kvert.api.errors import NotFound
     resource = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
     name = configuration["metadata"]["name"]
     try:
@@ -100,7 +103,7 @@ class VpaWebhookServer:
     ready :class:`VpaAdmission`); events go through it too. ``run()`` starts serving (and the
     matcher's informers when ``informers=True``) and returns; ``stop()`` shuts down."""
 
-    def __init__(self, client: Any, clock: Any, *, host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, client: Client, clock: Clock, *, host: str = "127.0.0.1", port: int = 0,
                  ssl_context: ssl.SSLContext | None = None, informers: bool = False,
                  admission: VpaAdmission | None = None):
         self.clock = clock
@@ -109,7 +112,6 @@ class VpaWebhookServer:
         self.ssl_context = ssl_context
         self.use_informers = informers
         if admission is None:
-            from kvert.client.events import EventRecorder
             matcher = VpaMatcher(client, clock)
             admission = VpaAdmission(matcher, EventRecorder(client, clock, COMPONENT))
         self.admission = admission
