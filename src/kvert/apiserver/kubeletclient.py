@@ -18,15 +18,17 @@ import contextlib
 import json
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote, urlencode
 
 import aiohttp
 from aiohttp import WSMsgType, web
 
 from kvert.api.errors import ApiError, NotFound
+from kvert.apiserver.nodeprovider import NodeMetricsProvider
 from kvert.client.httpstream.portforward import pipe
 from kvert.client.httpstream.remotecommand import CLOSE_SIGNAL, ERROR, RESIZE, STDERR, STDIN, STDOUT
+from kvert.registry import Registry
 
 CONNECT_TIMEOUT = 10.0
 
@@ -38,7 +40,7 @@ class RemoteCommandError(Exception):
 @dataclass
 class LocalNode:
     """A node agent in this process."""
-    provider: Any
+    provider: NodeMetricsProvider
     node: str
     remote = False
 
@@ -203,11 +205,28 @@ async def _forward(ws, session, reader: asyncio.StreamReader, writer: asyncio.St
         await session.close()
 
 
-def node_target(server: Any, node: str) -> LocalNode | RemoteNode:
+class NodeAgents(Protocol):
+    """What finding a node's agent takes: the node agents of this process and the nodes
+    (an API server's ``ServerContext``, or the ApiServer itself)."""
+
+    @property
+    def metrics_provider(self) -> NodeMetricsProvider | None: ...
+
+    @property
+    def registry(self) -> Registry: ...
+
+
+def node_target(server: NodeAgents, node: str) -> LocalNode | RemoteNode:
     """The node's agent: in this process, or its kubelet endpoint; NotFound when neither."""
     provider = server.metrics_provider
     if provider is not None and node in provider.nodes():
         return LocalNode(provider, node)
+    return remote_node(server, node)
+
+
+def remote_node(server: NodeAgents, node: str) -> RemoteNode:
+    """The kubelet endpoint of a node's agent run elsewhere; NotFound when it has none this
+    server can reach."""
     try:
         obj = server.registry.get("nodes", node, "")
     except NotFound:
@@ -216,6 +235,7 @@ def node_target(server: Any, node: str) -> LocalNode | RemoteNode:
     port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
     address = next((a.get("address") for a in status.get("addresses") or []
                     if a.get("type") == "InternalIP"), None)
+    # stand-ins for a server may have no token at all
     token = getattr(server, "kubelet_client_token", None)
     if not port or not address or not token:
         raise NotFound("nodes", node, f'node "{node}" has no node agent in this API server\'s process '

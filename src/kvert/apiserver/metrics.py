@@ -38,19 +38,25 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Coroutine
+from typing import Any
 
 from aiohttp import web
 
 from kvert.api import kinds
 from kvert.api.errors import NO_ROUTE, BadRequest, MethodNotAllowed, NotFound, RouteNotFound
+from kvert.api.fields import parse_field_selector
 from kvert.api.kinds import ResourceType
-from kvert.api.quantity import Quantity
 from kvert.api.prometheus import CONTENT_TYPE, exposition
-
-if TYPE_CHECKING:
-    from kvert.apiserver.server import ApiServer
+from kvert.api.quantity import Quantity
+from kvert.api.selectors import SelectorError, parse_label_selector
+from kvert.apiserver import kubeletclient, negotiation
+from kvert.apiserver.context import ServerContext
+from kvert.apiserver.nodeprovider import NodeMetricsProvider
+from kvert.apiserver.requestinfo import RequestInfo, parse
+from kvert.apiserver.responses import json_response
+from kvert.apiserver.tables import to_table
+from kvert.store.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -63,46 +69,6 @@ NODE_METRICS = ResourceType(GROUP, VERSION, "NodeMetrics", "nodes", False, verbs
 POD_METRICS = ResourceType(GROUP, VERSION, "PodMetrics", "pods", True, verbs=("get", "list"),
                            stored=False)
 METRICS_TYPES: tuple[ResourceType, ...] = (NODE_METRICS, POD_METRICS)
-
-
-# ==== the provider ================================================================================
-
-@runtime_checkable
-class NodeMetricsProvider(Protocol):
-    """Where the API server gets node metrics from: the node agents of this process."""
-
-    def register(self, agent: Any) -> None: ...
-
-    def unregister(self, node: str) -> None: ...
-
-    def nodes(self) -> list[str]: ...
-
-    async def cadvisor(self, node: str) -> str | None:
-        """The node's cAdvisor exposition, or None when it has no local agent."""
-
-    async def kubelet_metrics(self, node: str) -> str | None:
-        """The node's kubelet ``/metrics``, or None when it has no local agent."""
-
-    def container_log(self, node: str, namespace: str, pod: str, container: str, *,
-                      previous: bool = False) -> Any:
-        """The log (``lines(now)``, ``finished_at``) of a pod's container from the node's
-        agent, or None when it has no local agent or no such container instance."""
-
-    async def exec(self, node: str, namespace: str, pod: str, container: str,
-                   command: Sequence[str], io: Any) -> int:
-        """Run ``command`` in the container with ``io`` (a runtime ``StreamIO``); its exit code."""
-
-    async def attach(self, node: str, namespace: str, pod: str, container: str, io: Any) -> None:
-        """Connect ``io`` to the container's main process."""
-
-    async def port_forward(self, node: str, namespace: str, pod: str, port: int) -> tuple[Any, Any]:
-        """A (reader, writer) connection to ``port`` in the pod."""
-
-    def node_metrics(self) -> list[dict]:
-        """The latest NodeMetrics of every node that has them."""
-
-    def pod_metrics(self, namespace: str | None = None) -> list[dict]:
-        """The latest PodMetrics (of one namespace, or all), sorted by namespace and name."""
 
 
 def _text(body: str, request: web.Request) -> web.Response:
@@ -139,14 +105,13 @@ class RequestMetrics:
         except Exception:  # noqa: BLE001 - counting never fails a request
             log.debug("could not classify %s %s", request.method, request.path, exc_info=True)
 
-    def samples(self) -> list[tuple[dict, float]]:
+    def samples(self) -> list[tuple[dict[str, str], float]]:
         names = ("verb", "group", "version", "resource", "subresource", "scope", "code")
         return [({**dict(zip(names, key)), "component": "apiserver"}, n)
                 for key, n in sorted(self.counts.items())]
 
 
 def _classify(request: web.Request) -> tuple[str, str, str, str, str, str]:
-    from kvert.apiserver.requestinfo import parse
     method = request.method.upper()
     node = _node_proxy(request.path)
     if node is not None:
@@ -168,8 +133,8 @@ def _classify(request: web.Request) -> tuple[str, str, str, str, str, str]:
     return verb, info.group, info.version, info.resource, info.subresource, scope
 
 
-def _storage_samples(store: Any) -> list[tuple[dict, float]]:
-    out = []
+def _storage_samples(store: Store) -> list[tuple[dict[str, str], float]]:
+    out: list[tuple[dict[str, str], float]] = []
     for rt in sorted(kinds.all_types(), key=lambda rt: (rt.group, rt.plural)):
         try:
             listing = store.list(rt.key, limit=1)
@@ -180,14 +145,14 @@ def _storage_samples(store: Any) -> list[tuple[dict, float]]:
     return out
 
 
-def apiserver_metrics(server: "ApiServer") -> str:
+def apiserver_metrics(ctx: ServerContext) -> str:
     families = [("apiserver_request_total", "counter",
                  "Counter of apiserver requests broken out for each verb, dry run value, group, "
                  "version, resource, scope, component, and HTTP response code.",
-                 server.request_metrics.samples()),
+                 ctx.request_metrics.samples()),
                 ("apiserver_storage_objects", "gauge",
                  "Number of stored objects at the time of last check split by kind.",
-                 _storage_samples(server.store))]
+                 _storage_samples(ctx.store))]
     return exposition([f for f in families if f[3]])
 
 
@@ -206,19 +171,19 @@ def _node_proxy(path: str) -> tuple[str, str] | None:
     return pieces[0], "/".join(parts[6:])
 
 
-def route(server: "ApiServer", request: web.Request) -> Any:
+def route(ctx: ServerContext,
+          request: web.Request) -> Coroutine[Any, Any, web.StreamResponse] | None:
     """The handler coroutine for a metrics path (to await), or None for any other path."""
     path = request.path
     proxied = _node_proxy(path)
     if proxied is not None:
-        return _serve_node_proxy(server, request, *proxied)
+        return _serve_node_proxy(ctx, request, *proxied)
     if path.rstrip("/") == "/metrics":
-        return _serve_apiserver_metrics(server, request)
-    if server.metrics_provider is not None and path.startswith(f"/apis/{GROUP}/"):
-        from kvert.apiserver.requestinfo import parse
+        return _serve_apiserver_metrics(ctx, request)
+    if ctx.metrics_provider is not None and path.startswith(f"/apis/{GROUP}/"):
         info = parse(path)
         if info.is_resource:
-            return serve_metrics_api(server, request, info)
+            return serve_metrics_api(ctx, request, info)
     return None
 
 
@@ -227,19 +192,18 @@ def _read_only(request: web.Request) -> None:
         raise MethodNotAllowed()
 
 
-async def _serve_apiserver_metrics(server: "ApiServer", request: web.Request) -> web.Response:
+async def _serve_apiserver_metrics(ctx: ServerContext, request: web.Request) -> web.Response:
     _read_only(request)
-    return _text(apiserver_metrics(server), request)
+    return _text(apiserver_metrics(ctx), request)
 
 
-async def _serve_node_proxy(server: "ApiServer", request: web.Request, node: str,
+async def _serve_node_proxy(ctx: ServerContext, request: web.Request, node: str,
                             subpath: str) -> web.Response:
     _read_only(request)
-    provider = server.metrics_provider
+    provider = ctx.metrics_provider
     subpath = subpath.rstrip("/")
     if provider is None or node not in provider.nodes():
-        from kvert.apiserver import kubeletclient
-        target = kubeletclient.node_target(server, node)      # NotFound when none can answer
+        target = kubeletclient.remote_node(ctx, node)      # NotFound when none can answer
         if subpath not in ("metrics/cadvisor", "metrics", "healthz"):
             raise NotFound("nodes", node, NO_ROUTE)
         return _text(await target.get_text(subpath), request)
@@ -258,11 +222,10 @@ async def _serve_node_proxy(server: "ApiServer", request: web.Request, node: str
 
 # ==== metrics.k8s.io ==============================================================================
 
-async def serve_metrics_api(server: "ApiServer", request: web.Request, info: Any) -> web.Response:
-    from kvert.api.fields import parse_field_selector
-    from kvert.api.selectors import SelectorError, parse_label_selector
-    from kvert.apiserver import negotiation, rest
-
+async def serve_metrics_api(ctx: ServerContext, request: web.Request, info: RequestInfo) -> web.Response:
+    provider = ctx.metrics_provider
+    if provider is None:   # the group exists only where node metrics are served
+        raise RouteNotFound()
     rt = next((t for t in METRICS_TYPES if t.plural == info.resource), None)
     if rt is None or info.version != VERSION or info.subresource or info.legacy_watch \
             or (info.namespace and not rt.namespaced):
@@ -270,7 +233,6 @@ async def serve_metrics_api(server: "ApiServer", request: web.Request, info: Any
     _read_only(request)
     if not info.name and request.query.get("watch", "").lower() in ("true", "1"):
         raise MethodNotAllowed()
-    provider = server.metrics_provider
     items = provider.pod_metrics(info.namespace or None) if rt is POD_METRICS else provider.node_metrics()
     accept = negotiation.parse_accept(request.headers.get("Accept"))
     table = negotiation.wants(accept, "Table", "meta.k8s.io") is not None
@@ -280,7 +242,7 @@ async def serve_metrics_api(server: "ApiServer", request: web.Request, info: Any
         if found is None:
             shown = f"{info.namespace}/{info.name}" if rt.namespaced else info.name
             raise NotFound(f"{GROUP}/{rt.singular}", shown)
-        return rest.json_response(metrics_table(rt, [found], include) if table else found)
+        return json_response(metrics_table(rt, [found], include) if table else found)
     try:
         labels = parse_label_selector(request.query.get("labelSelector", ""))
         fields = parse_field_selector(request.query.get("fieldSelector", ""))
@@ -288,12 +250,12 @@ async def serve_metrics_api(server: "ApiServer", request: web.Request, info: Any
         raise BadRequest(str(e)) from None
     items = [o for o in items if labels.matches(o["metadata"].get("labels") or {}) and fields.matches(o)]
     if table:
-        return rest.json_response(metrics_table(rt, items, include))
-    return rest.json_response({"kind": f"{rt.kind}List", "apiVersion": f"{GROUP}/{VERSION}",
+        return json_response(metrics_table(rt, items, include))
+    return json_response({"kind": f"{rt.kind}List", "apiVersion": f"{GROUP}/{VERSION}",
                                "metadata": {}, "items": items})
 
 
-def _usage(obj: dict) -> dict[str, str]:
+def _usage(obj: dict[str, Any]) -> dict[str, str]:
     if "usage" in obj:
         return dict(obj["usage"])
     total: dict[str, Quantity] = {}
@@ -304,10 +266,10 @@ def _usage(obj: dict) -> dict[str, str]:
     return {k: str(v) for k, v in total.items()}
 
 
-def metrics_table(rt: ResourceType, objects: list[dict], include_object: str = "Metadata") -> dict:
+def metrics_table(rt: ResourceType, objects: list[dict[str, Any]],
+                  include_object: str = "Metadata") -> dict[str, Any]:
     """The Table metrics-server answers ``kubectl get nodes.metrics.k8s.io`` with: Name, each
     resource of the usage (a pod's summed over its containers) and Window."""
-    from kvert.apiserver.tables import to_table
     if include_object not in ("None", "Metadata", "Object"):
         to_table(rt, [], now=0.0, include_object=include_object)    # raises its 406
     resources = sorted(_usage(objects[0])) if objects else ["cpu", "memory"]

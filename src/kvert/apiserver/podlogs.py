@@ -21,7 +21,10 @@ from aiohttp import web
 from kvert.api.errors import BadRequest, Invalid, NotFound, forbidden, invalid
 from kvert.api.meta import parse_time
 from kvert.apiserver import kubeletclient
+from kvert.apiserver.context import ServerContext
 from kvert.apiserver.options import first, parse_bool, parse_int64
+from kvert.apiserver.requestinfo import RequestInfo
+from kvert.clock import Clock
 
 FOLLOW_POLL_SECONDS = 1.0
 
@@ -122,7 +125,7 @@ def _nano_time(t: float) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond:06d}000Z"
 
 
-async def serve(server: Any, request: web.Request, info: Any) -> web.StreamResponse:
+async def serve(server: ServerContext, request: web.Request, info: RequestInfo) -> web.StreamResponse:
     pod = server.registry.get("pods", info.name, info.namespace)
     options = log_options(request.query, info.name)
     container = choose_container(pod, options.container)
@@ -130,7 +133,7 @@ async def serve(server: Any, request: web.Request, info: Any) -> web.StreamRespo
     if not node:
         raise BadRequest(f"pod {info.name} does not have a host assigned")
     target = kubeletclient.node_target(server, node)
-    if target.remote:
+    if isinstance(target, kubeletclient.RemoteNode):
         return await target.proxy_log(request, info.namespace, info.name, container)
     log = target.container_log(info.namespace, info.name, container, previous=options.previous)
     if log is None:
@@ -143,7 +146,8 @@ async def serve(server: Any, request: web.Request, info: Any) -> web.StreamRespo
     return await stream_log(request, log, options, server.clock)
 
 
-async def stream_log(request: web.Request, log: Any, options: LogOptions, clock: Any) -> web.StreamResponse:
+async def stream_log(request: web.Request, log: Any, options: LogOptions,
+                     clock: Clock) -> web.StreamResponse:
     """A container log (``lines(now, after)``, ``finished_at``) as the options select it,
     followed while the container runs when asked (the kubelet's ``/containerLogs``)."""
     now = clock.now()

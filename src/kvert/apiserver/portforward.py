@@ -12,10 +12,12 @@ from aiohttp import web
 
 from kvert.api.errors import BadRequest
 from kvert.apiserver import kubeletclient
+from kvert.apiserver.context import ServerContext
+from kvert.apiserver.requestinfo import RequestInfo
 from kvert.client.httpstream import portforward
 
 
-async def serve(server: Any, request: web.Request, info: Any) -> web.StreamResponse:
+async def serve(server: ServerContext, request: web.Request, info: RequestInfo) -> web.StreamResponse:
     pod = server.registry.get("pods", info.name, info.namespace)
     node = (pod.get("spec") or {}).get("nodeName")
     if not node:

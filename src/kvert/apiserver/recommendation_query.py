@@ -24,19 +24,20 @@ from __future__ import annotations
 
 import logging
 import ssl
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from kvert.api import kinds
+from kvert.api import recommendation_query as q
 from kvert.api.errors import ApiError, BadRequest, InternalError, MethodNotAllowed, RouteNotFound
 from kvert.api.kinds import ResourceType
-from kvert.apiserver import negotiation
-from kvert.apiserver.requestinfo import parse
-from kvert.api import recommendation_query as q
-
-if TYPE_CHECKING:
-    from kvert.apiserver.server import ApiServer
+from kvert.apiserver import discovery, negotiation
+from kvert.apiserver.context import RecommendationService
+from kvert.apiserver.openapi import unknown_fields as schema_unknown
+from kvert.apiserver.requestinfo import RequestInfo, parse
+from kvert.apiserver.responses import WARNINGS, json_response
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +49,21 @@ COLLECTION_PATH = f"/apis/{q.GROUP}/{q.VERSION}/namespaces/{{namespace}}/{q.PLUR
 _FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
 
-def served_types(server: Any) -> list[ResourceType]:
+class QueryServing(Protocol):
+    """A server that may answer RecommendationQueries: the API server's context, or
+    :class:`QueryServer`."""
+
+    @property
+    def recommendation_query(self) -> RecommendationService | None: ...
+
+
+def served_types(server: QueryServing) -> list[ResourceType]:
     """What discovery adds for this server: the type while a query service is set."""
     return list(TYPES) if getattr(server, "recommendation_query", None) is not None else []
 
 
-def route(server: "ApiServer", request: web.Request) -> Any:
+def route(server: QueryServing,
+          request: web.Request) -> Coroutine[Any, Any, web.Response] | None:
     """The handler coroutine for a RecommendationQuery path (to await), or None."""
     service = getattr(server, "recommendation_query", None)
     if service is None or not request.path.startswith(f"/apis/{q.GROUP}/"):
@@ -67,10 +77,9 @@ def route(server: "ApiServer", request: web.Request) -> Any:
     return serve(service, request, info)
 
 
-async def serve(service: Any, request: web.Request, info: Any) -> web.Response:
+async def serve(service: RecommendationService, request: web.Request,
+                info: RequestInfo) -> web.Response:
     """One request on the resource's paths (``info``: its RequestInfo)."""
-    from kvert.apiserver.rest import WARNINGS, json_response
-
     if (info.group, info.version, info.resource) != (q.GROUP, q.VERSION, q.PLURAL) or info.subresource \
             or not info.namespace:
         raise RouteNotFound()
@@ -101,10 +110,9 @@ def _dry_run(request: web.Request) -> None:
             raise BadRequest(f'Invalid dry run value: unsupported dry run value "{v}": supported values: "All"')
 
 
-def unknown_fields(body: dict) -> list[str]:
+def unknown_fields(body: dict[str, Any]) -> list[str]:
     """Paths of fields a RecommendationQuery does not declare (the pod checked against the
     Pod schema)."""
-    from kvert.apiserver.openapi import unknown_fields as schema_unknown
     out: list[str] = []
     for key in body:
         if key not in ("apiVersion", "kind", "metadata", "spec", "status"):
@@ -125,7 +133,7 @@ def unknown_fields(body: dict) -> list[str]:
     return [p for p in out if "$" not in p]
 
 
-def _check_fields(request: web.Request, body: dict) -> list[str]:
+def _check_fields(request: web.Request, body: dict[str, Any]) -> list[str]:
     mode = request.query.get("fieldValidation", "Warn")
     if mode not in _FIELD_VALIDATION:
         raise BadRequest(f'fieldValidation: Unsupported value: "{mode}": supported values: '
@@ -148,9 +156,9 @@ class QueryServer:
     ``/apis/autoscaling.kvert.io/v1``) and ``/healthz``. No authentication: listen on loopback
     (the default) or behind something that authenticates."""
 
-    def __init__(self, service: Any, *, host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, service: RecommendationService, *, host: str = "127.0.0.1", port: int = 0,
                  ssl_context: ssl.SSLContext | None = None) -> None:
-        self.recommendation_query = service
+        self.recommendation_query: RecommendationService | None = service
         self.host = host
         self.port = port
         self.ssl_context = ssl_context
@@ -183,7 +191,6 @@ class QueryServer:
 
     @web.middleware
     async def _errors(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        from kvert.apiserver.rest import WARNINGS, json_response
         try:
             response = await handler(request)
             for warning in request.get(WARNINGS, ()):
@@ -193,8 +200,6 @@ class QueryServer:
             return json_response(e.to_status(), e.code)
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        from kvert.apiserver import discovery
-        from kvert.apiserver.rest import json_response
         path = request.path.rstrip("/") or "/"
         if path in ("/healthz", "/livez", "/readyz"):
             return web.Response(text="ok", content_type="text/plain")

@@ -14,12 +14,15 @@ from aiohttp import web
 
 from kvert.api.errors import BadRequest
 from kvert.apiserver import kubeletclient
+from kvert.apiserver.context import ServerContext
 from kvert.apiserver.podlogs import choose_container
+from kvert.apiserver.requestinfo import RequestInfo
 from kvert.client.httpstream import remotecommand
 from kvert.client.httpstream.remotecommand import StreamOptions, stream_options
 
 
-def _target(server: Any, info: Any, opts: StreamOptions, verb: str) -> tuple[str, str]:
+def _target(server: ServerContext, info: RequestInfo, opts: StreamOptions,
+            verb: str) -> tuple[str, str]:
     pod = server.registry.get("pods", info.name, info.namespace)
     container = choose_container(pod, opts.container)
     phase = (pod.get("status") or {}).get("phase", "")
@@ -31,7 +34,7 @@ def _target(server: Any, info: Any, opts: StreamOptions, verb: str) -> tuple[str
     return node, container
 
 
-async def serve(server: Any, request: web.Request, info: Any) -> web.StreamResponse:
+async def serve(server: ServerContext, request: web.Request, info: RequestInfo) -> web.StreamResponse:
     exec_ = info.subresource == "exec"
     opts = stream_options(request.query, exec_=exec_)
     node, container = _target(server, info, opts, "exec into" if exec_ else "attach to")

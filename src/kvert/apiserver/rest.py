@@ -10,57 +10,32 @@ sees them.
 
 from __future__ import annotations
 
-import json
-import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 
 from kvert.api import kinds
 from kvert.api.errors import BadRequest, MethodNotAllowed, NotFound, RouteNotFound
 from kvert.api.kinds import ResourceType
-from kvert.apiserver import decoding, negotiation, options, reviews
-from kvert.apiserver.requestinfo import USER
+from kvert.api.meta import deep_copy
+from kvert.apiserver import decoding, negotiation, options, podlogs, portforward, remotecommand, reviews
+from kvert.apiserver.context import ServerContext
+from kvert.apiserver.requestinfo import USER, RequestInfo
+from kvert.apiserver.responses import WARNINGS, encode_json, json_response
 from kvert.apiserver.tables import to_table
 from kvert.auth import escalation
-from kvert.apiserver.requestinfo import RequestInfo
+from kvert.auth.rbac import GROUP as RBAC_GROUP
 from kvert.registry import patch as patches
-from kvert.api.meta import deep_copy
 from kvert.registry.apply import manager_from_user_agent
 
-if TYPE_CHECKING:
-    from kvert.apiserver.server import ApiServer
-
-WARNINGS = web.RequestKey("warnings", list)   # Warning headers to send with the response
 # Every request for v1 Endpoints but a watch (whose headers are sent before the handler
 # returns) carries it, as kube-apiserver 1.33+ (KEP-4974).
 ENDPOINTS_DEPRECATED = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 
-
-# What Go's encoding/json escapes inside strings (HTML-safe by default) and Python does not.
-_GO_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-               ("\u2029", "\\u2029"))
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def encode_json(body: Any) -> bytes:
-    """JSON as kube-apiserver writes it (``json.Encoder.Encode``): compact, UTF-8 as it is,
-    ``<``, ``>``, ``&``, U+2028 and U+2029 escaped, and a newline at the end."""
-    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
-    for char, escaped in _GO_ESCAPES:
-        if char in text:
-            text = text.replace(char, escaped)
-    try:
-        return (text + "\n").encode()
-    except UnicodeEncodeError:   # a lone surrogate: Go writes U+FFFD for invalid UTF-16
-        return (_SURROGATE.sub("\ufffd", text) + "\n").encode()
-
-
-def json_response(body: Any, status: int = 200, content_type: str = "application/json") -> web.Response:
-    return web.Response(body=encode_json(body), status=status,
-                        headers={"Content-Type": content_type, "Cache-Control": "no-cache, private"})
+# One resource verb: (context, request, its type, its path) -> the response.
+Handler = Callable[[ServerContext, web.Request, ResourceType, RequestInfo],
+                   Awaitable[web.StreamResponse]]
 
 
 def resource_type(info: RequestInfo) -> ResourceType:
@@ -76,35 +51,37 @@ def resource_type(info: RequestInfo) -> ResourceType:
     return rt
 
 
-async def handle(server: "ApiServer", request: web.Request, info: RequestInfo) -> web.StreamResponse:
+async def handle(ctx: ServerContext, request: web.Request, info: RequestInfo) -> web.StreamResponse:
     rt = resource_type(info)
     if rt.verbs == kinds.CREATE_ONLY:   # the review kinds: answered, never stored
-        return await reviews.handle(server, request, rt, info)
+        return await reviews.handle(ctx, request, rt, info)
     method = request.method
     if info.legacy_watch or (method == "GET" and not info.name
                              and options.wants_watch(request.query)):
         if method != "GET":
             raise MethodNotAllowed()
-        return await server.watches.serve(request, rt, info)
+        return await ctx.watches.serve(request, rt, info)
     if rt.group == "" and rt.kind == "Endpoints":
         request[WARNINGS] = [*request.get(WARNINGS, ()), ENDPOINTS_DEPRECATED]
     handler = _VERBS.get((method, bool(info.name), info.subresource or None))
     if handler is None:
         raise MethodNotAllowed()
-    return await handler(server, request, rt, info)
+    return await handler(ctx, request, rt, info)
 
 
 # ---- reads -----------------------------------------------------------------------
 
-async def _get(server, request, rt, info):
-    obj = server.registry.get(info.key, info.name, info.namespace)
-    return _render_object(server, request, rt, obj)
+async def _get(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
+    obj = ctx.registry.get(info.key, info.name, info.namespace)
+    return _render_object(ctx, request, rt, obj)
 
 
-async def _list(server, request, rt, info):
+async def _list(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     q = request.query
     opts = options.list_options(q, rt)
-    listing = server.registry.list(info.key, namespace=info.namespace or None,
+    listing = ctx.registry.list(info.key, namespace=info.namespace or None,
                                    label_selector=opts.label_selector,
                                    field_selector=opts.field_selector, limit=max(opts.limit, 0),
                                    continue_token=opts.continue_token,
@@ -113,7 +90,7 @@ async def _list(server, request, rt, info):
     accept = negotiation.parse_accept(request.headers.get("Accept"))
     if negotiation.wants(accept, "Table", "meta.k8s.io"):
         meta = listing["metadata"]
-        return json_response(to_table(rt, listing["items"], now=server.clock.now(),
+        return json_response(to_table(rt, listing["items"], now=ctx.clock.now(),
                                       include_object=q.get("includeObject", "Metadata"),
                                       resource_version=meta.get("resourceVersion", ""),
                                       continue_token=meta.get("continue", ""),
@@ -125,10 +102,11 @@ async def _list(server, request, rt, info):
     return json_response(listing)
 
 
-def _render_object(server, request, rt, obj, status: int = 200) -> web.Response:
+def _render_object(ctx: ServerContext, request: web.Request, rt: ResourceType,
+                   obj: dict[str, Any], status: int = 200) -> web.Response:
     accept = negotiation.parse_accept(request.headers.get("Accept"))
     if negotiation.wants(accept, "Table", "meta.k8s.io"):
-        return json_response(to_table(rt, [obj], now=server.clock.now(),
+        return json_response(to_table(rt, [obj], now=ctx.clock.now(),
                                       include_object=request.query.get("includeObject", "Metadata"),
                                       resource_version=obj["metadata"].get("resourceVersion", "")),
                              status)
@@ -137,7 +115,7 @@ def _render_object(server, request, rt, obj, status: int = 200) -> web.Response:
     return json_response(obj, status)
 
 
-def _partial(obj: dict) -> dict:
+def _partial(obj: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
             "metadata": obj.get("metadata", {})}
 
@@ -161,27 +139,28 @@ def _user(request: web.Request) -> str:
     return user.name if user is not None else ""
 
 
-async def _check_escalation(server, request: web.Request, info: RequestInfo, obj: Any = None,
-                            dry_run=None) -> None:
+async def _check_escalation(ctx: ServerContext, request: web.Request, info: RequestInfo,
+                            obj: Any = None,
+                            dry_run: Callable[[], Awaitable[Any]] | None = None) -> None:
     """RBAC writes may not grant more than the writer holds (``kvert.auth.escalation``).
     ``obj`` is the object to be stored, or ``dry_run()`` produces it (a patch, an apply)."""
     user = request.get(USER)
-    if (server.authorizer is None or user is None or info.group != escalation.GROUP
+    if (ctx.authorizer is None or user is None or info.group != RBAC_GROUP
             or info.subresource or info.resource not in escalation.WRITABLE):
         return
-    if obj is None:
+    if obj is None and dry_run is not None:
         obj = await dry_run()
     if not isinstance(obj, dict):
         return
     old = None
     if info.name:
         try:
-            old = server.registry.get(info.key, info.name, info.namespace)
+            old = ctx.registry.get(info.key, info.name, info.namespace)
         except NotFound:
             pass
     if old is not None and escalation.only_gc_fields(obj, old):
         return
-    escalation.check_write(server.authorizer, user, info.resource, info.namespace, info.name, obj)
+    escalation.check_write(ctx.authorizer, user, info.resource, info.namespace, info.name, obj)
 
 
 def _decode(request: web.Request, rt: ResourceType, document: negotiation.Document,
@@ -200,21 +179,23 @@ def _decode(request: web.Request, rt: ResourceType, document: negotiation.Docume
     return body
 
 
-async def _create(server, request, rt, info):
+async def _create(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     opts = options.write_options(request.query, options.CREATE)
     document = await _body(request, rt)
     if not isinstance(document.value, dict):
         raise BadRequest("the request body must be a JSON object")
     body = _decode(request, rt, document, opts)
-    await _check_escalation(server, request, info, body)
-    created = await server.registry.create(info.key, body, namespace=info.namespace or None,
+    await _check_escalation(ctx, request, info, body)
+    created = await ctx.registry.create(info.key, body, namespace=info.namespace or None,
                                            dry_run=opts.dry_run, user=_user(request),
                                            field_manager=_manager(request, opts),
                                            requester=request.get(USER))
     return json_response(created, 201)
 
 
-async def _update(server, request, rt, info):
+async def _update(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     opts = options.write_options(request.query, options.UPDATE)
     document = await _body(request, rt)
     body = document.value
@@ -222,18 +203,18 @@ async def _update(server, request, rt, info):
         raise BadRequest("the request body must be a JSON object")
     body = _decode(request, rt, document, opts, "scale" if info.subresource == "scale" else "")
     _check_identity(body, info)
-    await _check_escalation(server, request, info, body)
+    await _check_escalation(ctx, request, info, body)
     if info.subresource == "scale":
-        return json_response(await server.registry.update_scale(
+        return json_response(await ctx.registry.update_scale(
             info.key, info.name, body, namespace=info.namespace, dry_run=opts.dry_run,
             user=_user(request)))
-    updated = await server.registry.update(info.key, body, subresource=info.subresource,
+    updated = await ctx.registry.update(info.key, body, subresource=info.subresource,
                                            dry_run=opts.dry_run, user=_user(request),
                                            field_manager=_manager(request, opts))
     return json_response(updated)
 
 
-def _check_identity(body: dict, info: RequestInfo) -> None:
+def _check_identity(body: dict[str, Any], info: RequestInfo) -> None:
     meta = body.setdefault("metadata", {})
     if not isinstance(meta, dict):
         raise BadRequest("metadata must be an object")
@@ -248,7 +229,8 @@ def _check_identity(body: dict, info: RequestInfo) -> None:
         meta["namespace"] = info.namespace
 
 
-async def _patch(server, request, rt, info):
+async def _patch(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     content_type = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
     if content_type not in (patches.MERGE, patches.JSON, patches.STRATEGIC, patches.APPLY):
         raise negotiation.UnsupportedMediaType(
@@ -263,11 +245,11 @@ async def _patch(server, request, rt, info):
             body = _decode(request, rt, document, opts)
 
         async def applied():
-            return (await server.registry.apply(
+            return (await ctx.registry.apply(
                 info.key, info.name, deep_copy(body), namespace=info.namespace,
                 manager=opts.field_manager, force=opts.force, dry_run=True, user=_user(request)))[0]
-        await _check_escalation(server, request, info, dry_run=applied)
-        obj, created = await server.registry.apply(
+        await _check_escalation(ctx, request, info, dry_run=applied)
+        obj, created = await ctx.registry.apply(
             info.key, info.name, body, namespace=info.namespace, manager=opts.field_manager,
             force=opts.force, subresource=info.subresource, dry_run=opts.dry_run,
             user=_user(request))
@@ -277,19 +259,19 @@ async def _patch(server, request, rt, info):
         if warnings:
             request[WARNINGS] = [*request.get(WARNINGS, ()), *warnings]
     if info.subresource == "scale":
-        current = server.registry.get_scale(info.key, info.name, info.namespace)
+        current = ctx.registry.get_scale(info.key, info.name, info.namespace)
         scale = decoding.patched_decoder(rt, "scale")(
             patches.apply_patch(current, body, content_type))
-        return json_response(await server.registry.update_scale(
+        return json_response(await ctx.registry.update_scale(
             info.key, info.name, scale, namespace=info.namespace, dry_run=opts.dry_run,
             user=_user(request)))
 
     async def patched_copy():
-        return await server.registry.patch(info.key, info.name, deep_copy(body), content_type,
+        return await ctx.registry.patch(info.key, info.name, deep_copy(body), content_type,
                                            namespace=info.namespace, dry_run=True, user=_user(request),
                                            decode=decoding.patched_decoder(rt))
-    await _check_escalation(server, request, info, dry_run=patched_copy)
-    patched = await server.registry.patch(info.key, info.name, body, content_type,
+    await _check_escalation(ctx, request, info, dry_run=patched_copy)
+    patched = await ctx.registry.patch(info.key, info.name, body, content_type,
                                           namespace=info.namespace, subresource=info.subresource,
                                           dry_run=opts.dry_run, user=_user(request),
                                           field_manager=_manager(request, opts),
@@ -314,9 +296,10 @@ def _delete_args(opts: options.DeleteOptions) -> dict[str, Any]:
             "orphan_dependents": opts.orphan_dependents}
 
 
-async def _delete(server, request, rt, info):
+async def _delete(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     opts = await _delete_options(request)
-    obj = await server.registry.delete(info.key, info.name, namespace=info.namespace,
+    obj = await ctx.registry.delete(info.key, info.name, namespace=info.namespace,
                                        preconditions=opts.preconditions, user=_user(request),
                                        **_delete_args(opts))
     # As kube-apiserver: 200 with the object, 202 only when the client explicitly asked not
@@ -325,10 +308,11 @@ async def _delete(server, request, rt, info):
     return json_response(obj, 202 if pending and opts.orphan_dependents is False else 200)
 
 
-async def _delete_collection(server, request, rt, info):
+async def _delete_collection(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     listed = options.list_options(request.query, rt)
     opts = await _delete_options(request)
-    deleted = await server.registry.delete_collection(
+    deleted = await ctx.registry.delete_collection(
         info.key, namespace=info.namespace, label_selector=listed.label_selector,
         field_selector=listed.field_selector, user=_user(request), **_delete_args(opts))
     return json_response({"apiVersion": rt.api_version, "kind": f"{rt.kind}List",
@@ -337,53 +321,56 @@ async def _delete_collection(server, request, rt, info):
 
 # ---- subresources ----------------------------------------------------------------
 
-async def _get_scale(server, request, rt, info):
-    return json_response(server.registry.get_scale(info.key, info.name, info.namespace))
+async def _get_scale(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
+    return json_response(ctx.registry.get_scale(info.key, info.name, info.namespace))
 
 
-async def _binding(server, request, rt, info):
+async def _binding(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     opts = options.write_options(request.query, options.CREATE)
     body = _decode(request, rt, await _body(request, rt), opts, "binding")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a Binding object")
-    status = await server.registry.bind(info.namespace, info.name, body, dry_run=opts.dry_run)
+    status = await ctx.registry.bind(info.namespace, info.name, body, dry_run=opts.dry_run)
     return json_response(status, status["code"])
 
 
-async def _eviction(server, request, rt, info):
+async def _eviction(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     opts = options.write_options(request.query, options.CREATE)
     body = _decode(request, rt, await _body(request, rt), opts, "eviction")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be an Eviction object")
     # Seed 001 section 14: an allowed eviction answers 200 OK.
-    status = await server.registry.evict(info.namespace, info.name, body)
+    status = await ctx.registry.evict(info.namespace, info.name, body)
     return json_response(status, status["code"])
 
 
-async def _token(server, request, rt, info):
+async def _token(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     warnings: list[str] = []
     body = (await _body(request, rt, into="TokenRequest")).value
-    created = await server.registry.create_token(info.namespace, info.name, body,
+    created = await ctx.registry.create_token(info.namespace, info.name, body,
                                                  user=_user(request), warnings=warnings)
     if warnings:
         request[WARNINGS] = [*request.get(WARNINGS, ()), *warnings]
     return json_response(created, 201)
 
 
-async def _log(server, request, rt, info):
-    from kvert.apiserver import podlogs
-    return await podlogs.serve(server, request, info)
+async def _log(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
+    return await podlogs.serve(ctx, request, info)
 
 
-async def _stream(server, request, rt, info):
+async def _stream(ctx: ServerContext, request: web.Request, rt: ResourceType,
+             info: RequestInfo) -> web.StreamResponse:
     if info.subresource == "portforward":
-        from kvert.apiserver import portforward
-        return await portforward.serve(server, request, info)
-    from kvert.apiserver import remotecommand
-    return await remotecommand.serve(server, request, info)
+        return await portforward.serve(ctx, request, info)
+    return await remotecommand.serve(ctx, request, info)
 
 
-_VERBS = {
+_VERBS: dict[tuple[str, bool, str | None], Handler] = {
     ("GET", True, "log"): _log,
     **{(method, True, sub): _stream for method in ("GET", "POST")
        for sub in ("exec", "attach", "portforward")},
@@ -411,3 +398,8 @@ _VERBS = {
     ("POST", True, "eviction"): _eviction,
     ("POST", True, "token"): _token,
 }
+
+
+# encode_json, json_response and WARNINGS live in ``responses``; still importable from here
+__all__ = ["ENDPOINTS_DEPRECATED", "WARNINGS", "Handler", "encode_json", "handle", "json_response",
+           "resource_type"]

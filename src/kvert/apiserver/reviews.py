@@ -16,7 +16,8 @@ rules review lists one rule allowing everything, as kube-apiserver's AlwaysAllow
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -24,21 +25,17 @@ from kvert.api.errors import BadRequest, Cause, Invalid, MethodNotAllowed, Route
 from kvert.api.kinds import ResourceType
 from kvert.api.meta import format_time
 from kvert.apiserver import negotiation
+from kvert.apiserver.context import ServerContext
 from kvert.apiserver.requestinfo import USER, RequestInfo
+from kvert.apiserver.responses import json_response
 from kvert.auth.attributes import Attributes, Decision
 from kvert.auth.authorizer import Rules
 from kvert.auth.rules import rule
 from kvert.auth.user import User
 
-if TYPE_CHECKING:
-    from kvert.apiserver.server import ApiServer
 
-
-
-async def handle(server: "ApiServer", request: web.Request, rt: ResourceType,
+async def handle(ctx: ServerContext, request: web.Request, rt: ResourceType,
                  info: RequestInfo) -> web.StreamResponse:
-    from kvert.apiserver.rest import json_response
-
     if info.name or info.subresource:
         raise RouteNotFound()
     if request.method != "POST" or info.legacy_watch:
@@ -51,7 +48,7 @@ async def handle(server: "ApiServer", request: web.Request, rt: ResourceType,
     if rt.namespaced:
         _ensure_namespace(body, info.namespace)
     user = request.get(USER)
-    answer = _ANSWERS[rt.kind](server, body, user, info.namespace)
+    answer = _ANSWERS[rt.kind](ctx, body, user, info.namespace)
     return json_response(answer, 201)
 
 
@@ -130,10 +127,10 @@ def _attributes(user: User, spec: dict) -> Attributes:
                       path=str(non_resource.get("path") or ""))
 
 
-def _decide(server: "ApiServer", attrs: Attributes) -> dict:
-    if server.authorizer is None:
+def _decide(ctx: ServerContext, attrs: Attributes) -> dict[str, Any]:
+    if ctx.authorizer is None:
         return {"allowed": True}
-    decision, reason = server.authorizer.authorize(attrs)
+    decision, reason = ctx.authorizer.authorize(attrs)
     status: dict[str, Any] = {"allowed": decision is Decision.ALLOW}
     if decision is Decision.DENY:
         status["denied"] = True
@@ -154,25 +151,28 @@ def _spec_user(spec: dict) -> User:
 
 # ---- the answers -------------------------------------------------------------------------------
 
-def _self_subject_access_review(server, body: dict, user: User | None, namespace: str) -> dict:
+def _self_subject_access_review(ctx: ServerContext, body: dict[str, Any], user: User | None,
+                 namespace: str) -> dict[str, Any]:
     spec = _dict_field(body, "spec") or {}
     causes = _spec_causes(spec, self_review=True) + _metadata_causes(body, local=False)
     if causes:
         raise _invalid("SelfSubjectAccessReview", "authorization.k8s.io", causes)
-    body["status"] = _decide(server, _attributes(_require_user(user), spec))
+    body["status"] = _decide(ctx, _attributes(_require_user(user), spec))
     return body
 
 
-def _subject_access_review(server, body: dict, user: User | None, namespace: str) -> dict:
+def _subject_access_review(ctx: ServerContext, body: dict[str, Any], user: User | None,
+                 namespace: str) -> dict[str, Any]:
     spec = _dict_field(body, "spec") or {}
     causes = _spec_causes(spec, self_review=False) + _metadata_causes(body, local=False)
     if causes:
         raise _invalid("SubjectAccessReview", "authorization.k8s.io", causes)
-    body["status"] = _decide(server, _attributes(_spec_user(spec), spec))
+    body["status"] = _decide(ctx, _attributes(_spec_user(spec), spec))
     return body
 
 
-def _local_subject_access_review(server, body: dict, user: User | None, namespace: str) -> dict:
+def _local_subject_access_review(ctx: ServerContext, body: dict[str, Any], user: User | None,
+                 namespace: str) -> dict[str, Any]:
     spec = _dict_field(body, "spec") or {}
     causes = _spec_causes(spec, self_review=False) + _metadata_causes(body, local=True)
     resource = _dict_field(spec, "resourceAttributes")
@@ -186,18 +186,19 @@ def _local_subject_access_review(server, body: dict, user: User | None, namespac
                             "this kind of request"))
     if causes:
         raise _invalid("LocalSubjectAccessReview", "authorization.k8s.io", causes)
-    body["status"] = _decide(server, _attributes(_spec_user(spec), spec))
+    body["status"] = _decide(ctx, _attributes(_spec_user(spec), spec))
     return body
 
 
-def _self_subject_rules_review(server, body: dict, user: User | None, namespace: str) -> dict:
+def _self_subject_rules_review(ctx: ServerContext, body: dict[str, Any], user: User | None,
+                 namespace: str) -> dict[str, Any]:
     user = _require_user(user)
     spec = _dict_field(body, "spec") or {}
     target = spec.get("namespace") if isinstance(spec.get("namespace"), str) else ""
     if not target:
         raise BadRequest("no namespace on request")
-    resolve = getattr(server.authorizer, "rules_for", None)
-    if server.authorizer is None:
+    resolve = getattr(ctx.authorizer, "rules_for", None)
+    if ctx.authorizer is None:
         rules = Rules([rule("*", groups=("*",), resources=("*",))], [rule("*", urls=("*",))])
     elif resolve is None:
         rules = Rules(incomplete=True)
@@ -227,26 +228,28 @@ def _user_info(user: User) -> dict:
     return info
 
 
-def _self_subject_review(server, body: dict, user: User | None, namespace: str) -> dict:
+def _self_subject_review(ctx: ServerContext, body: dict[str, Any], user: User | None,
+                 namespace: str) -> dict[str, Any]:
     user = _require_user(user)
     return {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
-            "metadata": {"creationTimestamp": format_time(server.clock.now())},
+            "metadata": {"creationTimestamp": format_time(ctx.clock.now())},
             "status": {"userInfo": _user_info(user)}}
 
 
-def _token_review(server, body: dict, user: User | None, namespace: str) -> dict:
+def _token_review(ctx: ServerContext, body: dict[str, Any], user: User | None,
+                 namespace: str) -> dict[str, Any]:
     spec = _dict_field(body, "spec") or {}
     token = spec.get("token") if isinstance(spec.get("token"), str) else ""
     if not token:
         raise BadRequest("token is required for TokenReview in authentication")
     status: dict[str, Any] = {}
-    if server.authenticator is None:
+    if ctx.authenticator is None:
         body["status"] = status
         return body
     wanted = [a for a in spec.get("audiences") or () if isinstance(a, str)]
     # a static or component token is valid for the API server's own audiences only
-    audiences = [a for a in (wanted or server.api_audiences) if a in server.api_audiences]
-    found = server.authenticator.authenticate("Bearer " + token) if audiences else None
+    audiences = [a for a in (wanted or ctx.api_audiences) if a in ctx.api_audiences]
+    found = ctx.authenticator.authenticate("Bearer " + token) if audiences else None
     if found is not None:
         status["authenticated"] = True
         status["user"] = _user_info(found)
@@ -257,7 +260,8 @@ def _token_review(server, body: dict, user: User | None, namespace: str) -> dict
     return body
 
 
-_ANSWERS = {
+# each review kind's answer: (context, the submitted body, the requester, the URL's namespace)
+_ANSWERS: dict[str, Callable[[ServerContext, dict[str, Any], User | None, str], dict[str, Any]]] = {
     "SelfSubjectAccessReview": _self_subject_access_review,
     "SubjectAccessReview": _subject_access_review,
     "LocalSubjectAccessReview": _local_subject_access_review,

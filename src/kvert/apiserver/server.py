@@ -20,27 +20,37 @@ import asyncio
 import dataclasses
 import logging
 import platform
+import ssl
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 import kvert
 from kvert.api import kinds
 from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, RouteNotFound, Unauthorized
+from kvert.api.kinds import ResourceType
 from kvert.apiserver import discovery, metrics, negotiation, openapi, recommendation_query, rest
+from kvert.apiserver.admission import bootstrap
 from kvert.apiserver.authorization import forbidden, request_attributes
+from kvert.apiserver.background import Component, CoroutineComponent, HistoryCompaction, QuotaResync
+from kvert.apiserver.context import (RecommendationService, RequestAuthenticator, ServerContext)
 from kvert.apiserver.impersonation import impersonated
-from kvert.apiserver.admission import bootstrap, recalculate_quota_usage
-from kvert.apiserver.requestinfo import USER
+from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
+from kvert.apiserver.negotiation import MediaType
+from kvert.apiserver.requestinfo import USER, parse
+from kvert.apiserver.responses import WARNINGS, json_response
+from kvert.apiserver.watch import WatchHub
 from kvert.auth.attributes import Decision
 from kvert.auth.authenticator import certificate_user
-from kvert.auth.tokens import TokenAuthenticator, bearer_token
-from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
-from kvert.apiserver.requestinfo import parse
-from kvert.apiserver.watch import WatchHub
+from kvert.auth.authorizer import Authorizer
+from kvert.auth.tokens import bearer_token
+from kvert.auth.user import User
 from kvert.clock import Clock
 from kvert.registry import AdmissionChain, Registry
 from kvert.registry.tokenrequest import TokenRequests
+from kvert.store.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -59,32 +69,82 @@ class ApiServer:
     header_timeout = 32.0
     idle_timeout = 90.0
 
-    def __init__(self, store: Any, clock: Clock, *, authenticator: TokenAuthenticator | None,
+    def __init__(self, store: Store, clock: Clock, *, authenticator: RequestAuthenticator | None,
                  admission: AdmissionChain | None = None, seed: int | None = None,
                  metrics_provider: NodeMetricsProvider | None = None,
-                 token_requests: TokenRequests | None = None, authorizer: Any = None):
+                 token_requests: TokenRequests | None = None,
+                 authorizer: Authorizer | None = None) -> None:
         self.store = store
         self.clock = clock
-        self.authenticator = authenticator
-        # kvert.auth's authorize(attrs) -> (Decision, reason), or None: everything allowed
-        self.authorizer = authorizer
-        # how this server authenticates to node agents' kubelet endpoints (kubeletclient)
-        self.kubelet_client_token: str | None = None
-        # the audiences a TokenReview without its own checks tokens against (--api-audiences)
-        self.api_audiences: tuple[str, ...] = ("https://kubernetes.default.svc.cluster.local",)
         self.registry = Registry(store, clock, admission, seed=seed, token_requests=token_requests)
-        self.watches = WatchHub(self)
-        self.address = ""
-        # node proxy metrics, /metrics and metrics.k8s.io (kvert.apiserver.metrics)
-        self.metrics_provider = metrics_provider
+        self.watches = WatchHub(self.registry, clock)
+        # node proxy, /metrics and metrics.k8s.io (kvert.apiserver.metrics)
         self.request_metrics = RequestMetrics()
-        # autoscaling.kvert.io RecommendationQuery: a kvert.vpa.query.QueryService, or None
-        # (then the group is not served; kvert.apiserver.recommendation_query)
-        self.recommendation_query: Any = None
+        # what the request handlers get of this server; the settings below live there
+        self.context = ServerContext(store=store, clock=clock, registry=self.registry,
+                                     watches=self.watches, request_metrics=self.request_metrics,
+                                     authenticator=authenticator, authorizer=authorizer,
+                                     metrics_provider=metrics_provider)
+        self.address = ""
         self._runner: web.AppRunner | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._background: list[tuple[Component, asyncio.Task[None]]] = []
         # connections whose first request has not arrived: their header deadline
         self._awaiting_headers: dict[Any, asyncio.TimerHandle] = {}
+
+    # ---- settings (kept in the handlers' context) ----------------------------------
+
+    @property
+    def authenticator(self) -> RequestAuthenticator | None:
+        return self.context.authenticator
+
+    @authenticator.setter
+    def authenticator(self, value: RequestAuthenticator | None) -> None:
+        self.context.authenticator = value
+
+    @property
+    def authorizer(self) -> Authorizer | None:
+        """kvert.auth's ``authorize(attrs) -> (Decision, reason)``, or None: everything allowed."""
+        return self.context.authorizer
+
+    @authorizer.setter
+    def authorizer(self, value: Authorizer | None) -> None:
+        self.context.authorizer = value
+
+    @property
+    def metrics_provider(self) -> NodeMetricsProvider | None:
+        return self.context.metrics_provider
+
+    @metrics_provider.setter
+    def metrics_provider(self, value: NodeMetricsProvider | None) -> None:
+        self.context.metrics_provider = value
+
+    @property
+    def kubelet_client_token(self) -> str | None:
+        """How this server authenticates to node agents' kubelet endpoints (kubeletclient)."""
+        return self.context.kubelet_client_token
+
+    @kubelet_client_token.setter
+    def kubelet_client_token(self, value: str | None) -> None:
+        self.context.kubelet_client_token = value
+
+    @property
+    def api_audiences(self) -> tuple[str, ...]:
+        """The audiences a TokenReview without its own checks tokens against (--api-audiences)."""
+        return self.context.api_audiences
+
+    @api_audiences.setter
+    def api_audiences(self, value: tuple[str, ...]) -> None:
+        self.context.api_audiences = value
+
+    @property
+    def recommendation_query(self) -> RecommendationService | None:
+        """autoscaling.kvert.io RecommendationQuery: a kvert.vpa.query.QueryService, or None
+        (then the group is not served; kvert.apiserver.recommendation_query)."""
+        return self.context.recommendation_query
+
+    @recommendation_query.setter
+    def recommendation_query(self, value: RecommendationService | None) -> None:
+        self.context.recommendation_query = value
 
     # ---- lifecycle -------------------------------------------------------------
 
@@ -95,7 +155,8 @@ class ApiServer:
         app.router.add_route("*", "/{tail:.*}", self._dispatch, expect_handler=_expect)
         return app
 
-    async def start(self, host: str = "127.0.0.1", port: int = 6443, ssl_context=None) -> str:
+    async def start(self, host: str = "127.0.0.1", port: int = 6443,
+                    ssl_context: ssl.SSLContext | None = None) -> str:
         """Listen; returns the base URL (with the real port when ``port`` is 0)."""
         self._runner = web.AppRunner(
             self.make_app(), access_log=None, handle_signals=False, shutdown_timeout=2.0,
@@ -114,50 +175,54 @@ class ApiServer:
         self.address = f"{scheme}://{shown}:{bound_port}"
         return self.address
 
-    def run_background(self, coro) -> asyncio.Task:
-        task = asyncio.ensure_future(coro)
-        self._tasks.append(task)
+    # ---- background work -------------------------------------------------------
+
+    def history_compaction(self, interval: float, *, at_start: bool = True) -> HistoryCompaction:
+        """The component forgetting this server's history (``background.HistoryCompaction``)."""
+        return HistoryCompaction(self.store, self.clock, interval, at_start=at_start)
+
+    def quota_resync(self, interval: float) -> QuotaResync:
+        """The component recomputing ResourceQuota usage (``background.QuotaResync``)."""
+        return QuotaResync(self.store, self.clock, interval)
+
+    def background_components(self, *, compaction_interval: float, compact_at_start: bool = True,
+                              quota_resync_interval: float) -> dict[str, Component]:
+        """This server's periodic work by name, for a supervisor to run (``Supervisor.add``)."""
+        return {"apiserver-compaction": self.history_compaction(compaction_interval,
+                                                                at_start=compact_at_start),
+                "apiserver-quota-resync": self.quota_resync(quota_resync_interval)}
+
+    def run_background(self, work: Component | Coroutine[Any, Any, Any]) -> asyncio.Task[None]:
+        """Run a component (or a coroutine) until ``stop()``; a crash is logged when it
+        happens. A supervisor, which reports crashes to its owner, should be preferred."""
+        component = work if not isinstance(work, Coroutine) else CoroutineComponent(work)
+        task = asyncio.ensure_future(component.run())
+        task.add_done_callback(_log_crash)
+        self._background.append((component, task))
         return task
+
+    async def compact_history(self, interval: float, *, at_start: bool = True) -> None:
+        """``history_compaction(...)`` run until cancelled."""
+        await self.history_compaction(interval, at_start=at_start).run()
+
+    async def resync_quotas(self, interval: float) -> None:
+        """``quota_resync(...)`` run until cancelled."""
+        await self.quota_resync(interval).run()
 
     async def stop(self) -> None:
         self.watches.stop_all()
-        for task in self._tasks:
+        for component, task in self._background:
+            component.stop()
             task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
-        self._tasks.clear()
+        # stopping the server never fails for its background work: crashes were logged
+        await asyncio.gather(*(task for _, task in self._background), return_exceptions=True)
+        self._background.clear()
         stop_authorizer = getattr(self.authorizer, "stop", None)
         if stop_authorizer is not None:
             stop_authorizer()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-
-    async def compact_history(self, interval: float, *, at_start: bool = True) -> None:
-        """Forget history as kube-apiserver does: at start (its watch cache begins empty, so a
-        watch from an older version is answered 410 Expired; not on a store other servers
-        share), then every ``interval`` seconds up to the revision seen one interval earlier
-        (its etcd compaction)."""
-        mark = self.store.current_revision()
-        if at_start:
-            self.store.compact(mark)
-        while True:
-            await self.clock.sleep(interval)
-            self.store.compact(mark)
-            mark = self.store.current_revision()
-
-    async def resync_quotas(self, interval: float) -> None:
-        """The ResourceQuota controller's periodic sync: usage released by pods that shrank
-        or went away is recomputed from the live pods."""
-        while True:
-            await self.clock.sleep(interval)
-            try:
-                recalculate_quota_usage(self.store, clock=self.clock)
-            except ApiError as e:
-                log.warning("quota resync failed: %s", e)
 
     async def bootstrap(self) -> None:
         """Objects every cluster has: the system namespaces and priority classes."""
@@ -166,36 +231,36 @@ class ApiServer:
     # ---- middleware ------------------------------------------------------------
 
     @web.middleware
-    async def _headers_arrived(self, request: web.Request, handler) -> web.StreamResponse:
+    async def _headers_arrived(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         deadline = self._awaiting_headers.pop(request.protocol, None)
         if deadline is not None:
             deadline.cancel()
         return await handler(request)
 
     @web.middleware
-    async def _errors(self, request: web.Request, handler) -> web.StreamResponse:
+    async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             response = await handler(request)
-            for warning in request.get(rest.WARNINGS, ()):
+            for warning in request.get(WARNINGS, ()):
                 response.headers.add("Warning", f'299 - "{_quote(warning)}"')
             return response
         except ApiError as e:
-            return rest.json_response(e.to_status(), e.code)
+            return json_response(e.to_status(), e.code)
         except web.HTTPRedirection:
             raise
         except web.HTTPException as e:
             # aiohttp's own refusals (e.g. a body over the size limit) as Status objects too
             err = ApiError(e.reason or "request refused", e.status, _reason_for(e.status))
-            return rest.json_response(err.to_status(), e.status)
+            return json_response(err.to_status(), e.status)
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 - the last line of defence: answer, never hang
             log.exception("internal error serving %s %s", request.method, request.path)
             err = InternalError(f"Internal error occurred: {type(e).__name__}: {e}")
-            return rest.json_response(err.to_status(), 500)
+            return json_response(err.to_status(), 500)
 
     @web.middleware
-    async def _authenticate(self, request: web.Request, handler) -> web.StreamResponse:
+    async def _authenticate(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if self.authenticator is not None:
             credentials = request.headers.get("Authorization")
             public = request.path.rstrip("/") in _PUBLIC_PATHS
@@ -214,7 +279,7 @@ class ApiServer:
                     self._authorize(request, user)
         return await handler(request)
 
-    def _authorize(self, request: web.Request, user: Any) -> None:
+    def _authorize(self, request: web.Request, user: User) -> None:
         """Impersonation, then the authorizer's decision (403 unless allowed)."""
         acting = impersonated(request, user, self.authorizer)
         if acting is not None:
@@ -235,15 +300,15 @@ class ApiServer:
     # ---- routing ---------------------------------------------------------------
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        served_by_metrics = metrics.route(self, request)   # node proxy, /metrics, metrics.k8s.io
+        served_by_metrics = metrics.route(self.context, request)   # node proxy, /metrics, metrics.k8s.io
         if served_by_metrics is not None:
             return await served_by_metrics
-        query = recommendation_query.route(self, request)   # autoscaling.kvert.io, never stored
+        query = recommendation_query.route(self.context, request)   # autoscaling.kvert.io, never stored
         if query is not None:
             return await query
         info = parse(request.path)
         if info.is_resource:
-            return await rest.handle(self, request, info)
+            return await rest.handle(self.context, request, info)
         if request.method not in ("GET", "HEAD"):
             raise MethodNotAllowed()
         return self._non_resource(request)
@@ -253,11 +318,11 @@ class ApiServer:
         if path in ("/healthz", "/livez", "/readyz"):
             return web.Response(text="ok", content_type="text/plain")
         if path == "/version":
-            return rest.json_response(self.version_info())
+            return json_response(self.version_info())
         types = kinds.all_types()
         # discovery also lists the unstored metrics.k8s.io types when node metrics are served
         served = types + list(metrics.METRICS_TYPES) if self.metrics_provider is not None else types
-        served = served + recommendation_query.served_types(self)
+        served = served + recommendation_query.served_types(self.context)
         accept = negotiation.parse_accept(request.headers.get("Accept"))
         if path in ("/api", "/apis"):
             # an unserved version is not negotiated: legacy discovery answers, as upstream
@@ -265,12 +330,12 @@ class ApiServer:
                                       ("v2", "v2beta1"))
             if media is not None:
                 version = media.param("v") or "v2"
-                return rest.json_response(
+                return json_response(
                     discovery.aggregated_discovery(served, legacy=path == "/api", version=version),
                     content_type=_DISCOVERY_CONTENT.format(v=version))
             if path == "/api":
-                return rest.json_response(discovery.api_versions(request.host))
-            return rest.json_response(discovery.api_group_list(served))
+                return json_response(discovery.api_versions(request.host))
+            return json_response(discovery.api_group_list(served))
         parts = path.strip("/").split("/")
         document = None
         if parts[0] == "api" and len(parts) == 2:
@@ -287,9 +352,9 @@ class ApiServer:
             return _openapi_v3(types, "/".join(parts[2:]), request.query.get("hash", ""))
         if document is None:
             raise RouteNotFound()
-        return rest.json_response(document)
+        return json_response(document)
 
-    def version_info(self) -> dict:
+    def version_info(self) -> dict[str, str]:
         major, minor = KUBERNETES_VERSION
         return {"major": major, "minor": minor,
                 "gitVersion": f"v{major}.{minor}.0+kvert-{kvert.__version__}",
@@ -315,7 +380,7 @@ class _DeadlineSite(web.BaseSite):
     bounded by the idle timeout, which aiohttp applies to partial requests too)."""
 
     def __init__(self, runner: web.AppRunner, host: str, port: int, ssl_context: Any,
-                 header_timeout: float, awaiting: dict):
+                 header_timeout: float, awaiting: dict[Any, asyncio.TimerHandle]):
         super().__init__(runner, ssl_context=ssl_context)
         self._host, self._port = host, port
         self._header_timeout = header_timeout
@@ -346,7 +411,7 @@ class _DeadlineSite(web.BaseSite):
             protocol.force_close()
 
 
-def _openapi_v2(types, accept) -> web.Response:
+def _openapi_v2(types: Sequence[ResourceType], accept: list[MediaType]) -> web.Response:
     # kubectl asks for protobuf only; Go's parser refuses the "@" form as a Content-Type.
     if any(m.type == openapi.V2_PROTOBUF_ACCEPT for m in accept) and not any(
             m.type in ("application/json", "*/*") for m in accept):
@@ -356,7 +421,7 @@ def _openapi_v2(types, accept) -> web.Response:
                         headers={"Content-Type": "application/json"})
 
 
-def _openapi_v3(types, path: str, wanted_hash: str) -> web.Response:
+def _openapi_v3(types: Sequence[ResourceType], path: str, wanted_hash: str) -> web.Response:
     found = openapi.openapi_v3_json(types, path)
     if found is None:
         raise RouteNotFound()
@@ -376,3 +441,9 @@ def _quote(text: str) -> str:
 def _reason_for(code: int) -> str:
     return {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed",
             413: "RequestEntityTooLarge", 415: "UnsupportedMediaType"}.get(code, "InternalError")
+
+
+def _log_crash(task: asyncio.Task[None]) -> None:
+    """A background component that ended with an exception, logged as it happens."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("background work of the API server crashed", exc_info=task.exception())

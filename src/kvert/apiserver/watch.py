@@ -10,19 +10,19 @@ re-establish watches and spread their load.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from typing import Any
 
 from aiohttp import web
 
 from kvert.api.errors import ApiError
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import negotiation, options
-from kvert.apiserver.rest import encode_json
 from kvert.apiserver.requestinfo import RequestInfo
+from kvert.apiserver.responses import encode_json
 from kvert.apiserver.tables import to_table
-
-if TYPE_CHECKING:
-    from kvert.apiserver.server import ApiServer
+from kvert.clock import Clock
+from kvert.registry import Registry
+from kvert.store.base import Watch
 
 BOOKMARK_INTERVAL = 60.0
 MIN_REQUEST_TIMEOUT = 1800
@@ -31,9 +31,10 @@ MIN_REQUEST_TIMEOUT = 1800
 class WatchHub:
     """Serves watch requests and ends them all when the server stops."""
 
-    def __init__(self, server: "ApiServer"):
-        self.server = server
-        self._active: set = set()
+    def __init__(self, registry: Registry, clock: Clock):
+        self.registry = registry
+        self.clock = clock
+        self._active: set[Watch] = set()
         self._random = random.Random()
 
     def stop_all(self) -> None:
@@ -58,7 +59,7 @@ class WatchHub:
             # an unknown includeObject is refused (406) before the stream starts, not in it
             to_table(rt, [], now=0, include_object=include_object)
         try:
-            watch = self.server.registry.watch(
+            watch = self.registry.watch(
                 info.key, namespace=info.namespace or None, label_selector=opts.label_selector,
                 field_selector=field_selector, resource_version=opts.resource_version,
                 send_initial_events=send_initial, allow_bookmarks=allow_bookmarks or send_initial)
@@ -84,8 +85,10 @@ class WatchHub:
             watch.stop()
         return response
 
-    async def _pump(self, response, watch, rt, timeout, allow_bookmarks, as_table, include_object):
-        clock = self.server.clock
+    async def _pump(self, response: web.StreamResponse, watch: Watch, rt: ResourceType,
+                    timeout: float, allow_bookmarks: bool, as_table: bool,
+                    include_object: str) -> None:
+        clock = self.clock
         deadline = clock.now() + timeout
         idle_since = clock.now()
         first = True
@@ -111,5 +114,5 @@ class WatchHub:
             await _write(response, {"type": event.type, "object": obj})
 
 
-async def _write(response: web.StreamResponse, event: dict) -> None:
+async def _write(response: web.StreamResponse, event: dict[str, Any]) -> None:
     await response.write(encode_json(event))

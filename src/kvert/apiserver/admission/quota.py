@@ -56,10 +56,12 @@ from kvert.api.errors import Conflict, InternalError, NotFound
 from kvert.api.kinds import by_key
 from kvert.api.meta import parse_time
 from kvert.api.quantity import Quantity, QuantityError, to_int
-from kvert.api.resources import ResourceList, add, subtract
+from kvert.api.resources import ResourceList, add, is_extended_resource, subtract
 from kvert.api.selectors import (DOES_NOT_EXIST, EXISTS, IN, NOT_IN, SelectorError,
                                   make_requirement)
+from kvert.clock import Clock, WallClock
 from kvert.registry.admission import CREATE, DELETE, UPDATE, Attributes
+from kvert.store.base import Store
 
 from .common import forbidden, render_quantity
 
@@ -83,13 +85,6 @@ _RETRIES = 8
 
 
 # -- usage ---------------------------------------------------------------------------------------
-
-def is_extended_resource(name: str) -> bool:
-    """``IsExtendedResourceName``: a domain-prefixed name outside ``kubernetes.io``."""
-    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
-        return False
-    return True
-
 
 def _compute_usage(requests: ResourceList, limits: ResourceList) -> ResourceList:
     """``podComputeUsageHelper``: the quota names a set of requests and limits charges."""
@@ -293,7 +288,7 @@ def _known_counted_resources(names: list[str]) -> list[str]:
     return result
 
 
-def compute_quota_status(store: Any, quota: dict, now: float) -> dict:
+def compute_quota_status(store: Store, quota: dict[str, Any], now: float) -> dict[str, Any]:
     """``status`` for a quota: ``hard`` = ``spec.hard``, ``used`` from the live objects."""
     hard = dict(((quota.get("spec") or {}).get("hard")) or {})
     names = list(hard)
@@ -321,8 +316,8 @@ def compute_quota_status(store: Any, quota: dict, now: float) -> dict:
     return {"hard": hard, "used": {name: render_quantity(name, v) for name, v in used.items()}}
 
 
-def recalculate_quota_usage(store: Any, namespace: str | None = None,
-                            now: float | None = None, clock: Any = None) -> list[dict]:
+def recalculate_quota_usage(store: Store, namespace: str | None = None,
+                            now: float | None = None, clock: Clock | None = None) -> list[dict[str, Any]]:
     """Recompute ``status`` of every ResourceQuota in ``namespace`` (all namespaces when
     None) from the live objects and store those that changed; returns the quotas updated.
 
@@ -352,7 +347,6 @@ def recalculate_quota_usage(store: Any, namespace: str | None = None,
 
 
 def _wall_now() -> float:
-    from kvert.clock import WallClock
     return WallClock().now()
 
 
@@ -375,7 +369,7 @@ def _pretty(rl: dict[str, str]) -> str:
 class ResourceQuota:
     name = "ResourceQuota"
 
-    def __init__(self, store: Any, clock: Any = None):
+    def __init__(self, store: Store, clock: Clock | None = None):
         self.store = store
         self.clock = clock
 

@@ -27,7 +27,9 @@ from collections import OrderedDict
 from typing import Any, Iterable
 
 from kvert.api import kinds as kinds_mod
+from kvert.api import patchmeta
 
+from . import proto
 from . import schemas as S
 
 V3_REF = "#/components/schemas/"
@@ -344,10 +346,6 @@ class _Model:
     # ---- patch metadata ----
 
     def _patch_annotations(self) -> dict[tuple[str, str], Any]:
-        try:
-            from kvert.api import patchmeta
-        except ImportError:  # pragma: no cover - patchmeta is part of kvert
-            return {}
         out: dict[tuple[str, str], Any] = {}
         for rt in self.types:
             name = self.roots[(rt.group, rt.version, rt.kind)]
@@ -620,11 +618,7 @@ class _Model:
 
     def _strategic(self, rt) -> bool:
         """Strategic merge patch is offered for built-in kinds, never for custom resources."""
-        try:
-            from kvert.api import patchmeta
-            return patchmeta.supports_strategic(rt.api_version, rt.kind)
-        except ImportError:  # pragma: no cover
-            return rt.schema is None and kind_schema_name(rt) in S.DEFINITIONS
+        return patchmeta.supports_strategic(rt.api_version, rt.kind)
 
     # ---- documents ----
 
@@ -730,7 +724,6 @@ class _Model:
         doc = self.v2()
         with self._lock:
             if self._v2_pb is None:
-                from . import proto
                 self._v2_pb = proto.document(doc)
             return self._v2_pb
 

@@ -27,27 +27,18 @@ Simplifications, all documented where they happen:
 
 from __future__ import annotations
 
+from typing import Any
+
 from kvert.api.errors import BadRequest, UnsupportedMediaType
 from kvert.apiserver.protobuf import codec, wire
-from kvert.apiserver.protobuf.codec import EncodeError
-from kvert.apiserver.protobuf.schema import KIND_TYPES
-from kvert.apiserver.protobuf.wire import BYTES, WireError
+from kvert.apiserver.protobuf.codec import EncodeError, decode_envelope
+from kvert.apiserver.protobuf.envelope import MAGIC, MEDIA_TYPE, message_for
+from kvert.apiserver.protobuf.wire import WireError
 
-MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
-MAGIC = b"k8s\x00"
-
-__all__ = ["MEDIA_TYPE", "MAGIC", "decode", "encode", "message_for", "EncodeError"]
+__all__ = ["MEDIA_TYPE", "MAGIC", "decode", "decode_envelope", "encode", "message_for", "EncodeError"]
 
 
-def message_for(api_version: str, kind: str) -> str | None:
-    """The schema message of a top-level kind, or None."""
-    found = KIND_TYPES.get((api_version, kind))
-    if found is None and kind == "DeleteOptions":
-        found = "meta.DeleteOptions"   # sent under the version of whatever is deleted
-    return found
-
-
-def decode(body: bytes) -> dict:
+def decode(body: bytes) -> dict[str, Any]:
     """A protobuf request body -> its JSON-shaped object, apiVersion and kind included.
 
     Raises BadRequest for anything malformed, UnsupportedMediaType for a kind the schema
@@ -65,49 +56,7 @@ def decode(body: bytes) -> dict:
         raise BadRequest(f"the protobuf request body cannot be decoded: {e}") from None
 
 
-def decode_envelope(body: bytes, depth: int) -> dict:
-    if body[:4] != MAGIC:
-        raise BadRequest("the protobuf request body does not start with the Kubernetes "
-                         "protobuf magic number")
-    api_version = kind = ""
-    raw = b""
-    content_encoding = content_type = ""
-    for num, wt, value in wire.read_fields(body[4:]):
-        if wt != BYTES:
-            if num in (1, 2, 3, 4):
-                raise WireError(f"wrong wire type {wt} for field {num} of runtime.Unknown")
-            continue
-        if num == 1:
-            for tnum, twt, tvalue in wire.read_fields(value):
-                if tnum in (1, 2) and twt != BYTES:
-                    raise WireError(f"wrong wire type {twt} in runtime.TypeMeta")
-                if tnum == 1:
-                    api_version = tvalue.decode("utf-8", errors="replace")
-                elif tnum == 2:
-                    kind = tvalue.decode("utf-8", errors="replace")
-        elif num == 2:
-            raw = value
-        elif num == 3:
-            content_encoding = value.decode("utf-8", errors="replace")
-        elif num == 4:
-            content_type = value.decode("utf-8", errors="replace")
-    if content_encoding:
-        raise BadRequest(f"unsupported protobuf content encoding {content_encoding!r}")
-    if content_type and content_type.split(";")[0].strip().lower() != MEDIA_TYPE:
-        raise BadRequest(f"unsupported content type {content_type!r} inside a protobuf envelope")
-    if not kind:
-        raise BadRequest("Object 'Kind' is missing in the protobuf request body")
-    message = message_for(api_version, kind)
-    if message is None:
-        raise UnsupportedMediaType(
-            f"the body of the request was in an unknown format - {kind} in {api_version!r} "
-            f"cannot be decoded from {MEDIA_TYPE}; accepted media types include: "
-            f"application/json, application/yaml")
-    obj = codec.decode_message(message, raw, depth + 1)
-    return {"kind": kind, "apiVersion": api_version, **obj}
-
-
-def encode(obj: dict) -> bytes:
+def encode(obj: dict[str, Any]) -> bytes:
     """A JSON-shaped object of a kind in the schema table -> a protobuf body (with magic).
 
     Raises UnsupportedMediaType for a kind the table doesn't have, EncodeError (a

@@ -26,8 +26,12 @@ import datetime as _dt
 import json
 import math
 import re
+from typing import Any
 
+from kvert.api.durations import DurationError, format_go_duration_ns, parse_go_duration_ns
+from kvert.api.errors import BadRequest, UnsupportedMediaType
 from kvert.apiserver.protobuf import wire
+from kvert.apiserver.protobuf.envelope import MAGIC, MEDIA_TYPE, message_for
 from kvert.apiserver.protobuf.schema import MESSAGE_TYPES, Field, Message
 from kvert.apiserver.protobuf.wire import BYTES, FIXED64, VARINT, WireError
 
@@ -277,8 +281,7 @@ def _dec_int_or_string(data: bytes, depth: int):
 def _raw_json(raw: bytes | None, depth: int):
     if raw is None or not raw:
         return None
-    if raw[:4] == b"k8s\x00":   # an embedded object in protobuf (RawExtension)
-        from kvert.apiserver.protobuf import decode_envelope
+    if raw[:4] == MAGIC:   # an embedded object in protobuf (RawExtension)
         return decode_envelope(raw, depth + 1)
     try:
         return json.loads(raw)
@@ -286,6 +289,52 @@ def _raw_json(raw: bytes | None, depth: int):
         raise WireError("an embedded JSON value is nested too deeply") from None
     except ValueError as e:
         raise WireError(f"an embedded value is not valid JSON: {e}") from None
+
+
+def decode_envelope(body: bytes, depth: int) -> dict[str, Any]:
+    """A ``runtime.Unknown`` envelope (a request body, or an object embedded in a
+    RawExtension) -> its JSON-shaped object, apiVersion and kind included."""
+    if body[:4] != MAGIC:
+        raise BadRequest("the protobuf request body does not start with the Kubernetes "
+                         "protobuf magic number")
+    api_version = kind = ""
+    raw = b""
+    content_encoding = content_type = ""
+    for num, wt, value in wire.read_fields(body[4:]):
+        if not isinstance(value, bytes):   # not length-delimited (wt != BYTES)
+            if num in (1, 2, 3, 4):
+                raise WireError(f"wrong wire type {wt} for field {num} of runtime.Unknown")
+            continue
+        if num == 1:
+            for tnum, twt, tvalue in wire.read_fields(value):
+                if tnum in (1, 2) and not isinstance(tvalue, bytes):
+                    raise WireError(f"wrong wire type {twt} in runtime.TypeMeta")
+                if not isinstance(tvalue, bytes):
+                    continue
+                if tnum == 1:
+                    api_version = tvalue.decode("utf-8", errors="replace")
+                elif tnum == 2:
+                    kind = tvalue.decode("utf-8", errors="replace")
+        elif num == 2:
+            raw = value
+        elif num == 3:
+            content_encoding = value.decode("utf-8", errors="replace")
+        elif num == 4:
+            content_type = value.decode("utf-8", errors="replace")
+    if content_encoding:
+        raise BadRequest(f"unsupported protobuf content encoding {content_encoding!r}")
+    if content_type and content_type.split(";")[0].strip().lower() != MEDIA_TYPE:
+        raise BadRequest(f"unsupported content type {content_type!r} inside a protobuf envelope")
+    if not kind:
+        raise BadRequest("Object 'Kind' is missing in the protobuf request body")
+    message = message_for(api_version, kind)
+    if message is None:
+        raise UnsupportedMediaType(
+            f"the body of the request was in an unknown format - {kind} in {api_version!r} "
+            f"cannot be decoded from {MEDIA_TYPE}; accepted media types include: "
+            f"application/json, application/yaml")
+    obj = decode_message(message, raw, depth + 1)
+    return {"kind": kind, "apiVersion": api_version, **obj}
 
 
 def _dec_raw(data: bytes, depth: int):
@@ -402,58 +451,16 @@ def parse_time(text: str) -> tuple[int, int]:
     return seconds, nanos
 
 
-def _frac(value: int, prec: int) -> str:
-    whole, frac = divmod(value, 10 ** prec)
-    digits = f"{frac:0{prec}d}".rstrip("0") if prec else ""
-    return f"{whole}.{digits}" if digits else str(whole)
-
-
-def format_duration(ns: int) -> str:
-    """Go's time.Duration.String(): "1m0s", "1.5s", "300ms", "0s"."""
-    neg = ns < 0
-    u = -ns if neg else ns
-    if u < 1_000_000_000:
-        if u == 0:
-            return "0s"
-        if u < 1000:
-            text = f"{u}ns"
-        elif u < 1_000_000:
-            text = _frac(u, 3) + "µs"
-        else:
-            text = _frac(u, 6) + "ms"
-    else:
-        whole, frac = divmod(u, 1_000_000_000)
-        text = _frac((whole % 60) * 1_000_000_000 + frac, 9) + "s"
-        minutes = whole // 60
-        if minutes:
-            text = f"{minutes % 60}m" + text
-            if minutes // 60:
-                text = f"{minutes // 60}h" + text
-    return "-" + text if neg else text
-
-
-_UNITS = {"ns": 1, "us": 1000, "µs": 1000, "μs": 1000, "ms": 1_000_000, "s": 1_000_000_000,
-          "m": 60_000_000_000, "h": 3_600_000_000_000}
+# Go's time.Duration.String() ("1m0s", "1.5s", "300ms", "0s"), under the codec's name
+format_duration = format_go_duration_ns
 
 
 def parse_duration(text: str) -> int:
-    """Go's time.ParseDuration -> nanoseconds."""
-    s = text.strip()
-    neg = s.startswith("-")
-    s = s.lstrip("+-") if s[:1] in "+-" else s
-    if s == "0":
-        return 0
-    parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)", s)
-    if not parts or "".join(a + b for a, b in parts) != s:
-        raise EncodeError(f"invalid duration {text!r}")
-    total = 0
-    for number, unit in parts:
-        whole, _, frac = number.partition(".")
-        scale = _UNITS[unit]
-        total += int(whole or 0) * scale
-        if frac:
-            total += int(frac) * scale // 10 ** len(frac)
-    return -total if neg else total
+    """Go's time.ParseDuration -> nanoseconds; EncodeError for anything else."""
+    try:
+        return parse_go_duration_ns(text)
+    except DurationError:
+        raise EncodeError(f"invalid duration {text!r}") from None
 
 
 # ==== encoding ====

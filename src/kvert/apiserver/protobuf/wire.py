@@ -34,17 +34,18 @@ def read_varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def read_fields(data: bytes) -> list[tuple[int, int, object]]:
+def read_fields(data: bytes) -> list[tuple[int, int, int | bytes]]:
     """Every field of one message, in order: (number, wire type, value).
 
     The value is an ``int`` for varints and fixed-size values (their raw bits), ``bytes``
     for length-delimited ones.
     """
-    out = []
+    out: list[tuple[int, int, int | bytes]] = []
     pos, end = 0, len(data)
     while pos < end:
         key, pos = read_varint(data, pos)
         num, wire = key >> 3, key & 7
+        value: int | bytes
         if num <= 0 or num > 0x1FFFFFFF:
             raise WireError(f"illegal field number {num}")
         if wire == VARINT:
