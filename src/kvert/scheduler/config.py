@@ -52,6 +52,7 @@ from typing import Any
 
 import yaml
 
+from kvert.scheduler.cache import NodeCache
 from kvert.scheduler.framework import EXTENSION_POINTS, Framework, Handle, implements
 from kvert.scheduler.plugins import DEFAULT_PLUGINS, REGISTRY
 from kvert.scheduler.plugins.noderesources import ConfigError as _ArgsError
@@ -180,7 +181,6 @@ def load_config(config: Any = None, *, default_name: str = DEFAULT_SCHEDULER_NAM
         raise ConfigError("podMaxBackoffSeconds: Invalid value: must be greater than or equal to "
                           "podInitialBackoffSeconds")
     # Build every profile once against a throwaway handle: bad plugin names or args fail here.
-    from kvert.scheduler.cache import NodeCache
     frameworks = [build_framework(p, Handle(NodeCache())) for p in cfg.profiles]
     sorts = {(type(f.queue_sort).__name__, repr(p.plugin_config.get(f.queue_sort.name)))
              for f, p in zip(frameworks, cfg.profiles)}
@@ -208,7 +208,6 @@ def _args_error(path: str, e: Exception) -> ConfigError:
 def _validate_plugin_args(plugins: dict, pc: dict[str, dict], path: str) -> None:
     """Build each configured plugin the profile needs (and the always-validated ones) once
     against a throwaway cache, so a bad arg is reported with its pluginConfig index."""
-    from kvert.scheduler.cache import NodeCache
     needed = {n for n, _ in merged_multipoint(plugins)}
     for point in EXTENSION_POINTS:
         needed.update(n for n, _ in _names((plugins.get(point) or {}).get("enabled")))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from kvert.api.errors import ApiError
 from kvert.client.cache import InformerFactory
@@ -125,6 +125,13 @@ class InformerListers:
         return None if informer is None else informer.get(name, namespace)
 
 
-Listers = Any   # StaticListers | InformerListers: anything with list(resource, namespace=None)
+class Listers(Protocol):
+    """What plugins read through ``handle.listers`` (StaticListers, InformerListers)."""
+
+    def list(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        """The objects of ``resource`` (one namespace's, or every namespace's for None)."""
+
+    def get(self, resource: str, name: str, namespace: str = "") -> dict[str, Any] | None:
+        """One object, or None."""
 
 __all__ = ["InformerListers", "Listers", "SCHEDULER_RESOURCES", "StaticListers"]

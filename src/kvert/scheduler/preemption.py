@@ -42,7 +42,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -50,17 +50,13 @@ from kvert.api.errors import ApiError
 from kvert.api.meta import format_time, parse_time
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.scheduler.algorithm import nominated_node_name
-from kvert.scheduler.cache import PodEntry, pod_key
+from kvert.scheduler.cache import NodeCache, PodEntry, pod_key
 from kvert.scheduler.framework import (
-    NO_NODE_AVAILABLE_MSG, Code, CycleState, Diagnosis, PostFilterResult, Status, _PluginError,
-    is_success,
+    NO_NODE_AVAILABLE_MSG, Code, CycleState, Diagnosis, Framework, Handle, PostFilterResult, Status,
+    _PluginError, is_success,
 )
 from kvert.scheduler.snapshot import NodeSet
 from kvert.scheduler.view import CacheView
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kvert.scheduler.cache import NodeCache
-    from kvert.scheduler.framework import Framework, Handle
 
 log = logging.getLogger(__name__)
 

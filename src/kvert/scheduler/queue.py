@@ -29,10 +29,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from kvert.scheduler.cache import pod_key, pod_uid
-from kvert.scheduler.framework import (
-    ActionType, ClusterEvent, ClusterEventWithHint, EVENT_UNSCHEDULABLE_TIMEOUT, Status, WILDCARD,
+from kvert.scheduler.events import (
+    ActionType, ClusterEvent, ClusterEventWithHint, EVENT_UNSCHEDULABLE_TIMEOUT, WILDCARD,
 )
+from kvert.scheduler.podentry import pod_key, pod_uid
+from kvert.scheduler.status import Status
 
 log = logging.getLogger(__name__)
 

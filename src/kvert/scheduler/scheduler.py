@@ -26,6 +26,7 @@ What users see, as kube-scheduler does it:
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 from dataclasses import dataclass, field
@@ -144,7 +145,6 @@ class Scheduler:
         sort_plugin = first.queue_sort
         sort_key = getattr(sort_plugin, "sort_key", None)
         if not callable(sort_key):
-            import functools
             cmp = functools.cmp_to_key(
                 lambda a, b: -1 if sort_plugin.less(a, b) else (1 if sort_plugin.less(b, a) else 0))
             sort_key = (lambda q: (cmp(q), q.seq))

@@ -35,16 +35,19 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from kvert.scheduler.cache import pod_uid
+from kvert.api.meta import namespace_of
 from kvert.scheduler.framework import (
     POD, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Plugin, QUEUE,
     QUEUE_SKIP, Status,
 )
+from kvert.scheduler.podentry import pod_uid
+from kvert.scheduler.workloads import (  # noqa: F401  (re-exported: the plugin's names)
+    DEFAULT_SCHEDULING_TIMEOUT, WORKLOAD, GroupKey, PodGroupInfo, WorkloadManager, gang_min_count,
+    group_key, pod_group_policy, same_group, workload_ref,
+)
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SCHEDULING_TIMEOUT = 5 * 60.0
-WORKLOAD = "Workload"
 WAITING_ON_PERMIT = "waiting for minCount pods from a gang to be waiting on permit"
 WAITING_IN_QUEUE = "waiting for minCount pods from a gang to appear in scheduling queue"
 
@@ -52,141 +55,6 @@ WAITING_IN_QUEUE = "waiting for minCount pods from a gang to appear in schedulin
 def _go_quote(s: str) -> str:
     """Go's ``%q`` for the names that appear in messages."""
     return json.dumps(s, ensure_ascii=False)
-
-
-def _ns(obj: dict) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or ""
-
-
-def workload_ref(pod: dict | None) -> dict | None:
-    ref = ((pod or {}).get("spec") or {}).get("workloadRef")
-    return ref if isinstance(ref, dict) else None
-
-
-GroupKey = tuple[str, str, str, str]
-
-
-def group_key(namespace: str, ref: dict) -> GroupKey:
-    """One instance of a pod group: the replica key splits a group into independent gangs."""
-    return (namespace, ref.get("name") or "", ref.get("podGroup") or "",
-            ref.get("podGroupReplicaKey") or "")
-
-
-def same_group(a: dict, b: dict) -> bool:
-    """``matchingWorkloadReference``: same namespace, workload, pod group and replica key."""
-    ra, rb = workload_ref(a), workload_ref(b)
-    return ra is not None and rb is not None and _ns(a) == _ns(b) \
-        and group_key("", ra) == group_key("", rb)
-
-
-def pod_group_policy(workload: dict, pod_group: str) -> dict | None:
-    """The policy of the Workload's pod group ``pod_group`` (None: no such group)."""
-    for group in (workload.get("spec") or {}).get("podGroups") or []:
-        if isinstance(group, dict) and group.get("name") == pod_group:
-            return group.get("policy") or {}
-    return None
-
-
-def gang_min_count(policy: dict) -> int | None:
-    gang = policy.get("gang")
-    if not isinstance(gang, dict):
-        return None
-    return int(gang.get("minCount") or 0)
-
-
-class PodGroupInfo:
-    """The runtime state of one pod group (upstream ``podGroupInfo``)."""
-
-    __slots__ = ("all_pods", "assigned", "assumed", "deadline", "unscheduled")
-
-    def __init__(self) -> None:
-        self.all_pods: dict[str, dict] = {}
-        self.unscheduled: set[str] = set()   # neither assumed nor assigned
-        self.assumed: set[str] = set()       # past Reserve, waiting for the rest of the gang
-        self.assigned: set[str] = set()      # bound
-        self.deadline: float | None = None
-
-    def add_pod(self, pod: dict) -> None:
-        uid = pod_uid(pod)
-        self.all_pods[uid] = pod
-        if (pod.get("spec") or {}).get("nodeName"):
-            self.assigned.add(uid)
-        else:
-            self.unscheduled.add(uid)
-
-    def update_pod(self, old: dict | None, new: dict) -> None:
-        uid = pod_uid(new)
-        self.all_pods[uid] = new
-        if not ((old or {}).get("spec") or {}).get("nodeName") \
-                and (new.get("spec") or {}).get("nodeName"):
-            self.assigned.add(uid)
-            self.unscheduled.discard(uid)
-            self.assumed.discard(uid)
-
-    def delete_pod(self, uid: str) -> bool:
-        """Forget the pod; True when the group is empty."""
-        self.all_pods.pop(uid, None)
-        self.unscheduled.discard(uid)
-        self.assumed.discard(uid)
-        self.assigned.discard(uid)
-        return not self.all_pods
-
-    def unscheduled_pods(self) -> list[dict]:
-        return [self.all_pods[u] for u in self.unscheduled if u in self.all_pods]
-
-    def assume_pod(self, uid: str) -> None:
-        self.assumed.add(uid)
-        self.unscheduled.discard(uid)
-
-    def forget_pod(self, uid: str) -> None:
-        self.unscheduled.add(uid)
-        self.assumed.discard(uid)
-
-    def scheduling_timeout(self, now: float) -> float:
-        """Seconds left until the group times out; a new deadline once the last one passed,
-        so a gang that timed out gets a fresh attempt."""
-        if self.deadline is None or self.deadline < now:
-            self.deadline = now + DEFAULT_SCHEDULING_TIMEOUT
-        return self.deadline - now
-
-
-class WorkloadManager:
-    """Pod groups by (namespace, workload, pod group, replica key), fed with pod events."""
-
-    def __init__(self) -> None:
-        self.groups: dict[GroupKey, PodGroupInfo] = {}
-
-    def add_pod(self, pod: dict) -> None:
-        ref = workload_ref(pod)
-        if ref is not None:
-            self.groups.setdefault(group_key(_ns(pod), ref), PodGroupInfo()).add_pod(pod)
-
-    def update_pod(self, old: dict | None, new: dict) -> None:
-        ref = workload_ref(new)
-        if ref is None:
-            return
-        info = self.groups.get(group_key(_ns(new), ref))
-        if info is None or pod_uid(new) not in info.all_pods:
-            self.add_pod(new)
-        else:
-            info.update_pod(old, new)
-
-    def delete_pod(self, pod: dict) -> None:
-        ref = workload_ref(pod)
-        if ref is None:
-            return
-        key = group_key(_ns(pod), ref)
-        info = self.groups.get(key)
-        if info is not None and info.delete_pod(pod_uid(pod)):
-            del self.groups[key]
-
-    def pod_group_info(self, namespace: str, ref: dict) -> PodGroupInfo:
-        key = group_key(namespace, ref)
-        info = self.groups.get(key)
-        if info is None:
-            raise LookupError(f"pod group {key[2]!r} of workload {namespace}/{key[1]} "
-                              f"(replica key {key[3]!r}) is not tracked by the scheduler")
-        return info
 
 
 class _CacheFeed:
@@ -262,7 +130,7 @@ class GangScheduling(Plugin):
         ref = workload_ref(pod)
         if ref is None:
             return None
-        namespace = _ns(pod)
+        namespace = namespace_of(pod)
         if self._self_fed:
             self.manager.update_pod(None, pod)
         workload = self._workload(namespace, ref.get("name") or "")
@@ -294,7 +162,7 @@ class GangScheduling(Plugin):
         if ref is None:
             return None
         try:
-            info = self.manager.pod_group_info(_ns(pod), ref)
+            info = self.manager.pod_group_info(namespace_of(pod), ref)
         except LookupError as e:
             return Status.as_status(e)
         info.assume_pod(pod_uid(pod))
@@ -305,9 +173,9 @@ class GangScheduling(Plugin):
         if ref is None:
             return
         try:
-            info = self.manager.pod_group_info(_ns(pod), ref)
+            info = self.manager.pod_group_info(namespace_of(pod), ref)
         except LookupError:
-            log.exception("GangScheduling: unreserving %s/%s", _ns(pod),
+            log.exception("GangScheduling: unreserving %s/%s", namespace_of(pod),
                           (pod.get("metadata") or {}).get("name"))
             return
         info.forget_pod(pod_uid(pod))
@@ -318,7 +186,7 @@ class GangScheduling(Plugin):
         ref = workload_ref(pod)
         if ref is None:
             return None, 0.0
-        namespace, name = _ns(pod), ref.get("name") or ""
+        namespace, name = namespace_of(pod), ref.get("name") or ""
         workload = self._workload(namespace, name)
         if workload is None:
             # removed meanwhile: an error retries the pod once the Workload is back
@@ -353,7 +221,7 @@ class GangScheduling(Plugin):
 
     def is_schedulable_after_workload_added(self, pod: dict, old: Any, new: Any) -> bool:
         ref = workload_ref(pod)
-        if ref is None or not isinstance(new, dict) or _ns(pod) != _ns(new) \
+        if ref is None or not isinstance(new, dict) or namespace_of(pod) != namespace_of(new) \
                 or ref.get("name") != (new.get("metadata") or {}).get("name"):
             return QUEUE_SKIP
         return QUEUE

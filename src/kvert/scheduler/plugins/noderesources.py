@@ -51,10 +51,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from kvert.api.names import is_qualified_name
+from kvert.api.resources import parse_resource_list
 from kvert.scheduler.cache import (
     CPU,
     EPHEMERAL_STORAGE,
     MEMORY,
+    NodeCache,
     is_extended_resource,
     is_scalar_resource,
     non_zero_requests,
@@ -520,7 +522,6 @@ class NodeResourcesFit(Plugin):
 
     def _fits_empty(self, pod: dict, node: dict) -> bool:
         """``isFit``: would the pod fit the node if nothing ran on it?"""
-        from kvert.scheduler.cache import NodeCache
         meta = node.get("metadata") or {}
         key = (meta.get("name"), meta.get("resourceVersion")) if meta.get("resourceVersion") else None
 
@@ -552,7 +553,6 @@ class NodeResourcesFit(Plugin):
                 return QUEUE_SKIP
             if old is None:
                 return QUEUE
-            from kvert.api.resources import parse_resource_list
             a = parse_resource_list((old.get("status") or {}).get("allocatable"))
             b = parse_resource_list((new.get("status") or {}).get("allocatable"))
             if b.get("pods", 0) > a.get("pods", 0):

@@ -24,32 +24,25 @@ no-ops too, so older configurations load.
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 import numpy as np
 
+from kvert.api.durations import SECOND, DurationError, parse_go_duration_ns
 from kvert.scheduler.framework import Code, CycleState, FilterResult, Plugin, Status
 from kvert.scheduler.plugins.noderesources import ConfigError, check_fields
-
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0,
-                   "m": 60.0, "h": 3600.0}
 
 
 def parse_duration(value: Any, path: str) -> float:
     """A ``metav1.Duration`` (Go's ``time.ParseDuration`` text: ``"10s"``, ``"1m30s"``), in
-    seconds."""
+    seconds; errors name the field at ``path``."""
     text = value.strip() if isinstance(value, str) else None
     if text is None:
         raise ConfigError(f"{path}: Invalid value: {value!r}: must be a duration such as \"10s\"")
-    sign = -1.0 if text.startswith("-") else 1.0
-    body = text[1:] if text[:1] in "+-" else text
-    if body == "0":
-        return 0.0
-    parts = re.findall(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)", body)
-    if not parts or "".join(a + b for a, b in parts) != body:
-        raise ConfigError(f'{path}: Invalid value: {value!r}: time: invalid duration "{text}"')
-    return sign * sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    try:
+        return parse_go_duration_ns(text) / SECOND
+    except DurationError as e:
+        raise ConfigError(f"{path}: Invalid value: {value!r}: {e}") from e
 
 
 class _Inactive(Plugin):
