@@ -63,6 +63,7 @@ import logging
 import struct
 from typing import Any
 
+from kvert.api import conditions
 from kvert.api.errors import AlreadyExists, ApiError, NotFound
 from kvert.api.meta import deep_copy, format_time, labels_of, parse_time
 from kvert.api.selectors import LabelSelector, SelectorError
@@ -291,36 +292,19 @@ def has_progress_deadline(d: dict) -> bool:
     return deadline is not None and deadline != MAX_INT32
 
 
-def get_condition(status: dict, ctype: str) -> dict | None:
-    for c in status.get("conditions") or []:
-        if c.get("type") == ctype:
-            return c
-    return None
+get_condition = conditions.find_condition
+remove_condition = conditions.remove_condition
 
 
-def new_condition(ctype: str, status: str, reason: str, message: str, now: str) -> dict:
-    return {"type": ctype, "status": status, "lastUpdateTime": now, "lastTransitionTime": now,
-            "reason": reason, "message": message}
+def new_condition(ctype: str, status: str, reason: str, message: str, now: str) -> dict[str, Any]:
+    return conditions.new_condition(ctype, status, reason, message, now=now,
+                                    times=("lastUpdateTime", "lastTransitionTime"))
 
 
-def set_condition(status: dict, condition: dict) -> None:
+def set_condition(status: dict[str, Any], condition: dict[str, Any]) -> None:
     """``SetDeploymentCondition``: same status and reason is no change; a status change
     resets lastTransitionTime; the condition moves to the end of the list."""
-    current = get_condition(status, condition["type"])
-    if current is not None and current.get("status") == condition["status"] and \
-            current.get("reason") == condition["reason"]:
-        return
-    if current is not None and current.get("status") == condition["status"]:
-        condition["lastTransitionTime"] = current.get("lastTransitionTime")
-    status["conditions"] = [c for c in status.get("conditions") or []
-                            if c.get("type") != condition["type"]] + [condition]
-
-
-def remove_condition(status: dict, ctype: str) -> None:
-    if status.get("conditions"):
-        status["conditions"] = [c for c in status["conditions"] if c.get("type") != ctype]
-        if not status["conditions"]:
-            del status["conditions"]
+    conditions.set_condition(status, condition, same=("status", "reason"), to_end=True)
 
 
 def deployment_complete(d: dict, status: dict) -> bool:

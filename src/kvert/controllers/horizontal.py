@@ -42,7 +42,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from kvert.api import kinds
+from kvert.api import conditions, kinds
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import deep_copy, format_time
 from kvert.api.quantity import Quantity, QuantityError
@@ -490,18 +490,11 @@ class HorizontalController(Controller):
     # ---- status ---------------------------------------------------------------------------
 
     def _set_condition(self, hpa: dict, kind: str, status: str, reason: str, message: str) -> None:
-        """``setCondition``: the transition time changes only with the status."""
-        conditions = hpa.setdefault("status", {}).setdefault("conditions", None) or []
-        for condition in conditions:
-            if condition.get("type") == kind:
-                break
-        else:
-            condition = {"type": kind}
-            conditions.append(condition)
-        if condition.get("status") != status:
-            condition["lastTransitionTime"] = format_time(self.clock.now())
-        condition.update(status=status, reason=reason, message=message)
-        hpa["status"]["conditions"] = conditions
+        """``setCondition``: replaced in place; the transition time changes only with the status."""
+        # this field order is the HPA's own (the status is compared as JSON)
+        condition = {"type": kind, "lastTransitionTime": format_time(self.clock.now()), "status": status,
+                     "reason": reason, "message": message}
+        conditions.set_condition(hpa.setdefault("status", {}), condition, same=("status", "reason", "message"))
 
     def _set_status(self, hpa: dict, current: int, desired: int, statuses: list[dict] | None,
                     rescale: bool) -> None:

@@ -37,7 +37,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from kvert.api import jobs
+from kvert.api import conditions, jobs
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, labels_of, parse_time
 from kvert.api.selectors import LabelSelector, SelectorError
@@ -182,23 +182,16 @@ def backoff_delay(failures: int, last_failure: float, now: float) -> float:
     return 0.0 if delay < elapsed else delay - elapsed
 
 
-def _new_condition(type_: str, status: str, reason: str, message: str, now: str) -> dict:
-    return {"type": type_, "status": status, "lastProbeTime": now, "lastTransitionTime": now,
-            "reason": reason, "message": message}
+def _new_condition(type_: str, status: str, reason: str, message: str, now: str) -> dict[str, Any]:
+    return conditions.new_condition(type_, status, reason, message, now=now,
+                                    times=("lastProbeTime", "lastTransitionTime"))
 
 
-def _set_condition(status: dict, cond: dict) -> bool:
-    """Add or update a condition (times change only when its status does)."""
-    conditions = status.setdefault("conditions", [])
-    for existing in conditions:
-        if existing.get("type") == cond["type"]:
-            if existing.get("status") == cond["status"] and existing.get("reason") == cond["reason"] \
-                    and existing.get("message") == cond["message"]:
-                return False
-            existing.update(cond)
-            return True
-    conditions.append(cond)
-    return True
+def _set_condition(status: dict[str, Any], cond: dict[str, Any]) -> bool:
+    """Add or update a condition in place (the job controller's ``ensureJobConditionStatus``:
+    the same status, reason and message is no change; lastTransitionTime moves only with the
+    status)."""
+    return conditions.set_condition(status, cond, same=("status", "reason", "message"))
 
 
 class JobController(Controller):

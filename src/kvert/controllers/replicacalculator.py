@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kvert.api.durations import SECOND, DurationError, parse_go_duration_ns
 from kvert.api.meta import parse_time
 from kvert.api.quantity import Quantity, QuantityError
 from kvert.api.selectors import LabelSelector
@@ -64,26 +65,17 @@ class Readiness:
 
 
 def _go_duration(text: object) -> float:
-    """A Go duration as metrics-server writes a window (``15s``, ``1m0s``, ``15.002s``)."""
+    """A Go duration as metrics-server writes a window (``15s``, ``1m0s``, ``15.002s``); 0 for
+    a missing or unreadable one."""
     if isinstance(text, (int, float)):
         return float(text)
-    total, number = 0.0, ""
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
     s = str(text or "")
-    i = 0
-    while i < len(s):
-        ch = s[i]
-        if ch.isdigit() or ch == ".":
-            number += ch
-            i += 1
-            continue
-        unit = s[i:i + 2] if s[i:i + 2] in units else ch
-        if unit not in units or not number:
-            return 0.0
-        total += float(number) * units[unit]
-        number = ""
-        i += len(unit)
-    return total
+    if s[:1] in "+-":      # a window is never negative: unreadable
+        return 0.0
+    try:
+        return parse_go_duration_ns(s) / SECOND
+    except DurationError:
+        return 0.0
 
 
 # ---- metrics ------------------------------------------------------------------------------------
