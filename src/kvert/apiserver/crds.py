@@ -31,7 +31,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from kvert.api import kinds
+from kvert.api import conditions, kinds
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, Invalid, NotFound
 from kvert.api.kinds import ResourceType
 from kvert.api.meta import deep_copy, format_time
@@ -91,35 +91,30 @@ def _condition(ctype: str, status: str, reason: str, message: str) -> dict:
     return {"type": ctype, "status": status, "reason": reason, "message": message}
 
 
-def find_condition(crd_or_status: dict, ctype: str) -> dict | None:
+def find_condition(crd_or_status: dict[str, Any], ctype: str) -> dict[str, Any] | None:
+    """The condition of type ``ctype`` of a CRD, or of its status."""
     status = crd_or_status.get("status", crd_or_status) if isinstance(crd_or_status, dict) else {}
-    for c in (status or {}).get("conditions") or []:
-        if isinstance(c, dict) and c.get("type") == ctype:
-            return c
-    return None
+    return conditions.find_condition(status if isinstance(status, dict) else None, ctype)
 
 
-def set_condition(status: dict, condition: dict, now: float | None) -> None:
+# SetCRDCondition replaces the condition whenever it is given one (so a new reason or
+# message lands even with the status kept): nothing a newly made condition matches skips it.
+_REPLACE_UNLESS_IDENTICAL = ("status", "reason", "message", "lastTransitionTime")
+
+
+def set_condition(status: dict[str, Any], condition: dict[str, Any], now: float | None) -> None:
     """``SetCRDCondition``: replace the condition of the same type; ``lastTransitionTime``
     moves only when the status changes (or was never set)."""
-    conditions = status.setdefault("conditions", [])
-    new = dict(condition)
-    stamp = format_time(now) if now is not None else None
-    for i, old in enumerate(conditions):
-        if isinstance(old, dict) and old.get("type") == new["type"]:
-            if old.get("status") != new["status"] or not old.get("lastTransitionTime"):
-                if stamp:
-                    new["lastTransitionTime"] = stamp
-            elif old.get("lastTransitionTime"):
-                new["lastTransitionTime"] = old["lastTransitionTime"]
-            conditions[i] = _ordered_condition(new)
-            return
-    if stamp:
-        new["lastTransitionTime"] = stamp
-    conditions.append(_ordered_condition(new))
+    conditions.set_condition(status, condition, now=format_time(now) if now is not None else None,
+                             same=_REPLACE_UNLESS_IDENTICAL)
+    # in the field order kube-apiserver writes a CRD condition
+    found = status["conditions"]
+    for i, c in enumerate(found):
+        if isinstance(c, dict) and c.get("type") == condition["type"]:
+            found[i] = _ordered_condition(c)
 
 
-def _ordered_condition(c: dict) -> dict:
+def _ordered_condition(c: dict[str, Any]) -> dict[str, Any]:
     order = ("type", "status", "lastTransitionTime", "reason", "message")
     return {k: c[k] for k in order if k in c} | {k: v for k, v in c.items() if k not in order}
 
