@@ -7,8 +7,11 @@ server run exactly the same chain.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
+
+from kvert.api.types import Obj
 
 CREATE, UPDATE, DELETE, CONNECT = "CREATE", "UPDATE", "DELETE", "CONNECT"
 
@@ -21,8 +24,8 @@ class Attributes:
     resource: str                  # resource key: "pods", "apps/deployments"
     namespace: str
     name: str
-    object: dict | None            # the new object; mutating plugins may change it in place
-    old_object: dict | None = None
+    object: Obj | None             # the new object; mutating plugins may change it in place
+    old_object: Obj | None = None
     subresource: str = ""
     dry_run: bool = False
     user: str = ""
@@ -44,25 +47,41 @@ class AdmissionPlugin(Protocol):
         """Refuse by raising an ApiError; must not mutate."""
 
 
+@runtime_checkable
+class MutatingPlugin(Protocol):
+    async def admit(self, attrs: Attributes) -> None: ...
+
+
+@runtime_checkable
+class ValidatingPlugin(Protocol):
+    async def validate(self, attrs: Attributes) -> None: ...
+
+
+# A chain's plugin does either or both (``AdmissionPlugin``'s hooks).
+Plugin = MutatingPlugin | ValidatingPlugin
+
+# one plugin's admit or validate
+_Steps = list[Callable[[Attributes], Awaitable[None]]]
+
+
 class AdmissionChain:
     """Plugins in order. Each may implement admit, validate or both, and may name the
     resources it acts on (``resources``)."""
 
-    def __init__(self, plugins: list[Any] | None = None):
-        self.plugins: list[Any] = list(plugins or [])
-        self._calls: dict[str, tuple[list, list]] = {}   # resource -> (admits, validates)
-        self._calls_of: list[Any] = []                  # the plugins _calls was made for
+    def __init__(self, plugins: list[Plugin] | None = None) -> None:
+        self.plugins: list[Plugin] = list(plugins or [])
+        self._calls: dict[str, tuple[_Steps, _Steps]] = {}   # resource -> (admits, validates)
+        self._calls_of: list[Plugin] = []                   # the plugins _calls was made for
 
-    def _for(self, resource: str) -> tuple[list, list]:
+    def _for(self, resource: str) -> tuple[_Steps, _Steps]:
         if self._calls_of != self.plugins:     # plugins may be added (or removed) at any time
             self._calls, self._calls_of = {}, list(self.plugins)
         calls = self._calls.get(resource)
         if calls is None:
-            acting = [p for p in self.plugins
-                      if getattr(p, "resources", None) is None or resource in p.resources]
+            acting = [p for p in self.plugins if _acts_on(p, resource)]
             calls = self._calls[resource] = (
-                [p.admit for p in acting if getattr(p, "admit", None) is not None],
-                [p.validate for p in acting if getattr(p, "validate", None) is not None])
+                [p.admit for p in acting if isinstance(p, MutatingPlugin)],
+                [p.validate for p in acting if isinstance(p, ValidatingPlugin)])
         return calls
 
     async def admit(self, attrs: Attributes) -> None:
@@ -72,3 +91,8 @@ class AdmissionChain:
     async def validate(self, attrs: Attributes) -> None:
         for validate in self._for(attrs.resource)[1]:
             await validate(attrs)
+
+
+def _acts_on(plugin: Plugin, resource: str) -> bool:
+    resources: frozenset[str] | None = getattr(plugin, "resources", None)
+    return resources is None or resource in resources

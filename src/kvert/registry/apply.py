@@ -50,9 +50,11 @@ from typing import Any
 
 import yaml
 
+from kvert.api import kinds
 from kvert.api.errors import ApiError, BadRequest, Cause, Conflict, Invalid, required
 from kvert.api.meta import deep_copy
 from kvert.api.patchmeta import PatchMeta, patch_meta
+from kvert.api.types import Obj
 
 __all__ = ["server_side_apply", "update_managed_fields", "ApplyConflict", "parse_apply_body",
            "fields_to_v1", "fields_from_v1", "path_string", "manager_from_user_agent",
@@ -64,6 +66,8 @@ FIELDS_V1 = "FieldsV1"
 BEFORE_FIRST_APPLY = "before-first-apply"
 
 Path = tuple[str, ...]  # path elements: 'f:spec', 'k:{"name":"app"}', 'v:"x"'
+# a managedFields entry's identity: (manager, operation, subresource, apiVersion)
+_EntryKey = tuple[str, str, str, str]
 
 # Fields every object has that no manager owns (structured-merge-diff's strip set).
 _STRIP: frozenset[Path] = frozenset({
@@ -94,12 +98,12 @@ class _Entry:
     fields: set[Path] = field(default_factory=set)
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
+    def key(self) -> _EntryKey:
         # Appliers are one manager whatever version they apply (BuildManagerIdentifier).
         version = "" if self.operation == APPLY else self.api_version
         return (self.manager, self.operation, self.subresource, version)
 
-    def encode(self) -> dict:
+    def encode(self) -> Obj:
         out: dict[str, Any] = {"manager": self.manager, "operation": self.operation,
                                "apiVersion": self.api_version}
         if self.time:
@@ -121,9 +125,9 @@ class _Entry:
         return text
 
 
-def _decode_entries(obj: dict | None, strict: bool = False) -> dict[tuple, _Entry]:
+def _decode_entries(obj: Obj | None, strict: bool = False) -> dict[_EntryKey, _Entry]:
     raw = ((obj or {}).get("metadata") or {}).get("managedFields")
-    out: dict[tuple, _Entry] = {}
+    out: dict[_EntryKey, _Entry] = {}
     if not raw:
         return out
     try:
@@ -153,7 +157,7 @@ def _decode_entries(obj: dict | None, strict: bool = False) -> dict[tuple, _Entr
     return out
 
 
-def _encode_entries(entries: Iterable[_Entry]) -> list[dict]:
+def _encode_entries(entries: Iterable[_Entry]) -> list[Obj]:
     ordered = sorted(entries, key=lambda e: (e.operation, e.time or "", e.manager,
                                              e.api_version, e.subresource))
     return [e.encode() for e in ordered]
@@ -163,17 +167,17 @@ def _pe_order(pe: str) -> tuple[int, str]:
     return ({"f:": 0, "k:": 1, "v:": 2, "i:": 3}.get(pe[:2], 4), pe)
 
 
-def fields_to_v1(paths: Iterable[Path]) -> dict:
+def fields_to_v1(paths: Iterable[Path]) -> Obj:
     """A set of paths as a FieldsV1 object (``.`` marks members that have children)."""
     members = set(paths)
-    tree: dict = {}
+    tree: Obj = {}
     for path in members:
         node = tree
         for pe in path:
             node = node.setdefault(pe, {})
 
-    def render(node: dict, prefix: Path) -> dict:
-        out: dict = {}
+    def render(node: Obj, prefix: Path) -> Obj:
+        out: Obj = {}
         if node and prefix in members:
             out["."] = {}
         for pe in sorted(node, key=_pe_order):
@@ -183,7 +187,7 @@ def fields_to_v1(paths: Iterable[Path]) -> dict:
     return render(tree, ())
 
 
-def fields_from_v1(fields: dict, prefix: Path = ()) -> set[Path]:
+def fields_from_v1(fields: Obj, prefix: Path = ()) -> set[Path]:
     """The set of paths a FieldsV1 object names."""
     if not isinstance(fields, dict):
         raise ValueError("fieldsV1 must be an object")
@@ -299,7 +303,7 @@ class _Typed:
         return "k:" + json.dumps(values, sort_keys=True, separators=(",", ":"),
                                  ensure_ascii=False)
 
-    def items(self, value: list, meta: PatchMeta, path: Path) -> list[tuple[str, Any]]:
+    def items(self, value: list[Any], meta: PatchMeta, path: Path) -> list[tuple[str, Any]]:
         return [(self.item_pe(item, meta, path), item) for item in value]
 
     # -- the set of fields a value sets (ToFieldSet) ----------------------------------------
@@ -389,7 +393,8 @@ class _Typed:
             return self._merge_list(lhs, rhs, meta, fpath)
         return deep_copy(rhs)
 
-    def _merge_list(self, lhs: list, rhs: list, meta: PatchMeta, fpath: tuple[str, ...]) -> list:
+    def _merge_list(self, lhs: list[Any], rhs: list[Any], meta: PatchMeta,
+                    fpath: tuple[str, ...]) -> list[Any]:
         """structured-merge-diff's order: the configuration's items in its order, live-only
         items kept where they were relative to the shared ones."""
         lpes = self.items(lhs, meta, ())
@@ -401,7 +406,7 @@ class _Typed:
         shared = iter([pe for pe, _ in rpes if pe in lmap])
         next_shared = next(shared, None)
         done: set[str] = set()
-        out: list = []
+        out: list[Any] = []
 
         def take(pe: str) -> Any:
             if meta.list_type == "set":
@@ -441,7 +446,7 @@ class _Typed:
 
     # -- removing a path ----------------------------------------------------------------------
 
-    def remove(self, obj: dict, path: Path) -> None:
+    def remove(self, obj: Obj, path: Path) -> None:
         """Remove the field or list item at ``path``, and maps and lists it leaves empty."""
         trail: list[tuple[Any, Any]] = []  # (container, key-or-index) down to the target
         node: Any = obj
@@ -511,15 +516,15 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _without_managed_fields(obj: dict) -> dict:
-    out = deep_copy(obj)
+def _without_managed_fields(obj: Obj) -> Obj:
+    out: Obj = deep_copy(obj)
     meta = out.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
     return out
 
 
-def _zero_object(like: dict) -> dict:
+def _zero_object(like: Obj) -> Obj:
     """What Kubernetes compares a created object with: its Go zero value, in which the
     top-level structs (metadata, spec, status) exist but are empty."""
     return {k: {} for k, v in like.items() if isinstance(v, dict)}
@@ -547,7 +552,7 @@ def _json_keys(value: Any) -> Any:
     return value
 
 
-def parse_apply_body(body: Any) -> dict:
+def parse_apply_body(body: Any) -> Obj:
     """An apply configuration from YAML or JSON text (or an already decoded object)."""
     if isinstance(body, (bytes, bytearray)):
         try:
@@ -588,8 +593,8 @@ class ApplyConflict(Conflict):
                        f"{path_string(path)}")
         else:
             lines: list[str] = []
-            by_manager: dict[tuple, list[Path]] = {}
-            entries: dict[tuple, _Entry] = {}
+            by_manager: dict[_EntryKey, list[Path]] = {}
+            entries: dict[_EntryKey, _Entry] = {}
             for entry, path in conflicts:
                 by_manager.setdefault(entry.key, []).append(path)
                 entries[entry.key] = entry
@@ -604,19 +609,19 @@ class ApplyConflict(Conflict):
 
 
 def _has_status_subresource(api_version: str, kind: str) -> bool:
-    from kvert.api import kinds
-
     try:
         return kinds.by_gvk(api_version, kind).has_status
     except KeyError:
         return False
 
 
-def _reset_fields(config: dict, api_version: str, kind: str, subresource: str) -> dict:
+def _reset_fields(config: Obj, api_version: str, kind: str, subresource: str) -> Obj:
     if subresource == "status":
-        meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+        meta = config.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
         kept = {k: meta[k] for k in ("name", "namespace") if k in meta}
-        out = {k: config[k] for k in ("apiVersion", "kind") if k in config}
+        out: Obj = {k: config[k] for k in ("apiVersion", "kind") if k in config}
         if kept:
             out["metadata"] = kept
         if "status" in config:
@@ -628,9 +633,9 @@ def _reset_fields(config: dict, api_version: str, kind: str, subresource: str) -
     return config
 
 
-def server_side_apply(live: dict | None, applied: Any, manager: str, force: bool,
+def server_side_apply(live: Obj | None, applied: Any, manager: str, force: bool,
                       api_version: str, kind: str, now: str | None, *,
-                      subresource: str = "") -> dict:
+                      subresource: str = "") -> Obj:
     """Apply a configuration for ``manager``; return the new object (``live`` unchanged).
 
     ``live`` is None to create. ``applied`` is YAML/JSON text or a decoded object. Raises
@@ -667,7 +672,7 @@ def server_side_apply(live: dict | None, applied: Any, manager: str, force: bool
     mine = _Entry(manager, APPLY, api_version, now, subresource)
     previous = entries.get(mine.key)
     config_set = _strip(typed.field_set(config))
-    merged = typed.merge(base, config)
+    merged: Obj = typed.merge(base, config)   # two objects merge into an object
 
     # Fields applied before and no longer applied go, unless someone else still owns them.
     others: set[Path] = set()
@@ -715,7 +720,7 @@ def server_side_apply(live: dict | None, applied: Any, manager: str, force: bool
     return merged
 
 
-def _last_applied_fields(live: dict | None, typed: _Typed) -> set[Path]:
+def _last_applied_fields(live: Obj | None, typed: _Typed) -> set[Path]:
     """The fields of the ``kubectl.kubernetes.io/last-applied-configuration`` annotation's
     object (none when it is missing or unreadable)."""
     annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
@@ -734,27 +739,27 @@ def _last_applied_fields(live: dict | None, typed: _Typed) -> set[Path]:
         return set()
 
 
-def _path_order(path: Path) -> tuple:
+def _path_order(path: Path) -> tuple[Any, ...]:
     return tuple(_pe_order(pe) for pe in path)
 
 
 # ---- ordinary writes ---------------------------------------------------------------------------
 
 
-def update_managed_fields_no_errors(old: dict | None, new: dict, manager: str, **options: Any) -> dict:
+def update_managed_fields_no_errors(old: Obj | None, new: Obj, manager: str, **options: Any) -> Obj:
     """``FieldManager.UpdateNoErrors``: as :func:`update_managed_fields`, but an object whose
     fields cannot be tracked (a list item without its merge key) keeps going with its
     managedFields cleared, so validation answers for it (422, not a field-manager 400)."""
     try:
         return update_managed_fields(old, new, manager, **options)
     except ApiError:
-        result = deep_copy(new)
+        result: Obj = deep_copy(new)
         (result.get("metadata") or {}).pop("managedFields", None)
         return result
 
 
-def update_managed_fields(old: dict | None, new: dict, manager: str, operation: str = UPDATE,
-                          *, now: str | None = None, subresource: str = "") -> dict:
+def update_managed_fields(old: Obj | None, new: Obj, manager: str, operation: str = UPDATE,
+                          *, now: str | None = None, subresource: str = "") -> Obj:
     """Record a create, update or patch by ``manager`` in ``new``'s managedFields.
 
     ``old`` is the stored object (None on create). The manager takes ownership of every
@@ -762,7 +767,7 @@ def update_managed_fields(old: dict | None, new: dict, manager: str, operation: 
     leave every manager. A client that sends managedFields different from the stored ones
     sets them itself (an empty list clears them), as in Kubernetes. Returns a new dict.
     """
-    result = deep_copy(new)
+    result: Obj = deep_copy(new)
     meta = result.setdefault("metadata", {})
     old_managed = ((old or {}).get("metadata") or {}).get("managedFields")
     sent = meta.get("managedFields")

@@ -14,6 +14,7 @@ import jsonpatch
 
 from kvert.api.errors import BadRequest, Invalid, UnsupportedMediaType, forbidden
 from kvert.api.meta import deep_copy
+from kvert.api.types import Obj
 from kvert.registry.apply import server_side_apply
 from kvert.registry.strategic import strategic_merge_patch
 
@@ -25,7 +26,8 @@ APPLY = "application/apply-patch+yaml"
 # Short names accepted by in-process callers, as ``kubectl patch --type`` spells them.
 _ALIASES = {"merge": MERGE, "json": JSON, "strategic": STRATEGIC, "apply": APPLY}
 
-PatchFn = Callable[[dict, Any], dict]
+# (a copy of the target, the patch document) -> the patched object
+PatchFn = Callable[[Obj, Any], Obj]
 _EXTRA: dict[str, PatchFn] = {}
 
 
@@ -51,8 +53,9 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def json_patch(target: dict, operations: Any) -> dict:
-    """``target`` with the RFC 6902 operations applied: changed in place (pass a copy)."""
+def json_patch(target: Obj, operations: Any) -> Any:
+    """``target`` with the RFC 6902 operations applied: changed in place (pass a copy). An
+    operation on the root may make it any JSON value."""
     if not isinstance(operations, list):
         raise BadRequest("json patch must be a list of operations")
     if len(operations) == 1 and _sets_a_top_level_member(target, operations[0]):
@@ -79,11 +82,12 @@ def _sets_a_top_level_member(target: Any, op: Any) -> bool:
     return kind == "add" or (kind == "replace" and path[1:] in target)
 
 
-def apply_patch(target: dict | None, patch: Any, patch_type: str, *,
+def apply_patch(target: Obj | None, patch: Any, patch_type: str, *,
                 field_manager: str | None = None, force: bool = False,
                 now: str | None = None, subresource: str = "",
-                api_version: str | None = None, kind: str | None = None) -> dict:
-    """Return a patched copy of ``target``; ``target`` is never modified.
+                api_version: str | None = None, kind: str | None = None) -> Any:
+    """Return a patched copy of ``target``; ``target`` is never modified. A JSON patch of
+    the root may make it any JSON value: the caller checks that it is still an object.
 
     ``api_version`` and ``kind`` default to the target's (strategic merge patch and apply
     need them for the field semantics). Apply also takes the field manager (required),

@@ -23,7 +23,9 @@ from typing import Any
 from kvert.api.defaults import is_externally_accessible
 from kvert.api.errors import Cause, Invalid
 from kvert.api.meta import name_of
+from kvert.api.types import Obj
 from kvert.api.validation.common import invalid
+from kvert.store.base import Store
 
 DEFAULT_SERVICE_CIDR = "10.96.0.0/12"     # kubeadm's and kind's --service-cluster-ip-range
 DEFAULT_NODE_PORTS = (30000, 32767)       # --service-node-port-range
@@ -31,13 +33,13 @@ DEFAULT_NODE_PORTS = (30000, 32767)       # --service-node-port-range
 _NEEDS_NODE_PORTS = ("NodePort", "LoadBalancer")
 
 
-def needs_cluster_ip(spec: dict) -> bool:
-    return spec.get("type", "ClusterIP") != "ExternalName" and spec.get("clusterIP") != "None"
+def needs_cluster_ip(spec: Obj) -> bool:
+    return bool(spec.get("type", "ClusterIP") != "ExternalName" and spec.get("clusterIP") != "None")
 
 
-def _clusterip_family(spec: dict) -> bool:
+def _clusterip_family(spec: Obj) -> bool:
     """ipFamilies apply to every type but ExternalName (headless included)."""
-    return spec.get("type", "ClusterIP") != "ExternalName"
+    return bool(spec.get("type", "ClusterIP") != "ExternalName")
 
 
 def first_ip(cidr: str) -> str:
@@ -46,8 +48,8 @@ def first_ip(cidr: str) -> str:
 
 
 class ServiceAllocator:
-    def __init__(self, store: Any, cidr: str = DEFAULT_SERVICE_CIDR,
-                 node_ports: tuple[int, int] = DEFAULT_NODE_PORTS, seed: int | None = None):
+    def __init__(self, store: Store, cidr: str = DEFAULT_SERVICE_CIDR,
+                 node_ports: tuple[int, int] = DEFAULT_NODE_PORTS, seed: int | None = None) -> None:
         self.store = store
         self.network = ipaddress.ip_network(cidr)
         self.node_ports = node_ports
@@ -57,23 +59,23 @@ class ServiceAllocator:
 
     # ---- what is in use ----------------------------------------------------------------
 
-    def _used(self, skip: tuple[str, str] | None = None) -> tuple[set[str], set[int]]:
+    def _used(self, skip: tuple[str | None, str | None] | None = None) -> tuple[set[str], set[int]]:
         ips, ports = set(self._pending_ips), set(self._pending_ports)
         for svc in self.store.list("services").items:
-            meta = svc.get("metadata") or {}
+            meta: Obj = svc.get("metadata") or {}
             if skip == (meta.get("namespace"), meta.get("name")):
                 continue
-            spec = svc.get("spec") or {}
+            spec: Obj = svc.get("spec") or {}
             ips.update(ip for ip in spec.get("clusterIPs") or [spec.get("clusterIP")]
                        if ip and ip != "None")
-            ports.update(p.get("nodePort") for p in spec.get("ports") or []
+            ports.update(p["nodePort"] for p in spec.get("ports") or []
                          if isinstance(p, dict) and p.get("nodePort"))
         return ips, ports
 
     # ---- create and update -------------------------------------------------------------
 
     @contextmanager
-    def allocate_create(self, svc: dict) -> Iterator[None]:
+    def allocate_create(self, svc: Obj) -> Iterator[None]:
         """Allocate for a Service about to be created; what was taken stays reserved for the
         body of the ``with`` (the write) and is given back if it fails."""
         spec = svc.setdefault("spec", {})
@@ -90,22 +92,23 @@ class ServiceAllocator:
             yield
 
     @contextmanager
-    def allocate_update(self, new: dict, old: dict) -> Iterator[None]:
+    def allocate_update(self, new: Obj, old: Obj) -> Iterator[None]:
         """``patchAllocatedValues`` then allocation for what a type change needs: a PUT
         without ``clusterIP`` or ``nodePort`` keeps the stored ones, as upstream."""
-        spec, old_spec = new.setdefault("spec", {}), old.get("spec") or {}
+        spec: Obj = new.setdefault("spec", {})
+        old_spec: Obj = old.get("spec") or {}
         if not _well_formed(spec):
             yield
             return
         _drop_type_dependent(spec, old_spec)
         _keep_allocated(spec, old_spec)
-        meta = old.get("metadata") or {}
+        meta: Obj = old.get("metadata") or {}
         used_ips, used_ports = self._used(skip=(meta.get("namespace"), meta.get("name")))
         causes: list[Cause] = []
         ips: list[str] = []
         if not old_spec.get("clusterIPs") or not needs_cluster_ip(old_spec):
             ips = self._cluster_ips(spec, used_ips, causes)
-        own = {p.get("nodePort") for p in old_spec.get("ports") or []
+        own = {p["nodePort"] for p in old_spec.get("ports") or []
                if isinstance(p, dict) and p.get("nodePort")}
         ports = self._node_ports(spec, used_ports, own, causes)
         if causes:
@@ -123,7 +126,7 @@ class ServiceAllocator:
             self._pending_ips.difference_update(ips)
             self._pending_ports.difference_update(ports)
 
-    def _cluster_ips(self, spec: dict, used: set[str], causes: list[Cause]) -> list[str]:
+    def _cluster_ips(self, spec: Obj, used: set[str], causes: list[Cause]) -> list[str]:
         """Fill the IP fields; returns the IPs taken."""
         if _clusterip_family(spec):
             spec.setdefault("ipFamilies", ["IPv4"])
@@ -174,7 +177,7 @@ class ServiceAllocator:
                     return ip
         return None
 
-    def _node_ports(self, spec: dict, used: set[int], own: set[int],
+    def _node_ports(self, spec: Obj, used: set[int], own: set[int],
                     causes: list[Cause]) -> list[int]:
         if spec.get("type") not in _NEEDS_NODE_PORTS:
             return []
@@ -240,11 +243,11 @@ def _well_formed(spec: Any) -> bool:
             and isinstance(spec.get("type", ""), str))
 
 
-def _node_ports_of(spec: dict) -> list:
+def _node_ports_of(spec: Obj) -> list[Any]:
     return [p.get("nodePort") for p in spec.get("ports") or [] if isinstance(p, dict)]
 
 
-def _drop_type_dependent(spec: dict, old_spec: dict) -> None:
+def _drop_type_dependent(spec: Obj, old_spec: Obj) -> None:
     """Upstream's ``dropTypeDependentFields``: a type change that no longer needs what was
     allocated drops it, unless the client asked for it (changed it in this write)."""
     if _clusterip_family(old_spec) and not _clusterip_family(spec):
@@ -268,7 +271,7 @@ def _drop_type_dependent(spec: dict, old_spec: dict) -> None:
                 port.pop("nodePort", None)
 
 
-def _keep_allocated(spec: dict, old_spec: dict) -> None:
+def _keep_allocated(spec: Obj, old_spec: Obj) -> None:
     """Upstream's ``patchAllocatedValues``: what the client left out keeps its stored value."""
     if needs_cluster_ip(old_spec) and needs_cluster_ip(spec):
         if not spec.get("clusterIP") and not spec.get("clusterIPs"):

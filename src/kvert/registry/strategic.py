@@ -37,6 +37,7 @@ from typing import Any
 from kvert.api.errors import BadRequest, UnsupportedMediaType
 from kvert.api.meta import deep_copy
 from kvert.api.patchmeta import PatchMeta, patch_meta, supports_strategic
+from kvert.api.types import Obj
 
 __all__ = ["strategic_merge_patch", "create_two_way_merge_patch", "DIRECTIVE",
            "DELETE_FROM_PRIMITIVE_LIST", "SET_ELEMENT_ORDER", "RETAIN_KEYS"]
@@ -56,7 +57,7 @@ _NON_STRATEGIC_TYPES = ("application/json-patch+json, application/merge-patch+js
 Meta = Callable[[tuple[str, ...]], PatchMeta]
 
 
-def strategic_merge_patch(original: dict, patch: dict, api_version: str, kind: str) -> dict:
+def strategic_merge_patch(original: Obj, patch: Obj, api_version: str, kind: str) -> Obj:
     """Return ``original`` with ``patch`` applied; neither argument is modified."""
     if not supports_strategic(api_version, kind):
         raise UnsupportedMediaType(
@@ -96,7 +97,7 @@ class _Merger:
 
     # -- maps ---------------------------------------------------------------------------
 
-    def merge_map(self, original: dict, patch: dict, path: tuple[str, ...]) -> dict:
+    def merge_map(self, original: Obj, patch: Obj, path: tuple[str, ...]) -> Obj:
         if DIRECTIVE in patch:
             directive = patch[DIRECTIVE]
             if directive == REPLACE:
@@ -167,7 +168,7 @@ class _Merger:
             return [_clean(v) for v in value if not _is_directive(v)]
         return value
 
-    def _retain_keys(self, original: dict, patch: dict, path: tuple[str, ...]) -> None:
+    def _retain_keys(self, original: Obj, patch: Obj, path: tuple[str, ...]) -> None:
         if RETAIN_KEYS not in patch:
             return
         keep = patch.pop(RETAIN_KEYS)
@@ -185,8 +186,8 @@ class _Merger:
 
     # -- lists ----------------------------------------------------------------------------
 
-    def merge_list(self, original: list, patch: list, path: tuple[str, ...],
-                   merge_key: str | None) -> list:
+    def merge_list(self, original: list[Any], patch: list[Any], path: tuple[str, ...],
+                   merge_key: str | None) -> list[Any]:
         if not original and not patch:
             return list(original)
         kind = _element_kind(original, patch, path)
@@ -209,8 +210,8 @@ class _Merger:
             order, server_order = patch, original
         return _normalize(merged, order, server_order, merge_key if kind == "map" else None)
 
-    def _special_elements(self, original: list, patch: list, merge_key: str,
-                          path: tuple[str, ...]) -> tuple[list, list]:
+    def _special_elements(self, original: list[Any], patch: list[Any], merge_key: str,
+                          path: tuple[str, ...]) -> tuple[list[Any], list[Any]]:
         items, replace = [], False
         for item in patch:
             if DIRECTIVE not in item:
@@ -232,7 +233,7 @@ class _Merger:
             return [self.merge_map({}, i, path) if isinstance(i, dict) else i for i in items], []
         return original, items
 
-    def _set_element_orders(self, original: dict, patch: dict, path: tuple[str, ...]) -> None:
+    def _set_element_orders(self, original: Obj, patch: Obj, path: tuple[str, ...]) -> None:
         for key in [k for k in patch if k.startswith(SET_ELEMENT_ORDER)]:
             order = patch.pop(key)
             field = _directive_field(key, SET_ELEMENT_ORDER)
@@ -247,22 +248,24 @@ class _Merger:
             if patch_list is not _MISSING and patch_list is not None \
                     and not isinstance(patch_list, list):
                 raise BadRequest(f"{_where(child)} in the patch is not a list")
-            current = current if isinstance(current, list) else _MISSING
-            patch_list = patch_list if isinstance(patch_list, list) else _MISSING
-            _validate_order(patch_list if patch_list is not _MISSING else [], order, merge_key)
-            if current is _MISSING and patch_list is _MISSING:
-                continue
-            if patch_list is _MISSING:
-                merged = list(current)
-            elif current is _MISSING:
-                merged = self.fresh(patch_list, child)
+            # None from here on: absent or null, nothing to merge
+            current_list = current if isinstance(current, list) else None
+            patch_items = patch_list if isinstance(patch_list, list) else None
+            _validate_order(patch_items if patch_items is not None else [], order, merge_key)
+            merged: list[Any]
+            if patch_items is None:
+                if current_list is None:
+                    continue
+                merged = list(current_list)
+            elif current_list is None:
+                merged = self.fresh(patch_items, child)
             elif meta.merges:
-                merged = self.merge_list(current, patch_list, child, merge_key)
+                merged = self.merge_list(current_list, patch_items, child, merge_key)
             else:
-                merged = self.fresh(patch_list, child)
+                merged = self.fresh(patch_items, child)
             keyed = bool(merge_key) and any(isinstance(m, dict) for m in merged)
             original[field] = _normalize(merged, order,
-                                         current if current is not _MISSING else [],
+                                         current_list if current_list is not None else [],
                                          merge_key if keyed else None)
             patch.pop(field, None)
 
@@ -293,7 +296,7 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _element_kind(original: list, patch: list, path: tuple[str, ...]) -> str:
+def _element_kind(original: list[Any], patch: list[Any], path: tuple[str, ...]) -> str:
     kinds = set()
     for item in list(original) + list(patch):
         if isinstance(item, list):
@@ -304,15 +307,15 @@ def _element_kind(original: list, patch: list, path: tuple[str, ...]) -> str:
     return kinds.pop() if kinds else "scalar"
 
 
-def _find(items: list, key: str, value: Any) -> int | None:
+def _find(items: list[Any], key: str, value: Any) -> int | None:
     for i, item in enumerate(items):
         if isinstance(item, dict) and key in item and item[key] == value:
             return i
     return None
 
 
-def _dedupe(items: list) -> list:
-    out: list = []
+def _dedupe(items: list[Any]) -> list[Any]:
+    out: list[Any] = []
     for item in items:
         if item not in out:
             out.append(item)
@@ -325,7 +328,7 @@ def _ident(item: Any, merge_key: str | None) -> Any:
     return item
 
 
-def _index(items: list, item: Any, merge_key: str | None) -> int:
+def _index(items: list[Any], item: Any, merge_key: str | None) -> int:
     want = _ident(item, merge_key)
     if want is _MISSING:
         return -1
@@ -335,7 +338,8 @@ def _index(items: list, item: Any, merge_key: str | None) -> int:
     return -1
 
 
-def _normalize(merged: list, order: list, server_order: list, merge_key: str | None) -> list:
+def _normalize(merged: list[Any], order: list[Any], server_order: list[Any],
+               merge_key: str | None) -> list[Any]:
     """Kubernetes' ordering of a merged list (``normalizeElementOrder``).
 
     Items present in ``order`` (the patch list or ``$setElementOrder``) follow that order;
@@ -347,7 +351,7 @@ def _normalize(merged: list, order: list, server_order: list, merge_key: str | N
     big = len(order) + len(server_order) + 1
     in_order.sort(key=lambda m: _index(order, m, merge_key))
     server_only.sort(key=lambda m: (i if (i := _index(server_order, m, merge_key)) >= 0 else big))
-    out: list = []
+    out: list[Any] = []
     i = j = 0
     while i < len(server_only) or j < len(in_order):
         if i >= len(server_only):
@@ -368,7 +372,7 @@ def _normalize(merged: list, order: list, server_order: list, merge_key: str | N
     return out
 
 
-def _validate_order(patch_list: list, order: list, merge_key: str | None) -> None:
+def _validate_order(patch_list: list[Any], order: list[Any], merge_key: str | None) -> None:
     """The patch list's items must appear in ``$setElementOrder`` in the same order."""
     if not order or not patch_list:
         return
@@ -398,8 +402,8 @@ def _validate_order(patch_list: list, order: list, merge_key: str | None) -> Non
 # ---- computing a patch -----------------------------------------------------------------------
 
 
-def create_two_way_merge_patch(original: dict, modified: dict, api_version: str,
-                               kind: str) -> dict:
+def create_two_way_merge_patch(original: Obj, modified: Obj, api_version: str,
+                               kind: str) -> Obj:
     """The strategic merge patch that turns ``original`` into ``modified``.
 
     Like apimachinery's ``CreateTwoWayMergePatch``: removed keys become ``null``, merged
@@ -414,8 +418,8 @@ def create_two_way_merge_patch(original: dict, modified: dict, api_version: str,
     return _diff_maps(original or {}, modified or {}, (), meta)
 
 
-def _diff_maps(old: dict, new: dict, path: tuple[str, ...], meta: Meta) -> dict:
-    patch: dict = {}
+def _diff_maps(old: Obj, new: Obj, path: tuple[str, ...], meta: Meta) -> Obj:
+    patch: Obj = {}
     for key in old:
         if key not in new:
             patch[key] = None
@@ -444,7 +448,7 @@ def _diff_maps(old: dict, new: dict, path: tuple[str, ...], meta: Meta) -> dict:
     return patch
 
 
-def _diff_lists(patch: dict, key: str, old: list, new: list, path: tuple[str, ...],
+def _diff_lists(patch: Obj, key: str, old: list[Any], new: list[Any], path: tuple[str, ...],
                 meta: Meta) -> None:
     merge_key = meta(path).merge_key
     if any(isinstance(v, dict) for v in old + new):
@@ -456,7 +460,7 @@ def _diff_lists(patch: dict, key: str, old: list, new: list, path: tuple[str, ..
                 raise _no_merge_key(item, merge_key)
         old_by = {item[merge_key]: item for item in old}
         new_keys = [item[merge_key] for item in new]
-        changes: list = []
+        changes: list[Any] = []
         for item in new:
             before = old_by.get(item[merge_key])
             if before is None:
