@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -214,7 +214,7 @@ def _as_integer(a: Any) -> ct.IntType:
     return ct.IntType(amount.numerator)
 
 
-def _string_method(fn):
+def _string_method(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(s: Any, *args: Any) -> Any:
         if not isinstance(s, str):
             raise TypeError("no such overload")
@@ -525,9 +525,10 @@ def _compile_function(t: Any) -> Any:
     name = t.children[0].value
     args = _args(t, 1)
     if name == "has":
-        if len(args) != 1 or _select_parts(args[0]) is None:
+        parts = _select_parts(args[0]) if len(args) == 1 else None
+        if parts is None:
             raise CELError("invalid argument to has() macro")
-        target_tree, field = _select_parts(args[0])
+        target_tree, field = parts
         target, key = _compile_tree(target_tree), ct.StringType(field)
 
         def has(act: Obj) -> Any:
@@ -548,7 +549,7 @@ def _select_parts(t: Any) -> tuple[Any, str] | None:
     while isinstance(t, lark.Tree) and len(t.children) == 1 and isinstance(t.children[0], lark.Tree):
         t = t.children[0]
     if isinstance(t, lark.Tree) and t.data == "member_dot":
-        return t.children[0], t.children[1].value
+        return t.children[0], _leaf_text(t.children[1])
     return None
 
 
@@ -558,8 +559,9 @@ def _compile_method(t: Any) -> Any:
     if name == "bind" and _ident_name(target_tree) == "cel" and len(args) == 3:
         var, init, body = _ident_name(args[0]), _compile_tree(args[1]), _compile_tree(args[2])
         return lambda act: body({**act, var: init(act)})
-    if name in _MACROS and len(args) in (2, 3) and _ident_name(args[0]):
-        return _compile_macro(name, _compile_tree(target_tree), _ident_name(args[0]),
+    macro_var = _ident_name(args[0]) if name in _MACROS and len(args) in (2, 3) else None
+    if macro_var:
+        return _compile_macro(name, _compile_tree(target_tree), macro_var,
                               [_compile_tree(a) for a in args[1:]])
     fn = _FUNCS.get(name)
     if fn is None:
@@ -612,7 +614,7 @@ def _ident_name(tree: Any) -> str | None:
     """The identifier a (parenthesis-free) expression tree consists of, if it is one."""
     while isinstance(tree, lark.Tree):
         if tree.data == "ident":
-            return tree.children[0].value
+            return _leaf_text(tree.children[0])
         if len(tree.children) != 1:
             return None
         tree = tree.children[0]
@@ -706,7 +708,8 @@ def _compile(expression: str) -> CompiledSelector | CELError:
     problem = _undeclared(ast, frozenset({"device"}))
     if problem is not None:
         token, what = problem
-        return CELError(_compile_error(expression, token.line, token.column, what))
+        # tokens from the parser always carry their position; 1:1 as for a parse error
+        return CELError(_compile_error(expression, token.line or 1, token.column or 1, what))
     try:
         return CompiledSelector(expression, _compile_tree(ast))
     except CELError as e:
@@ -726,18 +729,18 @@ def _undeclared(tree: Any, scope: frozenset[str]) -> tuple[lark.Token, str] | No
     if not isinstance(tree, lark.Tree):
         return None
     if tree.data == "ident":
-        token = tree.children[0]
+        token = _leaf(tree.children[0])
         if token.value not in scope and token.value not in _TYPE_IDENTS:
             return token, f"undeclared reference to '{token.value}' (in container '')"
         return None
     if tree.data == "ident_arg":
-        token = tree.children[0]
+        token = _leaf(tree.children[0])
         if token.value not in _KNOWN_FUNCTIONS:
             return token, f"undeclared reference to '{token.value}' (in container '')"
         return _first(_undeclared(c, scope) for c in tree.children[1:])
     if tree.data == "member_dot_arg":
-        member, name = tree.children[:2]
-        args = tree.children[2].children if len(tree.children) > 2 and tree.children[2] else []
+        member, name = tree.children[0], _leaf(tree.children[1])
+        args: list[Any] = _children(tree.children[2]) if len(tree.children) > 2 and tree.children[2] else []
         if name.value == "bind" and _ident_name(member) == "cel" and len(args) == 3:
             var = _ident_name(args[0])
             return _first([_undeclared(args[1], scope),
@@ -752,11 +755,31 @@ def _undeclared(tree: Any, scope: frozenset[str]) -> tuple[lark.Token, str] | No
     return _first(_undeclared(c, scope) for c in tree.children)
 
 
-def _first(items: Any) -> Any:
+def _first(items: Iterable[tuple[lark.Token, str] | None]) -> tuple[lark.Token, str] | None:
     for item in items:
         if item is not None:
             return item
     return None
+
+
+# The parse tree's nodes are Trees or Tokens by position, as the grammar has it; lark types
+# each child as either. These name what a position holds.
+
+def _leaf(node: Any) -> lark.Token:
+    """The token at a position where the grammar puts one."""
+    token: lark.Token = node
+    return token
+
+
+def _leaf_text(node: Any) -> str:
+    text: str = _leaf(node).value
+    return text
+
+
+def _children(node: Any) -> list[Any]:
+    """The children of the subtree at a position where the grammar puts one."""
+    children: list[Any] = node.children
+    return children
 
 
 __all__ = ["CELError", "CELQuantity", "CELSemver", "CompiledSelector", "MAX_EVAL_STEPS",

@@ -197,7 +197,8 @@ def _overhead(pod: PodLike) -> ResourceList:
     return parse_resource_list(spec.get("overhead"), "spec.overhead")
 
 
-def pod_requests(pod: PodLike, *, use_status_resources: bool = False, include_overhead: bool = True) -> ResourceList:
+def pod_requests(pod: PodLike, *, use_status_resources: bool = False,
+                 include_overhead: bool = True) -> ResourceList:
     """The pod's effective requests (component-helpers PodRequests).
 
     With ``use_status_resources`` (in-place resize, as the scheduler and kubelet admission
@@ -235,7 +236,8 @@ def pod_requests(pod: PodLike, *, use_status_resources: bool = False, include_ov
     return result
 
 
-def pod_limits(pod: PodLike, *, use_status_resources: bool = False, include_overhead: bool = True) -> ResourceList:
+def pod_limits(pod: PodLike, *, use_status_resources: bool = False,
+               include_overhead: bool = True) -> ResourceList:
     """The pod's effective limits (component-helpers PodLimits).
 
     A resource no container limits is absent (unlimited), not zero. With

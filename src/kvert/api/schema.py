@@ -180,7 +180,7 @@ def _canonical(value: Any) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> re.Pattern:
+def compile_pattern(pattern: str) -> re.Pattern[str]:
     """A schema ``pattern`` (Go RE2 syntax) as a Python regex; raises ``re.error``."""
     return re.compile(pattern.replace("\\z", "\\Z"))
 
@@ -293,7 +293,12 @@ def _is_quantity(s: str) -> bool:
 
 def _is_rgb(s: str) -> bool:
     m = _RX_RGBCOLOR.match(s)
-    return bool(m) and all(int(g) <= 255 for g in m.groups())
+    return m is not None and all(int(g) <= 255 for g in m.groups())
+
+
+def _is_date(s: str) -> bool:
+    m = _RX_DATE.match(s)
+    return m is not None and _valid_date(*m.groups())
 
 
 # Normalised format name (dashes removed, as go-openapi does) -> check. These are the string
@@ -320,7 +325,7 @@ _FORMATS: dict[str, Any] = {
     "rgbcolor": _is_rgb,
     "byte": _is_base64,
     "password": lambda s: True,
-    "date": lambda s: bool(_RX_DATE.match(s)) and _valid_date(*_RX_DATE.match(s).groups()),
+    "date": _is_date,
     "duration": lambda s: bool(_RX_DURATION.match(s)),
     "datetime": _is_date_time,
     "quantity": _is_quantity,
@@ -523,7 +528,8 @@ def _validate_junctors(value: Any, s: Obj, path: str, errs: Causes) -> None:
         results = [validate_against_schema(value, x, path) for x in any_of]
         if not any(not r for r in results):
             errs.append(_invalid(path, "", f"{q} must validate at least one schema (anyOf)"))
-            errs.extend(min(results, key=len))
+            shortest = min(results, key=len)
+            errs.extend(shortest)
     one_of = [x for x in s.get("oneOf") or [] if isinstance(x, dict)]
     if one_of:
         results = [validate_against_schema(value, x, path) for x in one_of]
@@ -533,7 +539,8 @@ def _validate_junctors(value: Any, s: Obj, path: str, errs: Causes) -> None:
             errs.append(_invalid(path, "", f"{q} must validate one and only one schema (oneOf). "
                                            f"{more}"))
             if valid == 0:
-                errs.extend(min(results, key=len))
+                shortest = min(results, key=len)
+                errs.extend(shortest)
     all_of = [x for x in s.get("allOf") or [] if isinstance(x, dict)]
     if all_of:
         results = [validate_against_schema(value, x, path) for x in all_of]
@@ -720,7 +727,8 @@ _CHECKED_KEYS = frozenset((
 _STRING_RULES = ("maxLength", "minLength", "pattern", "format")
 _NUMBER_RULES = ("maximum", "minimum", "multipleOf")
 _ARRAY_RULES = ("minItems", "maxItems", "uniqueItems", "x-kubernetes-list-type")
-_CLEAN_CACHE: dict[int, tuple[Obj, Any]] = {}
+Checker = Callable[[Any], bool]
+_CLEAN_CACHE: dict[int, tuple[Obj, Checker | None]] = {}
 
 
 def _clean_checker(schema: Obj) -> Callable[[Any], bool] | None:
@@ -747,17 +755,17 @@ def _compile_clean(s: Any) -> Callable[[Any], bool] | None:
     nullable = bool(s.get("nullable"))
     props: dict[str, Callable[[Any], bool]] = {}
     for name, sub in _props(s).items():
-        check = _compile_clean(sub)
-        if check is None:
+        prop_check = _compile_clean(sub)
+        if prop_check is None:
             return None
-        props[name] = check
+        props[name] = prop_check
     nested: dict[str, Callable[[Any], bool]] = {}
     for key in ("additionalProperties", "items"):
         if s.get(key) is not None:
-            check = _compile_clean(s[key])
-            if check is None:
+            nested_check = _compile_clean(s[key])
+            if nested_check is None:
                 return None
-            nested[key] = check
+            nested[key] = nested_check
     add_check, items_check = nested.get("additionalProperties"), nested.get("items")
     required = [f for f in s.get("required") or () if isinstance(f, str)]
     enum = s.get("enum") if isinstance(s.get("enum"), list) and s.get("enum") else None
@@ -1059,8 +1067,11 @@ def _check_validation_rules(s: Obj, path: str, errs: Causes) -> None:
             errs.append(_type_invalid(p, json_type(rule), f'{p} {_IN} must be of type object: '
                                                           f'"{json_type(rule)}"'))
             continue
-        text = rule.get("rule") if isinstance(rule.get("rule"), str) else ""
-        message = rule.get("message") if isinstance(rule.get("message"), str) else ""
+        text, message = rule.get("rule"), rule.get("message")
+        if not isinstance(text, str):
+            text = ""
+        if not isinstance(message, str):
+            message = ""
         if not text.strip():
             errs.append(errors.required(child(p, "rule"), "rule is not specified"))
         elif message and not message.strip():
@@ -1188,7 +1199,7 @@ def _check_value_validation(s: Obj, path: str, level: str, errs: Causes, skip_an
                                  f"must be a valid regular expression, but isn't: {e}"))
 
 
-_NESTED_FORBIDDEN = (
+_NESTED_FORBIDDEN: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("type", lambda v: bool(v), "must be empty to be structural"),
     ("default", lambda v: True, "must be undefined to be structural"),
     ("title", lambda v: bool(v), "must be empty to be structural"),

@@ -128,8 +128,9 @@ def storage_version(crd: Any) -> str | None:
     """The name of the version marked ``storage: true`` (the first, if several are)."""
     spec = crd.get("spec") if isinstance(crd, dict) else None
     for v in _versions(spec if isinstance(spec, dict) else {}):
-        if isinstance(v, dict) and v.get("storage") is True and isinstance(v.get("name"), str):
-            return v["name"]
+        name = v.get("name") if isinstance(v, dict) else None
+        if isinstance(v, dict) and v.get("storage") is True and isinstance(name, str):
+            return name
     return None
 
 
@@ -195,7 +196,8 @@ def validate_crd(obj: Obj) -> Causes:
     errs.extend(_generic_meta(validate_object_meta(crd, namespaced=False, name_fn=name_fn)))
     errs.extend(_validate_spec(spec, "spec"))
     # The REST strategy resets status on create and records the storage version.
-    stored = [storage_version(crd)] if storage_version(crd) else []
+    storage = storage_version(crd)
+    stored = [storage] if storage else []
     errs.extend(_validate_stored_versions(stored, _versions(spec), "status.storedVersions"))
     errs.extend(_validate_api_approval(crd, None))
     errs.extend(_validate_preserve_unknown_fields(spec, None))
@@ -268,7 +270,7 @@ def _immutable(new: Any, old: Any, path: str) -> Causes:
 
 # ---- spec ---------------------------------------------------------------------------------
 
-def _validate_spec(spec: Obj, path: str, *, unchanged: set | None = None,
+def _validate_spec(spec: Obj, path: str, *, unchanged: set[Any] | None = None,
                    require_schema: bool = True) -> Causes:
     errs: Causes = []
     unchanged = unchanged or set()
@@ -545,7 +547,7 @@ def _validate_conversion(conversion: Any, path: str) -> Causes:
     if not review:
         errs.append(required(versions_path))
     else:
-        seen: set = set()
+        seen: set[Any] = set()
         for i, v in enumerate(review):
             if v in seen:
                 errs.append(invalid(index(versions_path, i), v, "duplicate version"))
@@ -577,7 +579,8 @@ def _validate_stored_versions(stored: list[str], versions: list[Any], path: str)
         name = version.get("name")
         if version.get("storage") is True and name not in pending and name not in stored:
             errs.append(invalid(path, stored, f"must have the storage version {name}"))
-        pending.pop(name, None)
+        if isinstance(name, str):  # only names were stored
+            pending.pop(name, None)
     for v, i in sorted(pending.items(), key=lambda item: item[1]):
         errs.append(invalid(index(path, i), v, f"missing from spec.versions; {v} was previously a "
                                                f"storage version, and must remain in spec.versions "
@@ -589,7 +592,9 @@ def _validate_stored_versions(stored: list[str], versions: list[Any], path: str)
 
 def _validate_api_approval(crd: Obj, old: Obj | None) -> Causes:
     spec = dict_field(crd, "spec")
-    group = spec.get("group") if isinstance(spec.get("group"), str) else ""
+    group = spec.get("group")
+    if not isinstance(group, str):
+        group = ""
     if not is_protected_group(group):
         return []
     annotations = (crd.get("metadata") or {}).get("annotations")

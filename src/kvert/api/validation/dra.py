@@ -152,7 +152,7 @@ def _set(items: list[Any], max_size: int, check: Item, key_of: Callable[[Any], H
     errs = _slice(items, max_size, check, path)
     if 0 <= max_size < len(items):
         return errs
-    seen: set = set()
+    seen: set[Hashable] = set()
     for i, item in enumerate(items):
         k = key_of(item)
         if k is None:
@@ -288,7 +288,7 @@ def _label_value(value: str, path: str) -> Causes:
 
 # -- claims -----------------------------------------------------------------------------------------
 
-RequestNames = dict[str, set[str] | None]
+RequestNames = dict[str, set[Any] | None]  # subrequest names as written, valid or not
 
 
 def request_names(devices: Any) -> RequestNames:
@@ -994,7 +994,7 @@ def _attribute_value_count(device: Obj) -> int:
     return total
 
 
-def _device(item: Any, path: str, per_device: bool, old_devices: Obj) -> Causes:
+def _device(item: Any, path: str, per_device: bool, old_devices: dict[Any, Obj]) -> Causes:
     errs: Causes = []
     device = _obj(item, path, errs)
     if device is None:

@@ -165,8 +165,8 @@ def validate_pod_spec(spec: Obj, path: str, *, is_pod: bool, pod_name: str | Non
                                           child(path, "initContainers"), restart_policy, is_pod))
     pod_claims = get_list(spec, "resourceClaims", path, errs)
     errs.extend(_validate_pod_resource_claims(pod_claims, child(path, "resourceClaims"), pod_name))
-    claim_names = {c.get("name") for c in pod_claims
-                   if isinstance(c, dict) and isinstance(c.get("name"), str) and c.get("name")}
+    claim_names = {name for c in pod_claims if isinstance(c, dict)
+                   for name in (c.get("name"),) if isinstance(name, str) and name}
     for field, items in (("containers", containers), ("initContainers", init_containers)):
         for i, c in enumerate(items):
             resources = c.get("resources") if isinstance(c, dict) else None
@@ -342,7 +342,8 @@ def _validate_resource_claim_statuses(statuses: list[Any], pod_claims: list[Any]
 # -- containers -------------------------------------------------------------------------------
 
 def _container_names(containers: list[Any]) -> list[str]:
-    return [c.get("name") for c in containers if isinstance(c, dict) and isinstance(c.get("name"), str)]
+    return [name for c in containers if isinstance(c, dict)
+            for name in (c.get("name"),) if isinstance(name, str)]
 
 
 def _unique_container_name(c: Obj, path: str, seen: set[str]) -> Causes:
@@ -828,7 +829,7 @@ def _validate_security_context(sc: Obj, path: str) -> Causes:
         value = get_int(sc, field, path, errs)
         if value is not None and not 0 <= value <= 0xFFFFFFFF:
             errs.append(invalid(child(path, field), value, names.inclusive_range_error(0, 0xFFFFFFFF)))
-    seen: set[str] = set()
+    seen: set[Any] = set()  # what the names are, valid or not: each is reported once
     for i, sysctl in enumerate(get_list(sc, "sysctls", path, errs)):
         p = child(index(child(path, "sysctls"), i), "name")
         name = sysctl.get("name") if isinstance(sysctl, dict) else None
@@ -917,11 +918,11 @@ def validate_affinity(affinity: Obj, path: str) -> Causes:
         for _, tp, weighted in dicts(get_list(pa, "preferredDuringSchedulingIgnoredDuringExecution",
                                               p, errs), wp, errs):
             errs.extend(_validate_weight(weighted, tp, errs))
-            term = weighted.get("podAffinityTerm")
-            if not isinstance(term, dict):
+            weighted_term = weighted.get("podAffinityTerm")
+            if not isinstance(weighted_term, dict):
                 errs.append(required(child(tp, "podAffinityTerm")))
             else:
-                errs.extend(_validate_pod_affinity_term(term, child(tp, "podAffinityTerm")))
+                errs.extend(_validate_pod_affinity_term(weighted_term, child(tp, "podAffinityTerm")))
     return errs
 
 
@@ -1375,7 +1376,7 @@ def validate_pod_status_update(new: Obj, old: Obj) -> Causes:
 
 
 def _state_transitions(new: list[Any], old: Any, path: str, restart_policy: str,
-                       restartable: set) -> Causes:
+                       restartable: set[Any]) -> Causes:
     """Containers that may not restart may not leave the terminated state."""
     if restart_policy == "Always" or not isinstance(old, list):
         return []
@@ -1405,12 +1406,12 @@ def _state_transitions(new: list[Any], old: Any, path: str, restart_policy: str,
 def _validate_ips(items: list[Any], path: str) -> Causes:
     errs: Causes = []
     seen: set[str] = set()
-    families: list[int] = []
+    families: list[int | None] = []
     for i, item in enumerate(items):
         ip = item.get("ip") if isinstance(item, dict) else None
         problems = _validate_ip(ip, index(path, i))
         errs.extend(problems)
-        if not problems:
+        if not problems and isinstance(ip, str):  # no problems: ip is an address
             if ip in seen:
                 errs.append(duplicate(index(path, i), item))
             seen.add(ip)
