@@ -35,6 +35,7 @@ from typing import Any
 
 from kvert.api.errors import ApiError
 from kvert.client import Informer
+from kvert.client.base import Client
 from kvert.client.cache import InformerFactory
 from kvert.clock import Clock
 
@@ -299,7 +300,7 @@ class Controller:
 
     name = "controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         self.client = client
         self.clock = clock

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import labels_of
 from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.client.base import Client
 from kvert.controllers.base import CONTROLLER_INDEX, ORPHAN_INDEX, controller_ref_of, object_key
 from kvert.controllers.util import controller_ref, is_deleting, uid_of
 
@@ -28,7 +29,7 @@ def candidates(informer: Any, owner: dict) -> list[dict]:
         informer.by_index(ORPHAN_INDEX, owner["metadata"].get("namespace", ""))
 
 
-async def claim(client: Any, owner: dict, owner_resource: str, selector: LabelSelector,
+async def claim(client: Client, owner: dict, owner_resource: str, selector: LabelSelector,
                 candidates: list[dict], resource: str,
                 accept: Callable[[dict], bool] = lambda obj: True) -> list[dict]:
     claimed: list[dict] = []
@@ -57,7 +58,7 @@ async def claim(client: Any, owner: dict, owner_resource: str, selector: LabelSe
     return claimed
 
 
-async def _can_adopt(client: Any, owner: dict, owner_resource: str) -> bool:
+async def _can_adopt(client: Client, owner: dict, owner_resource: str) -> bool:
     """Adoption re-reads the owner: it must still exist and not be being deleted."""
     try:
         fresh = await client.get(owner_resource, owner["metadata"]["name"], owner["metadata"]["namespace"])
@@ -66,7 +67,7 @@ async def _can_adopt(client: Any, owner: dict, owner_resource: str) -> bool:
     return uid_of(fresh) == uid_of(owner) and not is_deleting(fresh)
 
 
-async def _patch_refs(client: Any, resource: str, obj: dict, ref: dict, what: str) -> dict | None:
+async def _patch_refs(client: Client, resource: str, obj: dict, ref: dict, what: str) -> dict | None:
     patch = {"metadata": {"ownerReferences": [ref], "uid": uid_of(obj)}}
     try:
         return await client.patch(resource, obj["metadata"]["name"], patch, "strategic",

@@ -17,6 +17,7 @@ import logging
 from typing import Any
 
 from kvert.api.selectors import SelectorError, label_selector_from_dict
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, safe_handler
 
@@ -59,7 +60,7 @@ def aggregated_rules(role: dict, cluster_roles: list[dict]) -> list[dict]:
 class ClusterRoleAggregationController(Controller):
     name = "clusterrole-aggregation-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.cluster_roles = self.use(CLUSTER_ROLES)

@@ -31,6 +31,7 @@ from typing import Any
 from kvert.api import cron, jobs
 from kvert.api.errors import AlreadyExists, ApiError, NotFound
 from kvert.api.meta import deep_copy, format_time, parse_time
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.base import (CONTROLLER_INDEX, Controller, InformerFactory, controller_ref_of,
@@ -102,7 +103,7 @@ def _start_key(job: dict) -> tuple:
 class CronJobController(Controller):
     name = "cronjob-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.recorder = EventRecorder(client, clock, self.name)

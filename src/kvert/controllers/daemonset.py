@@ -36,6 +36,7 @@ from kvert.api.errors import AlreadyExists, ApiError, NotFound
 from kvert.api.meta import deep_copy, labels_of
 from kvert.api.nodeaffinity import RequiredNodeAffinity
 from kvert.api.taints import find_untolerated_taint
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers import history
@@ -162,7 +163,7 @@ def surge_and_unavailable(ds: dict, desired: int) -> tuple[int, int]:
 class DaemonSetController(Controller):
     name = "daemonset-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1, burst_replicas: int = BURST_REPLICAS):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.burst_replicas = burst_replicas
@@ -461,14 +462,15 @@ class DaemonSetController(Controller):
                     unavailable += 1
                     continue
                 new, old = found
-                if (new is None) == (old is None):
-                    unavailable += 1
-                elif new is not None:
+                if new is not None and old is None:
                     unavailable += not available(new)
-                elif not available(old):
-                    replace.append(old)
-                elif unavailable < unavailable_max:
-                    candidates.append(old)
+                elif old is not None and new is None:
+                    if not available(old):
+                        replace.append(old)
+                    elif unavailable < unavailable_max:
+                        candidates.append(old)
+                else:       # both or neither: the node is mid-update
+                    unavailable += 1
             room = min(max(0, unavailable_max - unavailable), len(candidates))
             to_delete = replace + candidates[:room]
         else:
@@ -486,8 +488,8 @@ class DaemonSetController(Controller):
                 available_count += judged is not None and available(judged)
                 if old is None:
                     continue
-                node = node_by_name.get(node_name)
-                runs = node is not None and should_run(ds, node)[0]
+                host = node_by_name.get(node_name)
+                runs = host is not None and should_run(ds, host)[0]
                 if new is None:
                     if not runs:
                         (leaving if available(old) else to_delete).append(old)

@@ -61,12 +61,14 @@ from __future__ import annotations
 import json
 import logging
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 from kvert.api import conditions
 from kvert.api.errors import AlreadyExists, ApiError, NotFound
 from kvert.api.meta import deep_copy, format_time, labels_of, parse_time
 from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers import claims
@@ -141,7 +143,9 @@ def compute_hash(template: dict, collision_count: int | None = None) -> str:
 def _hash_label_dropped(template: dict) -> dict:
     """The template without the pod-template-hash label; shallow (only the labels change)."""
     md = template.get("metadata")
-    labels = md.get("labels") if isinstance(md, dict) else None
+    if not isinstance(md, dict):
+        return template
+    labels = md.get("labels")
     if not isinstance(labels, dict) or POD_TEMPLATE_HASH not in labels:
         return template
     labels = dict(labels)
@@ -344,15 +348,15 @@ def _by_creation(sets: list[dict], newest_first: bool = False) -> list[dict]:
                   reverse=newest_first)
 
 
-def _active(sets: list[dict | None]) -> list[dict]:
+def _active(sets: Sequence[dict | None]) -> list[dict]:
     return [rs for rs in sets if rs is not None and spec_replicas(rs) > 0]
 
 
-def _sum(sets: list[dict | None], field: str) -> int:
+def _sum(sets: Sequence[dict | None], field: str) -> int:
     return sum(status_int(rs, field) for rs in sets if rs is not None)
 
 
-def _sum_spec(sets: list[dict | None]) -> int:
+def _sum_spec(sets: Sequence[dict | None]) -> int:
     return sum(spec_replicas(rs) for rs in sets if rs is not None)
 
 
@@ -360,7 +364,7 @@ def find_active_or_latest(new_rs: dict | None, old_sets: list[dict]) -> dict | N
     if new_rs is None and not old_sets:
         return None
     old_sorted = _by_creation(old_sets, newest_first=True)
-    active = _active(old_sorted + [new_rs])
+    active = _active([*old_sorted, new_rs])
     if not active:
         return new_rs if new_rs is not None else old_sorted[0]
     if len(active) == 1:
@@ -399,7 +403,7 @@ def _replica_set_fraction(rs: dict, d: dict) -> int:
 class DeploymentController(Controller):
     name = "deployment-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.recorder = EventRecorder(client, clock, self.name)
@@ -580,7 +584,7 @@ class DeploymentController(Controller):
             return 0
         return min(spec_replicas(rs), max(status_int(rs, "availableReplicas"), self._seen_available(rs)))
 
-    def _new_rs_new_replicas(self, d: dict, all_sets: list[dict | None], new_rs: dict) -> int:
+    def _new_rs_new_replicas(self, d: dict, all_sets: Sequence[dict | None], new_rs: dict) -> int:
         """``NewRSNewReplicas``."""
         if not is_rolling_update(d):
             return spec_replicas(d)
@@ -609,7 +613,7 @@ class DeploymentController(Controller):
         old = [rs for rs in rs_list if rs is not existing]
         new_rs = await self._get_new_replica_set(d, rs_list, old, existing, create)
         # Later steps of this sync read the list again: keep it current.
-        if existing is not None and new_rs is not existing:
+        if existing is not None and new_rs is not None and new_rs is not existing:
             rs_list[rs_list.index(existing)] = new_rs
         elif existing is None and new_rs is not None:
             rs_list.append(new_rs)
@@ -655,7 +659,7 @@ class DeploymentController(Controller):
             "spec": {"replicas": 0, "minReadySeconds": (d.get("spec") or {}).get("minReadySeconds") or 0,
                      "selector": selector, "template": template},
         }
-        replicas = self._new_rs_new_replicas(d, old + [new_rs], new_rs)
+        replicas = self._new_rs_new_replicas(d, [*old, new_rs], new_rs)
         new_rs["spec"]["replicas"] = replicas
         set_new_replica_set_annotations(d, new_rs, new_revision, False)
         already_exists = False
@@ -753,7 +757,7 @@ class DeploymentController(Controller):
 
     # ---- status ----------------------------------------------------------------------------
 
-    def _calculate_status(self, all_sets: list[dict | None], new_rs: dict | None, d: dict) -> dict:
+    def _calculate_status(self, all_sets: Sequence[dict | None], new_rs: dict | None, d: dict) -> dict:
         available = _sum(all_sets, "availableReplicas")
         total = _sum_spec(all_sets)
         unavailable = max(0, total - available)
@@ -781,7 +785,7 @@ class DeploymentController(Controller):
                                                 "Deployment does not have minimum availability.", now))
         return status
 
-    async def _sync_deployment_status(self, all_sets: list[dict | None], new_rs: dict | None,
+    async def _sync_deployment_status(self, all_sets: Sequence[dict | None], new_rs: dict | None,
                                       d: dict) -> None:
         status = self._calculate_status(all_sets, new_rs, d)
         if prune_empty(d.get("status") or {}) == prune_empty(status):
@@ -789,7 +793,7 @@ class DeploymentController(Controller):
         d["status"] = status
         await self._write_status(d)
 
-    async def _sync_rollout_status(self, all_sets: list[dict | None], new_rs: dict | None,
+    async def _sync_rollout_status(self, all_sets: Sequence[dict | None], new_rs: dict | None,
                                    d: dict) -> None:
         """``syncRolloutStatus``: counts, Available, and the Progressing condition."""
         status = self._calculate_status(all_sets, new_rs, d)
@@ -832,7 +836,7 @@ class DeploymentController(Controller):
         d["status"] = status
         await self._write_status(d)
 
-    def _replica_failures(self, all_sets: list[dict | None], new_rs: dict | None) -> list[dict]:
+    def _replica_failures(self, all_sets: Sequence[dict | None], new_rs: dict | None) -> list[dict]:
         def convert(c: dict) -> dict:
             stamp = c.get("lastTransitionTime")
             return {"type": REPLICA_FAILURE, "status": c.get("status"), "lastUpdateTime": stamp,
@@ -890,13 +894,13 @@ class DeploymentController(Controller):
 
     async def _sync_status_only(self, d: dict, rs_list: list[dict]) -> None:
         new_rs, old = await self._get_all_replica_sets(d, rs_list, False)
-        await self._sync_deployment_status(old + [new_rs], new_rs, d)
+        await self._sync_deployment_status([*old, new_rs], new_rs, d)
 
     # ---- scaling events ----------------------------------------------------------------------
 
     async def _is_scaling_event(self, d: dict, rs_list: list[dict]) -> bool:
         new_rs, old = await self._get_all_replica_sets(d, rs_list, False)
-        for rs in _active(old + [new_rs]):
+        for rs in _active([*old, new_rs]):
             desired = _int_annotation(rs, DESIRED_REPLICAS)
             if desired is not None and desired != spec_replicas(d):
                 return True
@@ -908,7 +912,7 @@ class DeploymentController(Controller):
         await self._scale_deployment(d, new_rs, old)
         if (d.get("spec") or {}).get("paused"):
             await self._cleanup(old, d)
-        await self._sync_deployment_status(old + [new_rs], new_rs, d)
+        await self._sync_deployment_status([*old, new_rs], new_rs, d)
 
     async def _scale_deployment(self, d: dict, new_rs: dict | None, old: list[dict]) -> None:
         """``scale``: proportional scaling of every active ReplicaSet."""
@@ -923,7 +927,7 @@ class DeploymentController(Controller):
             return
         if not is_rolling_update(d):
             return
-        all_sets = _active(old + [new_rs])
+        all_sets = _active([*old, new_rs])
         current = _sum_spec(all_sets)
         allowed = spec_replicas(d) + max_surge(d) if spec_replicas(d) > 0 else 0
         to_add = allowed - current
@@ -954,15 +958,15 @@ class DeploymentController(Controller):
 
     async def _rollout_rolling(self, d: dict, rs_list: list[dict]) -> None:
         new_rs, old = await self._get_all_replica_sets(d, rs_list, True)
-        all_sets: list[dict | None] = old + [new_rs]
+        all_sets: list[dict | None] = [*old, new_rs]
         if new_rs is not None:
             scaled, new_rs = await self._reconcile_new_replica_set(all_sets, new_rs, d)
-            all_sets = old + [new_rs]
+            all_sets = [*old, new_rs]
             if scaled:
                 await self._sync_rollout_status(all_sets, new_rs, d)
                 return
             scaled, old = await self._reconcile_old_replica_sets(all_sets, _active(old), old, new_rs, d)
-            all_sets = old + [new_rs]
+            all_sets = [*old, new_rs]
             if scaled:
                 await self._sync_rollout_status(all_sets, new_rs, d)
                 return
@@ -970,7 +974,7 @@ class DeploymentController(Controller):
             await self._cleanup(old, d)
         await self._sync_rollout_status(all_sets, new_rs, d)
 
-    async def _reconcile_new_replica_set(self, all_sets: list[dict | None], new_rs: dict,
+    async def _reconcile_new_replica_set(self, all_sets: Sequence[dict | None], new_rs: dict,
                                          d: dict) -> tuple[bool, dict]:
         if spec_replicas(new_rs) == spec_replicas(d):
             return False, new_rs
@@ -979,7 +983,7 @@ class DeploymentController(Controller):
         count = self._new_rs_new_replicas(d, all_sets, new_rs)
         return await self._scale_and_record(new_rs, count, d)
 
-    async def _reconcile_old_replica_sets(self, all_sets: list[dict | None], active_old: list[dict],
+    async def _reconcile_old_replica_sets(self, all_sets: Sequence[dict | None], active_old: list[dict],
                                           old: list[dict], new_rs: dict,
                                           d: dict) -> tuple[bool, list[dict]]:
         if _sum_spec(active_old) == 0:
@@ -1006,7 +1010,7 @@ class DeploymentController(Controller):
             updated[uid_of(rs)] = rs2
             cleaned += count
         active_old = [updated.get(uid_of(rs), rs) for rs in active_old]
-        scaled_down = await self._scale_down_old_for_rolling(active_old + [new_rs], active_old, d,
+        scaled_down = await self._scale_down_old_for_rolling([*active_old, new_rs], active_old, d,
                                                              updated)
         old = [updated.get(uid_of(rs), rs) for rs in old]
         return cleaned + scaled_down > 0, old
@@ -1032,7 +1036,7 @@ class DeploymentController(Controller):
 
     async def _rollout_recreate(self, d: dict, rs_list: list[dict]) -> None:
         new_rs, old = await self._get_all_replica_sets(d, rs_list, False)
-        all_sets: list[dict | None] = old + [new_rs]
+        all_sets: list[dict | None] = [*old, new_rs]
         scaled = False
         for i, rs in enumerate(old):
             if spec_replicas(rs) == 0:
@@ -1040,17 +1044,17 @@ class DeploymentController(Controller):
             changed, old[i] = await self._scale_and_record(rs, 0, d)
             scaled = scaled or changed
         if scaled:
-            await self._sync_rollout_status(old + [new_rs], new_rs, d)
+            await self._sync_rollout_status([*old, new_rs], new_rs, d)
             return
         if self._old_pods_running(new_rs, old):
             await self._sync_rollout_status(all_sets, new_rs, d)
             return
         if new_rs is None:
             new_rs, old = await self._get_all_replica_sets(d, rs_list, True)
-        all_sets = old + [new_rs]
+        all_sets = [*old, new_rs]
         if new_rs is not None:
             _, new_rs = await self._scale_and_record(new_rs, spec_replicas(d), d)
-            all_sets = old + [new_rs]
+            all_sets = [*old, new_rs]
         if deployment_complete(d, d.get("status") or {}):
             await self._cleanup(old, d)
         await self._sync_rollout_status(all_sets, new_rs, d)

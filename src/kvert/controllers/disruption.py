@@ -35,6 +35,7 @@ from kvert.api import kinds
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, labels_of, parse_time
 from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.base import (NAMESPACE_INDEX, Controller, InformerFactory, SyncError,
@@ -68,7 +69,7 @@ def _group_of(api_version: str) -> str:
 class DisruptionController(Controller):
     name = "disruption-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         # Kubernetes' disruption controller reports as "controllermanager".

@@ -22,6 +22,7 @@ from typing import Any
 
 from kvert.api.errors import NotFound
 from kvert.api.meta import deep_copy
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import (NAMESPACE_INDEX, Controller, InformerFactory, index_namespace,
                                     object_key, safe_handler, split_key)
@@ -90,7 +91,7 @@ def subsets_for(service: dict, pods: list[dict]) -> list[dict]:
 class EndpointsController(Controller):
     name = "endpoints"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.services = self.use(SERVICES)
@@ -101,11 +102,15 @@ class EndpointsController(Controller):
                 informer.add_index(NAMESPACE_INDEX, index_namespace)
         self.services.add_handlers(safe_handler(self._service), safe_handler(
             lambda old, new: self._service(new)), safe_handler(self._service))
-        self.pods.add_handlers(safe_handler(self._pod), safe_handler(
-            lambda old, new: (self._pod(old), self._pod(new))), safe_handler(self._pod))
+        self.pods.add_handlers(safe_handler(self._pod), safe_handler(self._pod_update), safe_handler(self._pod))
 
     def _service(self, service: dict) -> None:
         self.enqueue(object_key(service))
+
+    def _pod_update(self, old: dict, new: dict) -> None:
+        # a relabelled pod leaves the services its old labels matched and joins the new ones
+        self._pod(old)
+        self._pod(new)
 
     def _pod(self, pod: dict) -> None:
         namespace = (pod.get("metadata") or {}).get("namespace", "")

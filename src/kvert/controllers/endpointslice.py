@@ -29,6 +29,7 @@ from typing import Any
 from kvert.api.errors import NotFound
 from kvert.api.meta import deep_copy
 from kvert.api.selectors import LabelSelector
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import (NAMESPACE_INDEX, Controller, InformerFactory, index_namespace,
                                     object_key, safe_handler, split_key)
@@ -155,7 +156,7 @@ def _index_service_name(obj: dict) -> list[str]:
 class EndpointSliceController(Controller):
     name = "endpointslice"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1, max_endpoints_per_slice: int = MAX_ENDPOINTS_PER_SLICE):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.max_endpoints = max_endpoints_per_slice

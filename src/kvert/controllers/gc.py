@@ -41,6 +41,7 @@ from typing import Any
 
 from kvert.api import kinds
 from kvert.api.errors import Conflict, NotFound
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import (OWNER_INDEX, Controller, InformerFactory, index_owner_uids,
                                     safe_handler)
@@ -80,7 +81,7 @@ def _refs(obj: dict) -> list[dict]:
 class GarbageCollector(Controller):
     name = "garbage-collector"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1, resources: tuple[str, ...] | list[str] | None = None):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.resources: list[str] = []
@@ -153,7 +154,7 @@ class GarbageCollector(Controller):
 
     def dependents(self, uid: str) -> list[tuple[str, dict]]:
         """Every watched object naming ``uid`` as an owner, with its resource."""
-        out = []
+        out: list[tuple[str, dict]] = []
         for resource, informer in self._informers.items():
             out.extend((resource, obj) for obj in informer.by_index(OWNER_INDEX, uid))
         return out

@@ -19,6 +19,7 @@ from typing import Any
 
 from kvert.api.errors import AlreadyExists, NotFound
 from kvert.api.meta import deep_copy
+from kvert.client.base import Client
 from kvert.controllers.deployment import safe_encode
 from kvert.controllers.base import controller_ref_of
 from kvert.controllers.util import controller_ref, uid_of
@@ -97,7 +98,7 @@ def apply_revision(owner: dict, revision: dict) -> dict:
     return out
 
 
-async def create_revision(client: Any, owner: dict, revision: dict) -> dict:
+async def create_revision(client: Client, owner: dict, revision: dict) -> dict:
     """Create a revision; an existing one the owner controls with the same data is returned
     instead. Any other existing one (a hash collision) raises AlreadyExists: the caller bumps
     its collision count."""
@@ -115,7 +116,7 @@ async def create_revision(client: Any, owner: dict, revision: dict) -> dict:
         raise
 
 
-async def truncate_history(client: Any, revisions: list[dict], live: set[str], limit: int) -> None:
+async def truncate_history(client: Client, revisions: list[dict], live: set[str], limit: int) -> None:
     """Delete the oldest revisions no pod, current or update revision uses, beyond ``limit``."""
     history = [r for r in sorted_revisions(revisions) if r["metadata"]["name"] not in live]
     for rev in history[:max(0, len(history) - limit)]:

@@ -47,6 +47,7 @@ from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import deep_copy, format_time
 from kvert.api.quantity import Quantity, QuantityError
 from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.base import (NAMESPACE_INDEX, Controller, InformerFactory, index_namespace,
@@ -125,7 +126,7 @@ def _go_label_selector(selector: Any) -> str:
 class HorizontalController(Controller):
     name = COMPONENT
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1, metrics: Any = None, sync_period: float = SYNC_PERIOD,
                  tolerance: float = DEFAULT_TOLERANCE,
                  downscale_stabilization: float = DOWNSCALE_STABILIZATION,

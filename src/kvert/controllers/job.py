@@ -41,6 +41,7 @@ from kvert.api import conditions, jobs
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, labels_of, parse_time
 from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.base import (CONTROLLER_INDEX, Controller, Expectations, InformerFactory,
@@ -197,7 +198,7 @@ def _set_condition(status: dict[str, Any], cond: dict[str, Any]) -> bool:
 class JobController(Controller):
     name = "job-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.expectations = Expectations(clock)

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory
 from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationController
@@ -58,12 +60,12 @@ ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector",
                    "horizontalpodautoscaling")
 
 
-def _garbage_collector(client: Any, clock: Clock, **kwargs: Any) -> GarbageCollector:
+def _garbage_collector(client: Client, clock: Clock, **kwargs: Any) -> GarbageCollector:
     # ResourceClaims generated for pods are owned by them: collect them with their pods.
     return GarbageCollector(client, clock, resources=DEFAULT_RESOURCES + (CLAIMS,), **kwargs)
 
 
-_FACTORIES = {
+_FACTORIES: dict[str, Callable[..., Controller]] = {
     "replicaset": ReplicaSetController,
     "deployment": DeploymentController,
     "disruption": DisruptionController,
@@ -90,7 +92,7 @@ _FACTORIES = {
 
 
 class ControllerManager:
-    def __init__(self, client: Any, clock: Clock, *,
+    def __init__(self, client: Client, clock: Clock, *,
                  controllers: tuple[str, ...] | list[str] = ALL_CONTROLLERS, workers: int = 1,
                  settings: dict[str, dict[str, Any]] | None = None):
         """``settings``: per-controller keyword arguments, e.g.

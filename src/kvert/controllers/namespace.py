@@ -37,6 +37,7 @@ from typing import Any
 from kvert.api import kinds
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import format_time, parse_time
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, SyncError, safe_handler
 from kvert.controllers.util import is_deleting
@@ -102,7 +103,7 @@ def pod_estimate(pods: list[dict], deleted_at: float, now: float) -> float:
 class NamespaceController(Controller):
     name = "namespace"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.namespaces = self.use(NAMESPACES)

@@ -13,6 +13,7 @@ import ipaddress
 from typing import Any
 
 from kvert.api.errors import NotFound
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, safe_handler
@@ -52,7 +53,7 @@ def first_free(cidrs: list, taken: set[str]) -> str | None:
 class NodeIpamController(Controller):
     name = "nodeipam"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1, cluster_cidr: str = DEFAULT_CLUSTER_CIDR,
                  node_cidr_mask_size: int = DEFAULT_NODE_MASK_SIZE):
         super().__init__(client, clock, informers=informers, workers=workers)

@@ -46,6 +46,7 @@ from typing import Any
 
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import format_time, parse_time
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, safe_handler
@@ -219,7 +220,7 @@ class Health:
 class NodeLifecycleController(Controller):
     name = "node-lifecycle"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None, workers: int = 1,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None, workers: int = 1,
                  node_monitor_period: float = NODE_MONITOR_PERIOD,
                  node_monitor_grace_period: float = NODE_MONITOR_GRACE_PERIOD,
                  node_startup_grace_period: float = NODE_STARTUP_GRACE_PERIOD,

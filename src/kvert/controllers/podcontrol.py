@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
+from kvert.client.base import Client
+from kvert.client.events import EventRecorder
 
 
-async def create_pod(client: Any, recorder: Any, owner: dict, pod: dict) -> dict:
+async def create_pod(client: Client, recorder: EventRecorder, owner: dict[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
     try:
         created = await client.create("pods", pod, namespace=owner["metadata"]["namespace"])
     except ApiError as e:
@@ -20,7 +22,7 @@ async def create_pod(client: Any, recorder: Any, owner: dict, pod: dict) -> dict
     return created
 
 
-async def delete_pod(client: Any, recorder: Any, owner: dict, pod: dict) -> None:
+async def delete_pod(client: Client, recorder: EventRecorder, owner: dict[str, Any], pod: dict[str, Any]) -> None:
     """NotFound is raised without an event: the pod is gone, as wanted."""
     name = pod["metadata"]["name"]
     try:

@@ -21,6 +21,7 @@ from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import format_time
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory
 from kvert.controllers.util import creation_time, is_deleting
@@ -73,7 +74,7 @@ def _out_of_service(node: dict) -> bool:
 class PodGC(Controller):
     name = "pod-garbage-collector"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1, terminated_pod_gc_threshold: int = DEFAULT_THRESHOLD):
         super().__init__(client, clock, informers=informers, workers=1)
         self.threshold = terminated_pod_gc_threshold

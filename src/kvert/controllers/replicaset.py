@@ -31,6 +31,7 @@ from typing import Any, Awaitable, Callable
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, labels_of
 from kvert.api.selectors import LabelSelector, SelectorError
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.claims import candidates, claim
@@ -85,7 +86,7 @@ class ReplicaSetController(Controller):
     def selector_of(owner: dict) -> LabelSelector:
         return LabelSelector.from_dict((owner.get("spec") or {}).get("selector"))
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1, burst_replicas: int = BURST_REPLICAS):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.burst_replicas = burst_replicas

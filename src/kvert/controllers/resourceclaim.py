@@ -42,6 +42,7 @@ from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import deep_copy
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, SyncError, safe_handler
@@ -156,7 +157,7 @@ def _index_owner_pod(claim: dict) -> list[str]:
 class ResourceClaimController(Controller):
     name = "resource-claim-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.recorder = EventRecorder(client, clock, "resource_claim")

@@ -14,6 +14,7 @@ from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import deep_copy
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, safe_handler
 from kvert.controllers.serviceaccount import terminating_refusal
@@ -30,7 +31,7 @@ NAMESPACES = "namespaces"
 class RootCACertPublisher(Controller):
     name = "root-ca-cert-publisher"
 
-    def __init__(self, client: Any, clock: Clock, *, ca_pem: str | bytes,
+    def __init__(self, client: Client, clock: Clock, *, ca_pem: str | bytes,
                  informers: InformerFactory | None = None, workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.ca = ca_pem.decode() if isinstance(ca_pem, bytes) else ca_pem

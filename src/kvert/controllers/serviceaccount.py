@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvert.api.errors import AlreadyExists, ApiError
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, safe_handler
 
@@ -33,7 +34,7 @@ def terminating_refusal(error: ApiError) -> bool:
 class ServiceAccountsController(Controller):
     name = "serviceaccount"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1, service_accounts: tuple[str, ...] = DEFAULT_SERVICE_ACCOUNTS):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.ensure = tuple(service_accounts)

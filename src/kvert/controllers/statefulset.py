@@ -45,6 +45,7 @@ from typing import Any
 
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, labels_of
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers import history
@@ -253,7 +254,7 @@ def strategy_type(sts: dict) -> str:
 class StatefulSetController(Controller):
     name = "statefulset-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.recorder = EventRecorder(client, clock, self.name)

@@ -28,6 +28,7 @@ from typing import Any
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import format_time
 from kvert.api.taints import NO_EXECUTE, find_untolerated_taint, no_execute_eviction_delay
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, safe_handler
@@ -53,7 +54,7 @@ class Scheduled:
 class TaintEvictionController(Controller):
     name = "taint-eviction-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None, workers: int = 1):
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None, workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.recorder = EventRecorder(client, clock, self.name)
         self.nodes = self.use("nodes")
@@ -97,16 +98,16 @@ class TaintEvictionController(Controller):
             for pod in self.pods.by_index(NODE_INDEX, key[1]):
                 await self._process(pod, taints, now)
         elif kind == "pod":
-            pod = self.pods.get(key[2], key[1])
-            if pod is None:
+            found = self.pods.get(key[2], key[1])
+            if found is None:
                 await self._cancel((key[1], key[2]))
                 return
-            node_name = (pod.get("spec") or {}).get("nodeName")
+            node_name = (found.get("spec") or {}).get("nodeName")
             if not node_name:
                 return
             taints = no_execute_taints(self.nodes.get(node_name))
             if taints:
-                await self._process(pod, taints, now)
+                await self._process(found, taints, now)
         elif kind == "fire":
             await self._fire((key[1], key[2]))
 

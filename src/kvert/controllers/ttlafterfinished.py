@@ -11,6 +11,7 @@ from typing import Any
 from kvert.api import jobs
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time
+from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory, object_key, safe_handler, split_key
 from kvert.controllers.util import is_deleting, uid_of
@@ -35,7 +36,7 @@ def expires_at(job: dict) -> float | None:
 class TTLAfterFinishedController(Controller):
     name = "ttl-after-finished-controller"
 
-    def __init__(self, client: Any, clock: Clock, *, informers: InformerFactory | None = None,
+    def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
                  workers: int = 1):
         super().__init__(client, clock, informers=informers, workers=workers)
         self.job_informer = self.use(JOBS)
