@@ -11,12 +11,19 @@ import argparse
 import datetime
 import os
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kvert.cli.component import client_from_args as _client
 from kvert.cli.component import default_kubeconfig, run_component, until_stopped_or_crashed
 from kvert.cli.node_flags import add_node_flags, node_flags_from_args
 from kvert.cli.up import add_leader_election_flags, leader_election
+
+if TYPE_CHECKING:           # the commands load their components when run
+    from kvert.client.base import Client
+    from kvert.client.http import HttpClient
+    from kvert.clock import Clock
+    from kvert.cluster.supervisor import Component
 
 EXAMPLES = {
     "scheduler": "example: kvert scheduler --kubeconfig ~/.kvert/kubeconfig --config sched.yaml",
@@ -89,7 +96,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     n.set_defaults(func=lambda args: run_component(args, _node_agent))
 
 
-async def _serve(name: str, make: Any, client: Any, args: argparse.Namespace, *,
+async def _serve(name: str, make: Callable[[Client, Clock], Component], client: HttpClient,
+                 args: argparse.Namespace, *,
                  lease: str | None = None) -> int:
     """Run one component under a supervisor until SIGINT/SIGTERM or a crash (exit 1)."""
     from kvert.cluster import assembly as build
@@ -169,7 +177,7 @@ async def _node_agent(args: argparse.Namespace) -> int:
     pki = ensure_pki(checkpoint / "pki", datetime.datetime.fromtimestamp(WallClock().now(), datetime.timezone.utc),
                      names=(args.address, args.name, "localhost"))
 
-    def make(client: Any, clock: Any) -> KubeletServer:
+    def make(client: Client, clock: Clock) -> KubeletServer:
         agent = build.node(args.runtime, client, clock, config, name=args.name, checkpoint_dir=checkpoint,
                            host_ip=args.address)
         return KubeletServer(agent, client, clock, host=args.address, port=args.port,

@@ -58,15 +58,15 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
     from kvert.apiserver.certs import ensure_pki
     from kvert.client.http import HttpClient
     from kvert.clock import WallClock
-    from kvert.vpa.webhook import VpaWebhookServer, register_webhook, webhook_configuration
+    from kvert.cluster import assembly as build
+    from kvert.vpa.webhook import register_webhook, webhook_configuration
 
     names = tuple(dict.fromkeys((args.host, "localhost", "127.0.0.1", "::1")))
     clock = WallClock()
     now = datetime.datetime.fromtimestamp(clock.now(), datetime.timezone.utc)
     pki = ensure_pki(Path(args.cert_dir), now, names)
     client = HttpClient.from_kubeconfig(args.kubeconfig, args.context, field_manager="vpa-admission-controller")
-    server = VpaWebhookServer(client, clock, host=args.host, port=args.port,
-                              ssl_context=pki.server_context(), informers=True)
+    server = build.vpa_webhook(client, clock, host=args.host, port=args.port, ssl_context=pki.server_context())
     stop = stop or asyncio.Event()
     stop_on_signals(stop)
     try:

@@ -38,12 +38,19 @@ import logging
 import os
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+import ssl
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from kvert.cli.component import client_from_args as _client
 from kvert.cli.component import default_kubeconfig, run_component, stop_on_signals
 from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
 from kvert.cli.history_flags import add_history_flags, history_from_args
+
+if TYPE_CHECKING:           # the commands load their components when run
+    from kvert.client.base import Client
+    from kvert.clock import Clock
+    from kvert.cluster.supervisor import Component
 
 log = logging.getLogger(__name__)
 
@@ -253,21 +260,21 @@ def _leader_election_flags(p: argparse.ArgumentParser, lease: str) -> None:
                    help="the Lease's namespace (default: kube-system)")
 
 
-def _elected(args: argparse.Namespace, client: Any, clock: Any, make: Any) -> Any:
+def _elected(args: argparse.Namespace, client: Client, clock: Clock,
+             make: Callable[[], Component]) -> Component:
     """``make()``'s component, or with --leader-elect one that runs only while it leads
     (a fresh one after each lost lease)."""
     if not args.leader_elect:
         return make()
     from kvert.cli.up import leader_election
-    from kvert.client.leaderelection import LeaderElected, LeaderElector
-    return LeaderElected(make, LeaderElector(client, clock, args.leader_elect_resource_name,
-                                             namespace=args.leader_elect_resource_namespace,
-                                             **leader_election(args)))
+    from kvert.cluster import assembly as build
+    return build.leader_elected(client, clock, args.leader_elect_resource_name, make,
+                                namespace=args.leader_elect_resource_namespace, **leader_election(args))
 
 
 # -- shared -----------------------------------------------------------------------------------------
 
-async def _run_until(component: Any, stop: asyncio.Event) -> None:
+async def _run_until(component: Component, stop: asyncio.Event) -> None:
     """Run ``component.run()`` until ``stop`` is set (or it ends), then stop it."""
     task = asyncio.ensure_future(component.run())
     waiter = asyncio.ensure_future(stop.wait())
@@ -312,8 +319,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, number
 
 
-def _ssl_context(args: argparse.Namespace, host: str, clock: Any):
-    import ssl
+def _ssl_context(args: argparse.Namespace, host: str, clock: Clock) -> tuple[ssl.SSLContext, Path | None]:
     if args.tls_cert_file or args.tls_private_key_file:
         if not (args.tls_cert_file and args.tls_private_key_file):
             raise ValueError("--tls-cert-file and --tls-private-key-file go together")
@@ -333,8 +339,8 @@ def _ssl_context(args: argparse.Namespace, host: str, clock: Any):
 async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | None = None,
                             stop: asyncio.Event | None = None) -> int:
     from kvert.apiserver.recommendation_query import QueryServer
-    from kvert.client.cache import InformerFactory
     from kvert.clock import WallClock
+    from kvert.cluster import assembly as build
     from kvert.vpa.metrics_source import HttpMetricsSource
     from kvert.vpa.query import QueryService
     from kvert.vpa.recommender import Recommender
@@ -344,13 +350,13 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
     history = history_from_args(args)
     clock = WallClock()
     client = _client(args, "vpa-recommender")
-    informers = InformerFactory(client, clock)
+    informers = build.vpa_informers(client, clock)
     server = None
 
     def make() -> Recommender:
-        recommender = Recommender(client, clock, HttpMetricsSource(client), interval=args.interval,
-                                  config=config, checkpoint_interval=args.checkpoints_gc_interval,
-                                  name=args.recommender_name, history=history, informers=informers)
+        recommender = build.recommender(client, clock, HttpMetricsSource(client), interval=args.interval,
+                                        config=config, checkpoint_interval=args.checkpoints_gc_interval,
+                                        name=args.recommender_name, history=history, informers=informers)
         if server is not None:     # the API answers from the recommender that leads
             server.recommendation_query = QueryService(recommender)
         return recommender
@@ -388,14 +394,13 @@ def run_recommender(args: argparse.Namespace) -> int:
 
 async def serve_updater(args: argparse.Namespace, ready: asyncio.Event | None = None,
                         stop: asyncio.Event | None = None) -> int:
-    from kvert.client.cache import InformerFactory
     from kvert.clock import WallClock
-    from kvert.vpa.updater import Updater
+    from kvert.cluster import assembly as build
 
     clock = WallClock()
     client = _client(args, "vpa-updater")
-    informers = InformerFactory(client, clock)
-    updater = _elected(args, client, clock, lambda: Updater(
+    informers = build.vpa_informers(client, clock)
+    updater = _elected(args, client, clock, lambda: build.updater(
         client, clock, informers=informers, interval=args.interval,
         eviction_tolerance=args.eviction_tolerance, min_replicas=args.min_replicas,
         in_place_timeout=args.in_place_timeout, deferred_timeout=args.deferred_timeout,

@@ -29,7 +29,8 @@ from kvert.auth.user import VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER  # noqa:
 from kvert.client import InProcessClient
 from kvert.client.base import Client
 from kvert.client.cache import InformerFactory
-from kvert.client.leaderelection import (LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElected,
+from kvert.client.leaderelection import LEASE_DURATION, NAMESPACE as LEASE_NAMESPACE
+from kvert.client.leaderelection import ( RENEW_DEADLINE, RETRY_PERIOD, LeaderElected,
                                          LeaderElector)
 from kvert.clock import Clock
 from kvert.cluster.supervisor import Component, Supervisor
@@ -49,6 +50,7 @@ from kvert.vpa.admission import VpaAdmissionPlugin, VpaMatcher
 from kvert.vpa.history import HistoryProvider
 from kvert.vpa.metrics_source import MetricsSource
 from kvert.vpa.recommendation import RecommenderConfig
+from kvert.vpa import recommender as vpa_recommender
 from kvert.vpa.recommender import Recommender
 from kvert.vpa.updater import Updater
 from kvert.vpa.webhook import VpaWebhookServer
@@ -179,9 +181,10 @@ def recommender(client: Client, clock: Clock, metrics: MetricsSource, *, informe
                 interval: float = 60.0, config: RecommenderConfig | None = None,
                 checkpoint_interval: float = 600.0, name: str = "default",
                 history: HistoryProvider | None = None) -> Recommender:
-    return Recommender(client, clock, metrics, interval=interval, config=config,
-                       checkpoint_interval=checkpoint_interval, name=name, history=history,
-                       informers=informers)
+    # looked up when called, so a test may stand in its own recommender class
+    return vpa_recommender.Recommender(client, clock, metrics, interval=interval, config=config,
+                                       checkpoint_interval=checkpoint_interval, name=name,
+                                       history=history, informers=informers)
 
 
 def updater(client: Client, clock: Clock, *, informers: InformerFactory | None, **options: Any) -> Updater:
@@ -225,10 +228,11 @@ class Owning:
 
 
 def leader_elected(client: Client, clock: Clock, lease: str, make: Callable[[], Component], *,
-                   lease_duration: float = LEASE_DURATION, renew_deadline: float = RENEW_DEADLINE,
+                   namespace: str = LEASE_NAMESPACE, lease_duration: float = LEASE_DURATION, renew_deadline: float = RENEW_DEADLINE,
                    retry_period: float = RETRY_PERIOD) -> LeaderElected:
     """``make()``'s component, run only while this process holds the ``lease`` in kube-system."""
-    return LeaderElected(make, LeaderElector(client, clock, lease, lease_duration=lease_duration,
+    return LeaderElected(make, LeaderElector(client, clock, lease, namespace=namespace,
+                                             lease_duration=lease_duration,
                                              renew_deadline=renew_deadline, retry_period=retry_period))
 
 

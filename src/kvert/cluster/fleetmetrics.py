@@ -11,13 +11,21 @@ most every ``resolution`` seconds.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from kvert.kubelet.runtime.fleet import Fleet
+
+
+class PodReader(Protocol):
+    """What the HPA's pod metrics read pods through (an informer, a cache)."""
+
+    def get(self, name: str, namespace: str = "") -> dict[str, Any] | None: ...
+
 
 class FleetMetricsSource:
-    def __init__(self, fleet: Any) -> None:
+    def __init__(self, fleet: Fleet) -> None:
         self.fleet = fleet
         self._serial = np.zeros(0, dtype=np.int64)       # slot -> container serial at the last scrape
         self._cpu_ns = np.zeros(0, dtype=np.int64)
@@ -82,7 +90,7 @@ class FleetPodMetrics:
     ``pods`` (anything with ``get(name, namespace)``, e.g. an informer), as metrics-server
     reads them from the API server; a pod it does not know is left out."""
 
-    def __init__(self, fleet: Any, pods: Any = None, *, resolution: float = 15.0) -> None:
+    def __init__(self, fleet: Fleet, pods: PodReader | None = None, *, resolution: float = 15.0) -> None:
         self.fleet = fleet
         self.pods = pods
         self.resolution = float(resolution)

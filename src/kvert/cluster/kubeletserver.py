@@ -26,6 +26,9 @@ from kvert.apiserver.podlogs import log_options, stream_log
 from kvert.client.httpstream import portforward, remotecommand
 from kvert.client.httpstream.remotecommand import stream_options
 from kvert.cluster.metrics import kubelet_metrics_text
+from kvert.client.base import Client
+from kvert.clock import Clock
+from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.metrics import resource_metrics
 
 log = logging.getLogger(__name__)
@@ -50,7 +53,7 @@ class KubeletServer:
     """Runs ``agent`` behind its HTTPS endpoint on ``host:port`` (0: any free port, which
     the agent then reports in its Node's ``daemonEndpoints``)."""
 
-    def __init__(self, agent: Any, client: Any, clock: Any, *, host: str, port: int,
+    def __init__(self, agent: NodeAgent, client: Client, clock: Clock, *, host: str, port: int,
                  ssl_context: ssl.SSLContext):
         self.agent = agent
         self.client = client

@@ -11,25 +11,33 @@ updater leader-elected, and the admission webhook).
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kvert.auth.authenticator import Authenticator
-from kvert.auth.serviceaccount import ServiceAccountAuthenticator, ServiceAccountTokens
-from kvert.auth import default_authorizer
-from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
-from kvert.auth.tokens import ADMIN, COMPONENTS, TokenAuthenticator, node_identity
-from kvert.auth.user import KUBELET_CLIENT
-from kvert.auth.user import MASTERS
-from kvert.apiserver.certs import ensure_client_cert, ensure_pki
+from kvert.apiserver.certs import Pki, ensure_client_cert, ensure_pki
 from kvert.apiserver.kubeconfig import write_kubeconfig
 from kvert.apiserver.server import ApiServer
+from kvert.auth import default_authorizer
+from kvert.auth.authenticator import Authenticator
+from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
+from kvert.auth.serviceaccount import ServiceAccountAuthenticator, ServiceAccountTokens
+from kvert.auth.tokens import ADMIN, COMPONENTS, TokenAuthenticator, node_identity
+from kvert.auth.user import KUBELET_CLIENT, MASTERS
+from kvert.client import InProcessClient
+from kvert.client.base import Client
 from kvert.clock import Clock, WallClock
 from kvert.cluster import assembly as build
 from kvert.cluster.metrics import LocalNodeMetrics
-from kvert.cluster.supervisor import Supervisor
+from kvert.cluster.supervisor import Component, Supervisor
+from kvert.kubelet.agent import NodeAgent
+from kvert.kubelet.runtime.fleet import Fleet
 from kvert.registry.tokenrequest import TokenRequests
 from kvert.store import open_store
+from kvert.store.base import BaseStore
+from kvert.vpa.metrics_source import LocalMetricsSource
+from kvert.vpa.query import QueryService
+from kvert.vpa.webhook import VpaWebhookServer, register_webhook, webhook_configuration
 
 QUOTA_RESYNC_SECONDS = 60.0
 
@@ -53,8 +61,8 @@ class ApiServerProcess:
         self.supervisor = Supervisor()
         self.url = ""
         self.server: ApiServer | None = None
-        self.store: Any = None
-        self.pki: Any = None
+        self.store: BaseStore | None = None
+        self.pki: Pki | None = None
         self.tokens: TokenAuthenticator | None = None
         self.control_plane: build.ControlPlane | None = None
 
@@ -97,8 +105,12 @@ class ApiServerProcess:
         """``default/kubernetes`` to this server's port, with Endpoints and an EndpointSlice
         naming its address."""
         from urllib.parse import urlsplit
-        from kvert.apiserver.kubernetesservice import (advertised_ip, ensure_kubernetes_endpoints,
-                                                       ensure_kubernetes_service)
+
+        from kvert.apiserver.kubernetesservice import (
+            advertised_ip,
+            ensure_kubernetes_endpoints,
+            ensure_kubernetes_service,
+        )
         from kvert.registry.serviceip import first_ip
         assert self.server is not None
         address = urlsplit(self.url)
@@ -110,10 +122,12 @@ class ApiServerProcess:
     def write_component_kubeconfig(self, user: str, groups: tuple[str, ...] = ()) -> Path:
         """``DATA_DIR/kubeconfigs/USER.kubeconfig`` with the user's own token (made if new),
         e.g. for ``kvert scheduler --kubeconfig`` or ``kubectl auth can-i --list``."""
+        assert self.pki is not None and self.tokens is not None, "start() first"
         path = self.data_dir / "kubeconfigs" / f"{user.replace(':', '-')}.kubeconfig"
         write_kubeconfig(path, self.url, self.pki.ca_pem(), self.tokens.ensure(user, groups), user=user)
         return path
-    def client(self, user: str, groups: tuple[str, ...] = ()) -> Any:
+
+    def client(self, user: str, groups: tuple[str, ...] = ()) -> InProcessClient:
         assert self.control_plane is not None
         return self.control_plane.client(user, groups)
 
@@ -136,7 +150,7 @@ class Cluster(ApiServerProcess):
         super().__init__(**server)
         self.nodes = nodes
         self.runtime = runtime               # the nodes' container runtime: sim | cgroupfs
-        self._fleet: Any = None
+        self._fleet: Fleet | None = None
         self.node_flags = node_flags or {}
         self.kubelet_config = kubelet_config
         self.vpa_intervals = vpa_intervals   # (recommender, updater) seconds
@@ -146,12 +160,12 @@ class Cluster(ApiServerProcess):
         self.leader_elect = leader_elect
         self.leader_election = leader_election or {}   # lease_duration, renew_deadline, retry_period
         self.node_names: list[str] = []
-        self.agents: list[Any] = []
-        self.vpa_webhook: Any = None
-        self.vpa_informers: Any = None       # the informer caches the VPA recommender and updater share
+        self.agents: list[Component] = []
+        self.vpa_webhook: VpaWebhookServer | None = None
 
     async def start(self) -> None:
         await super().start()
+        assert self.pki is not None
         settings = {"root-ca-cert-publisher": {"ca_pem": self.pki.ca_pem()},
                     # the HPA reads what the API server serves under metrics.k8s.io
                     "horizontalpodautoscaling": {"metrics": self.metrics}}
@@ -171,21 +185,21 @@ class Cluster(ApiServerProcess):
             self._add_vpa()
             await self._start_vpa_admission()
 
-    def _add_leader_elected(self, component: str, lease: str, user: str, make: Any) -> Any:
+    def _add_leader_elected(self, component: str, lease: str, user: str,
+                            make: Callable[[Client], Component]) -> Component:
         client = self.client(user)
         if not self.leader_elect:
             return self.supervisor.add(component, make(client))
         return self.supervisor.add(component, build.leader_elected(
             client, self.clock, lease, lambda: make(client), **self.leader_election))
 
-    def _node_agent(self, name: str) -> Any:
+    def _node_agent(self, name: str) -> NodeAgent:
         """A node: the kubelet-style flags (or a KubeletConfiguration file) shape it."""
         config = build.node_config(name, self.node_flags, self.kubelet_config)
         options: dict[str, Any] = {}
         if self.runtime == "sim":             # this process's simulated nodes share one fleet
             if self._fleet is None:
-                from kvert.kubelet.runtime.fleet import Fleet
-                self._fleet = Fleet(self.clock)
+                self._fleet = build.fleet(self.clock)
             options["fleet"] = self._fleet
         agent = build.node(self.runtime, self.client(*node_identity(name)), self.clock, config, name=name,
                            checkpoint_dir=self.data_dir / "nodes" / name, **options)
@@ -195,19 +209,17 @@ class Cluster(ApiServerProcess):
     def _add_vpa(self) -> None:
         """The VPA recommender (fed by the nodes' metrics) and updater, each reading VPAs,
         pods and targets through informer caches of its own process."""
-        from kvert.vpa.metrics_source import LocalMetricsSource
-        from kvert.vpa.query import QueryService
-
-        def make_recommender(client: Any) -> Any:
+        def make_recommender(client: Client) -> Component:
             informers = build.vpa_informers(client, self.clock)
             recommender = build.recommender(client, self.clock, LocalMetricsSource(self.metrics),
                                             interval=self.vpa_intervals[0], history=self.vpa_history,
                                             informers=informers)
             # the API server answers RecommendationQuery from the leading recommender
+            assert self.server is not None
             self.server.recommendation_query = QueryService(recommender)
             return build.Owning(recommender, informers)
 
-        def make_updater(client: Any) -> Any:
+        def make_updater(client: Client) -> Component:
             informers = build.vpa_informers(client, self.clock)
             return build.Owning(build.updater(client, self.clock, interval=self.vpa_intervals[1],
                                               informers=informers), informers)
@@ -219,10 +231,9 @@ class Cluster(ApiServerProcess):
     async def _start_vpa_admission(self) -> None:
         """The VPA admission controller as on a real cluster: an HTTPS webhook the API server
         calls, registered through a MutatingWebhookConfiguration."""
-        from kvert.vpa.webhook import VpaWebhookServer, register_webhook, webhook_configuration
         client = self.client(build.VPA_ADMISSION)
-        self.vpa_webhook = VpaWebhookServer(client, self.clock, ssl_context=self.pki.server_context(),
-                                            informers=True)
+        assert self.pki is not None
+        self.vpa_webhook = build.vpa_webhook(client, self.clock, ssl_context=self.pki.server_context())
         await self.vpa_webhook.run()
         await register_webhook(client, webhook_configuration(self.vpa_webhook.url, self.pki.ca_pem()))
 

@@ -15,7 +15,11 @@ from typing import Any
 
 from kvert.api.prometheus import exposition
 from kvert.apiserver.metrics import DEFAULT_RESOLUTION
+from kvert.apiserver.server import ApiServer
 from kvert.api.errors import ApiError
+from kvert.clock import Clock
+from kvert.kubelet.agent import NodeAgent
+from kvert.kubelet.runtime.base import StreamIO
 from kvert.kubelet.metrics import UsageTracker, node_metrics, node_summary, parse_resource_metrics
 
 log = logging.getLogger(__name__)
@@ -25,23 +29,23 @@ class LocalNodeMetrics:
     """A NodeMetricsProvider over in-process ``NodeAgent`` objects, sampled every
     ``resolution`` seconds (on the clock) by ``run()``; ``sample()`` takes one round."""
 
-    def __init__(self, clock: Any, resolution: float = DEFAULT_RESOLUTION):
+    def __init__(self, clock: Clock, resolution: float = DEFAULT_RESOLUTION):
         if resolution <= 0:
             raise ValueError("the metrics resolution must be positive")
         self.clock = clock
         # the API server whose registry lists the nodes run elsewhere, sampled through their
         # kubelet endpoints as metrics-server samples kubelets (set by the one who has it)
-        self.server: Any = None
+        self.server: ApiServer | None = None
         self._remote_trackers: dict[str, UsageTracker] = {}
         self.resolution = float(resolution)
-        self._agents: dict[str, Any] = {}
+        self._agents: dict[str, NodeAgent] = {}
         self._node: dict[str, dict] = {}
         self._pods: dict[str, list[dict]] = {}
         self._sampled: dict[str, list[float]] = {}   # node -> the times of its last two samples
 
     # -- agents ---------------------------------------------------------------------------------
 
-    def register(self, agent: Any) -> None:
+    def register(self, agent: NodeAgent) -> None:
         self._agents[agent.name] = agent
 
     def unregister(self, node: str) -> None:
@@ -138,17 +142,17 @@ class LocalNodeMetrics:
             return None
         return agent.container_log(namespace, pod, container, previous=previous)
 
-    def _agent(self, node: str) -> Any:
+    def _agent(self, node: str) -> NodeAgent:
         agent = self._agents.get(node)
         if agent is None:
             raise LookupError(f'node "{node}" has no node agent in this process')
         return agent
 
     async def exec(self, node: str, namespace: str, pod: str, container: str,
-                   command: Sequence[str], io: Any) -> int:
+                   command: Sequence[str], io: StreamIO) -> int:
         return await self._agent(node).exec(namespace, pod, container, command, io)
 
-    async def attach(self, node: str, namespace: str, pod: str, container: str, io: Any) -> None:
+    async def attach(self, node: str, namespace: str, pod: str, container: str, io: StreamIO) -> None:
         await self._agent(node).attach(namespace, pod, container, io)
 
     async def port_forward(self, node: str, namespace: str, pod: str, port: int) -> tuple[Any, Any]:
@@ -163,7 +167,7 @@ class LocalNodeMetrics:
         return sorted(items, key=lambda p: (p["metadata"].get("namespace", ""), p["metadata"]["name"]))
 
 
-async def kubelet_metrics_text(agent: Any) -> str:
+async def kubelet_metrics_text(agent: NodeAgent) -> str:
     """A node agent's kubelet ``/metrics``: its name, running pods and containers by state."""
     states: Counter[str] = Counter()
     running: set[str] = set()
@@ -183,7 +187,7 @@ async def kubelet_metrics_text(agent: Any) -> str:
     ])
 
 
-def _node_labels(agent: Any) -> dict:
+def _node_labels(agent: NodeAgent) -> dict[str, str]:
     node = getattr(agent, "node", None) or {}
     labels = (node.get("metadata") or {}).get("labels")
     if labels:

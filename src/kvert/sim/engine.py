@@ -49,11 +49,27 @@ from typing import Any
 
 import numpy as np
 
+from kvert.api.conditions import is_true
 from kvert.api.errors import AlreadyExists, ApiError
 from kvert.api.kinds import by_key, for_object
+from kvert.apiserver.metrics import DEFAULT_RESOLUTION
+from kvert.client import InProcessClient, Informer
 from kvert.client.base import Client
+from kvert.clock import VirtualClock
+from kvert.cluster import assembly as build
+from kvert.cluster.fleetmetrics import FleetMetricsSource, FleetPodMetrics
+from kvert.cluster.supervisor import Supervisor
+from kvert.controllers.nodeipam import cluster_cidr_for
+from kvert.kubelet.agent import NodeAgent
+from kvert.kubelet.config import NodeConfig
+from kvert.kubelet.eviction import MONITORING_INTERVAL
+from kvert.kubelet.runtime.fleet import Fleet
+from kvert.kubelet.runtime.sim import OomKill, SimRuntime
+from kvert.sim.load import SharedLoad
 from kvert.sim.recording import FleetSampler, RecommendationLog, ReplicaLog, Tracker
-from kvert.sim.scenario import Policy, Scenario
+from kvert.sim.scenario import Policy, Scenario, recommender_config
+from kvert.store import open_store
+from kvert.store.base import Store, seeded_uids
 
 log = logging.getLogger(__name__)
 
@@ -116,48 +132,28 @@ class PolicyRun:
 
 
 
-def _vpa_parts() -> dict[str, Any]:
-    """The VPA components, imported when a policy needs them."""
-    try:
-        from kvert.vpa.admission import VpaAdmissionPlugin, VpaMatcher
-        from kvert.vpa.metrics_source import NodeAgentsMetricsSource
-        from kvert.vpa.recommender import Recommender
-        from kvert.vpa.updater import Updater
-    except ImportError as e:
-        raise SimulationError(f"the VPA components are not available ({e})") from None
-    return {"Recommender": Recommender, "NodeAgentsMetricsSource": NodeAgentsMetricsSource,
-            "Updater": Updater, "VpaAdmissionPlugin": VpaAdmissionPlugin, "VpaMatcher": VpaMatcher}
+@dataclass
+class _SimCluster:
+    """One policy's running cluster: the store, control plane and supervised components."""
+    store: Store
+    plane: build.ControlPlane
+    supervisor: Supervisor
+    fleet: Fleet
+    fleet_task: asyncio.Future[Any]
+    hpa_metrics: FleetPodMetrics
+    admin: InProcessClient
+    agents: list[NodeAgent] = field(default_factory=list)
+    ooms: list[tuple[str, str, float, OomKill]] = field(default_factory=list)   # (namespace, pod, time, kill)
 
 
-def _accepted(cls: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of ``options`` that ``cls``'s constructor takes."""
-    import inspect
-    params = inspect.signature(cls).parameters
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return options
-    return {k: v for k, v in options.items() if k in params}
-
-
-async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progress | None) -> PolicyRun:
-    from kvert.client import Informer
-    from kvert.cluster import assembly as build
-    from kvert.apiserver.metrics import DEFAULT_RESOLUTION
-    from kvert.cluster.fleetmetrics import FleetMetricsSource, FleetPodMetrics
-    from kvert.cluster.supervisor import Supervisor
-    from kvert.controllers.nodeipam import cluster_cidr_for
-    from kvert.kubelet.config import NodeConfig
-    from kvert.kubelet.eviction import MONITORING_INTERVAL
-    from kvert.kubelet.runtime.fleet import Fleet
-    from kvert.store import open_store
-    from kvert.store.base import seeded_uids
-
-    vpa = _vpa_parts() if scn.needs_vpa(policy) else None
+async def _start_cluster(scn: Scenario, clock: VirtualClock, *, vpa: bool) -> _SimCluster:
+    """The store, the control plane with its CRDs, the controller manager, the scheduler and
+    every pool's node agents over one fleet, ready."""
     store = open_store("memory", clock=clock, uid_factory=seeded_uids(scn.seed))
     plane = build.ControlPlane.in_process(store, clock, seed=scn.seed)
-    registry = plane.registry
     supervisor = Supervisor()
     supervisor.start()
-    await plane.bootstrap(supervisor, vpa_crds=vpa is not None)
+    await plane.bootstrap(supervisor, vpa_crds=vpa)
     admin = plane.client()
 
     # Simulated node agents renew their leases and report their status far less often than a
@@ -169,7 +165,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
                  "node_startup_grace_period": 6 * heartbeat}
     # every node's containers in one set of arrays, advanced at each tick; the agents hear of
     # exits and memory thresholds from it instead of polling their runtimes
-    fleet = Fleet(clock, scn.tick)
+    fleet = build.fleet(clock, scn.tick)
     if scn.bank is not None:
         scn.bank.reset()                 # no pod holds a slot yet
         fleet.bank = scn.bank
@@ -182,9 +178,8 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
                   # and the allocator would retry them at every node status)
                   "nodeipam": {"cluster_cidr": cluster_cidr_for(scn.node_count)}}))
     supervisor.add("scheduler", build.scheduler(plane.client(build.SCHEDULER), clock, seed=scn.seed))
-    fleet_task = asyncio.ensure_future(fleet.run())
-    agents: list[Any] = []
-    ooms: list[tuple[str, str, float, Any]] = []       # (namespace, pod, time, the kill)
+    cluster = _SimCluster(store, plane, supervisor, fleet, asyncio.ensure_future(fleet.run()), hpa_metrics,
+                          admin)
     for pool, name in ((pool, name) for pool in scn.pools for name in pool.node_names()):
         config = NodeConfig.from_flags(node_name=name, **pool.flags())
         agent = build.sim_node(plane.client(build.node_user(name)), clock, config, name=name,
@@ -193,60 +188,82 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
                                pleg_seconds=max(1.0, scn.tick), evented_interval=max(EVENTED_INTERVAL, heartbeat),
                                explain=False,
                                eviction_interval=max(MONITORING_INTERVAL, scn.tick))
-
-        def on_oom(kill: Any, runtime: Any = agent.runtime) -> None:
-            try:
-                sandbox = runtime.sandbox_config(kill.sandbox_id)
-                ooms.append((sandbox.namespace, sandbox.name, kill.time, kill))
-            except Exception:  # pragma: no cover - the sandbox is there at the kill
-                ooms.append(("", "", kill.time, kill))
-        agent.runtime.on_oom.append(on_oom)
-        agents.append(supervisor.add(f"node-agent/{name}", agent))
-    await build.wait_ready(agents)
+        runtime = agent.runtime
+        assert isinstance(runtime, SimRuntime)
+        runtime.on_oom.append(_oom_recorder(cluster.ooms, runtime))
+        cluster.agents.append(agent)
+        supervisor.add(f"node-agent/{name}", agent)
+    await build.wait_ready(cluster.agents)
     await _label_nodes(admin, scn)
+    return cluster
+
+
+def _oom_recorder(ooms: list[tuple[str, str, float, OomKill]], runtime: SimRuntime
+                  ) -> Callable[[OomKill], None]:
+    def on_oom(kill: OomKill) -> None:
+        try:
+            sandbox = runtime.sandbox_config(kill.sandbox_id)
+            ooms.append((sandbox.namespace, sandbox.name, kill.time, kill))
+        except Exception:  # pragma: no cover - the sandbox is there at the kill
+            ooms.append(("", "", kill.time, kill))
+    return on_oom
+
+
+def _start_vpa(cluster: _SimCluster, policy: Policy, clock: VirtualClock) -> None:
+    """The VPA recommender and updater (sharing one process's informers) and the admission
+    controller as an admission plugin of the registry."""
+    plane = cluster.plane
+    rec_cfg = dict((policy.vpa or {}).get("recommender") or {})
+    upd_cfg = dict((policy.vpa or {}).get("updater") or {})
+    informers = build.vpa_informers(plane.client(build.VPA_RECOMMENDER), clock)
+    recommender = build.recommender(
+        plane.client(build.VPA_RECOMMENDER), clock, FleetMetricsSource(cluster.fleet),
+        interval=rec_cfg.get("interval", 60.0), config=recommender_config(rec_cfg, "recommender"),
+        informers=informers,
+        # nothing restarts a simulated recommender, so its checkpoints are written only when asked
+        checkpoint_interval=rec_cfg.get("checkpoint_interval", math.inf))
+    cluster.supervisor.add("vpa-recommender", build.Owning(recommender, informers))
+    upd_cfg.setdefault("interval", 60.0)
+    cluster.supervisor.add("vpa-updater", build.updater(
+        plane.client(build.VPA_UPDATER), clock, informers=informers,
+        **{k: v for k, v in upd_cfg.items() if k in build.UPDATER_OPTIONS}))
+    plane.registry.admission.plugins.append(
+        build.vpa_admission_plugin(plane.client(build.VPA_ADMISSION), clock, informers))
+
+
+async def _run_policy(scn: Scenario, policy: Policy, clock: VirtualClock, progress: Progress | None
+                      ) -> PolicyRun:
+    vpa = scn.needs_vpa(policy)
+    cluster = await _start_cluster(scn, clock, vpa=vpa)
+    store, supervisor, fleet, ooms = cluster.store, cluster.supervisor, cluster.fleet, cluster.ooms
+    fleet_task = cluster.fleet_task
+    admin = cluster.admin
 
     names = [w.key for w in scn.workloads]
     tracker = Tracker(clock, names)
     vpas = {w.key: scn.vpa_object(w, policy) for w in scn.workloads}
     history = RecommendationLog(clock, tracker.start, {(obj["metadata"]["namespace"], obj["metadata"]["name"]): key
                                                        for key, obj in vpas.items() if obj is not None})
-    if vpa is not None:
-        from kvert.sim.scenario import _recommender_config
-        rec_cfg = dict((policy.vpa or {}).get("recommender") or {})
-        upd_cfg = dict((policy.vpa or {}).get("updater") or {})
-        informers = build.vpa_informers(plane.client(build.VPA_RECOMMENDER), clock)
-        recommender = build.recommender(
-            plane.client(build.VPA_RECOMMENDER), clock, FleetMetricsSource(fleet),
-            interval=rec_cfg.get("interval", 60.0), config=_recommender_config(rec_cfg, "recommender"),
-            informers=informers,
-            # nothing restarts a simulated recommender, so its checkpoints are written only when asked
-            checkpoint_interval=rec_cfg.get("checkpoint_interval", math.inf))
-        supervisor.add("vpa-recommender", build.Owning(recommender, informers))
-        upd_cfg.setdefault("interval", 60.0)
-        supervisor.add("vpa-updater", build.updater(plane.client(build.VPA_UPDATER), clock, informers=informers,
-                                                    **_accepted(vpa["Updater"], upd_cfg)))
-        matcher = vpa["VpaMatcher"](plane.client(build.VPA_ADMISSION), clock, informers=informers)
-        registry.admission.plugins.append(vpa["VpaAdmissionPlugin"](matcher, clock))
+    if vpa:
+        _start_vpa(cluster, policy, clock)
 
     informers_of_run = [Informer(admin, "pods", clock=clock), Informer(admin, "nodes", clock=clock)]
     informers_of_run[0].add_handlers(tracker.on_add, tracker.on_update, tracker.on_delete)
-    hpa_metrics.pods = informers_of_run[0]
+    cluster.hpa_metrics.pods = informers_of_run[0]
     hpas = [w for w in scn.workloads if w.hpa is not None and policy.hpa]
     replicas = ReplicaLog(clock, tracker.start, names, [w.replicas for w in scn.workloads], tracker,
                           {(w.kind, w.namespace, w.name): w.key for w in scn.workloads})
     # workloads with recorded usage share theirs through the trace bank
     shared = {w.key: w.shared for w in scn.workloads if w.shared and w.history is None}
     if shared:                # the workloads' usage split among their running pods, before every tick
-        from kvert.sim.load import SharedLoad
         fleet_task = asyncio.gather(fleet_task, SharedLoad(fleet, shared, tracker.workload_of_pod).run())
     ready_nodes: dict[str, bool] = {}
 
-    def node_seen(*objs: dict) -> None:
+    def node_seen(*objs: dict[str, Any]) -> None:
         node = objs[-1]
-        conds = {c.get("type"): c.get("status") for c in (node.get("status") or {}).get("conditions") or []}
-        ready_nodes[node["metadata"]["name"]] = conds.get("Ready") == "True"
+        ready_nodes[node["metadata"]["name"]] = is_true(node.get("status"), "Ready")
     informers_of_run[1].add_handlers(node_seen, node_seen, lambda node: ready_nodes.pop(node["metadata"]["name"], 0))
-    if vpa is not None:
+    if vpa:
         informers_of_run.append(Informer(admin, "autoscaling.k8s.io/verticalpodautoscalers", clock=clock))
         informers_of_run[2].add_handlers(history.on_change, history.on_change, None)
     for resource in sorted({w.resource for w in hpas}):      # only an HPA changes a workload's replicas
@@ -314,7 +331,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: Any, progress: Progr
             recommendations[w.key] = (obj.get("status") or {}).get("recommendation")
         except ApiError:
             recommendations[w.key] = None
-    hpa_runs: dict[str, dict] = {}
+    hpa_runs: dict[str, dict[str, Any]] = {}
     for w in hpas:
         try:
             obj = await admin.get("autoscaling/horizontalpodautoscalers", scn.hpa_object(w)["metadata"]["name"],
@@ -415,7 +432,6 @@ async def _label_nodes(client: Client, scn: Scenario) -> None:
 
 def run_policy(scn: Scenario, policy: Policy, progress: Progress | None = None) -> PolicyRun:
     """Run one policy in its own virtual clock and event loop."""
-    from kvert.clock import VirtualClock
     clock = VirtualClock() if scn.start is None else VirtualClock(scn.start)
     collecting, thresholds = gc.isenabled(), gc.get_threshold()
     gc.disable()            # until the first sample (_run_policy)

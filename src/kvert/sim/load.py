@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from kvert.kubelet.runtime.fleet import Fleet
 from kvert.kubelet.usage import Constant, ContainerUsage, Diurnal, Linear, Profile, Spikes
 
 SHAREABLE = ("cpu", "memory")
@@ -57,7 +58,7 @@ class SharedLoad:
     resources shared) evenly among their running pods; ``workload_of_pod`` maps (namespace,
     pod name) to a workload name (the run's pod tracker fills it)."""
 
-    def __init__(self, fleet: Any, shared: dict[str, tuple[str, ...]], workload_of_pod: dict[tuple[str, str], str]):
+    def __init__(self, fleet: Fleet, shared: dict[str, tuple[str, ...]], workload_of_pod: dict[tuple[str, str], str]):
         self.fleet = fleet
         self.shared = shared
         self.workload_of_pod = workload_of_pod

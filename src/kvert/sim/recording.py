@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from kvert.api.quantity import to_int
+from kvert.clock import Clock
+from kvert.kubelet.runtime.fleet import Fleet
 
 WORKLOAD_LABEL = "kvert.io/workload"
 
@@ -72,7 +74,7 @@ def _resized(old: dict, new: dict) -> bool:
 class Tracker:
     """Pod lifecycle bookkeeping from an informer."""
 
-    def __init__(self, clock: Any, workloads: list[str]):
+    def __init__(self, clock: Clock, workloads: list[str]):
         self.clock = clock
         self.index = {w: i for i, w in enumerate(workloads)}
         n = len(workloads)
@@ -240,7 +242,7 @@ class FleetSampler:
 
     COUNTERS = (("cpu_use", "cpu_ns"), ("cpu_demand", "demand_ns"), ("throttled", "throttled_ns"))
 
-    def __init__(self, fleet: Any, tracker: Tracker):
+    def __init__(self, fleet: Fleet, tracker: Tracker):
         self.fleet = fleet
         self.tracker = tracker
         self.n = len(tracker.index)
@@ -310,7 +312,7 @@ class FleetSampler:
 class RecommendationLog:
     """Each VPA's recommendation, per container, every time it changed (an informer's handler)."""
 
-    def __init__(self, clock: Any, start: float, keys: dict[tuple[str, str], str] | None = None):
+    def __init__(self, clock: Clock, start: float, keys: dict[tuple[str, str], str] | None = None):
         self.clock = clock
         self.start = start
         # (namespace, VPA name) -> the name its history is kept under (its workload's key);
@@ -346,7 +348,7 @@ class ReplicaLog:
     decrease tells ``tracker`` that as many deletions of the workload's pods are a scale-down,
     not evictions."""
 
-    def __init__(self, clock: Any, start: float, workloads: list[str], replicas: list[int],
+    def __init__(self, clock: Clock, start: float, workloads: list[str], replicas: list[int],
                  tracker: Tracker | None = None, objects: dict[tuple[str, str, str], str] | None = None):
         self.clock = clock
         self.tracker = tracker

@@ -679,7 +679,7 @@ def _policy(doc: object, path: str) -> Policy:
             if key in sub:
                 sub[key] = duration(sub[key], f"{path}.vpa.{part}.{camel}")
         out[part] = sub
-    _recommender_config(out["recommender"], f"{path}.vpa.recommender")       # validate now
+    recommender_config(out["recommender"], f"{path}.vpa.recommender")       # validate now
     _updater_options(out["updater"], f"{path}.vpa.updater")
     return Policy(name, out, hpa, existing=select is not None, select=select)
 
@@ -690,7 +690,7 @@ def _snake(key: str) -> str:
     return key.lower()
 
 
-def _recommender_config(options: dict, path: str) -> Any:
+def recommender_config(options: dict[str, Any], path: str) -> RecommenderConfig:
     """The RecommenderConfig for a policy's ``recommender`` options (besides ``interval``):
     any RecommenderConfig field, in snake_case, camelCase or as the upstream flag name;
     durations may be written as durations."""
