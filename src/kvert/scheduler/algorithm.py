@@ -82,7 +82,7 @@ class SchedulingAlgorithm:
             raise FitError(pod, n_all, diagnosis)
         order = snap.order
         narrowed = pre is not None and not pre.all_nodes()
-        if narrowed:
+        if narrowed and pre is not None:
             wanted = snap.rows_for_names(pre.node_names or ())
             keep = np.isin(order, wanted)
             diagnosis.absent_rows = order[~keep]
@@ -134,7 +134,7 @@ class SchedulingAlgorithm:
             return ScheduleResult(cache.names[row] or "", row, processed, 1, diagnosis)
         nodes = NodeSet(cache, feasible)
         st = fw.run_pre_score(state, pod, nodes)
-        if not is_success(st):
+        if st is not None and not st.is_success:
             raise _PluginError(st)
         per_plugin, total = fw.run_score(state, pod, nodes)
         best = np.flatnonzero(total == total.max())

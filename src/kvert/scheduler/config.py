@@ -182,7 +182,8 @@ def load_config(config: Any = None, *, default_name: str = DEFAULT_SCHEDULER_NAM
                           "podInitialBackoffSeconds")
     # Build every profile once against a throwaway handle: bad plugin names or args fail here.
     frameworks = [build_framework(p, Handle(NodeCache())) for p in cfg.profiles]
-    sorts = {(type(f.queue_sort).__name__, repr(p.plugin_config.get(f.queue_sort.name)))
+    sorts = {(type(f.queue_sort).__name__,
+              repr(p.plugin_config.get(getattr(f.queue_sort, "name", ""))))
              for f, p in zip(frameworks, cfg.profiles)}
     if len(sorts) > 1:
         raise ConfigError("profiles: Invalid value: every profile must use the same queueSort "

@@ -100,6 +100,14 @@ class Plugin:
         self.args = args or {}
         self.handle = handle
 
+    @property
+    def bound_handle(self) -> "Handle":
+        """The handle, for the methods that need one: a plugin built without one (to validate
+        its args) is never run."""
+        if self.handle is None:
+            raise RuntimeError(f"plugin {self.name} was built without a framework handle")
+        return self.handle
+
 
 # how a registry builds a plugin: factory(args, handle)
 PluginFactory = Callable[[dict[str, Any], "Handle"], Any]
@@ -128,6 +136,13 @@ class Handle:
         # the pods of each Workload pod group, fed by the scheduler (GangScheduling)
         self.workload_manager = workload_manager
         self.framework: Framework | None = None
+
+    @property
+    def bound_framework(self) -> "Framework":
+        """The framework built over this handle (plugins run only once it exists)."""
+        if self.framework is None:
+            raise RuntimeError("the handle's framework is not built yet")
+        return self.framework
 
     def activate(self, pods: list[dict[str, Any]]) -> None:
         """Move pods waiting in the queue (unschedulable, backing off or gated) to the active

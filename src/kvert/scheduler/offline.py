@@ -283,7 +283,7 @@ class OfflineScheduler:
             await self._clock.sleep(MAX_PERMIT_TIMEOUT)    # virtual time: every wait ends
             for i, fw, assumed, node, wait in self._waiting:
                 st = wait.result() if wait.done() else None
-                if not is_success(st):
+                if st is not None and not st.is_success:
                     fw.run_unreserve(CycleState(), assumed, node)
                     self.cache.forget_pod(assumed)
                     out[i] = {**out[i], "node": None, "scores": {}, "totals": {},
@@ -339,7 +339,7 @@ class OfflineScheduler:
                 self._waiting.append((self._index, fw, assumed, r.node,
                                       asyncio.ensure_future(fw.wait_on_permit(assumed))))
                 st = None
-        if not is_success(st):
+        if st is not None and not st.is_success:
             fw.run_unreserve(state, assumed, r.node)
             self.cache.forget_pod(assumed)
             return explain.build(fw, state, pod, result="Unschedulable", message=st.message(), **kw)

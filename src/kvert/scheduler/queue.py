@@ -29,6 +29,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from kvert.clock.base import Clock
 from kvert.scheduler.events import (
     ActionType, ClusterEvent, ClusterEventWithHint, EVENT_UNSCHEDULABLE_TIMEOUT, WILDCARD,
 )
@@ -112,7 +113,7 @@ def pod_updated(old: dict | None, new: dict) -> bool:
 
 
 class SchedulingQueue:
-    def __init__(self, clock: Any, *,
+    def __init__(self, clock: Clock, *,
                  sort_key: Callable[[QueuedPodInfo], tuple] | None = None,
                  pre_enqueue: Callable[[dict], Status | None] | None = None,
                  events_for: Callable[[dict], dict[str, list[ClusterEventWithHint]]] | None = None,

@@ -29,14 +29,17 @@ import asyncio
 import functools
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvert.api.errors import ApiError
 from kvert.api.meta import format_time
+from kvert.client.base import Client
 from kvert.client.cache import InformerFactory
 from kvert.client import Informer
 from kvert.client.events import EventRecorder
+from kvert.clock.base import Clock
 from kvert.scheduler import explain
 from kvert.scheduler.cache import NodeCache, pod_key, pod_uid
 from kvert.scheduler.config import SchedulerConfig, build_framework, load_config
@@ -51,6 +54,7 @@ from kvert.scheduler.algorithm import (
 from kvert.scheduler.listers import InformerListers
 from kvert.scheduler.plugins.defaultbinder import ANNOTATIONS_SENT, BINDING_ANNOTATIONS
 from kvert.scheduler.plugins.gangscheduling import WORKLOAD, WorkloadManager, workload_ref
+from kvert.scheduler.interface import method_of
 from kvert.scheduler.queue import QueuedPodInfo, SchedulingQueue
 
 log = logging.getLogger(__name__)
@@ -112,8 +116,19 @@ def assigned_pod_update_action(old: dict, new: dict) -> ActionType:
 EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(POD, ActionType.ADD, "UnscheduledPodAdd")
 
 
+def _queue_order(plugin: object) -> Callable[[QueuedPodInfo], tuple[Any, ...]]:
+    """The active queue's key from the QueueSort plugin: its ``sort_key``, else its ``less``
+    as a comparison (ties broken by arrival)."""
+    sort_key = method_of(plugin, "sort_key")
+    if sort_key is not None:
+        return sort_key
+    less = method_of(plugin, "less") or getattr(plugin, "less")
+    cmp = functools.cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))
+    return lambda q: (cmp(q), q.seq)
+
+
 class Scheduler:
-    def __init__(self, client: Any, clock: Any, config: Any = None, *,
+    def __init__(self, client: Client, clock: Clock, config: Any = None, *,
                  name: str = "default-scheduler", explain_annotations: bool = True,
                  seed: int | None = None, pop_from_backoff: bool = True,
                  max_unschedulable_seconds: float = 300.0,
@@ -142,12 +157,7 @@ class Scheduler:
             self.frameworks[profile.scheduler_name] = fw
             self.recorders[profile.scheduler_name] = recorder
         first = next(iter(self.frameworks.values()))
-        sort_plugin = first.queue_sort
-        sort_key = getattr(sort_plugin, "sort_key", None)
-        if not callable(sort_key):
-            cmp = functools.cmp_to_key(
-                lambda a, b: -1 if sort_plugin.less(a, b) else (1 if sort_plugin.less(b, a) else 0))
-            sort_key = (lambda q: (cmp(q), q.seq))
+        sort_key = _queue_order(first.queue_sort)
         self._events: dict[str, dict[str, list[ClusterEventWithHint]]] = {
             n: fw.events_to_register() for n, fw in self.frameworks.items()}
         self.queue = SchedulingQueue(
@@ -237,8 +247,9 @@ class Scheduler:
         await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)
         for t in (waiting, stopping):
             t.cancel()
-        if waiting.done() and not waiting.cancelled() and waiting.exception() is not None:
-            raise waiting.exception()
+        failure = waiting.exception() if waiting.done() and not waiting.cancelled() else None
+        if failure is not None:
+            raise failure
         return not self._stopped
 
     def _watch_listed_kinds(self) -> None:
@@ -403,13 +414,13 @@ class Scheduler:
         self.cache.delete_nominated(pod)
         assumed = self.cache.assume_pod(pod, result.node)
         st = fw.run_reserve(state, assumed, result.node)
-        if not is_success(st):
+        if st is not None and not st.is_success:
             fw.run_unreserve(state, assumed, result.node)
             self.cache.forget_pod(assumed)
             self._failure(fw, state, qpi, st, None, len(self.cache), result)
             return
         st = fw.run_permit(state, assumed, result.node)
-        if not is_success(st) and not st.is_wait:
+        if st is not None and not st.is_success and not st.is_wait:
             fw.run_unreserve(state, assumed, result.node)
             self.cache.forget_pod(assumed)
             self._failure(fw, state, qpi, st, None, len(self.cache), result)
@@ -526,7 +537,7 @@ class Scheduler:
         except Exception as e:
             log.exception("binding %s failed unexpectedly", qpi.key)
             st = Status.as_status(e)
-        if not is_success(st):
+        if st is not None and not st.is_success:
             self.stats.bind_failures += 1
             fw.run_unreserve(state, assumed, node)
             self.cache.forget_pod(assumed)

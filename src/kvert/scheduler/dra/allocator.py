@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,7 +354,7 @@ class Allocator:
         self.features = features
         self.selectors = selectors if selectors is not None else SelectorCache()
 
-    def allocate(self, node: Mapping[str, Any] | None, claims: list[Mapping[str, Any]],
+    def allocate(self, node: Mapping[str, Any] | None, claims: Sequence[Mapping[str, Any]],
                  slices: Iterable[SliceInfo],
                  expired: Callable[[], bool] | None = None) -> list[dict] | None:
         """One allocation result per claim (``status.allocation``), or None when the claims
@@ -368,7 +368,7 @@ class _Run:
     """One ``Allocate`` call (upstream's ``allocator``)."""
 
     def __init__(self, alloc: Allocator, node: Mapping[str, Any] | None,
-                 claims: list[Mapping[str, Any]], pools: list[Pool],
+                 claims: Sequence[Mapping[str, Any]], pools: list[Pool],
                  expired: Callable[[], bool] | None):
         self.a = alloc
         self.features = alloc.features

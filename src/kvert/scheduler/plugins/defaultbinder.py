@@ -6,6 +6,8 @@ write; the binder marks them sent so the scheduler does not write them again."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kvert.api.errors import ApiError
 from kvert.scheduler.framework import Code, CycleState, Plugin, Status
 
@@ -16,11 +18,14 @@ ANNOTATIONS_SENT = "kvert.io/binding-annotations-sent"
 class DefaultBinder(Plugin):
     name = "DefaultBinder"
 
-    async def bind(self, state: CycleState, pod: dict, node: str) -> Status | None:
+    async def bind(self, state: CycleState, pod: dict[str, Any], node: str) -> Status | None:
         meta = pod.get("metadata") or {}
         annotations = state.get(BINDING_ANNOTATIONS)
+        client = self.bound_handle.client
+        if client is None:   # only the live scheduler binds, and it always has a client
+            return Status(Code.ERROR, "no API client to bind with", plugin=self.name)
         try:
-            await self.handle.client.bind(meta.get("namespace", ""), meta.get("name", ""), node,
+            await client.bind(meta.get("namespace", ""), meta.get("name", ""), node,
                                           annotations)
         except ApiError as e:
             return Status(Code.ERROR, str(e), error=e)

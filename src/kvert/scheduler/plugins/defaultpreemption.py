@@ -32,11 +32,14 @@ runs are repeatable.
 
 from __future__ import annotations
 
+from typing import Any
+
 import random
 
 from kvert.scheduler.algorithm import nominated_node_name
 from kvert.scheduler.cache import PodEntry
 from kvert.scheduler.framework import (
+    Handle,
     ASSIGNED_POD, QUEUE, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code,
     CycleState, Diagnosis, Plugin, PostFilterResult, Status, is_success,
 )
@@ -79,7 +82,7 @@ def validate_args(args: dict) -> tuple[int, int]:
 class DefaultPreemption(Plugin):
     name = "DefaultPreemption"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         self.min_percentage, self.min_absolute = validate_args(self.args)
         self.rng = random.Random(0)
@@ -98,6 +101,8 @@ class DefaultPreemption(Plugin):
 
     def post_filter(self, state: CycleState, pod: dict, diagnosis: Diagnosis
                     ) -> tuple[PostFilterResult | None, Status | None]:
+        if self.evaluator is None:
+            raise RuntimeError(f"plugin {self.name} was built without a framework handle")
         result, st = self.evaluator.preempt(state, pod, diagnosis)
         if st is not None and st.message():
             return result, Status(st.code, "preemption: " + st.message(), plugin=self.name)
@@ -126,14 +131,14 @@ class DefaultPreemption(Plugin):
                                        ) -> tuple[bool, str]:
         if (pod.get("spec") or {}).get("preemptionPolicy") == PREEMPT_NEVER:
             return False, "not eligible due to preemptionPolicy=Never."
-        nominated = nominated_node_name(self.handle.cache, pod)
+        nominated = nominated_node_name(self.bound_handle.cache, pod)
         if nominated:
             # a node the filters now reject for good is worth preempting elsewhere for
             if nominated_status is not None and \
                     nominated_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return True, ""
             prio = pod_priority(pod)
-            for e in self.handle.cache.node_entries(nominated):
+            for e in self.bound_handle.cache.node_entries(nominated):
                 if e.priority < prio and terminating_by_preemption(e.pod):
                     return False, "not eligible due to a terminating pod on the nominated node."
         return True, ""
@@ -142,7 +147,7 @@ class DefaultPreemption(Plugin):
                                budgets: list[Budget]
                                ) -> tuple[list[PodEntry], int, Status | None]:
         """``SelectVictimsOnNode`` on a view and a state of its own (both are changed)."""
-        fw = self.handle.framework
+        fw = self.bound_handle.bound_framework
         name = view.names[row] or ""
         node = view.node_objs[row] or {}
         prio = pod_priority(pod)
@@ -150,7 +155,7 @@ class DefaultPreemption(Plugin):
         for e in potential:
             view.remove_pod(e)
             st = fw.run_pre_filter_extension_remove_pod(state, pod, e.pod, node)
-            if not is_success(st):
+            if st is not None and not st.is_success:
                 return [], 0, Status(Code.ERROR, st.message())
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
@@ -167,13 +172,13 @@ class DefaultPreemption(Plugin):
             for e in group:
                 view.add_pod(e.pod, name)
                 st = fw.run_pre_filter_extension_add_pod(state, pod, e.pod, node)
-                if not is_success(st):
+                if st is not None and not st.is_success:
                     return [], 0, Status(Code.ERROR, st.message())
                 if fits_on_node(fw, state, pod, view, row) is None:
                     continue   # reprieved (a filter error counts as not fitting, as upstream)
                 view.remove_pod(e)
                 st = fw.run_pre_filter_extension_remove_pod(state, pod, e.pod, node)
-                if not is_success(st):
+                if st is not None and not st.is_success:
                     return [], 0, Status(Code.ERROR, st.message())
                 victims.append(e)
                 num_violating += counts

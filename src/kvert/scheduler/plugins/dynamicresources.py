@@ -51,6 +51,7 @@ import numpy as np
 
 from kvert.api.errors import ApiError, Conflict
 from kvert.api.nodeaffinity import NodeSelector
+from kvert.client.base import Client
 from kvert.clock import WallClock
 from kvert.scheduler.dra.allocator import (
     AllocationError, AllocationTimeout, Allocator, Features, SelectorCache, SliceInfo,
@@ -60,9 +61,11 @@ from kvert.scheduler.dra.claims import (
     is_reserved_for_pod, obj_key, pod_claims, with_reservation,
 )
 from kvert.scheduler.framework import (
+    Handle,
     NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult,
     Plugin, PluginStatusError, QUEUE, QUEUE_SKIP, Status,
 )
+from kvert.scheduler.listers import Listers
 from kvert.scheduler.plugins.helper import LRU, canonical
 from kvert.scheduler.plugins.nodeaffinity import evaluate_by_projection
 from kvert.scheduler.plugins.noderesources import ConfigError, check_fields
@@ -156,7 +159,7 @@ class DynamicResources(Plugin):
     name = "DynamicResources"
     ARGS_FIELDS: ClassVar[dict] = {"filterTimeout": None, "bindingTimeout": None}
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         check_fields(self.args, self.ARGS_FIELDS)
         self.filter_timeout = 10.0
@@ -186,12 +189,12 @@ class DynamicResources(Plugin):
     # ---- reading the cluster ---------------------------------------------------------
 
     @property
-    def _listers(self) -> Any:
-        return self.handle.listers
+    def _listers(self) -> Listers:
+        return self.bound_handle.listers
 
     @property
-    def _client(self) -> Any:
-        return getattr(self.handle, "client", None) if self.handle is not None else None
+    def _client(self) -> Client | None:
+        return self.handle.client if self.handle is not None else None
 
     def _foreach_claim(self, pod: dict) -> list[dict]:
         """``foreachPodResourceClaim``: the pod's existing claims, in order; ClaimError
@@ -321,6 +324,8 @@ class DynamicResources(Plugin):
         """The allocation verdict per node, the allocator running once per slice signature:
         nodes without node-local slices share one per pattern of node-selector verdicts."""
         inv = s.inventory
+        if inv is None:   # PreFilter builds it whenever a claim needs allocating
+            raise RuntimeError("DynamicResources: no device inventory in the cycle state")
         cache, rows = nodes.cache, nodes.rows
         n = len(rows)
         if inv.selectors:
@@ -355,6 +360,8 @@ class DynamicResources(Plugin):
             # the virtual clock stands still while the allocator searches
             end = _REAL_TIME.now() + self.filter_timeout
             expired = (lambda: _REAL_TIME.now() > end)
+        if s.inventory is None or s.allocator is None:
+            raise RuntimeError("DynamicResources: no device inventory in the cycle state")
         slices = [s.inventory.slices[i] for i in sig]
         try:
             result: Any = s.allocator.allocate(node, claims, slices, expired)
@@ -413,7 +420,7 @@ class DynamicResources(Plugin):
                 self.tracker.assume(await client.update_status(RESOURCE, freed))
             except ApiError as e:
                 log.warning("deallocating ResourceClaim %s failed: %s", obj_key(claim), e)
-        self.handle.spawn(write())
+        self.bound_handle.spawn(write())
 
     # ---- Reserve / Unreserve ---------------------------------------------------------
 
@@ -422,7 +429,7 @@ class DynamicResources(Plugin):
         if s is None or not s.claims:
             return None
         if s.to_allocate:
-            cache = self.handle.cache
+            cache = self.bound_handle.cache
             row = cache.row_of.get(node)
             node_obj = cache.node_objs[row] if row is not None else {"metadata": {"name": node}}
             sig = s.inventory.node_signature(node_obj)
@@ -469,9 +476,9 @@ class DynamicResources(Plugin):
                                      s.previous.pop(index))
                 continue
             if client is not None and allocation(claim) and is_reserved_for_pod(pod, claim):
-                self.handle.spawn(self._unreserve_claim(client, claim, pod))
+                self.bound_handle.spawn(self._unreserve_claim(client, claim, pod))
 
-    async def _unreserve_claim(self, client: Any, claim: dict, pod: dict) -> None:
+    async def _unreserve_claim(self, client: Client, claim: dict, pod: dict) -> None:
         meta = claim.get("metadata") or {}
         patch = {"metadata": {"uid": meta.get("uid")},
                  "status": {"reservedFor": [{"$patch": "delete",

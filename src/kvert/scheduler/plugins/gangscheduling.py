@@ -37,10 +37,12 @@ from typing import Any
 
 from kvert.api.meta import namespace_of
 from kvert.scheduler.framework import (
+    Handle,
     POD, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Plugin, QUEUE,
     QUEUE_SKIP, Status,
 )
 from kvert.scheduler.podentry import pod_uid
+from kvert.scheduler.reader import NodeCacheReader
 from kvert.scheduler.workloads import (  # noqa: F401  (re-exported: the plugin's names)
     DEFAULT_SCHEDULING_TIMEOUT, WORKLOAD, GroupKey, PodGroupInfo, WorkloadManager, gang_min_count,
     group_key, pod_group_policy, same_group, workload_ref,
@@ -62,7 +64,7 @@ class _CacheFeed:
     assigned in) their group; a bound pod that leaves the cache leaves its group. Assumed
     pods are Reserve's and Unreserve's business."""
 
-    def __init__(self, manager: WorkloadManager, cache: Any):
+    def __init__(self, manager: WorkloadManager, cache: NodeCacheReader):
         self.manager = manager
         self.cache = cache
 
@@ -85,7 +87,7 @@ class _CacheFeed:
 class GangScheduling(Plugin):
     name = "GangScheduling"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         shared = getattr(handle, "workload_manager", None)
         self.manager: WorkloadManager = shared if shared is not None else WorkloadManager()

@@ -22,11 +22,15 @@ are.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from kvert.scheduler.framework import MAX_NODE_SCORE, CycleState, Plugin
+from kvert.scheduler.framework import Handle, MAX_NODE_SCORE, CycleState, Plugin
 from kvert.scheduler.plugins.helper import LRU
+from kvert.scheduler.reader import NodeCacheReader
 from kvert.scheduler.snapshot import NodeSet
+from kvert.scheduler.view import base_cache
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
@@ -56,13 +60,13 @@ class _SizeColumns:
     for, kept in step with the cache's ``node_images``."""
 
     def __init__(self, size: int = 256):
-        self.cache = None
+        self.cache: NodeCacheReader | None = None
         self.columns: LRU = LRU(size)
         self.seen: list = []
         self.ids = np.zeros(0, np.int64)
         self.generation = -1
 
-    def refresh(self, cache) -> None:
+    def refresh(self, cache: NodeCacheReader) -> None:
         if cache is not self.cache:
             self.cache, self.seen, self.ids, self.generation = cache, [], np.zeros(0, np.int64), -1
             self.columns.clear()
@@ -82,6 +86,8 @@ class _SizeColumns:
         self.generation = cache.node_generation
 
     def column(self, name: str) -> np.ndarray:
+        if self.cache is None:
+            raise RuntimeError("image size columns read before refresh")
         images = self.cache.node_images
         return self.columns.get_or_create(name, lambda: np.fromiter(
             ((imgs or {}).get(name, 0) for imgs in images), np.int64, count=len(images)))
@@ -90,7 +96,7 @@ class _SizeColumns:
 class ImageLocality(Plugin):
     name = "ImageLocality"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         self._sizes = _SizeColumns()
 
@@ -98,9 +104,7 @@ class ImageLocality(Plugin):
         spec = pod.get("spec") or {}
         containers = list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
         cache, rows = nodes.cache, nodes.rows
-        base = cache
-        while getattr(base, "base", None) is not None:   # views share the cache's images
-            base = base.base
+        base = base_cache(cache)   # views share the cache's images
         total = len(base)
         names = [normalized_image_name(c.get("image") or "") for c in containers]
         if not total or not any(base.image_node_count.get(n, 0) > 0 for n in names):

@@ -50,13 +50,15 @@ import numpy as np
 
 from kvert.api.selectors import LabelSelector, SelectorError, validate_label_value
 from kvert.scheduler.framework import (
+    Handle,
     MAX_NODE_SCORE, NODE, POD, QUEUE, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint,
     Code, CycleState, FilterResult, Plugin, Status,
 )
 from kvert.scheduler.plugins.helper import LRU, canonical
 from kvert.scheduler.podindex import PodQuery, query_for_term
 from kvert.scheduler.snapshot import NodeSet
-from kvert.scheduler.view import CacheView
+from kvert.scheduler.reader import NodeCacheReader
+from kvert.scheduler.view import base_cache
 
 log = logging.getLogger(__name__)
 
@@ -275,16 +277,10 @@ class ExistingPodTerms:
         pass     # counts are keyed by row, nothing to resize
 
 
-_INDEXES: weakref.WeakKeyDictionary[Any, ExistingPodTerms] = weakref.WeakKeyDictionary()
+_INDEXES: weakref.WeakKeyDictionary[NodeCacheReader, ExistingPodTerms] = weakref.WeakKeyDictionary()
 
 
-def _base(cache: Any) -> Any:
-    while isinstance(cache, CacheView):
-        cache = cache.base
-    return cache
-
-
-def existing_pod_terms(cache: Any) -> ExistingPodTerms:
+def existing_pod_terms(cache: NodeCacheReader) -> ExistingPodTerms:
     """The index of ``cache`` (a NodeCache), registered on first use and shared by the
     profiles scheduling from that cache."""
     index = _INDEXES.get(cache)
@@ -304,7 +300,7 @@ class _PerKey:
 
     __slots__ = ("cache", "hits", "rows")
 
-    def __init__(self, cache: Any):
+    def __init__(self, cache: NodeCacheReader):
         self.cache = cache
         self.rows: dict[str, np.ndarray] = {}
         self.hits: dict[str, np.ndarray] = {}
@@ -367,6 +363,18 @@ class _FilterState:
 
     __slots__ = ("aff_keys", "aff_query", "affinity", "anti", "anti_terms", "cache", "existing",
                  "labels", "matches_own", "ns", "ns_labels")
+    # set by PreFilter (the state is built without __init__, field by field)
+    aff_keys: tuple[str, ...]
+    aff_query: PodQuery | None
+    affinity: dict[str, np.ndarray]
+    anti: dict[str, np.ndarray]
+    anti_terms: tuple[tuple[str, PodQuery], ...]
+    cache: NodeCacheReader
+    existing: dict[str, np.ndarray]
+    labels: Mapping[str, str]
+    matches_own: bool
+    ns: str
+    ns_labels: Mapping[str, str]
 
     def clone(self) -> _FilterState:
         other = _FilterState.__new__(_FilterState)
@@ -405,7 +413,8 @@ class _FilterState:
                 self._bump(self.existing, t.key, row, sign)
         ns = _meta(pod).get("namespace") or ""
         labels = _meta(pod).get("labels") or {}
-        if self.aff_keys and _matches(self.aff_query, ns, labels, _NO_LABELS):
+        if self.aff_keys and self.aff_query is not None \
+                and _matches(self.aff_query, ns, labels, _NO_LABELS):
             for key in self.aff_keys:
                 self._bump(self.affinity, key, row, sign)
         for key, q in self.anti_terms:
@@ -441,7 +450,7 @@ def _parse_args(args: Mapping[str, Any]) -> tuple[int, bool]:
 class InterPodAffinity(Plugin):
     name = "InterPodAffinity"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         self.hard_pod_affinity_weight, self.ignore_preferred_terms_of_existing_pods = \
             _parse_args(self.args)
@@ -453,7 +462,7 @@ class InterPodAffinity(Plugin):
             terms = pod_terms(pod)
         except SelectorError as e:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {e}")
-        cache = _base(nodes.cache)
+        cache = base_cache(nodes.cache)
         ns = _meta(pod).get("namespace") or ""
         labels = _meta(pod).get("labels") or {}
         ns_labels = cache.namespace_labels.get(ns) or _NO_LABELS
@@ -542,7 +551,7 @@ class InterPodAffinity(Plugin):
         has_constraints = bool(terms.pref_aff or terms.pref_anti)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
-        cache = _base(nodes.cache)
+        cache = base_cache(nodes.cache)
         ns = _meta(pod).get("namespace") or ""
         labels = _meta(pod).get("labels") or {}
         ns_labels = cache.namespace_labels.get(ns) or _NO_LABELS

@@ -21,6 +21,7 @@ import numpy as np
 
 from kvert.api.nodeaffinity import NodeSelector, PreferredSchedulingTerms, RequiredNodeAffinity
 from kvert.scheduler.framework import (
+    Handle,
     NODE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult,
     MAX_NODE_SCORE, Plugin, PreFilterResult, QUEUE, QUEUE_SKIP, Status, default_normalize_score,
 )
@@ -107,7 +108,7 @@ def evaluate_by_projection(nodes: NodeSet, keys: tuple[str, ...], fields: bool,
 class NodeAffinity(Plugin):
     name = "NodeAffinity"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         added = self.args.get("addedAffinity") or {}
         req = added.get("requiredDuringSchedulingIgnoredDuringExecution")

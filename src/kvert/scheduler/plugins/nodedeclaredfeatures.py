@@ -22,12 +22,15 @@ comparison over all nodes.
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from kvert.scheduler.framework import (
+    Handle,
     NODE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult, Plugin,
     QUEUE, QUEUE_SKIP, Status,
 )
@@ -105,7 +108,7 @@ def declared_features(node: dict | None) -> list[str]:
 class NodeDeclaredFeatures(Plugin):
     name = "NodeDeclaredFeatures"
 
-    def __init__(self, args: dict | None = None, handle=None, *,
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None, *,
                  features: Iterable[Feature] | None = None,
                  version: tuple[int, int, int] | None = KUBE_VERSION):
         super().__init__(args, handle)

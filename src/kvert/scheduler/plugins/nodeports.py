@@ -29,12 +29,15 @@ free it; a new node may have it free (``EventsToRegister`` with queueing hints o
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Iterable
 
 import numpy as np
 
 from kvert.scheduler.cache import host_ports
 from kvert.scheduler.framework import (
+    Handle,
     NODE,
     POD,
     QUEUE,
@@ -127,7 +130,7 @@ class _PortIndex:
 class NodePorts(Plugin):
     name = "NodePorts"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         self._cache = None
         self._index: _PortIndex | None = None

@@ -63,6 +63,7 @@ from kvert.scheduler.cache import (
     scheduler_requests,
 )
 from kvert.scheduler.framework import (
+    Handle,
     ASSIGNED_POD,
     MAX_CUSTOM_PRIORITY_SCORE,
     MAX_NODE_SCORE,
@@ -447,7 +448,7 @@ class _FitState:
 class NodeResourcesFit(Plugin):
     name = "NodeResourcesFit"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         check_fields(self.args, FIT_ARGS_FIELDS)
         self.ignored = set(_label_names(self.args.get("ignoredResources"), "ignoredResources"))
@@ -571,7 +572,7 @@ class NodeResourcesFit(Plugin):
 class NodeResourcesBalancedAllocation(Plugin):
     name = "NodeResourcesBalancedAllocation"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         check_fields(self.args, BALANCED_ARGS_FIELDS)
         resources = parse_resources(self.args.get("resources"), "resources", balanced=True)
@@ -601,7 +602,7 @@ class RequestedToCapacityRatio(Plugin):
     name = "RequestedToCapacityRatio"
     ARGS_FIELDS: ClassVar[dict] = {"shape": _SHAPE_FIELDS, "resources": _RESOURCE_FIELDS, "interpolation": None}
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         check_fields(self.args, self.ARGS_FIELDS)
         self.scorer = _Scorer(REQUESTED_TO_CAPACITY_RATIO,

@@ -52,12 +52,14 @@ from kvert.api.nodeaffinity import RequiredNodeAffinity
 from kvert.api.selectors import LabelSelector, SelectorError, validate_label_key
 from kvert.api.taints import find_untolerated_taint
 from kvert.scheduler.framework import (
+    Handle,
     MAX_NODE_SCORE, NODE, POD, QUEUE, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint,
     Code, CycleState, FilterResult, Plugin, Status,
 )
 from kvert.scheduler.plugins.helper import per_signature
 from kvert.scheduler.plugins.nodeaffinity import evaluate_by_projection
 from kvert.scheduler.podindex import PodQuery
+from kvert.scheduler.reader import NodeCacheReader
 from kvert.scheduler.snapshot import NodeSet
 
 NAME = "PodTopologySpread"
@@ -237,7 +239,7 @@ def default_selector(pod: Mapping[str, Any], listers: Any) -> LabelSelector:
 # ---------------------------------------------------------------------------------------------
 
 
-def _pod_counts(cache: Any, ns: str, selector: LabelSelector) -> np.ndarray | None:
+def _pod_counts(cache: NodeCacheReader, ns: str, selector: LabelSelector) -> np.ndarray | None:
     """Per row, the pods of ``ns`` matching ``selector`` and not terminating; None for none
     (an empty selector counts no pod, as upstream's ``countPodsMatchSelector``)."""
     if selector.empty or selector.is_nothing:
@@ -245,7 +247,7 @@ def _pod_counts(cache: Any, ns: str, selector: LabelSelector) -> np.ndarray | No
     return cache.count_matching(PodQuery(frozenset((ns,)), None, selector, True))
 
 
-def _has_keys(cache: Any, rows: np.ndarray, constraints: Sequence[Constraint]) -> np.ndarray:
+def _has_keys(cache: NodeCacheReader, rows: np.ndarray, constraints: Sequence[Constraint]) -> np.ndarray:
     """``nodeLabelsMatchSpreadConstraints`` for every node."""
     ok = np.ones(len(rows), bool)
     for c in constraints:
@@ -337,7 +339,7 @@ class _FilterState:
     __slots__ = ("cache", "constraints", "counts", "domains", "required", "self_match")
 
     def __init__(self, constraints: list[Constraint], counts: list[np.ndarray],
-                 domains: list[np.ndarray], self_match: list[bool], cache: Any,
+                 domains: list[np.ndarray], self_match: list[bool], cache: NodeCacheReader,
                  required: RequiredNodeAffinity):
         self.constraints, self.counts, self.domains = constraints, counts, domains
         self.self_match, self.cache, self.required = self_match, cache, required
@@ -389,7 +391,7 @@ class _ScoreState:
     ns: str
 
 
-def _bucket_ids(cache: Any, key: str, rows: np.ndarray) -> np.ndarray:
+def _bucket_ids(cache: NodeCacheReader, key: str, rows: np.ndarray) -> np.ndarray:
     """Label value id + 1 per node, a missing label sharing the "" value's bucket (Go reads a
     missing label as "")."""
     b = cache.label_ids(key)[rows].astype(np.int64) + 1
@@ -410,7 +412,7 @@ def _bucket_ids(cache: Any, key: str, rows: np.ndarray) -> np.ndarray:
 class PodTopologySpread(Plugin):
     name = NAME
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         validate_args(self.args)
         self.system_defaulted = (self.args.get("defaultingType") or SYSTEM_DEFAULTING) \

@@ -15,10 +15,13 @@ the taint either way.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from kvert.api.taints import count_intolerable_taints, find_untolerated_taint, taint_to_string
 from kvert.scheduler.framework import (
+    Handle,
     NODE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult,
     MAX_NODE_SCORE, Plugin, QUEUE, QUEUE_SKIP, default_normalize_score,
 )
@@ -35,7 +38,7 @@ def taint_reason(taint: dict) -> str:
 class TaintToleration(Plugin):
     name = "TaintToleration"
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         self.reason_with_taint = bool(self.args.get("reasonWithTaint", False))
         self._untolerated = LRU(1024)   # tolerations key -> {sig: taint | None}

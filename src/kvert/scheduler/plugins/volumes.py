@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from kvert.api.durations import SECOND, DurationError, parse_go_duration_ns
-from kvert.scheduler.framework import Code, CycleState, FilterResult, Plugin, Status
+from kvert.scheduler.framework import Handle, Code, CycleState, FilterResult, Plugin, Status
 from kvert.scheduler.plugins.noderesources import ConfigError, check_fields
 
 
@@ -51,7 +51,7 @@ class _Inactive(Plugin):
 
     ARGS_FIELDS: ClassVar[dict] = {}
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         check_fields(self.args, self.ARGS_FIELDS)
 
@@ -94,7 +94,7 @@ class VolumeBinding(_Inactive):
     name = "VolumeBinding"
     ARGS_FIELDS: ClassVar[dict] = {"bindTimeoutSeconds": None, "shape": {"utilization": None, "score": None}}
 
-    def __init__(self, args: dict | None = None, handle=None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         timeout = self.args.get("bindTimeoutSeconds", 600)
         if timeout is None:
