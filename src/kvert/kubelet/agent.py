@@ -43,8 +43,8 @@ import asyncio
 import dataclasses
 import ipaddress
 import json
-import math
 import logging
+import math
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,19 +53,31 @@ from typing import Any
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_micro_time, format_time
 from kvert.api.pods import pod_requests, qos_class
+from kvert.api.resources import parse_resource_list
 from kvert.client.events import EventRecorder
 from kvert.client.informer import Informer
 from kvert.clock import sleep_unless, wait_event
 from kvert.kubelet import admission as adm
 from kvert.kubelet import resize as rz
 from kvert.kubelet.allocatable import allocatable as node_allocatable
-from kvert.kubelet.allocatable import allocatable_absolute
+from kvert.kubelet.allocatable import allocatable_absolute, kubepods_resources, node_status_resources
+from kvert.kubelet.cgroups import cgroup_files, explain_pod, qos_cgroup_path, qos_cgroup_values
 from kvert.kubelet.checkpoint import Checkpoint
 from kvert.kubelet.config import NodeConfig
-from kvert.kubelet.eviction import (ALLOCATABLE_MEMORY_AVAILABLE, MEMORY_AVAILABLE, MONITORING_INTERVAL, REASON,
-                                    SIGNAL_RESOURCE, Eviction, EvictionManager, make_observations)
-from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, ContainerRecord, PodState, PodWorker, parse_start_time
 from kvert.kubelet.cpumanager import CpuManager, format_cpuset
+from kvert.kubelet.eviction import (
+    ALLOCATABLE_MEMORY_AVAILABLE,
+    MEMORY_AVAILABLE,
+    MONITORING_INTERVAL,
+    REASON,
+    SIGNAL_RESOURCE,
+    Eviction,
+    EvictionManager,
+    make_observations,
+)
+from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, PodWorker, parse_start_time
+from kvert.kubelet.metrics import UsageTracker, cadvisor_metrics, container_sample, node_summary
+from kvert.kubelet.podstate import ContainerRecord, PodState
 from kvert.kubelet.runtime.base import ContainerResources, CriError, LinuxContainerResources
 from kvert.kubelet.tokens import ProjectedVolumes
 
@@ -328,7 +340,6 @@ class NodeAgent:
 
     def explanation(self, ps: PodState) -> str:
         """The ``explain.kvert.io/node`` annotation: compact JSON, stable while nothing changes."""
-        from kvert.kubelet.cgroups import explain_pod
         cache_key = json.dumps([ps.allocated, ps.admission, ps.resize.last_decision], sort_keys=True)
         if cache_key == ps.explain_key:
             return ps.explain_text
@@ -356,7 +367,6 @@ class NodeAgent:
 
     def _node_cgroups_explained(self, data: dict) -> dict:
         """The kubepods and QoS-tier values the runtime has applied (as of this explanation)."""
-        from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
         applied = getattr(self.runtime, "node_cgroups", None)
         values = applied() if applied is not None else {}
         if not values:
@@ -382,7 +392,6 @@ class NodeAgent:
         return labels
 
     def node_status(self, previous: dict | None) -> dict:
-        from kvert.kubelet.allocatable import node_status_resources
         now = format_time(self.clock.now())
         old = {c.get("type"): c for c in ((previous or {}).get("conditions") or [])}
         conditions = []
@@ -564,7 +573,6 @@ class NodeAgent:
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
             name = cs.get("name", "")
             if name in allocated and cs.get("allocatedResources") is not None:
-                from kvert.api.resources import parse_resource_list
                 allocated[name]["requests"] = parse_resource_list(cs["allocatedResources"])
             cid = (cs.get("containerID") or "").split("://", 1)[-1]
             entry["containers"][name] = {"id": cid, "restarts": cs.get("restartCount", 0),
@@ -855,7 +863,6 @@ class NodeAgent:
 
     def _memory_watch_level(self) -> int | None:
         """The node working set (pods and system) at which a memory threshold is met."""
-        from kvert.kubelet.allocatable import kubepods_resources
         capacity = getattr(self.runtime, "memory_capacity", None) or self.memory_capacity
         pods_limit = kubepods_resources(self.config).get("memory", 0) or capacity
         system = getattr(self.runtime, "system_memory", 0)
@@ -874,7 +881,6 @@ class NodeAgent:
         if not stats.memory_capacity:      # a runtime that does not know the machine: the config does
             stats.memory_capacity = self.memory_capacity
         if not stats.pods_memory_limit:
-            from kvert.kubelet.allocatable import kubepods_resources
             stats.pods_memory_limit = kubepods_resources(self.config).get("memory", 0)
         observations = make_observations(stats)
 
@@ -952,8 +958,6 @@ class NodeAgent:
         key = tuple((ps.uid, id(ps.allocated)) for ps in active)
         if key == self._node_cgroups_key:
             return
-        from kvert.kubelet.allocatable import kubepods_resources
-        from kvert.kubelet.cgroups import qos_cgroup_values
         values = qos_cgroup_values(((qos_class(ps.pod), rz.requests_of(ps.pod, ps.allocated)) for ps in active),
                                    kubepods_resources(self.config), qos_reserved=self.config.qos_reserved,
                                    cpu_period=self.config.cpu_cfs_quota_period_us)
@@ -994,7 +998,6 @@ class NodeAgent:
     # ==== metrics =================================================================================
 
     def _samples(self) -> list:
-        from kvert.kubelet.metrics import container_sample
         samples = []
         for ps in self.pods.values():
             for rec in ps.containers.values():
@@ -1044,7 +1047,6 @@ class NodeAgent:
 
     async def metrics_text(self) -> str:
         """cAdvisor-style Prometheus text for this node's containers (fresh from the runtime)."""
-        from kvert.kubelet.metrics import cadvisor_metrics
         await self.relist()
         return cadvisor_metrics(self._samples(), timestamp=self.clock.now(),
                                 machine_cpu_cores=self.config.capacity.get("cpu", 0) // 1000,
@@ -1059,7 +1061,6 @@ class NodeAgent:
     async def pod_metrics(self) -> list[dict]:
         """metrics.k8s.io PodMetrics of this node's pods (one scrape: rates need two, taken
         some time apart, as with metrics-server). ``node_metrics()`` has the node's."""
-        from kvert.kubelet.metrics import UsageTracker, node_summary
         if self._tracker is None:
             self._tracker = UsageTracker()
         node, pod_objs = node_summary(self.name, await self.pod_statuses(), self._tracker, self.clock.now())

@@ -18,37 +18,17 @@ enforced. ``kubepods_resources`` gives those values.
 from __future__ import annotations
 
 from kvert.api.resources import BINARY_SI, ResourceList, format_resource_list
-from kvert.kubelet.config import ConfigError, NodeConfig
 
-# Which resource a hard eviction threshold keeps back from Allocatable (pkg/kubelet/cm).
-SIGNAL_RESOURCES = {"memory.available": "memory", "nodefs.available": "ephemeral-storage"}
-
-
-def eviction_reservation(config: NodeConfig) -> ResourceList:
-    """What the hard eviction thresholds hold back: ``{"memory": ..., "ephemeral-storage": ...}``
-    (only for resources the node has a capacity for)."""
-    result: ResourceList = {}
-    if config.ignore_eviction_threshold:
-        return result
-    for threshold in config.eviction_hard:
-        resource = SIGNAL_RESOURCES.get(threshold.signal)
-        if resource is None or resource not in config.capacity:
-            continue
-        result[resource] = result.get(resource, 0) + threshold.amount(config.capacity[resource])
-    return result
-
-
-def reservation(config: NodeConfig) -> ResourceList:
-    """kube-reserved + system-reserved + hard eviction thresholds, per resource
-    (``GetNodeAllocatableReservation``); zero entries are left out."""
-    evict = eviction_reservation(config)
-    names = dict.fromkeys([*config.kube_reserved, *config.system_reserved, *evict])
-    result = {}
-    for name in names:
-        value = config.kube_reserved.get(name, 0) + config.system_reserved.get(name, 0) + evict.get(name, 0)
-        if value:
-            result[name] = value
-    return result
+# The reservations live with the configuration, whose start-up check they are too; they are
+# re-exported here, beside what is computed from them.
+from kvert.kubelet.config import (
+    SIGNAL_RESOURCES,
+    NodeConfig,
+    check_reservation,
+    eviction_reservation,
+    reservation,
+    reservation_errors,
+)
 
 
 def allocatable(config: NodeConfig) -> ResourceList:
@@ -80,27 +60,6 @@ def kubepods_resources(config: NodeConfig) -> ResourceList:
         value = amount - config.kube_reserved.get(name, 0) - config.system_reserved.get(name, 0)
         result[name] = max(0, value)
     return result
-
-
-def reservation_errors(config: NodeConfig) -> list[str]:
-    """Resources whose reservation exceeds capacity, in the kubelet's words
-    (``validateNodeAllocatable``); empty if the configuration is fine."""
-    errors = []
-    for name, reserved in sorted(reservation(config).items()):
-        if name not in config.capacity:
-            continue
-        left = config.capacity[name] - reserved
-        if left < 0:
-            errors.append(f"Resource {name!r} has a reservation of {reserved}, capacity of "
-                          f"{config.capacity[name]}")
-    return errors
-
-
-def check_reservation(config: NodeConfig) -> None:
-    """Raise ConfigError when reservations exceed capacity (the kubelet refuses to start)."""
-    errors = reservation_errors(config)
-    if errors:
-        raise ConfigError("", "invalid Node Allocatable configuration. " + " ".join(errors))
 
 
 def node_status_resources(config: NodeConfig) -> dict[str, dict[str, str]]:

@@ -56,11 +56,22 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kvert.api.pods import (BEST_EFFORT, BURSTABLE, GUARANTEED, container_limits, container_requests,
-                            is_restartable_init_container, pod_level_resources, pod_limits, pod_requests,
-                            qos_class)
+from kvert.api.pods import (
+    BEST_EFFORT,
+    BURSTABLE,
+    GUARANTEED,
+    container_limits,
+    container_requests,
+    is_restartable_init_container,
+    pod_level_resources,
+    pod_limits,
+    pod_requests,
+    qos_class,
+)
 from kvert.api.quantity import Quantity
 from kvert.api.resources import BINARY_SI, format_resource_list
+from kvert.kubelet.allocatable import kubepods_resources
+from kvert.kubelet.config import NodeConfig
 from kvert.kubelet.runtime.base import ContainerResources, LinuxContainerResources
 
 MIN_SHARES = 2
@@ -330,9 +341,7 @@ def qos_cgroups(pods: Iterable[Pod], allocatable: Mapping[str, int] | Any, *,
     ``allocatable`` is the kubepods ResourceList (``allocatable.kubepods_resources(config)``),
     or a NodeConfig, from which that and ``qos_reserved`` are taken. 0 means unlimited.
     """
-    from kvert.kubelet.config import NodeConfig
     if isinstance(allocatable, NodeConfig):
-        from kvert.kubelet.allocatable import kubepods_resources
         if qos_reserved is None:
             qos_reserved = allocatable.qos_reserved
         allocatable = kubepods_resources(allocatable)
@@ -438,13 +447,12 @@ def _both(res: LinuxContainerResources, hugepages: Mapping[str, int] | None = No
     return {"v1": cgroup_files(res, 1, hugepages, kubelet), "v2": cgroup_files(res, 2, hugepages, kubelet)}
 
 
-def explain_pod(pod: Pod, node_config: Any, pods_on_node: Iterable[Pod] | None = None) -> dict:
+def explain_pod(pod: Pod, node_config: NodeConfig, pods_on_node: Iterable[Pod] | None = None) -> dict[str, Any]:
     """A JSON-friendly account of the cgroup values and oom_score_adj kvert's node agent
     gives this pod on a node with ``node_config`` (a NodeConfig): the QoS class, the cgroup
     path at each level, v1 and v2 file values for kubepods, the QoS tier, the pod (overhead
     included) and each container. QoS-tier values depend on the other pods on the node:
     pass ``pods_on_node`` (the pod itself is counted once either way)."""
-    from kvert.kubelet.allocatable import kubepods_resources
     driver = node_config.cgroup_driver
     period = node_config.cpu_cfs_quota_period_us
     quota_on = node_config.cpu_cfs_quota

@@ -46,8 +46,9 @@ from typing import Any
 
 import numpy as np
 
+from kvert.api.features import FeatureGateError, enabled, parse_feature_gates
 from kvert.api.quantity import Quantity, QuantityError, to_int
-from kvert.api.resources import ResourceList
+from kvert.api.resources import BINARY_SI, ResourceList, format_resource_list
 
 API_VERSION = "kubelet.config.k8s.io/v1beta1"
 KIND = "KubeletConfiguration"
@@ -487,7 +488,6 @@ class NodeConfig:
 
     def feature(self, name: str) -> bool:
         """Is the feature gate ``name`` on for this node (``kvert.api.features``)?"""
-        from kvert.api.features import enabled
         return enabled(self.feature_gates, name)
 
     def __post_init__(self) -> None:
@@ -667,7 +667,6 @@ class NodeConfig:
 
     def to_json(self) -> dict:
         """A JSON-friendly summary (for ``kvert explain`` and reports)."""
-        from kvert.api.resources import BINARY_SI, format_resource_list
         return {
             "nodeName": self.node_name,
             "capacity": format_resource_list(self.capacity, BINARY_SI),
@@ -679,6 +678,60 @@ class NodeConfig:
             "maxPods": self.max_pods,
             "cgroupDriver": self.cgroup_driver,
         }
+
+
+# -- reservations (what Node Allocatable holds back; a start-up check too) ----------------------
+
+# Which resource a hard eviction threshold keeps back from Allocatable (pkg/kubelet/cm).
+SIGNAL_RESOURCES = {"memory.available": "memory", "nodefs.available": "ephemeral-storage"}
+
+
+def eviction_reservation(config: NodeConfig) -> ResourceList:
+    """What the hard eviction thresholds hold back: ``{"memory": ..., "ephemeral-storage": ...}``
+    (only for resources the node has a capacity for)."""
+    result: ResourceList = {}
+    if config.ignore_eviction_threshold:
+        return result
+    for threshold in config.eviction_hard:
+        resource = SIGNAL_RESOURCES.get(threshold.signal)
+        if resource is None or resource not in config.capacity:
+            continue
+        result[resource] = result.get(resource, 0) + threshold.amount(config.capacity[resource])
+    return result
+
+
+def reservation(config: NodeConfig) -> ResourceList:
+    """kube-reserved + system-reserved + hard eviction thresholds, per resource
+    (``GetNodeAllocatableReservation``); zero entries are left out."""
+    evict = eviction_reservation(config)
+    names = dict.fromkeys([*config.kube_reserved, *config.system_reserved, *evict])
+    result = {}
+    for name in names:
+        value = config.kube_reserved.get(name, 0) + config.system_reserved.get(name, 0) + evict.get(name, 0)
+        if value:
+            result[name] = value
+    return result
+
+
+def reservation_errors(config: NodeConfig) -> list[str]:
+    """Resources whose reservation exceeds capacity, in the kubelet's words
+    (``validateNodeAllocatable``); empty if the configuration is fine."""
+    errors = []
+    for name, reserved in sorted(reservation(config).items()):
+        if name not in config.capacity:
+            continue
+        left = config.capacity[name] - reserved
+        if left < 0:
+            errors.append(f"Resource {name!r} has a reservation of {reserved}, capacity of "
+                          f"{config.capacity[name]}")
+    return errors
+
+
+def check_reservation(config: NodeConfig) -> None:
+    """Raise ConfigError when reservations exceed capacity (the kubelet refuses to start)."""
+    errors = reservation_errors(config)
+    if errors:
+        raise ConfigError("", "invalid Node Allocatable configuration. " + " ".join(errors))
 
 
 def _read_document(path_or_dict: object) -> Mapping[str, Any]:
@@ -786,13 +839,11 @@ def _build(doc: Mapping[str, Any], *, capacity: object, node_name: str | None, l
         ignore_eviction_threshold=ignore_eviction,
         feature_gates=_parse_gates(get("featureGates", "")),
     )
-    from kvert.kubelet.allocatable import check_reservation
     check_reservation(config)
     return config
 
 
 def _parse_gates(value: object) -> dict[str, bool]:
-    from kvert.api.features import FeatureGateError, parse_feature_gates
     try:
         return parse_feature_gates(value)  # type: ignore[arg-type]
     except FeatureGateError as err:
@@ -834,5 +885,6 @@ def _parse_min_reclaim(value: object) -> tuple[EvictionThreshold, ...]:
 __all__ = [
     "API_VERSION", "ConfigError", "DEFAULT_CAPACITY", "DEFAULT_EVICTION_HARD", "DEFAULT_MAX_PODS",
     "EvictionThreshold", "KIND", "NodeConfig", "SIGNALS", "field_label", "format_duration",
-    "load_kubelet_configuration", "parse_duration", "parse_duration_or_days", "parse_eviction_thresholds", "parse_resource_pairs",
+    "SIGNAL_RESOURCES", "check_reservation", "eviction_reservation", "load_kubelet_configuration", "parse_duration",
+    "parse_duration_or_days", "parse_eviction_thresholds", "parse_resource_pairs", "reservation", "reservation_errors",
 ]

@@ -39,23 +39,27 @@ import dataclasses
 import hashlib
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, parse_time
 from kvert.clock import wait_event
 from kvert.kubelet import resize as rz
-from kvert.kubelet.checkpoint import Requirements
 from kvert.kubelet.cgroups import pod_cgroup_path
 from kvert.kubelet.cpumanager import CpuAllocationError
+from kvert.kubelet.eviction import Eviction
+from kvert.kubelet.podstate import ContainerRecord, PodState
+from kvert.kubelet.runtime.base import (
+    ContainerConfig,
+    ContainerResources,
+    ContainerStatus,
+    CriError,
+    LinuxContainerResources,
+    PodSandboxConfig,
+)
+from kvert.kubelet.services import NodeServices
 from kvert.kubelet.tokens import MountError
 from kvert.kubelet.usage import UsageError, container_annotations
-from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStatus, CriError,
-                                        LinuxContainerResources, PodSandboxConfig)
-
-if TYPE_CHECKING:
-    from kvert.kubelet.agent import NodeAgent
 
 log = logging.getLogger(__name__)
 
@@ -66,86 +70,6 @@ RESIZE_RETRY = 10.0           # a failed / waiting resize actuation is retried a
 EXPLAIN_ANNOTATION = "explain.kvert.io/node"
 EPSILON = 1e-3               # timers fire at (not a float's width before) their time
 SYSTEM_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
-
-
-@dataclass
-class ContainerRecord:
-    name: str
-    kind: str                          # "init" | "sidecar" | "app"
-    id: str = ""                       # the current runtime container
-    status: ContainerStatus | None = None
-    restart_count: int = 0
-    last_terminated: dict | None = None
-    backoff: float = 0.0               # current back-off duration (0: none yet)
-    backoff_updated: float = 0.0
-    init_done: bool = False            # a regular init container that exited 0
-    restart_now: bool = False          # stopped by a RestartContainer resize: restart at once
-    waiting_reason: str = ""
-    waiting_message: str = ""
-    retry_at: float = 0.0
-    lost: bool = False                 # it ran, but the runtime no longer knows it
-
-    def to_json(self) -> dict:
-        return {"id": self.id, "restarts": self.restart_count, "lastTerminated": self.last_terminated,
-                "backoff": [self.backoff, self.backoff_updated], "initDone": self.init_done,
-                "restartNow": self.restart_now, "lost": self.lost}
-
-    def load(self, data: dict) -> None:
-        self.id = data.get("id") or ""
-        self.restart_count = int(data.get("restarts") or 0)
-        self.last_terminated = data.get("lastTerminated")
-        backoff = data.get("backoff") or [0.0, 0.0]
-        self.backoff, self.backoff_updated = float(backoff[0]), float(backoff[1])
-        self.init_done = bool(data.get("initDone"))
-        self.restart_now = bool(data.get("restartNow"))
-        self.lost = bool(data.get("lost"))
-
-
-@dataclass
-class PodState:
-    """What the node agent knows about one pod it admitted."""
-    uid: str
-    namespace: str
-    name: str
-    pod: dict
-    allocated: dict[str, Requirements]
-    actuated: dict[str, Requirements] = field(default_factory=dict)
-    sandbox_id: str = ""
-    pod_cgroup: LinuxContainerResources | None = None
-    containers: dict[str, ContainerRecord] = field(default_factory=dict)
-    pod_ip: str = ""
-    start_time: float = 0.0
-    terminal: str = ""                 # "Succeeded" / "Failed" once finished
-    deleted: bool = False              # gone from the API
-    resize: rz.ResizeState = field(default_factory=rz.ResizeState)
-    actuating: bool = False            # a resize is being applied right now
-    admission: dict | None = None      # the admission decision, for explanations
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    next_due: float | None = None
-    last_explain: str = ""             # the annotation last written
-    explain_key: str = ""              # what explain_text was computed from
-    explain_text: str = ""
-    spec_key: int = -1                 # the generation spec_allocation was computed for
-    spec_allocation: dict | None = None
-    # (generation, allocation, verdict): whether that spec asks for a resize of that allocation
-    # (an allocation is replaced, never changed in place, when a resize is granted)
-    resize_verdict: tuple | None = None
-    # (generation, allocation, actuated as it was, what the pod holds on the node): NodeAgent
-    # .holding's memo, good for the same spec (generation), allocation object and actuated
-    held: tuple | None = None
-    worker: Any = None
-    worker_task: Any = None
-    failed_reason: str = ""            # e.g. a regular init container failed under Never
-    eviction: Any = None               # an eviction the eviction manager asked for (kvert.kubelet.eviction)
-    ended: dict | None = None          # why it ended, when not on its own: status reason, message, condition
-
-    @property
-    def active(self) -> bool:
-        """Holds node resources (admitted, not finished, not gone)."""
-        return not self.terminal and not self.deleted
-
-    def generation(self) -> int:
-        return int((self.pod.get("metadata") or {}).get("generation") or 0)
 
 
 def _is_deleting(pod: dict) -> bool:
@@ -162,7 +86,7 @@ def _image_id(image: str) -> str:
 
 
 class PodWorker:
-    def __init__(self, agent: NodeAgent, ps: PodState):
+    def __init__(self, agent: NodeServices, ps: PodState) -> None:
         self.agent = agent
         self.ps = ps
         self.finished = False
@@ -617,7 +541,7 @@ class PodWorker:
         agent.save(ps)
         agent.trigger("pod_terminated")
 
-    async def evict(self, eviction: Any) -> None:
+    async def evict(self, eviction: Eviction) -> None:
         """Node-pressure eviction: stop the containers within the eviction's grace period,
         then the pod is Failed / Evicted with the DisruptionTarget condition."""
         await self.refresh()

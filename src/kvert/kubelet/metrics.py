@@ -29,6 +29,7 @@ from kvert.api.meta import format_time
 from kvert.api.prometheus import exposition, parse_exposition
 from kvert.api.prometheus import line as _line
 from kvert.api.quantity import BINARY_SI, DECIMAL_SI, Quantity
+from kvert.kubelet.cgroups import container_cgroup_path
 from kvert.kubelet.config import format_duration
 from kvert.kubelet.runtime.base import ContainerResources, ContainerStatus
 
@@ -66,7 +67,6 @@ class ContainerSample:
 def container_sample(pod: Mapping[str, Any], status: ContainerStatus, *, image: str | None = None,
                      cgroup_driver: str = "cgroupfs") -> ContainerSample:
     """A ContainerSample for a container of ``pod`` (image from the pod spec unless given)."""
-    from kvert.kubelet.cgroups import container_cgroup_path
     meta = pod.get("metadata") or {}
     if image is None:
         spec = pod.get("spec") or {}

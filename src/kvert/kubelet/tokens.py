@@ -33,8 +33,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
-from kvert.clock import wait_event
 from kvert.api.meta import parse_time
+from kvert.clock import wait_event
 
 log = logging.getLogger(__name__)
 

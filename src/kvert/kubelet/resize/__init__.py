@@ -87,17 +87,47 @@ Other choices (seed vs today):
   they were computed from; on 409 the agent re-reads the pod and writes again.
 """
 
-from kvert.kubelet.resize.actuate import (MEMORY_HEADROOM, PAGE, Actuation, RunningContainer, actuate,
-                                          memory_decrease_refusals)
-from kvert.kubelet.resize.allocation import (NOT_REQUIRED, RESIZABLE, RESTART_CONTAINER, Allocation,
-                                             actual_requirements, allocatable_containers, format_list,
-                                             format_requirements, holding, is_increasing, merged_allocation,
-                                             needs_restart, requests_of, resizable_names, resize_message,
-                                             resize_policy, resize_requested, same_requirements, spec_allocation,
-                                             with_allocation)
+from kvert.kubelet.resize.actuate import (
+                                          MEMORY_HEADROOM,
+                                          PAGE,
+                                          Actuation,
+                                          RunningContainer,
+                                          actuate,
+                                          memory_decrease_refusals,
+)
+from kvert.kubelet.resize.allocation import (
+                                          NOT_REQUIRED,
+                                          RESIZABLE,
+                                          RESTART_CONTAINER,
+                                          Allocation,
+                                          actual_requirements,
+                                          allocatable_containers,
+                                          format_list,
+                                          format_requirements,
+                                          holding,
+                                          is_increasing,
+                                          merged_allocation,
+                                          needs_restart,
+                                          requests_of,
+                                          resizable_names,
+                                          resize_message,
+                                          resize_policy,
+                                          resize_requested,
+                                          same_requirements,
+                                          spec_allocation,
+                                          with_allocation,
+)
 from kvert.kubelet.resize.decide import NodeLimits, ResizeDecision, decide, pending_order
-from kvert.kubelet.resize.state import (DEFERRED, ERROR, IN_PROGRESS, INFEASIBLE, PENDING, ResizeRecord,
-                                        ResizeState, ResizeWriter)
+from kvert.kubelet.resize.state import (
+                                          DEFERRED,
+                                          ERROR,
+                                          IN_PROGRESS,
+                                          INFEASIBLE,
+                                          PENDING,
+                                          ResizeRecord,
+                                          ResizeState,
+                                          ResizeWriter,
+)
 from kvert.kubelet.resize.view import AllocatedPod, CgroupOptions
 
 __all__ = ["Actuation", "AllocatedPod", "Allocation", "CgroupOptions", "DEFERRED", "ERROR", "IN_PROGRESS",

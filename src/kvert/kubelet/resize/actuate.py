@@ -23,6 +23,8 @@ PAGE = 4096
 
 _INF = float("inf")
 
+_Values = LinuxContainerResources
+
 
 def _mem(v: int) -> float:
     """A memory limit, 0 (unlimited) the largest."""
@@ -138,7 +140,8 @@ class _Actuator:
     def compute_targets(self) -> None:
         for rc in self.in_place:
             # oom_score_adj is fixed at creation; the cpuset is the CPU manager's, not the resize's
-            self.targets[rc.name] = replace(self.view.container(rc.name), oom_score_adj=rc.applied.oom_score_adj,
+            self.targets[rc.name] = replace(self.view.container(rc.name),
+                                            oom_score_adj=rc.applied.oom_score_adj,
                                             cpuset_cpus=rc.applied.cpuset_cpus)
 
     def hold_above_usage(self) -> None:
@@ -210,8 +213,8 @@ class _Actuator:
 
     async def grow_pod(self, resource: _Resource, pod_want: LinuxContainerResources) -> bool:
         """The pod cgroup first where it grows: to the larger of now and wanted, per value."""
-        grow = [a > b for a, b in zip(resource.pod_key(pod_want), resource.pod_key(self.pod_now))]
-        if not any(grow):
+        wanted, now = resource.pod_key(pod_want), resource.pod_key(self.pod_now)
+        if not any(a > b for a, b in zip(wanted, now, strict=True)):
             return True
         first = replace(self.pod_now, **{f: max(getattr(pod_want, f), getattr(self.pod_now, f),
                                                 key=lambda v: v if v > 0 else _INF)
@@ -220,14 +223,15 @@ class _Actuator:
             first = replace(first, cpu_period=pod_want.cpu_period)
         return await self.set_pod(first, f"{resource.name} up")
 
-    def container_changes(self, resource: _Resource) -> list[tuple[int, RunningContainer, LinuxContainerResources]]:
+    def container_changes(self, resource: _Resource) -> list[tuple[int, RunningContainer, _Values]]:
         """(0 for a decrease, 1 for an increase, container, new values): decreases first, each
         phase in spec order."""
-        changes = []
+        changes: list[tuple[int, int, RunningContainer, _Values]] = []
         for order, rc in enumerate(self.in_place):
             new = _with(self.current[rc.name], self.targets[rc.name], resource.fields)
             if new != self.current[rc.name]:
-                phase = 0 if resource.container_key(new) < resource.container_key(self.current[rc.name]) else 1
+                key = resource.container_key
+                phase = 0 if key(new) < key(self.current[rc.name]) else 1
                 changes.append((phase, order, rc, new))
         changes.sort(key=lambda x: (x[0], x[1]))
         return [(phase, rc, new) for phase, _, rc, new in changes]

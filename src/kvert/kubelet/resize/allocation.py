@@ -14,8 +14,14 @@ from typing import Any
 from kvert.api.pods import container_limits, container_requests, is_restartable_init_container, pod_requests
 from kvert.api.quantity import BINARY_SI, DECIMAL_SI, to_quantity
 from kvert.api.resources import ResourceList, is_byte_resource, max_of, parse_resource_list
-from kvert.kubelet.cgroups import (MIN_QUOTA_PERIOD, MIN_SHARES, milli_cpu_to_quota, milli_cpu_to_shares,
-                                   quota_to_milli_cpu, shares_to_milli_cpu)
+from kvert.kubelet.cgroups import (
+    MIN_QUOTA_PERIOD,
+    MIN_SHARES,
+    milli_cpu_to_quota,
+    milli_cpu_to_shares,
+    quota_to_milli_cpu,
+    shares_to_milli_cpu,
+)
 from kvert.kubelet.checkpoint import Requirements
 from kvert.kubelet.runtime.base import LinuxContainerResources
 
@@ -110,7 +116,8 @@ def merged_allocation(pod: Mapping[str, Any], allocated: Allocation,
     out = {}
     for name, req in wanted.items():
         source = req if name in resizable or name not in allocated else allocated[name]
-        out[name] = {"requests": dict(source.get("requests") or {}), "limits": dict(source.get("limits") or {})}
+        out[name] = {"requests": dict(source.get("requests") or {}),
+                     "limits": dict(source.get("limits") or {})}
     return out
 
 

@@ -12,8 +12,14 @@ from kvert.api.meta import format_time
 from kvert.api.pods import GUARANTEED, qos_class
 from kvert.kubelet import admission
 from kvert.kubelet.checkpoint import Requirements
-from kvert.kubelet.resize.allocation import (Allocation, format_requirements, is_increasing, merged_allocation,
-                                             requests_of, resizable_names)
+from kvert.kubelet.resize.allocation import (
+    Allocation,
+    format_requirements,
+    is_increasing,
+    merged_allocation,
+    requests_of,
+    resizable_names,
+)
 from kvert.kubelet.resize.state import ResizeState
 
 
@@ -45,8 +51,9 @@ def decide(pod: Mapping[str, Any], allocated: Allocation, wanted: Allocation | N
     (``wanted``, ``spec_allocation(pod)`` if known), next to what the other pods hold."""
     new_alloc = merged_allocation(pod, allocated, wanted)
     names = resizable_names(pod)
-    verdict = admission.decide_resize(requests_of(pod, new_alloc), others, node.allocatable, absolute=node.absolute,
-                                      qos_class=qos_class(pod), cpu_manager_policy=node.cpu_manager_policy,
+    verdict = admission.decide_resize(requests_of(pod, new_alloc), others, node.allocatable,
+                                      absolute=node.absolute, qos_class=qos_class(pod),
+                                      cpu_manager_policy=node.cpu_manager_policy,
                                       old_cpu=_cpu_requests(allocated, names),
                                       new_cpu=_cpu_requests(new_alloc, names),
                                       exclusive_cpus=node.exclusive_cpus)

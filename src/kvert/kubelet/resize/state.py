@@ -116,7 +116,8 @@ class ResizeState:
             for name in result.waiting:
                 if name not in self.hold_memory:
                     self.hold_memory[name] = limits_before.get(name, 0)
-            decision["memoryDecrease"] = {n: {"target": t, "usage": u} for n, (t, u) in result.waiting.items()}
+            decision["memoryDecrease"] = {n: {"target": t, "usage": u}
+                                          for n, (t, u) in result.waiting.items()}
         else:
             self.error_message = ""
             self.retry_at = 0.0

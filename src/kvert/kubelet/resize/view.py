@@ -46,7 +46,8 @@ class AllocatedPod:
 
     @cached_property
     def pod_cgroup(self) -> LinuxContainerResources:
-        return pod_cgroup(self.spec, cpu_cfs_quota=self.options.cpu_cfs_quota, cpu_period=self.options.cpu_period)
+        options = self.options
+        return pod_cgroup(self.spec, cpu_cfs_quota=options.cpu_cfs_quota, cpu_period=options.cpu_period)
 
     def container(self, name: str) -> LinuxContainerResources:
         """The container's cgroup values (what CreateContainer / UpdateContainerResources get)."""

@@ -42,9 +42,19 @@ from pathlib import Path
 import kvert
 from kvert.clock import wait_event
 from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
-from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
-                                        CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
-                                        PodStats, StreamIO)
+from kvert.kubelet.runtime.base import (
+    ContainerConfig,
+    ContainerResources,
+    ContainerStats,
+    ContainerStatus,
+    CriError,
+    FsStats,
+    LinuxContainerResources,
+    NodeStats,
+    PodSandboxConfig,
+    PodStats,
+    StreamIO,
+)
 from kvert.kubelet.runtime.cgroupfs_tree import ROOT, CgroupError, NodeCgroups, detect, write_value
 from kvert.kubelet.runtime.crilog import FileLog, LogWriter
 from kvert.kubelet.usage import USAGE_ANNOTATION

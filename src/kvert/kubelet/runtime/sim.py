@@ -63,15 +63,32 @@ import numpy as np
 
 from kvert.api.quantity import to_int
 from kvert.kubelet.runtime import simstreams
+from kvert.kubelet.runtime.base import (
+    ContainerConfig,
+    ContainerResources,
+    ContainerStats,
+    ContainerStatus,
+    CriError,
+    FsStats,
+    LinuxContainerResources,
+    NodeStats,
+    PodSandboxConfig,
+    PodStats,
+)
 from kvert.kubelet.runtime.fleet import Fleet
 from kvert.kubelet.runtime.simlogs import ContainerLog
 from kvert.kubelet.runtime.simshell import Filesystem
 from kvert.kubelet.runtime.tracebank import TraceBankError
-from kvert.kubelet.runtime.base import (ContainerConfig, ContainerResources, ContainerStats, ContainerStatus,
-                                        CriError, FsStats, LinuxContainerResources, NodeStats, PodSandboxConfig,
-                                        PodStats)
-from kvert.kubelet.usage import (DEFAULT_CPU_MILLI, DEFAULT_MEMORY_BYTES, USAGE_ANNOTATION, Constant,
-                                 ContainerUsage, UsageError, disk_usage, parse_container_usage)
+from kvert.kubelet.usage import (
+    DEFAULT_CPU_MILLI,
+    DEFAULT_MEMORY_BYTES,
+    USAGE_ANNOTATION,
+    Constant,
+    ContainerUsage,
+    UsageError,
+    disk_usage,
+    parse_container_usage,
+)
 
 OOM_EXIT_CODE = 137
 STOP_EXIT_CODE = 143          # 128 + SIGTERM

@@ -16,8 +16,8 @@ import posixpath
 
 from kvert.client.httpstream.portforward import pipe
 from kvert.kubelet.runtime.base import CriError
-from kvert.kubelet.runtime.simshell import Filesystem, Shell, run
 from kvert.kubelet.runtime.simlogs import ContainerLog
+from kvert.kubelet.runtime.simshell import Filesystem, Shell, run
 
 ATTACH_POLL_SECONDS = 1.0
 REQUEST_HEAD_LIMIT = 64 * 1024
