@@ -27,6 +27,7 @@ not served), with today's v1 fields and printer columns.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -38,6 +39,8 @@ from kvert.api.meta import deep_copy, format_time
 from kvert.api.validation.crd import condition_true, defaulted_crd, storage_version
 from kvert.apiserver.tables import VPA_PRINTER_COLUMNS
 from kvert.client.informer import Informer
+from kvert.clock import Clock
+from kvert.client.base import Client
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +74,7 @@ def resource_types_for(crd: dict, names: dict | None = None) -> list[ResourceTyp
     versions.sort(key=lambda v: v.get("storage") is True)  # stable: storage version last
     out = []
     for v in versions:
-        sub = v.get("subresources") if isinstance(v.get("subresources"), dict) else {}
+        sub = v["subresources"] if isinstance(v.get("subresources"), dict) else {}
         subresources = frozenset(name for name in ("status", "scale")
                                  if isinstance(sub.get(name), dict))
         schema = (v.get("schema") or {}).get("openAPIV3Schema")
@@ -87,7 +90,7 @@ def resource_types_for(crd: dict, names: dict | None = None) -> list[ResourceTyp
     return out
 
 
-def _condition(ctype: str, status: str, reason: str, message: str) -> dict:
+def _condition(ctype: str, status: str, reason: str, message: str) -> dict[str, Any]:
     return {"type": ctype, "status": status, "reason": reason, "message": message}
 
 
@@ -155,8 +158,8 @@ def accepted_status(crd: dict, existing_types: Iterable[Any], *, now: float | No
     """
     crd = defaulted_crd(crd)
     requested = _crd_names(crd)
-    status = deep_copy(crd.get("status")) if isinstance(crd.get("status"), dict) else {}
-    accepted = status.get("acceptedNames") if isinstance(status.get("acceptedNames"), dict) else {}
+    status = deep_copy(crd["status"]) if isinstance(crd.get("status"), dict) else {}
+    accepted = status["acceptedNames"] if isinstance(status.get("acceptedNames"), dict) else {}
     used_resources, used_kinds = _used_names(crd, existing_types)
     new_names = dict(accepted)
     problem: tuple[str, str] | None = None
@@ -197,6 +200,7 @@ def accepted_status(crd: dict, existing_types: Iterable[Any], *, now: float | No
     else:
         names_cond = _condition(NAMES_ACCEPTED, "False", problem[0], problem[1])
     old_established = find_condition(status, ESTABLISHED)
+    established: dict[str, Any]
     if old_established is not None and old_established.get("status") == "True":
         established = {k: old_established[k] for k in ("type", "status", "reason", "message")
                        if k in old_established}
@@ -228,7 +232,7 @@ def accepted_status(crd: dict, existing_types: Iterable[Any], *, now: float | No
 class CRDController:
     """Serves the CRDs stored in the API server (names, establishing, cleanup on delete)."""
 
-    def __init__(self, client: Any, clock: Any, *, deletion_poll_seconds: float = 5.0,
+    def __init__(self, client: Client, clock: Clock, *, deletion_poll_seconds: float = 5.0,
                  deletion_timeout_seconds: float = 60.0):
         self.client = client
         self.clock = clock
@@ -347,7 +351,7 @@ class CRDController:
             if name not in self._finalizing:
                 task = asyncio.ensure_future(self._finalize(name))
                 self._finalizing[name] = task
-                task.add_done_callback(lambda _t, n=name: self._finalizing.pop(n, None))
+                task.add_done_callback(functools.partial(self._finalized, name))
             return
         existing: list[Any] = list(kinds.all_types())
         existing.extend(c for c in self.informer.list()
@@ -422,6 +426,9 @@ class CRDController:
                 self._enqueue(other["metadata"]["name"])
 
     # ---- deletion -------------------------------------------------------------------------
+
+    def _finalized(self, name: str, _task: asyncio.Task[None]) -> None:
+        self._finalizing.pop(name, None)
 
     async def _finalize(self, name: str) -> None:
         """``CRDFinalizer``: delete every object of the resource, then drop our finalizer."""
@@ -714,11 +721,15 @@ def _vpa_v1beta2_schema() -> dict:
     return _root(spec, status, "VerticalPodAutoscaler (deprecated v1beta2).", ["spec"])
 
 
+# a schema extension whose name is no Python keyword argument
+_PRESERVE_UNKNOWN_FIELDS: dict[str, Any] = {"x-kubernetes-preserve-unknown-fields": True}
+
+
 def _checkpoint_schema() -> dict:
     def histogram(what: str) -> dict:
         return _obj({
             "bucketWeights": _obj(description="Bucket index to bucket weight.",
-                                  **{"x-kubernetes-preserve-unknown-fields": True}),
+                                  **_PRESERVE_UNKNOWN_FIELDS),
             "referenceTimestamp": _s("Reference time of the samples.", format="date-time",
                                      nullable=True),
             "totalWeight": {"type": "number", "description": "Sum of the sample weights."},

@@ -13,6 +13,7 @@ import ipaddress
 from typing import Any
 
 from kvert.api.errors import AlreadyExists, NotFound
+from kvert.registry import Registry
 
 NAME, NAMESPACE = "kubernetes", "default"
 SERVICE_PORT = 443
@@ -63,7 +64,7 @@ def kubernetes_endpoint_slice(ip: str, port: int) -> dict:
     }
 
 
-async def ensure_kubernetes_service(registry: Any, cluster_ip: str, port: int = 6443, *,
+async def ensure_kubernetes_service(registry: Registry, cluster_ip: str, port: int = 6443, *,
                                     reconcile: bool = True) -> None:
     """Create the Service, or (``reconcile``) bring its ports to the server's port
     (``CreateOrUpdateMasterServiceIfNeeded``)."""
@@ -85,7 +86,7 @@ async def ensure_kubernetes_service(registry: Any, cluster_ip: str, port: int = 
         await registry.update("services", current)
 
 
-async def ensure_kubernetes_endpoints(registry: Any, ip: str, port: int) -> None:
+async def ensure_kubernetes_endpoints(registry: Registry, ip: str, port: int) -> None:
     """The Endpoints and EndpointSlice naming this API server."""
     for resource, wanted in (("endpoints", kubernetes_endpoints(ip, port)),
                              ("discovery.k8s.io/endpointslices",

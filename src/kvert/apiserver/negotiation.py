@@ -67,7 +67,8 @@ async def read_body(request) -> bytes:
     declared = request.content_length
     if declared is not None and declared > MAX_BODY_BYTES:
         raise _too_large()
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         chunk = await request.content.readany()
         if not chunk:
@@ -314,7 +315,7 @@ def _self_containing_anchor(text: str) -> str:
         elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             open_anchors.pop()
         elif isinstance(event, yaml.AliasEvent) and event.anchor in open_anchors:
-            return event.anchor
+            return event.anchor or ""
     return ""
 
 

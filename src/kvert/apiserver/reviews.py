@@ -141,8 +141,8 @@ def _decide(ctx: ServerContext, attrs: Attributes) -> dict[str, Any]:
 
 def _spec_user(spec: dict) -> User:
     """``AuthorizationAttributesFrom``: exactly the user, groups, uid and extra asked about."""
-    extra = spec.get("extra") if isinstance(spec.get("extra"), dict) else {}
-    groups = spec.get("groups") if isinstance(spec.get("groups"), list) else []
+    extra = spec["extra"] if isinstance(spec.get("extra"), dict) else {}
+    groups = spec["groups"] if isinstance(spec.get("groups"), list) else []
     return User(str(spec.get("user") or ""), str(spec.get("uid") or ""),
                 tuple(str(g) for g in groups),
                 tuple(sorted((str(k), tuple(str(v) for v in values)) for k, values in extra.items()

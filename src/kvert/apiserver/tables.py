@@ -164,7 +164,7 @@ def _name(obj: dict) -> str:
 
 
 def _default_cells(obj: dict) -> list[Any]:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
     return [_name(obj), format_rfc3339(parse_time_ns(meta.get("creationTimestamp")))]
 
 
@@ -186,7 +186,7 @@ def _row_object(obj: dict, include_object: str) -> Any:
     if include_object == "Object":
         return obj
     return {"kind": "PartialObjectMetadata", "apiVersion": TABLE_API_VERSION,
-            "metadata": obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}}
+            "metadata": obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}}
 
 
 def to_table(rt: ResourceType, objects: list[dict], *, now: float, include_object: str = "Metadata",

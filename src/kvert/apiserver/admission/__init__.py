@@ -32,6 +32,9 @@ from typing import Any
 
 from kvert.api.errors import AlreadyExists
 from kvert.registry.admission import AdmissionChain
+from kvert.store.base import Store
+from kvert.registry import Registry
+from kvert.clock import Clock
 
 from .lifecycle import IMMORTAL_NAMESPACES, NamespaceLifecycle
 from .limitranger import LimitRanger
@@ -45,7 +48,7 @@ from .webhook import MutatingAdmissionWebhook, ValidatingAdmissionWebhook, Webho
 SYSTEM_NAMESPACES = (*IMMORTAL_NAMESPACES, "kube-node-lease")
 
 
-def default_plugins(store: Any, clock: Any, *, webhook_client: WebhookClient | None = None,
+def default_plugins(store: Store, clock: Clock, *, webhook_client: WebhookClient | None = None,
                     service_accounts: bool = False) -> list:
     client = webhook_client or WebhookClient()
     return [
@@ -61,7 +64,7 @@ def default_plugins(store: Any, clock: Any, *, webhook_client: WebhookClient | N
     ]
 
 
-def default_chain(store: Any, clock: Any, *, webhook_client: WebhookClient | None = None,
+def default_chain(store: Store, clock: Clock, *, webhook_client: WebhookClient | None = None,
                   service_accounts: bool = False) -> AdmissionChain:
     """The admission chain kube-apiserver enables by default, in its order."""
     return AdmissionChain(default_plugins(store, clock, webhook_client=webhook_client,
@@ -73,7 +76,7 @@ def default_namespaces() -> list[dict]:
             for name in SYSTEM_NAMESPACES]
 
 
-async def bootstrap(registry: Any) -> None:
+async def bootstrap(registry: Registry) -> None:
     """Create the system namespaces and built-in PriorityClasses (skipping existing ones)."""
     for ns in default_namespaces():
         try:

@@ -18,11 +18,14 @@ cache is needed.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 from kvert.api.errors import Cause, Forbidden, NotFound
 from kvert.api.kinds import by_key
+from kvert.api.types import Obj
 from kvert.registry.admission import CREATE, DELETE, UPDATE, Attributes
+from kvert.store.base import Store
 
 from .common import forbidden
 
@@ -31,12 +34,21 @@ NAMESPACES = "namespaces"
 NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 
 
+@runtime_checkable
+class _Peeking(Protocol):
+    def peek(self, resource: str, namespace: str, name: str) -> Obj: ...
+
+
 class NamespaceLifecycle:
     name = "NamespaceLifecycle"
 
-    def __init__(self, store: Any, immortal: tuple[str, ...] = IMMORTAL_NAMESPACES):
+    def __init__(self, store: Store, immortal: tuple[str, ...] = IMMORTAL_NAMESPACES):
         self.store = store
         self.immortal = frozenset(immortal)
+        # every namespaced write reads its namespace: without a copy where the store can
+        # (BaseStore.peek, not part of the Store contract), else with the copying get
+        self._read_namespace: Callable[[str, str, str], Obj] = (
+            store.peek if isinstance(store, _Peeking) else store.get)
 
     async def admit(self, attrs: Attributes) -> None:
         if attrs.operation not in (CREATE, UPDATE, DELETE):
@@ -53,7 +65,7 @@ class NamespaceLifecycle:
         if attrs.operation == DELETE:
             return
         try:
-            namespace = self.store.peek(NAMESPACES, "", attrs.namespace)
+            namespace = self._read_namespace(NAMESPACES, "", attrs.namespace)
         except NotFound:
             raise NotFound(NAMESPACES, attrs.namespace) from None
         if attrs.operation == CREATE and is_terminating(namespace):

@@ -31,6 +31,7 @@ from kvert.api import pods
 from kvert.api.quantity import Quantity, QuantityError
 from kvert.api.resources import ResourceList
 from kvert.registry.admission import CREATE, UPDATE, Attributes
+from kvert.store.base import Store
 
 from .common import PODS, aggregate_message, forbidden, is_pod, pod_spec, render_quantity, show_quantity
 
@@ -44,7 +45,7 @@ class LimitRanger:
     name = "LimitRanger"
     resources = frozenset({PODS})
 
-    def __init__(self, store: Any):
+    def __init__(self, store: Store):
         self.store = store
 
     def _applies(self, attrs: Attributes) -> bool:
@@ -62,9 +63,9 @@ class LimitRanger:
         return self.store.list(LIMIT_RANGES, namespace=attrs.namespace).items
 
     async def admit(self, attrs: Attributes) -> None:
-        if not self._applies(attrs):
-            return
         pod = attrs.object
+        if pod is None or not self._applies(attrs):
+            return
         changed = False
         for lr in self._limit_ranges(attrs):
             changed |= apply_defaults(pod, lr, annotate=not attrs.subresource)
@@ -72,10 +73,11 @@ class LimitRanger:
             pod["status"]["qosClass"] = pods.compute_qos_class(pod)
 
     async def validate(self, attrs: Attributes) -> None:
-        if not self._applies(attrs):
+        pod = attrs.object
+        if pod is None or not self._applies(attrs):
             return
         for lr in self._limit_ranges(attrs):
-            problems = check_pod(attrs.object, lr)
+            problems = check_pod(pod, lr)
             if problems:
                 raise forbidden(attrs, aggregate_message(problems))
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from kvert.api.errors import NotFound
 from kvert.registry.admission import CREATE, UPDATE, Attributes
+from kvert.store.base import Store
 
 from .common import PODS, forbidden, is_pod, pod_spec
 
@@ -59,7 +60,7 @@ class Priority:
     name = "Priority"
     resources = frozenset({PODS, PRIORITY_CLASSES})
 
-    def __init__(self, store: Any):
+    def __init__(self, store: Store):
         self.store = store
 
     # -- pods ---------------------------------------------------------------------------

@@ -211,7 +211,7 @@ def pod_matches_scope(selector: dict, pod: dict) -> bool:
         if operator == "Exists":
             return bool(class_name)
         try:
-            req = make_requirement("PriorityClass", _OPERATORS.get(operator, ""),
+            req = make_requirement("PriorityClass", _OPERATORS.get(operator or "", ""),
                                    selector.get("values") or [])
         except (SelectorError, KeyError, TypeError, ValueError) as e:
             raise InternalError(f"Internal error occurred: {e}") from e
@@ -413,6 +413,8 @@ class ResourceQuota:
             return
         evaluator = _Evaluator(attrs.resource)
         obj = attrs.object
+        if obj is None:   # _handles admits objects only
+            return
         now = self._now()
         interesting: list[tuple[dict, list[str]]] = []
         for quota in quotas:

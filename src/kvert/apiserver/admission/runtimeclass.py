@@ -33,6 +33,7 @@ from kvert.registry.admission import CREATE, Attributes
 from .common import PODS, forbidden, is_pod, pod_spec
 from .tolerations import merge_tolerations
 from kvert.api.meta import deep_copy
+from kvert.store.base import Store
 
 RUNTIME_CLASSES = "node.k8s.io/runtimeclasses"
 OVERHEAD_MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"
@@ -44,7 +45,7 @@ class RuntimeClass:
     name = "RuntimeClass"
     resources = frozenset({PODS})
 
-    def __init__(self, store: Any):
+    def __init__(self, store: Store):
         self.store = store
 
     def _applies(self, attrs: Attributes) -> bool:

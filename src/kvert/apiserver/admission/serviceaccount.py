@@ -29,6 +29,8 @@ from typing import Any
 
 from kvert.api.errors import NotFound
 from kvert.registry.admission import CREATE, Attributes
+from kvert.store.base import Store
+from kvert.clock import Clock
 
 from .common import PODS, forbidden, is_pod, pod_spec
 
@@ -99,7 +101,7 @@ class ServiceAccount:
     name = "ServiceAccount"
     resources = frozenset({PODS})
 
-    def __init__(self, store: Any, clock: Any, *, seed: int | None = None):
+    def __init__(self, store: Store, clock: Clock, *, seed: int | None = None):
         self.store = store
         self.clock = clock
         self._random = random.Random(seed)
@@ -110,9 +112,9 @@ class ServiceAccount:
                 and isinstance(attrs.object, dict))
 
     async def admit(self, attrs: Attributes) -> None:
-        if not self._handles(attrs):
-            return
         pod = attrs.object
+        if pod is None or not self._handles(attrs):
+            return
         if MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {}):
             return   # never changed: the kubelet would not recognise it (validate checks it)
         spec = pod_spec(pod)
@@ -127,10 +129,10 @@ class ServiceAccount:
                                         for ref in _dicts(service_account["imagePullSecrets"])]
 
     async def validate(self, attrs: Attributes) -> None:
-        if not self._handles(attrs):
-            return
         pod = attrs.object
-        spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
+        if pod is None or not self._handles(attrs):
+            return
+        spec: dict[str, Any] = pod["spec"] if isinstance(pod.get("spec"), dict) else {}
         if MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {}):
             self._validate_mirror_pod(attrs, spec)
             return
@@ -172,7 +174,7 @@ class ServiceAccount:
                                f'serviceaccount "{name}" not found')
 
     def _mount_token(self, spec: dict) -> None:
-        volumes = spec.get("volumes") if isinstance(spec.get("volumes"), list) else []
+        volumes: list[Any] = spec["volumes"] if isinstance(spec.get("volumes"), list) else []
         existing = next((v.get("name") for v in _dicts(volumes)
                          if str(v.get("name", "")).startswith(VOLUME_PREFIX)), None)
         volume_name = existing or VOLUME_PREFIX + "".join(

@@ -73,6 +73,7 @@ from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.registry.admission import CONNECT, CREATE, DELETE, UPDATE, Attributes
 from kvert.api.meta import deep_copy
 from kvert.apiserver import decoding
+from kvert.store.base import Store
 
 MUTATING_CONFIGURATIONS = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
 VALIDATING_CONFIGURATIONS = "admissionregistration.k8s.io/validatingwebhookconfigurations"
@@ -277,7 +278,7 @@ class _WebhookDispatcher:
     configurations = ""
     mutating = False
 
-    def __init__(self, store: Any, client: WebhookClient | None = None):
+    def __init__(self, store: Store, client: WebhookClient | None = None):
         self.store = store
         self.client = client or WebhookClient()
         # As kube-apiserver's configuration informer: the webhooks are listed again only

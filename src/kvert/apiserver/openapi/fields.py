@@ -47,7 +47,7 @@ def unknown_fields(types, obj: Any) -> list[str]:
             _walk_def(body, {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")},
                       "", out)
         return out
-    out: list[str] = []
+    out = []
     if isinstance(rt.schema, dict):
         for key, value in obj.items():
             if key in ("apiVersion", "kind"):

@@ -984,7 +984,8 @@ RESOURCE_QUOTA_COLUMNS = [
 def resource_quota_row(quota: dict, now: int) -> Row:
     status = _m(quota.get("status"))
     hard, used = _m(status.get("hard")), _m(status.get("used"))
-    requests, limits = [], []
+    requests: list[str] = []
+    limits: list[str] = []
     for resource in sorted(hard):
         pieces = resource.split(".")
         target = limits if len(pieces) > 1 and pieces[0] == "limits" else requests

@@ -186,7 +186,7 @@ def _decode_map(field: Field, seen: list, depth: int) -> dict:
         key, value = "", None
         for num, ewt, evalue in wire.read_fields(raw):
             if num == 1:
-                if ewt != BYTES:
+                if not isinstance(evalue, bytes):   # wire type other than BYTES
                     raise WireError(f"wrong wire type {ewt} for a key of {field.name!r}")
                 key = evalue.decode("utf-8", errors="replace")
             elif num == 2:
