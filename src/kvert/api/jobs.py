@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.conditions import find_condition, is_true
 from kvert.api.types import Obj
 
 LABEL_PREFIX = "batch.kubernetes.io/"
@@ -62,15 +63,11 @@ def generate_selector(job: Obj) -> None:
 
 
 def condition(job: Obj, type_: str) -> Obj | None:
-    for c in ((job.get("status") or {}).get("conditions") or []):
-        if isinstance(c, dict) and c.get("type") == type_:
-            return c
-    return None
+    return find_condition(job.get("status"), type_)
 
 
 def has_condition(job: Obj, type_: str) -> bool:
-    c = condition(job, type_)
-    return c is not None and c.get("status") == "True"
+    return is_true(job.get("status"), type_)
 
 
 def is_finished(job: Obj) -> bool:

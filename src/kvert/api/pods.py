@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kvert.api.conditions import find_condition
 from kvert.api.resources import ResourceList, add, max_of, parse_resource_list
 from kvert.api.types import Container, ContainerStatus, PodSpec, PodStatus, ResourceRequirements
 
@@ -70,11 +71,8 @@ def container_limits(container: ContainerLike, *, path: str = "") -> ResourceLis
 
 def is_pod_resize_infeasible(pod: PodLike) -> bool:
     """The kubelet marked the pending resize Infeasible (condition PodResizePending)."""
-    status: PodStatus = pod.get("status") or {}
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == "PodResizePending":
-            return bool(cond.get("reason") == "Infeasible")
-    return False
+    pending = find_condition(pod.get("status"), "PodResizePending")
+    return pending is not None and pending.get("reason") == "Infeasible"
 
 
 def _find_status(pod: PodLike, name: str) -> tuple[ContainerStatus | None, str]:

@@ -17,6 +17,7 @@ from typing import Any
 from cryptography import x509
 
 from kvert.api import names as name_rules
+from kvert.api.conditions import conditions_of
 from kvert.api.types import Obj
 
 from .common import (
@@ -201,8 +202,7 @@ def validate_certificate_signing_request(csr: Obj) -> Causes:
 
 
 def _conditions_of(csr: Obj, type_: str) -> list[Any]:
-    conditions = (csr.get("status") or {}).get("conditions")
-    return [c for c in conditions or [] if isinstance(c, dict) and c.get("type") == type_]
+    return [c for c in conditions_of(csr.get("status")) if c.get("type") == type_]
 
 
 def _validate_update(new: Obj, old: Obj, *, approval: bool, certificate: bool) -> Causes:

@@ -39,9 +39,11 @@ import re
 import unicodedata
 from typing import Any
 
+from kvert.api import schema as _schema
+
 # the module, not the name: kvert.api.schema imports this package, so importing it first
 # finds it half-initialized here
-from kvert.api import schema as _schema
+from kvert.api.conditions import is_true
 from kvert.api.meta import deep_copy
 from kvert.api.types import Obj
 
@@ -136,11 +138,7 @@ def storage_version(crd: Any) -> str | None:
 
 def condition_true(crd: Any, condition_type: str) -> bool:
     status = crd.get("status") if isinstance(crd, dict) else None
-    conditions = status.get("conditions") if isinstance(status, dict) else None
-    for c in conditions if isinstance(conditions, list) else []:
-        if isinstance(c, dict) and c.get("type") == condition_type:
-            return c.get("status") == "True"
-    return False
+    return is_true(status if isinstance(status, dict) else None, condition_type)
 
 
 def is_protected_group(group: str) -> bool:
