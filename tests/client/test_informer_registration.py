@@ -2,7 +2,7 @@
 
 import asyncio
 
-from kvert.client import InProcessClient, Informer
+from kvert.client import Informer, InProcessClient
 from kvert.clock import VirtualClock
 from kvert.registry import Registry
 from kvert.store import open_store

@@ -25,22 +25,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import Any
 
 from kvert.api import kinds
 from kvert.api.errors import NotFound
+from kvert.api.types import Obj
+from kvert.client.base import Client
 from kvert.client.informer import Informer
 from kvert.clock import Clock
 
 
 class InformerFactory:
-    def __init__(self, client: Any, clock: Clock, resync_period: float = 0.0) -> None:
+    def __init__(self, client: Client, clock: Clock, resync_period: float = 0.0) -> None:
         self.client = client
         self.clock = clock
         self.resync_period = resync_period
         self._informers: dict[str, Informer] = {}
-        self._tasks: dict[str, asyncio.Task] = {}
-        self._starting: dict[str, asyncio.Future] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._starting: dict[str, asyncio.Future[Informer]] = {}
 
     # ---- controllers: register, start, wait ----------------------------------------------
 
@@ -86,7 +87,7 @@ class InformerFactory:
         await informer.wait_synced()
         return informer
 
-    async def get(self, resource: str, name: str, namespace: str = "") -> dict:
+    async def get(self, resource: str, name: str, namespace: str = "") -> Obj:
         informer = await self.synced(resource)
         informer.catch_up()
         obj = informer.get(name, (namespace or "") if _namespaced(resource) else "")
@@ -94,7 +95,7 @@ class InformerFactory:
             raise NotFound(resource, name)
         return obj
 
-    async def list(self, resource: str, namespace: str | None = None) -> dict:
+    async def list(self, resource: str, namespace: str | None = None) -> Obj:
         """The objects in the server's order (namespace, then name); ``namespace`` is
         ignored for a cluster-scoped resource, as the server ignores it."""
         informer = await self.synced(resource)
@@ -122,7 +123,7 @@ def _namespaced(resource: str) -> bool:
         return True
 
 
-def _order(obj: dict) -> tuple[str, str]:
+def _order(obj: Obj) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return meta.get("namespace") or "", meta.get("name") or ""
 

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import Any
+from typing import TypeVar
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import format_micro_time, format_time
+from kvert.api.types import Obj
+from kvert.client.base import Client
 from kvert.clock import Clock
 
 log = logging.getLogger(__name__)
@@ -41,11 +43,18 @@ COMBINED_PREFIX = "(combined from similar events): "
 _MAX_MESSAGE = 1024
 _COMBINED = object()   # in place of the message: the key of an object's combined event
 
+# (apiVersion, kind, namespace, name, uid) of the object an event is about, then its type and
+# reason, then (for an event's own key) its message or _COMBINED
+EventKey = tuple[object, ...]
 
-class _Lru(OrderedDict):
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Lru(OrderedDict[K, V]):
     """A dict that forgets its least recently set keys beyond ``CACHE_ENTRIES``."""
 
-    def put(self, key: Any, value: Any) -> None:
+    def put(self, key: K, value: V) -> None:
         self[key] = value
         self.move_to_end(key)
         if len(self) > CACHE_ENTRIES:
@@ -53,17 +62,20 @@ class _Lru(OrderedDict):
 
 
 class EventRecorder:
-    def __init__(self, client: Any, clock: Clock, component: str, host: str = ""):
+    def __init__(self, client: Client, clock: Clock, component: str, host: str = "") -> None:
         self.client = client
         self.clock = clock
         self.component = component
         self.host = host
-        self._recent = _Lru()    # event key -> (namespace, name, time written, count)
-        self._similar = _Lru()   # (object, type, reason) -> (messages seen, last time)
-        self._spam = _Lru()      # object -> (tokens, time)
+        # event key -> (namespace, name, time written, count)
+        self._recent: _Lru[EventKey, tuple[str, str, float, int]] = _Lru()
+        # (object, type, reason) -> (messages seen, last time)
+        self._similar: _Lru[EventKey, tuple[set[str], float | None]] = _Lru()
+        # object -> (tokens, time)
+        self._spam: _Lru[EventKey, tuple[float, float]] = _Lru()
         self._sequence = 0
 
-    async def record(self, obj: dict, type_: str, reason: str, message: str,
+    async def record(self, obj: Obj, type_: str, reason: str, message: str,
                      annotations: dict[str, str] | None = None) -> None:
         """Write (or bump) an event; never raises: an event is worth less than the work.
         ``annotations`` go on the event's metadata (client-go's ``AnnotatedEventf``)."""
@@ -109,7 +121,7 @@ class EventRecorder:
         except ApiError as e:
             log.debug("event %s/%s not recorded: %s", reason, meta.get("name"), e)
 
-    def _aggregate(self, similar: tuple, message: str, now: float) -> tuple[str, tuple]:
+    def _aggregate(self, similar: EventKey, message: str, now: float) -> tuple[str, EventKey]:
         """``EventAggregate``: the message to write and the key of the event it goes to.
         Below the threshold an event is its own; from it on, one combined event per
         (object, type, reason) takes every message."""
@@ -123,7 +135,7 @@ class EventRecorder:
         seen.pop()   # the set never grows past the threshold (upstream's PopAny)
         return COMBINED_PREFIX + message, similar + (_COMBINED,)
 
-    def _allowed(self, subject: tuple, now: float) -> bool:
+    def _allowed(self, subject: EventKey, now: float) -> bool:
         """``EventSourceObjectSpamFilter``: one token per event from this object's bucket."""
         tokens, last = self._spam.get(subject, (float(SPAM_BURST), now))
         tokens = min(float(SPAM_BURST), tokens + (now - last) / SPAM_REFILL_SECONDS)

@@ -21,20 +21,21 @@ import yaml
 
 from kvert.api.errors import ApiError, InternalError
 from kvert.api.kinds import by_key
-from kvert.client.base import binding_body, eviction_body
+from kvert.api.types import Obj
+from kvert.client.base import Patch, binding_body, eviction_body
 from kvert.registry.patch import content_type_of
 from kvert.store.base import WatchEvent
 
 _USER_AGENT = "kvert/0.1 (python)"
 
 
-def _kubeconfig_context(path: Path | str, context: str | None) -> tuple[dict, dict, dict]:
+def _kubeconfig_context(path: Path | str, context: str | None) -> tuple[Obj, Obj, Obj]:
     """(context, cluster, user) entries of a kubeconfig's current (or given) context."""
     config = yaml.safe_load(Path(path).read_text())
     name = context or config.get("current-context")
-    ctx = next(c["context"] for c in config.get("contexts", []) if c["name"] == name)
-    cluster = next(c["cluster"] for c in config.get("clusters", []) if c["name"] == ctx["cluster"])
-    user = next((u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user")), {})
+    ctx: Obj = next(c["context"] for c in config.get("contexts", []) if c["name"] == name)
+    cluster: Obj = next(c["cluster"] for c in config.get("clusters", []) if c["name"] == ctx["cluster"])
+    user: Obj = next((u["user"] for u in config.get("users", []) if u["name"] == ctx.get("user")), {})
     return ctx, cluster, user
 
 
@@ -51,7 +52,8 @@ def kubeconfig_cluster(path: Path | str, context: str | None = None) -> tuple[st
     return cluster["server"], ca
 
 
-def load_kubeconfig(path: Path | str, context: str | None = None) -> tuple[str, dict[str, str], ssl.SSLContext | None]:
+def load_kubeconfig(path: Path | str, context: str | None = None
+                    ) -> tuple[str, dict[str, str], ssl.SSLContext | None]:
     """(server URL, auth headers, TLS context) of a kubeconfig's current (or given) context."""
     _, cluster, user = _kubeconfig_context(path, context)
     headers = {"Authorization": f"Bearer {user['token']}"} if user.get("token") else {}
@@ -95,7 +97,7 @@ def resource_path(resource: str, namespace: str | None = None, name: str = "",
 class HttpWatch:
     """A watch stream over HTTP, consumed like the store's watches."""
 
-    def __init__(self, response: aiohttp.ClientResponse):
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response
         self.stopped = False
 
@@ -104,7 +106,7 @@ class HttpWatch:
             return None
         try:
             line = await asyncio.wait_for(self._response.content.readline(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
         except (aiohttp.ClientError, ConnectionError):
             self.stop()
@@ -118,7 +120,7 @@ class HttpWatch:
             raise ApiError.from_status(event.get("object") or {})
         return WatchEvent(event["type"], event["object"])
 
-    def __aiter__(self):
+    def __aiter__(self) -> HttpWatch:
         return self
 
     async def __anext__(self) -> WatchEvent:
@@ -135,7 +137,7 @@ class HttpWatch:
 
 class HttpClient:
     def __init__(self, server: str, headers: dict[str, str] | None = None,
-                 ssl_context: ssl.SSLContext | None = None, field_manager: str = "kvert"):
+                 ssl_context: ssl.SSLContext | None = None, field_manager: str = "kvert") -> None:
         self.server = server.rstrip("/")
         self.headers = {"User-Agent": _USER_AGENT, **(headers or {})}
         self.ssl_context = ssl_context
@@ -143,7 +145,8 @@ class HttpClient:
         self._session: aiohttp.ClientSession | None = None
 
     @classmethod
-    def from_kubeconfig(cls, path: Path | str, context: str | None = None, **kwargs) -> "HttpClient":
+    def from_kubeconfig(cls, path: Path | str, context: str | None = None,
+                        **kwargs: Any) -> HttpClient:
         server, headers, tls = load_kubeconfig(path, context)
         return cls(server, headers, tls, **kwargs)
 
@@ -159,13 +162,14 @@ class HttpClient:
         if self._session is not None:
             await self._session.close()
 
-    async def _call(self, method: str, path: str, query: dict | None = None, body: Any = None,
-                    content_type: str = "application/json") -> dict:
+    async def _call(self, method: str, path: str, query: dict[str, str] | None = None,
+                    body: object = None, content_type: str = "application/json") -> Obj:
         url = self.server + path + (f"?{urlencode(query)}" if query else "")
         data = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": content_type, "Accept": "application/json"}
         async with self.session.request(method, url, data=data, headers=headers) as response:
             text = await response.text()
+            payload: Obj
             try:
                 payload = json.loads(text) if text else {}
             except ValueError:
@@ -177,7 +181,7 @@ class HttpClient:
             return payload
 
     @staticmethod
-    def _write_query(dry_run: bool, field_manager: str = "") -> dict:
+    def _write_query(dry_run: bool, field_manager: str = "") -> dict[str, str]:
         query = {"dryRun": "All"} if dry_run else {}
         if field_manager:
             query["fieldManager"] = field_manager
@@ -185,39 +189,39 @@ class HttpClient:
 
     # ---- the Client protocol ---------------------------------------------------
 
-    async def get(self, resource: str, name: str, namespace: str = "") -> dict:
+    async def get(self, resource: str, name: str, namespace: str = "") -> Obj:
         return await self._call("GET", resource_path(resource, namespace, name))
 
     async def list(self, resource: str, *, namespace: str | None = None, label_selector: str = "",
                    field_selector: str = "", limit: int = 0, continue_token: str = "",
-                   resource_version: str = "") -> dict:
+                   resource_version: str = "") -> Obj:
         query = {k: v for k, v in {"labelSelector": label_selector, "fieldSelector": field_selector,
                                    "limit": str(limit) if limit else "", "continue": continue_token,
                                    "resourceVersion": resource_version}.items() if v}
         return await self._call("GET", resource_path(resource, namespace), query)
 
-    async def create(self, resource: str, obj: dict, *, namespace: str | None = None,
-                     dry_run: bool = False) -> dict:
+    async def create(self, resource: str, obj: Obj, *, namespace: str | None = None,
+                     dry_run: bool = False) -> Obj:
         namespace = namespace or (obj.get("metadata") or {}).get("namespace") or "default"
         return await self._call("POST", resource_path(resource, namespace),
                                 self._write_query(dry_run, self.field_manager), obj)
 
-    async def update(self, resource: str, obj: dict, *, subresource: str = "",
-                     dry_run: bool = False) -> dict:
+    async def update(self, resource: str, obj: Obj, *, subresource: str = "",
+                     dry_run: bool = False) -> Obj:
         meta = obj.get("metadata") or {}
         return await self._call("PUT", resource_path(resource, meta.get("namespace"), meta["name"],
                                                      subresource),
                                 self._write_query(dry_run, self.field_manager), obj)
 
-    async def patch(self, resource: str, name: str, patch: Any, patch_type: str = "merge", *,
-                    namespace: str = "", subresource: str = "", dry_run: bool = False) -> dict:
+    async def patch(self, resource: str, name: str, patch: Patch, patch_type: str = "merge", *,
+                    namespace: str = "", subresource: str = "", dry_run: bool = False) -> Obj:
         return await self._call("PATCH", resource_path(resource, namespace, name, subresource),
                                 self._write_query(dry_run, self.field_manager), patch,
                                 content_type_of(patch_type))
 
     async def delete(self, resource: str, name: str, *, namespace: str = "",
-                     grace_period_seconds: int | None = None, preconditions: dict | None = None,
-                     dry_run: bool = False, propagation_policy: str | None = None) -> dict:
+                     grace_period_seconds: int | None = None, preconditions: Obj | None = None,
+                     dry_run: bool = False, propagation_policy: str | None = None) -> Obj:
         options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = grace_period_seconds
@@ -252,35 +256,35 @@ class HttpClient:
             raise InternalError(f"watch {resource}: HTTP {response.status}")
         return HttpWatch(response)
 
-    async def update_status(self, resource: str, obj: dict) -> dict:
+    async def update_status(self, resource: str, obj: Obj) -> Obj:
         return await self.update(resource, obj, subresource="status")
 
     async def bind(self, namespace: str, pod_name: str, node_name: str,
-                   annotations: dict[str, str] | None = None) -> dict:
+                   annotations: dict[str, str] | None = None) -> Obj:
         return await self._call("POST", resource_path("pods", namespace, pod_name, "binding"),
                                 None, binding_body(namespace, pod_name, node_name, annotations))
 
     async def evict(self, namespace: str, pod_name: str, *,
-                    grace_period_seconds: int | None = None) -> dict:
+                    grace_period_seconds: int | None = None) -> Obj:
         return await self._call("POST", resource_path("pods", namespace, pod_name, "eviction"),
                                 None, eviction_body(namespace, pod_name, grace_period_seconds))
 
-    async def resize(self, namespace: str, pod_name: str, patch: Any,
-                     patch_type: str = "strategic") -> dict:
+    async def resize(self, namespace: str, pod_name: str, patch: Patch,
+                     patch_type: str = "strategic") -> Obj:
         return await self.patch("pods", pod_name, patch, patch_type, namespace=namespace,
                                 subresource="resize")
 
-    async def get_scale(self, resource: str, name: str, namespace: str = "") -> dict:
+    async def get_scale(self, resource: str, name: str, namespace: str = "") -> Obj:
         return await self._call("GET", resource_path(resource, namespace, name, "scale"))
 
-    async def update_scale(self, resource: str, scale: dict) -> dict:
+    async def update_scale(self, resource: str, scale: Obj) -> Obj:
         return await self.update(resource, scale, subresource="scale")
 
-    async def get_path(self, path: str, query: dict | None = None) -> dict:
+    async def get_path(self, path: str, query: dict[str, str] | None = None) -> Obj:
         """GET an API path the resource methods do not name (``/apis/metrics.k8s.io/...``)."""
         return await self._call("GET", path, query)
 
-    async def create_subresource(self, resource: str, name: str, subresource: str, body: dict, *,
-                                 namespace: str = "") -> dict:
+    async def create_subresource(self, resource: str, name: str, subresource: str, body: Obj, *,
+                                 namespace: str = "") -> Obj:
         return await self._call("POST", resource_path(resource, namespace, name, subresource),
                                 None, body)

@@ -159,12 +159,13 @@ class Informer:
         right after a write (through any client) sees it. Over HTTP this does nothing (events
         still in flight cannot be seen)."""
         watch = self._watch
-        pending = getattr(watch, "pending", None)
-        if watch is None or not callable(pending) or not pending():
-            return
         # the store's watches buffer what they received; WatchStream does not promise it
-        get_nowait: Callable[[], list[WatchEvent]] = getattr(watch, "get_nowait")
-        for event in get_nowait():
+        pending = getattr(watch, "pending", None)
+        get_nowait = getattr(watch, "get_nowait", None)
+        if watch is None or not callable(pending) or not pending() or get_nowait is None:
+            return
+        events: list[WatchEvent] = get_nowait()
+        for event in events:
             if event.type == "ERROR":
                 # let run() deal with it: a new watch from our version (or a new list)
                 watch.stop()

@@ -19,10 +19,12 @@ import random
 import socket
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import format_micro_time
+from kvert.api.types import Obj
+from kvert.client.base import Client
 from kvert.clock import Clock
 
 log = logging.getLogger(__name__)
@@ -35,15 +37,28 @@ RETRY_PERIOD = 2.0
 JITTER = 1.2   # client-go's JitterFactor: candidates retry within [retry, retry * 2.2)
 
 
+# What a lease record is compared by: (holderIdentity, renewTime, leaseTransitions,
+# acquireTime, leaseDurationSeconds), the JSON values as read from the Lease's spec.
+LeaseRecord = tuple[Any, Any, Any, Any, Any]
+
+
+class Component(Protocol):
+    """What runs while this candidate leads."""
+
+    async def run(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 def default_identity() -> str:
     """``HOSTNAME_UUID``, as kube-scheduler and kube-controller-manager name themselves."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
 class LeaderElector:
-    def __init__(self, client: Any, clock: Clock, name: str, *, identity: str | None = None,
+    def __init__(self, client: Client, clock: Clock, name: str, *, identity: str | None = None,
                  namespace: str = NAMESPACE, lease_duration: float = LEASE_DURATION,
-                 renew_deadline: float = RENEW_DEADLINE, retry_period: float = RETRY_PERIOD):
+                 renew_deadline: float = RENEW_DEADLINE, retry_period: float = RETRY_PERIOD) -> None:
         if not lease_duration > renew_deadline > JITTER * retry_period > 0:
             raise ValueError("leader election needs lease_duration > renew_deadline > "
                              f"{JITTER} * retry_period > 0")
@@ -56,7 +71,7 @@ class LeaderElector:
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period
         self.leading = False
-        self._observed: tuple | None = None     # the holder's record as last seen
+        self._observed: LeaseRecord | None = None   # the holder's record as last seen
         self._observed_at = 0.0                 # when it last changed, on our clock
         self._random = random.Random()
 
@@ -68,11 +83,12 @@ class LeaderElector:
         try:
             lease = await self.client.get(LEASES, self.name, self.namespace)
         except NotFound:
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace},
-                    "spec": {"holderIdentity": self.identity,
-                             "leaseDurationSeconds": int(self.lease_duration),
-                             "acquireTime": stamp, "renewTime": stamp, "leaseTransitions": 0}}
+            body: Obj = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                         "metadata": {"name": self.name, "namespace": self.namespace},
+                         "spec": {"holderIdentity": self.identity,
+                                  "leaseDurationSeconds": int(self.lease_duration),
+                                  "acquireTime": stamp, "renewTime": stamp,
+                                  "leaseTransitions": 0}}
             try:
                 await self.client.create(LEASES, body, namespace=self.namespace)
             except AlreadyExists:
@@ -104,7 +120,7 @@ class LeaderElector:
         duration = self._observed[4] if self._observed else None
         return float(duration or self.lease_duration)
 
-    def _observe(self, spec: dict, now: float) -> None:
+    def _observe(self, spec: Obj, now: float) -> None:
         self._observed = _record(spec)
         self._observed_at = now
 
@@ -159,7 +175,7 @@ class LeaderElector:
                 log.warning("leader election %s: %s lost the lease", self.name, self.identity)
                 return
 
-    async def run(self, make: Callable[[], Any]) -> None:
+    async def run(self, make: Callable[[], Component]) -> None:
         """Lead with a component made by ``make()`` (``run()``/``stop()``) whenever this
         candidate holds the Lease; a lost Lease stops it and the candidate waits again."""
         while True:
@@ -185,10 +201,10 @@ class LeaderElector:
 class LeaderElected:
     """A component that runs only while it leads: ``LeaderElected(name, make, elector)``."""
 
-    def __init__(self, make: Callable[[], Any], elector: LeaderElector):
+    def __init__(self, make: Callable[[], Component], elector: LeaderElector) -> None:
         self.make = make
         self.elector = elector
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
 
     async def run(self) -> None:
         self._task = asyncio.current_task()
@@ -204,6 +220,6 @@ class LeaderElected:
             self._task.cancel()
 
 
-def _record(spec: dict) -> tuple:
+def _record(spec: Obj) -> LeaseRecord:
     return (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"),
             spec.get("acquireTime"), spec.get("leaseDurationSeconds"))

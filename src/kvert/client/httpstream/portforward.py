@@ -22,10 +22,11 @@ import asyncio
 import contextlib
 import socket
 import struct
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from aiohttp import WSMsgType, web
+from multidict import MultiMapping
 
 from kvert.api.errors import BadRequest
 from kvert.client.httpstream import upgrade
@@ -37,7 +38,7 @@ WEBSOCKET_PROTOCOLS = (TUNNEL_PROTOCOL, "v4.channel.k8s.io", "channel.k8s.io")
 CHUNK = 32 * 1024
 
 
-def query_ports(query: Any) -> list[int]:
+def query_ports(query: MultiMapping[str]) -> list[int]:
     """The ``ports`` of a WebSocket channel request (repeated or comma-separated)."""
     texts = [p for value in query.getall("ports", ()) for p in value.split(",") if p]
     if not texts:
@@ -57,10 +58,11 @@ def _port(text: str) -> int:
     return port
 
 
-_serving: set[asyncio.Task] = set()      # the far ends of ``pipe`` (a task needs a reference)
+_serving: set[asyncio.Task[None]] = set()      # the far ends of ``pipe`` (a task needs a reference)
 
 
-async def pipe(serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+async def pipe(serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter],
+                              Coroutine[Any, Any, None]]
                ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A connected (reader, writer) whose far end ``serve`` works in a task of its own:
     what ``dial`` returns for a port that is not a real socket."""
@@ -77,7 +79,7 @@ Dial = Callable[[int], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWrite
 
 
 class _Forwarder:
-    def __init__(self, dial: Dial, pod: str, uid: str):
+    def __init__(self, dial: Dial, pod: str, uid: str) -> None:
         self._dial = dial
         self.pod = pod
         self.uid = uid
@@ -93,7 +95,7 @@ class _Forwarder:
 
     async def spdy(self, session: SpdySession) -> None:
         pairs: dict[str, dict[str, SpdyStream]] = {}
-        tasks: set[asyncio.Task] = set()
+        tasks: set[asyncio.Task[None]] = set()
         try:
             while (stream := await session.new_streams.get()) is not None:
                 kind = stream.headers.get("streamtype", "")
@@ -144,7 +146,7 @@ class _Forwarder:
 
     async def channels(self, ws: web.WebSocketResponse, ports: list[int]) -> None:
         writers: dict[int, asyncio.StreamWriter] = {}
-        tasks = []
+        tasks: list[asyncio.Task[None]] = []
 
         async def send(channel: int, data: bytes) -> None:
             if not ws.closed:
@@ -167,7 +169,7 @@ class _Forwarder:
                     await send(channel, chunk)
             tasks.append(asyncio.create_task(downstream()))
 
-        async def close_when_done(downstreams: list[asyncio.Task] = list(tasks)) -> None:
+        async def close_when_done(downstreams: list[asyncio.Task[None]] = list(tasks)) -> None:
             # as the kubelet does: the connection ends once every forwarded port has ended
             await asyncio.gather(*downstreams, return_exceptions=True)
             await ws.close()
@@ -177,11 +179,11 @@ class _Forwarder:
             async for msg in ws:
                 if msg.type != WSMsgType.BINARY or not msg.data:
                     continue
-                writer = writers.get(msg.data[0])
-                if writer is not None and len(msg.data) > 1:
-                    writer.write(msg.data[1:])
+                target = writers.get(msg.data[0])
+                if target is not None and len(msg.data) > 1:
+                    target.write(msg.data[1:])
                     with contextlib.suppress(ConnectionError):
-                        await writer.drain()
+                        await target.drain()
         finally:
             for task in tasks:
                 task.cancel()
@@ -201,8 +203,9 @@ async def serve(request: web.Request, dial: Dial, pod: str, uid: str) -> web.Str
                 while True:
                     msg = await ws.receive()
                     if msg.type == WSMsgType.BINARY:
-                        if msg.data:          # the client's writes may be empty messages
-                            return msg.data
+                        data: bytes = msg.data
+                        if data:          # the client's writes may be empty messages
+                            return data
                         continue
                     if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
                         return b""

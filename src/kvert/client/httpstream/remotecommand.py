@@ -25,13 +25,15 @@ import asyncio
 import base64
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import WSMsgType, web
+from multidict import MultiMapping
 
 from kvert.api.errors import BadRequest
+from kvert.api.types import Obj
 from kvert.client.httpstream import upgrade
 from kvert.client.httpstream.spdy import SpdySession, SpdyStream
 
@@ -60,7 +62,7 @@ class StreamOptions:
     command: tuple[str, ...] = ()
 
 
-def stream_options(query: Any, *, exec_: bool) -> StreamOptions:
+def stream_options(query: MultiMapping[str], *, exec_: bool) -> StreamOptions:
     """``PodExecOptions`` / ``PodAttachOptions`` from the query, checked as upstream."""
     def flag(name: str, default: bool = False) -> bool:
         # Convert_Slice_string_To_bool: only "false" and "0" are false
@@ -80,18 +82,18 @@ def stream_options(query: Any, *, exec_: bool) -> StreamOptions:
     return opts
 
 
-def success_status() -> dict:
+def success_status() -> Obj:
     return {"metadata": {}, "status": "Success"}
 
 
-def exit_status(code: int, command: tuple[str, ...]) -> dict:
+def exit_status(code: int, command: tuple[str, ...]) -> Obj:
     message = (f"command terminated with non-zero exit code: error executing command "
                f"[{' '.join(command)}], exit code {code}")
     return {"metadata": {}, "status": "Failure", "message": message, "reason": "NonZeroExitCode",
             "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
 
 
-def error_status(message: str) -> dict:
+def error_status(message: str) -> Obj:
     return {"metadata": {}, "status": "Failure", "message": message, "reason": "InternalError",
             "details": {"causes": [{"message": message}]}, "code": 500}
 
@@ -101,7 +103,7 @@ def error_status(message: str) -> dict:
 class _Streams:
     """What both transports share: stdin and resize queues fed by a reader."""
 
-    def __init__(self, opts: StreamOptions, version: int):
+    def __init__(self, opts: StreamOptions, version: int) -> None:
         self.tty = opts.tty
         self.stdin = opts.stdin
         self.opts = opts
@@ -154,7 +156,7 @@ class _Streams:
         self._stdin.put_nowait(None)
         self._resize.put_nowait(None)
 
-    async def finish(self, status: dict) -> None:
+    async def finish(self, status: Obj) -> None:
         """The error channel's last word: a Status (v4+), or an error's text."""
         if self.version >= 4:
             await self._error(json.dumps(status, separators=(",", ":")).encode())
@@ -164,9 +166,19 @@ class _Streams:
     async def _error(self, data: bytes) -> None:
         raise NotImplementedError
 
+    async def write_stdout(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    async def write_stderr(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    async def pump(self) -> None:
+        """Feed the stdin and resize queues from the client until it is done."""
+        raise NotImplementedError
+
 
 class WebSocketStreams(_Streams):
-    def __init__(self, ws: web.WebSocketResponse, opts: StreamOptions, protocol: str):
+    def __init__(self, ws: web.WebSocketResponse, opts: StreamOptions, protocol: str) -> None:
         super().__init__(opts, protocol_version(protocol))
         self.ws = ws
         self.base64 = "base64" in protocol
@@ -227,7 +239,7 @@ class WebSocketStreams(_Streams):
 
 
 class SpdyStreams(_Streams):
-    def __init__(self, session: SpdySession, opts: StreamOptions, protocol: str):
+    def __init__(self, session: SpdySession, opts: StreamOptions, protocol: str) -> None:
         super().__init__(opts, protocol_version(protocol))
         self.session = session
         self.streams: dict[int, SpdyStream] = {}
@@ -272,10 +284,10 @@ class SpdyStreams(_Streams):
 
     async def pump(self) -> None:
         """Copy the stdin and resize streams into the queues."""
-        async def copy(stream: SpdyStream, into) -> None:
+        async def copy(stream: SpdyStream, into: Callable[[bytes], None]) -> None:
             while chunk := await stream.read():
                 into(chunk)
-        tasks = []
+        tasks: list[Coroutine[Any, Any, None]] = []
         if STDIN in self.streams:
             async def stdin() -> None:
                 await copy(self.streams[STDIN], self._stdin_data)
@@ -298,14 +310,16 @@ class SpdyStreams(_Streams):
 
 # -- serving ----------------------------------------------------------------------------------
 
-async def serve(request: web.Request, opts: StreamOptions,
-                run: Callable[[Any], Awaitable[dict]]) -> web.StreamResponse:
+# What works an exec or attach session's streams: the Status it ends with.
+SessionRun = Callable[[_Streams], Coroutine[Any, Any, Obj]]
+
+
+async def serve(request: web.Request, opts: StreamOptions, run: SessionRun) -> web.StreamResponse:
     """Upgrade the request (WebSocket or SPDY) and let ``run(io)`` work the streams; its
     Status is the error channel's last word."""
     if upgrade.wants_websocket(request):
         ws, protocol = await upgrade.websocket(request, WEBSOCKET_PROTOCOLS)
-        io = WebSocketStreams(ws, opts, protocol)
-        await _session(io, run)
+        await _session(WebSocketStreams(ws, opts, protocol), run)
         await ws.close()
         return ws
     if upgrade.wants_spdy(request):
@@ -326,8 +340,9 @@ async def serve(request: web.Request, opts: StreamOptions,
     raise BadRequest("Upgrade request required")
 
 
-async def run_exec(exec_: Callable[..., Awaitable[int]] | None, attach: Callable[..., Awaitable[None]] | None,
-                   opts: StreamOptions, io: Any) -> dict:
+async def run_exec(exec_: Callable[[tuple[str, ...], _Streams], Awaitable[int]] | None,
+                   attach: Callable[[_Streams], Awaitable[None]], opts: StreamOptions,
+                   io: _Streams) -> Obj:
     """The Status of an exec (``exec_(command, io)``) or attach (``attach(io)``)."""
     try:
         if exec_ is not None:
@@ -341,7 +356,7 @@ async def run_exec(exec_: Callable[..., Awaitable[int]] | None, attach: Callable
         return error_status(str(e) or type(e).__name__)
 
 
-async def _session(io: Any, run) -> None:
+async def _session(io: _Streams, run: SessionRun) -> None:
     pump = asyncio.create_task(io.pump())
     work = asyncio.create_task(run(io))
     try:

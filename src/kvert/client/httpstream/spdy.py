@@ -84,7 +84,7 @@ def decode_headers(block: bytes) -> dict[str, str]:
 class SpdyStream:
     """One stream the client opened: its headers, what it sent, and our half."""
 
-    def __init__(self, session: "SpdySession", stream_id: int, headers: dict[str, str]):
+    def __init__(self, session: SpdySession, stream_id: int, headers: dict[str, str]):
         self.session = session
         self.id = stream_id
         self.headers = headers
@@ -232,9 +232,9 @@ class SpdySession:
         elif kind == HEADERS:
             self._headers(payload[4:])           # keeps the shared zlib stream in step
         elif kind == RST_STREAM and len(payload) >= 4:
-            stream = self.streams.get(struct.unpack_from(">I", payload)[0] & 0x7FFFFFFF)
-            if stream is not None:
-                stream._reset()
+            reset = self.streams.get(struct.unpack_from(">I", payload)[0] & 0x7FFFFFFF)
+            if reset is not None:
+                reset._reset()
         elif kind == PING:
             await self._control(PING, 0, payload[:4])
         elif kind == GOAWAY:

@@ -103,7 +103,7 @@ async def spdy(request: web.Request, supported: Sequence[str]) -> tuple[RawConne
     if protocol is None:
         raise web.HTTPForbidden(text=f"unable to upgrade: unable to negotiate protocol: client "
                                      f"supports {offered}, server supports {list(supported)}")
-    headers = {hdrs.CONNECTION: "Upgrade", hdrs.UPGRADE: "SPDY/3.1"}
+    headers: dict[str, str] = {hdrs.CONNECTION: "Upgrade", hdrs.UPGRADE: "SPDY/3.1"}
     if protocol:
         headers[STREAM_PROTOCOL_HEADER] = protocol
     # the parser hook goes in before the 101 leaves: the client's first frames may follow at once
