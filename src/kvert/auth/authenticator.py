@@ -19,12 +19,12 @@ from typing import Any
 from kvert.auth.serviceaccount import ServiceAccountAuthenticator, TokenInvalid
 from kvert.auth.tokens import TokenAuthenticator, bearer_token
 from kvert.auth.user import AUTHENTICATED, User
+from kvert.auth.user import UNAUTHENTICATED as UNAUTHENTICATED
 from kvert.clock import Clock
 
 log = logging.getLogger(__name__)
 
 SUCCESS_CACHE_TTL = 10.0
-UNAUTHENTICATED = "system:unauthenticated"
 _CACHE_LIMIT = 4096
 
 

@@ -29,10 +29,10 @@ from kvert.auth.attributes import Attributes, Decision
 from kvert.auth.authorizer import Rules
 from kvert.auth.policy import NODES_GROUP, node_rules
 from kvert.auth.rules import rules_allow
-from kvert.auth.user import User
+from kvert.auth.user import NODE_PREFIX, User
 from kvert.store import Store
 
-NODE_USER_PREFIX = "system:node:"
+NODE_USER_PREFIX = NODE_PREFIX
 LEASE_NAMESPACE = "kube-node-lease"
 
 _ALLOW = (Decision.ALLOW, "")

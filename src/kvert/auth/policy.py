@@ -32,14 +32,14 @@ from typing import Any, Protocol
 
 from kvert.api.errors import AlreadyExists, ApiError, NotFound
 from kvert.api.types import Obj
+from kvert.auth.rules import GROUP as RBAC_GROUP
 from kvert.auth.rules import PolicyRule, rule
 from kvert.auth.user import (APISERVER, AUTHENTICATED, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER,
-                             KUBELET_CLIENT, MASTERS, NODES, VPA_ADMISSION, VPA_RECOMMENDER,
-                             VPA_UPDATER)
+                             KUBELET_CLIENT, MASTERS, NODES, SERVICE_ACCOUNTS, UNAUTHENTICATED,
+                             VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER)
 
 log = logging.getLogger(__name__)
 
-RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_API_VERSION = f"{RBAC_GROUP}/v1"
 AUTOUPDATE_ANNOTATION = "rbac.authorization.kubernetes.io/autoupdate"
 BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
@@ -48,9 +48,8 @@ AGGREGATE_TO_EDIT = "rbac.authorization.k8s.io/aggregate-to-edit"
 AGGREGATE_TO_VIEW = "rbac.authorization.k8s.io/aggregate-to-view"
 
 NODES_GROUP = NODES
-UNAUTHENTICATED = "system:unauthenticated"
 MONITORING_GROUP = "system:monitoring"
-SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
+SERVICE_ACCOUNTS_GROUP = SERVICE_ACCOUNTS
 CONTROLLER_ROLE_PREFIX = "system:controller:"
 # the VPA's leader-election Lease names (--leader-elect-resource-name defaults)
 VPA_RECOMMENDER_LEASE = "vpa-recommender-lease"

@@ -23,29 +23,26 @@ from dataclasses import dataclass
 from kvert.api.types import Obj
 from kvert.auth.attributes import Attributes, Decision
 from kvert.auth.authorizer import Rules, aggregate
+from kvert.auth.rules import GROUP as GROUP
 from kvert.auth.rules import PolicyRule, rule_allows
+from kvert.auth.user import SERVICE_ACCOUNT_PREFIX as SERVICE_ACCOUNT_PREFIX
 from kvert.auth.user import User
+from kvert.auth.user import service_account_username as service_account_username
 from kvert.store import Store, Watch
 
 log = logging.getLogger(__name__)
 
-GROUP = "rbac.authorization.k8s.io"
 ROLES = f"{GROUP}/roles"
 ROLE_BINDINGS = f"{GROUP}/rolebindings"
 CLUSTER_ROLES = f"{GROUP}/clusterroles"
 CLUSTER_ROLE_BINDINGS = f"{GROUP}/clusterrolebindings"
 RESOURCES = (CLUSTER_ROLES, ROLES, CLUSTER_ROLE_BINDINGS, ROLE_BINDINGS)
 
-SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 _CACHE_LIMIT = 4096
 
 # How a binding's subjects are indexed: ("User", name), ("Group", name) or
 # ("ServiceAccount", namespace, name).
 SubjectKey = tuple[str, ...]
-
-
-def service_account_username(namespace: str, name: str) -> str:
-    return f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from kvert.auth.attributes import Attributes
 
 ALL = "*"
+GROUP = "rbac.authorization.k8s.io"   # the RBAC API group
 
 
 @dataclass(frozen=True)

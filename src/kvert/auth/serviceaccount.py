@@ -37,15 +37,15 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time
 from kvert.api.types import Obj
-from kvert.auth.user import User
+from kvert.auth.user import SERVICE_ACCOUNT_PREFIX, SERVICE_ACCOUNTS, User, service_account_username
 from kvert.clock import Clock
 from kvert.store import Store
 
 DEFAULT_ISSUER = "https://kubernetes.default.svc.cluster.local"   # kind's and kubeadm's
 LEEWAY = 60                                     # go-jose's jwt.DefaultLeeway
-USER_PREFIX = "system:serviceaccount:"
-ALL_SERVICE_ACCOUNTS = "system:serviceaccounts"
-GROUP_PREFIX = "system:serviceaccounts:"
+USER_PREFIX = SERVICE_ACCOUNT_PREFIX
+ALL_SERVICE_ACCOUNTS = SERVICE_ACCOUNTS
+GROUP_PREFIX = SERVICE_ACCOUNTS + ":"                # + NAMESPACE: a namespace's service accounts
 POD_NAME_KEY = "authentication.kubernetes.io/pod-name"
 POD_UID_KEY = "authentication.kubernetes.io/pod-uid"
 NODE_NAME_KEY = "authentication.kubernetes.io/node-name"
@@ -56,7 +56,7 @@ _ALGORITHM = "RS256"
 
 
 def username(namespace: str, name: str) -> str:
-    return f"{USER_PREFIX}{namespace}:{name}"
+    return service_account_username(namespace, name)
 
 
 def _ref(obj: Obj) -> dict[str, str]:

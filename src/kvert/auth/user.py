@@ -17,6 +17,14 @@ VPA_ADMISSION = "system:vpa-admission-controller"
 APISERVER = "system:apiserver"
 KUBELET_CLIENT = "kube-apiserver-kubelet-client"   # the API server calling a node agent (kubeadm's name)
 NODES = "system:nodes"
+NODE_PREFIX = "system:node:"                       # + NAME: a node agent's user
+UNAUTHENTICATED = "system:unauthenticated"         # the group of anonymous requests
+SERVICE_ACCOUNTS = "system:serviceaccounts"        # every service account's group
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"  # + NAMESPACE:NAME: a service account's user
+
+
+def service_account_username(namespace: str, name: str) -> str:
+    return f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}"
 
 
 @dataclass(frozen=True)
