@@ -38,9 +38,9 @@ from kvert.api.kinds import ResourceType
 from kvert.api.meta import deep_copy, format_time
 from kvert.api.validation.crd import condition_true, defaulted_crd, storage_version
 from kvert.apiserver.tables import VPA_PRINTER_COLUMNS
+from kvert.client.base import Client
 from kvert.client.informer import Informer
 from kvert.clock import Clock
-from kvert.client.base import Client
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ cluster address; upstream's lease reconciler lists every live server).
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from kvert.api.errors import AlreadyExists, NotFound
 from kvert.registry import Registry

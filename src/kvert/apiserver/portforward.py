@@ -6,8 +6,6 @@ through its kubelet endpoint (``kvert.apiserver.kubeletclient``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
 from kvert.api.errors import BadRequest

@@ -35,7 +35,7 @@ from kvert.apiserver import discovery, metrics, negotiation, openapi, recommenda
 from kvert.apiserver.admission import bootstrap
 from kvert.apiserver.authorization import forbidden, request_attributes
 from kvert.apiserver.background import Component, CoroutineComponent, HistoryCompaction, QuotaResync
-from kvert.apiserver.context import (RecommendationService, RequestAuthenticator, ServerContext)
+from kvert.apiserver.context import RecommendationService, RequestAuthenticator, ServerContext
 from kvert.apiserver.impersonation import impersonated
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.negotiation import MediaType
@@ -78,7 +78,7 @@ class ApiServer:
         self.clock = clock
         self.registry = Registry(store, clock, admission, seed=seed, token_requests=token_requests)
         self.watches = WatchHub(self.registry, clock)
-        # node proxy, /metrics and metrics.k8s.io (kvert.apiserver.metrics)
+        # apiserver_request_total of /metrics (kvert.apiserver.metrics)
         self.request_metrics = RequestMetrics()
         # what the request handlers get of this server; the settings below live there
         self.context = ServerContext(store=store, clock=clock, registry=self.registry,

@@ -28,13 +28,11 @@ two, idempotently):
 
 from __future__ import annotations
 
-from typing import Any
-
 from kvert.api.errors import AlreadyExists
+from kvert.clock import Clock
+from kvert.registry import Registry
 from kvert.registry.admission import AdmissionChain
 from kvert.store.base import Store
-from kvert.registry import Registry
-from kvert.clock import Clock
 
 from .lifecycle import IMMORTAL_NAMESPACES, NamespaceLifecycle
 from .limitranger import LimitRanger

@@ -24,8 +24,6 @@ server at start, as kube-apiserver's scheduling post-start hook does.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kvert.api.errors import NotFound
 from kvert.registry.admission import CREATE, UPDATE, Attributes
 from kvert.store.base import Store

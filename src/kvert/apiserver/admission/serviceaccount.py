@@ -28,9 +28,9 @@ import random
 from typing import Any
 
 from kvert.api.errors import NotFound
+from kvert.clock import Clock
 from kvert.registry.admission import CREATE, Attributes
 from kvert.store.base import Store
-from kvert.clock import Clock
 
 from .common import PODS, forbidden, is_pod, pod_spec
 
