@@ -38,6 +38,8 @@ from kvert.api.fields import parse_field_selector
 from kvert.api.kinds import by_key
 from kvert.api.meta import format_time, parse_time
 from kvert.api.selectors import SelectorError, parse_label_selector
+# Re-exported: backends and their callers name objects by this alias.
+from kvert.api.types import Obj as Obj
 from kvert.clock import Clock, WallClock
 
 ADDED = "ADDED"
@@ -95,7 +97,6 @@ def _loads(text: str | bytes) -> Any:
     except orjson.JSONDecodeError:
         return json.loads(text)   # NaN, Infinity and big integers, which orjson refuses
 
-Obj = dict[str, Any]
 # A delete's preconditions: ``uid`` and/or ``resourceVersion`` the stored object must have.
 Preconditions = dict[str, Any]
 # (``list`` would name the store's method inside its class.)
@@ -145,7 +146,7 @@ class Store(Protocol):
 
     def update(self, resource: str, obj: Obj) -> Obj: ...
 
-    def delete(self, resource: str, namespace: str, name: str, *, grace_period_seconds: int = 0,
+    def delete(self, resource: str, namespace: str, name: str, *, grace_period_seconds: int | None = 0,
                preconditions: Preconditions | None = None, finalizers: Finalizers | None = None,
                mark: Callable[[Obj], None] | None = None) -> tuple[Obj, bool]: ...
 
