@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-from kvert.api.types import Obj
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -39,7 +37,7 @@ def line(name: str, labels: Mapping[str, str], value: float, timestamp_ms: int |
     return f"{text} {timestamp_ms}" if timestamp_ms is not None else text
 
 
-def exposition(families: list[tuple[str, str, str, list[tuple[Obj, float]]]]) -> str:
+def exposition(families: Sequence[tuple[str, str, str, Sequence[tuple[Mapping[str, str], float]]]]) -> str:
     """Prometheus text (0.0.4) of ``(name, type, help, [(labels, value)])`` families."""
     out = []
     for name, kind, help_text, samples in families:
