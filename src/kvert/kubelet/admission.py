@@ -35,7 +35,7 @@ eviction threshold is no longer counted against it, which never happens, so it w
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kvert.api.resources import ResourceList
@@ -116,7 +116,7 @@ def total(lists: Iterable[Mapping[str, int]]) -> ResourceList:
     return out
 
 
-def admit_pod(request: Mapping[str, int], others: list[Mapping[str, int]],
+def admit_pod(request: Mapping[str, int], others: Sequence[Mapping[str, int]],
               allocatable: Mapping[str, int]) -> Decision:
     """May a new pod with ``request`` (overhead included) join ``others`` (what each admitted
     pod holds) on a node with ``allocatable``?"""
@@ -167,7 +167,7 @@ def static_cpu_refusal(qos_class: str, cpu_manager_policy: str,
     return ""
 
 
-def decide_resize(request: Mapping[str, int], others: list[Mapping[str, int]],
+def decide_resize(request: Mapping[str, int], others: Sequence[Mapping[str, int]],
                   allocatable: Mapping[str, int], *, absolute: Mapping[str, int] | None = None,
                   qos_class: str = "", cpu_manager_policy: str = "none",
                   old_cpu: Mapping[str, int] | None = None,

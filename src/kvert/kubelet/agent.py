@@ -54,9 +54,11 @@ from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_micro_time, format_time
 from kvert.api.pods import pod_requests, qos_class
 from kvert.api.resources import parse_resource_list
+from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.client.informer import Informer
 from kvert.clock import sleep_unless, wait_event
+from kvert.clock.base import Clock
 from kvert.kubelet import admission as adm
 from kvert.kubelet import resize as rz
 from kvert.kubelet.allocatable import allocatable as node_allocatable
@@ -78,7 +80,14 @@ from kvert.kubelet.eviction import (
 from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, PodWorker, parse_start_time
 from kvert.kubelet.metrics import UsageTracker, cadvisor_metrics, container_sample, node_summary
 from kvert.kubelet.podstate import ContainerRecord, PodState
-from kvert.kubelet.runtime.base import ContainerResources, CriError, LinuxContainerResources
+from kvert.kubelet.runtime.base import (
+    ContainerResources,
+    CriError,
+    EventedRuntime,
+    LinuxContainerResources,
+    Runtime,
+    is_evented,
+)
 from kvert.kubelet.tokens import ProjectedVolumes
 
 log = logging.getLogger(__name__)
@@ -118,8 +127,16 @@ def _phase(pod: dict) -> str:
     return (pod.get("status") or {}).get("phase", "")
 
 
+@dataclasses.dataclass(frozen=True)
+class _EventSource:
+    """A runtime that reports container events and memory thresholds itself, and the period
+    relisting and eviction polling fall back to meanwhile."""
+    runtime: EventedRuntime
+    interval: float
+
+
 class NodeAgent:
-    def __init__(self, client: Any, clock: Any, config: NodeConfig, runtime: Any, *, name: str,
+    def __init__(self, client: Client, clock: Clock, config: NodeConfig, runtime: Runtime, *, name: str,
                  checkpoint_dir: Path | str | None = None, heartbeat_seconds: float = 10,
                  lease_seconds: int = 40, pleg_seconds: float = 1.0,
                  resize_retry_seconds: float = RESIZE_RETRY_SECONDS, host_ip: str = "127.0.0.1",
@@ -158,7 +175,9 @@ class NodeAgent:
         self.eviction_interval = float(eviction_interval)
         # with a runtime that reports container events and memory thresholds (the evented
         # PLEG, memcg notifications), relisting and eviction polling fall back to this period
-        self.evented_interval = evented_interval if hasattr(runtime, "stats_events") else None
+        self.evented_interval = evented_interval if is_evented(runtime) else None
+        self._events = _EventSource(runtime, evented_interval) \
+            if evented_interval is not None and is_evented(runtime) else None
         # the explain.kvert.io/node annotation (``kvert explain``); a simulation has no reader for it
         self.explain = explain
         self.evictions: list[dict] = []          # node-pressure evictions, latest 1000 (reports, tests)
@@ -185,7 +204,7 @@ class NodeAgent:
                                       reserved_milli=config.kube_reserved.get("cpu", 0)
                                       + config.system_reserved.get("cpu", 0))
         self._shared_cpuset = ""                 # the shared pool the running containers have
-        self._tracker = None
+        self._tracker: UsageTracker | None = None
         self._last_node_metrics: dict | None = None
 
     # ==== running ================================================================================
@@ -676,9 +695,9 @@ class NodeAgent:
             await self._handle_resizes()
         finally:
             for uid in changed:
-                ps = self.pods.get(uid)
-                if ps is not None:
-                    ps.wake.set()
+                woken = self.pods.get(uid)
+                if woken is not None:
+                    woken.wake.set()
         self.apply_node_cgroups()
         await self._finish_stuck(cache)
         if any(ps.active and ps.resize.pending_reason == rz.DEFERRED for ps in self.pods.values()):
@@ -847,19 +866,22 @@ class NodeAgent:
                 log.exception("node %s: eviction pass failed", self.name)
             if evicted:      # look again once the pod is gone (the kubelet's cleanup wait)
                 await self.clock.sleep(EVICTION_CLEANUP_POLL)
-            elif self._eviction_quiet():
-                self.runtime.stats_events.clear()
-                self.runtime.watch_memory(self._memory_watch_level())
-                await sleep_unless(self.clock, self.evented_interval, self.runtime.stats_events)
+            elif (events := self._quiet_events()) is not None:
+                events.runtime.stats_events.clear()
+                events.runtime.watch_memory(self._memory_watch_level())
+                await sleep_unless(self.clock, events.interval, events.runtime.stats_events)
             else:
                 await self.clock.sleep(self.eviction_interval)
 
-    def _eviction_quiet(self) -> bool:
-        """Nothing to follow up (no pressure, no soft threshold counting its grace period) and
-        the runtime will say when memory reaches a threshold: wait for it to say so."""
-        return (self.evented_interval is not None and not self.eviction.node_conditions
-                and not self.eviction.thresholds_first_observed_at and not any(self.pressure.values())
-                and self.runtime.stats_static())
+    def _quiet_events(self) -> _EventSource | None:
+        """The runtime's events when nothing needs following up (no pressure, no soft threshold
+        counting its grace period) and the runtime will say when memory reaches a threshold:
+        wait for it to say so. None: poll."""
+        events = self._events
+        quiet = (events is not None and not self.eviction.node_conditions
+                 and not self.eviction.thresholds_first_observed_at and not any(self.pressure.values())
+                 and events.runtime.stats_static())
+        return events if quiet else None
 
     def _memory_watch_level(self) -> int | None:
         """The node working set (pods and system) at which a memory threshold is met."""
@@ -968,11 +990,12 @@ class NodeAgent:
 
     async def _pleg_loop(self) -> None:
         while True:
-            if self.evented_interval is None:
+            events = self._events
+            if events is None:
                 await self.clock.sleep(self.pleg_seconds)
             else:
-                await sleep_unless(self.clock, self.evented_interval, self.runtime.events)
-                self.runtime.events.clear()
+                await sleep_unless(self.clock, events.interval, events.runtime.events)
+                events.runtime.events.clear()
             await self.relist()
 
     async def relist(self) -> None:

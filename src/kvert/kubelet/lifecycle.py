@@ -56,6 +56,7 @@ from kvert.kubelet.runtime.base import (
     CriError,
     LinuxContainerResources,
     PodSandboxConfig,
+    Runtime,
 )
 from kvert.kubelet.services import NodeServices
 from kvert.kubelet.tokens import MountError
@@ -402,8 +403,10 @@ class PodWorker:
             rec.retry_at = 0.0
             rec.status = await agent.runtime.container_status(rec.id)
             return True
-        restarting = st is not None and st.state == "exited"
-        if restarting and not rec.restart_now:
+        exited = st if st is not None and st.state == "exited" else None
+        restarting = exited is not None
+        if exited is not None and not rec.restart_now:
+            st = exited
             if self.in_backoff(rec, st.finished_at, now):
                 entering = rec.waiting_reason != "CrashLoopBackOff"
                 rec.waiting_reason = "CrashLoopBackOff"
@@ -832,7 +835,7 @@ def _terminated(st: ContainerStatus, scheme: str) -> dict:
     return out
 
 
-async def _status_or_none(runtime: Any, container_id: str) -> ContainerStatus | None:
+async def _status_or_none(runtime: Runtime, container_id: str) -> ContainerStatus | None:
     try:
         return await runtime.container_status(container_id)
     except CriError:

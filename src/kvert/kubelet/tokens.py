@@ -30,11 +30,12 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import parse_time
+from kvert.client.base import Client
 from kvert.clock import wait_event
+from kvert.clock.base import Clock
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def _quote_map(values: dict) -> str:
 
 
 class ProjectedVolumes:
-    def __init__(self, client: Any, clock: Any, directory: Path | str | None):
+    def __init__(self, client: Client, clock: Clock, directory: Path | str | None) -> None:
         self.client = client
         self.clock = clock
         self.directory = Path(directory) if directory is not None else None

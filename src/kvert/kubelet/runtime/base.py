@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeGuard
 
 
 class CriError(Exception):
@@ -202,3 +202,20 @@ class Runtime(Protocol):
                            port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """A connection to ``port`` inside the pod's network namespace; raises CriError
         when nothing listens there."""
+
+
+class EventedRuntime(Runtime, Protocol):
+    """A runtime that says itself when something changed, so the node agent need not poll:
+    container events (the evented PLEG) and memory thresholds (memcg notifications)."""
+    events: asyncio.Event                 # set when a container's state changed
+    stats_events: asyncio.Event           # set when the node's memory reached the watched level
+
+    def watch_memory(self, working_set: int | None) -> None:
+        """Set ``stats_events`` when the node's working set reaches ``working_set`` (None: never)."""
+
+    def stats_static(self) -> bool:
+        """Whether the statistics stay as they are until ``stats_events`` says otherwise."""
+
+
+def is_evented(runtime: Runtime) -> TypeGuard[EventedRuntime]:
+    return hasattr(runtime, "stats_events")

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import kvert
 from kvert.clock import wait_event
+from kvert.clock.base import Clock
 from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
 from kvert.kubelet.runtime.base import (
     ContainerConfig,
@@ -145,8 +146,8 @@ class CgroupfsRuntime:
 
     id_scheme = "cgroupfs"      # of containerIDs, as containerd:// or cri-o://
 
-    def __init__(self, clock, tree: NodeCgroups, data_dir: Path, *, name: str = "node",
-                 cgroup_driver: str = "cgroupfs"):
+    def __init__(self, clock: Clock, tree: NodeCgroups, data_dir: Path, *, name: str = "node",
+                 cgroup_driver: str = "cgroupfs") -> None:
         self.clock = clock
         self.tree = tree
         self.data_dir = Path(data_dir)

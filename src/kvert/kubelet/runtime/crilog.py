@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kvert.clock.base import Clock
+
 MAX_LINE = 16 * 1024
 
 
@@ -31,7 +33,7 @@ def parse_timestamp(text: str) -> float:
 class LogWriter:
     """Appends a process's output to its log file, one record per line."""
 
-    def __init__(self, path: Path, clock):
+    def __init__(self, path: Path, clock: Clock) -> None:
         self.path = path
         self.clock = clock
         self._partial = {"stdout": b"", "stderr": b""}

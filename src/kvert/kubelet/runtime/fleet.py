@@ -23,10 +23,12 @@ exit (``SimRuntime.events``: the evented PLEG's container events).
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
+from kvert.clock.base import Clock
 from kvert.kubelet.runtime.tracebank import TraceBank, TraceBankError
 from kvert.kubelet.usage import Constant, Diurnal, Linear, Spikes, _uniform
 
@@ -77,16 +79,32 @@ def share(demand: np.ndarray, weights: np.ndarray, capacity: float) -> np.ndarra
     return out
 
 
+class FleetMember(Protocol):
+    """A node's runtime in the fleet (``kvert.kubelet.runtime.sim.SimRuntime``): told what
+    happened to its containers at a tick."""
+
+    def handle_events(self, slots: np.ndarray[Any, Any], now: float, memory: np.ndarray[Any, Any]) -> None:
+        """Containers that ran out of memory or finished (``slots``) at ``now``."""
+
+    def memory_notice(self) -> None:
+        """The node's working set reached the watched level."""
+
+
 class _Columns:
     """Named numpy columns of one length that grow together (capacity doubling)."""
 
-    def __init__(self, spec: dict[str, tuple[Any, Any, tuple[int, ...]]]):
+    def __init__(self, spec: Mapping[str, tuple[Any, Any, tuple[int, ...]]]) -> None:
         self._spec = spec                     # name -> (dtype, fill, extra shape)
         self.capacity = 0
         self.used = 0                          # slots ever handed out (high-water mark)
         self.free: list[int] = []
         for name, (dtype, fill, extra) in spec.items():
             setattr(self, name, np.full((0, *extra), fill, dtype=dtype))
+
+    def __getattr__(self, name: str) -> np.ndarray[Any, Any]:
+        # only reached for a name that is not a column (the columns are instance attributes):
+        # says to the type checker that every column is an array
+        raise AttributeError(name)
 
     def allocate(self) -> int:
         if self.free:
@@ -160,7 +178,7 @@ def _evaluate_kind(kind: int, p: np.ndarray, t: np.ndarray) -> np.ndarray:
 class Fleet:
     """The rows of every container of the runtimes that joined, on one clock and tick."""
 
-    def __init__(self, clock: Any, tick: float = 1.0):
+    def __init__(self, clock: Clock, tick: float = 1.0) -> None:
         if tick <= 0:
             raise ValueError("tick must be positive")
         self.clock = clock
@@ -170,7 +188,7 @@ class Fleet:
         self.rows = _Columns(_ROW)
         self.sandboxes = _Columns(_SANDBOX)
         self.nodes = _Columns(_NODE)
-        self.runtimes: list[Any] = []               # by node index
+        self.runtimes: list[FleetMember] = []       # by node index
         self.owners: dict[int, Any] = {}            # row slot -> the runtime's container
         self.replays: dict[int, Any] = {}           # row slot -> its Replay (evaluated one by one)
         self.bank: TraceBank | None = None          # recorded usage of ``series`` containers
@@ -185,7 +203,7 @@ class Fleet:
 
     # -- membership ----------------------------------------------------------------------------------
 
-    def join(self, runtime: Any) -> int:
+    def join(self, runtime: FleetMember) -> int:
         node = self.nodes.allocate()
         self.runtimes.append(runtime)
         return node

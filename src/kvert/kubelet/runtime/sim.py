@@ -62,6 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvert.api.quantity import to_int
+from kvert.clock.base import Clock
 from kvert.kubelet.runtime import simstreams
 from kvert.kubelet.runtime.base import (
     ContainerConfig,
@@ -207,10 +208,10 @@ class SimRuntime:
     None means unbounded. ``name`` seeds the (deterministic) ids.
     """
 
-    def __init__(self, clock, tick: float = 1.0, *, cpu_capacity: int | None = None,
+    def __init__(self, clock: Clock, tick: float = 1.0, *, cpu_capacity: int | None = None,
                  memory_capacity: int | None = None, name: str = "sim", disk_capacity: int | None = None,
                  inodes: int | None = None, max_pid: int = DEFAULT_MAX_PID, system_memory: int = 0,
-                 system_processes: int = 0, fleet: Fleet | None = None):
+                 system_processes: int = 0, fleet: Fleet | None = None) -> None:
         if fleet is None:
             fleet = Fleet(clock, tick)
         elif fleet.clock is not clock:

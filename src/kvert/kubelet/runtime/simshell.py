@@ -20,9 +20,9 @@ import tarfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from kvert.clock import WallClock
+from kvert.clock.base import Clock
 
 NOT_FOUND = 127
 MAX_SLEEP = 3600.0
@@ -385,8 +385,8 @@ class _Exit(Exception):
 class Shell:
     """One exec's shell over a container's filesystem and environment."""
 
-    def __init__(self, fs: Filesystem, env: dict[str, str], *, clock: Any = None,
-                 processes: list[str] | None = None):
+    def __init__(self, fs: Filesystem, env: dict[str, str], *, clock: Clock | None = None,
+                 processes: list[str] | None = None) -> None:
         self.fs = fs
         self.clock = clock or WallClock()
         self.env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
