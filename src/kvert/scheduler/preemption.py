@@ -42,7 +42,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -247,16 +247,30 @@ def fit_error_message(num_all_nodes: int, statuses: dict[int, Status]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+class PreemptionPolicy(Protocol):
+    """What a PostFilter plugin decides for its Evaluator (upstream's ``preemption.Interface``)."""
+
+    name: str
+
+    def pod_eligible_to_preempt_others(self, pod: dict[str, Any], nominated_status: Status | None
+                                       ) -> tuple[bool, str]:
+        """Whether ``pod`` may preempt at all, and why not."""
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """Where in the node order to start looking for candidates, and how many to find."""
+
+    def select_victims_on_node(self, state: CycleState, pod: dict[str, Any], view: CacheView,
+                               row: int, budgets: Sequence[Budget]
+                               ) -> tuple[list[PodEntry], int, Status | None]:
+        """The victims on the node at ``row`` (removed from ``view``), how many of them
+        violate a PodDisruptionBudget, and why the node cannot help if it cannot."""
+
+
 class Evaluator:
-    """``preemption.Evaluator`` for one PostFilter plugin.
+    """``preemption.Evaluator`` for one PostFilter plugin, whose policy it asks (see
+    :class:`PreemptionPolicy`)."""
 
-    ``plugin`` supplies the policy (upstream's ``preemption.Interface``):
-    ``pod_eligible_to_preempt_others(pod, nominated_status)``,
-    ``get_offset_and_num_candidates(n)`` and
-    ``select_victims_on_node(state, pod, view, row, budgets)``.
-    """
-
-    def __init__(self, plugin: Any, handle: Handle):
+    def __init__(self, plugin: PreemptionPolicy, handle: Handle):
         self.plugin = plugin
         self.handle = handle
         # uids of preemptors whose victims' API calls are still running
@@ -340,7 +354,7 @@ class Evaluator:
                 if fine and len(fine) + len(violating) >= num_candidates:
                     break
                 continue
-            if is_success(st):
+            if st is None or st.is_success:
                 st = Status(Code.ERROR, f'expected at least one victim pod on node "{name}"')
             if st.code == Code.ERROR:
                 errors.append(st.message())
@@ -388,6 +402,8 @@ class Evaluator:
         next to the preemptor any more, so they look for a place again."""
         prio = pod_priority(pod)
         client = self.handle.client
+        if client is None:   # preemption acts on the cluster only with a client (preempt())
+            return
         for other in self.cache.nominated_pods(node):
             if pod_priority(other) >= prio:
                 continue
@@ -412,6 +428,8 @@ class Evaluator:
             fw.reject_waiting_pod(uid, self.plugin.name, "preempted")
         else:
             client = self.handle.client
+            if client is None:   # as above: only a live scheduler deletes victims
+                return
             scheduler = (preemptor.get("spec") or {}).get("schedulerName") or "default-scheduler"
             cond = {"type": DISRUPTION_TARGET, "status": "True",
                     "reason": REASON_PREEMPTION_BY_SCHEDULER,

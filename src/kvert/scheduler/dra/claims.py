@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvert.scheduler.dra.allocator import DeviceID, allocated_device_ids
+from kvert.scheduler.listers import Listers
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
 RESERVED_FOR_MAX_SIZE = 256       # resourceapi.ResourceClaimReservedForMaxSize
@@ -128,7 +129,7 @@ class ClaimTracker:
                 return listed
         return mine
 
-    def get(self, listers: Any, namespace: str, name: str) -> Mapping[str, Any] | None:
+    def get(self, listers: Listers, namespace: str, name: str) -> Mapping[str, Any] | None:
         getter = getattr(listers, "get", None)
         if callable(getter):
             listed = getter("resourceclaims", name, namespace)
@@ -137,7 +138,7 @@ class ClaimTracker:
                            if _meta(c).get("name") == name), None)
         return self._current(listed, (namespace, name))
 
-    def list(self, listers: Any) -> list[Mapping[str, Any]]:
+    def list(self, listers: Listers) -> list[Mapping[str, Any]]:
         out = []
         seen = set()
         for c in listers.list("resourceclaims"):
@@ -149,7 +150,7 @@ class ClaimTracker:
         out.extend(c for key, (c, _) in self.assumed.items() if key not in seen)
         return out
 
-    def allocated_devices(self, listers: Any) -> set[DeviceID]:
+    def allocated_devices(self, listers: Listers) -> set[DeviceID]:
         """``ListAllAllocatedDevices``: devices of allocated claims and of in-flight ones."""
         return allocated_device_ids(list(self.list(listers)) + list(self.pending.values()))
 

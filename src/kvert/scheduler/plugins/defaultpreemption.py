@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 import random
+from collections.abc import Sequence
 
 from kvert.scheduler.algorithm import nominated_node_name
 from kvert.scheduler.cache import PodEntry
@@ -144,7 +145,7 @@ class DefaultPreemption(Plugin):
         return True, ""
 
     def select_victims_on_node(self, state: CycleState, pod: dict, view: CacheView, row: int,
-                               budgets: list[Budget]
+                               budgets: Sequence[Budget]
                                ) -> tuple[list[PodEntry], int, Status | None]:
         """``SelectVictimsOnNode`` on a view and a state of its own (both are changed)."""
         fw = self.bound_handle.bound_framework

@@ -508,6 +508,8 @@ class DynamicResources(Plugin):
         """``bindClaim``: store the allocation Reserve made (finalizer first) and the
         reservation, fetching the claim again after a conflict."""
         client = self._client
+        if client is None:   # pre_bind binds only with a client
+            raise DRAError("no API client to bind the claim with")
         claim = copy.deepcopy(s.claims[index])
         meta = claim.get("metadata") or {}
         ns, name, uid = meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", "")

@@ -56,6 +56,7 @@ from kvert.scheduler.framework import (
     MAX_NODE_SCORE, NODE, POD, QUEUE, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint,
     Code, CycleState, FilterResult, Plugin, Status,
 )
+from kvert.scheduler.listers import Listers
 from kvert.scheduler.plugins.helper import per_signature
 from kvert.scheduler.plugins.nodeaffinity import evaluate_by_projection
 from kvert.scheduler.podindex import PodQuery
@@ -198,7 +199,7 @@ def _controller_of(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def default_selector(pod: Mapping[str, Any], listers: Any) -> LabelSelector:
+def default_selector(pod: Mapping[str, Any], listers: Listers | None) -> LabelSelector:
     """``helper.DefaultSelector``: the union of the selectors of the Services selecting the
     pod, and of its controlling ReplicationController, ReplicaSet or StatefulSet."""
     ns = _namespace(pod)
@@ -433,7 +434,7 @@ class PodTopologySpread(Plugin):
         found = parse_constraints(self.default_constraints, labels, action)
         if not found:
             return []
-        selector = default_selector(pod, getattr(self.handle, "listers", None))
+        selector = default_selector(pod, self.handle.listers if self.handle is not None else None)
         if selector.empty:
             return []
         return [Constraint(c.max_skew, c.topology_key, selector, c.min_domains,
