@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import json
 import random
 import re
@@ -941,33 +942,33 @@ def make_matcher(resource: str, label_selector: str = "",
         fields = None
     if labels is None and fields is None:
         return None
-    return Match(labels.matches if labels is not None else None,
-                 fields.matches if fields is not None else None,
-                 fields.route() if fields is not None else None)
+    match = Match(_selects, labels.matches if labels is not None else None,
+                  fields.matches if fields is not None else None)
+    match.route = fields.route() if fields is not None else None
+    return match
 
 
-class Match:
-    """A label and field selector's predicate over objects, with the ``route`` (if any) the
-    store indexes watches by."""
+LabelTest = Callable[[Mapping[str, str] | None], bool]
+FieldTest = Callable[[Mapping[str, Any]], bool]
 
-    __slots__ = ("_labels", "_fields", "route")
 
-    def __init__(self, labels: Callable[[Mapping[str, str] | None], bool] | None,
-                 fields: Callable[[Mapping[str, Any]], bool] | None, route: Route | None) -> None:
-        self._labels = labels
-        self._fields = fields
-        self.route = route
+class Match(functools.partial[bool]):
+    """A label and field selector's predicate over objects (``match(obj)``), with the
+    ``route`` (if any) the store indexes watches by. A partial of ``_selects``: called for
+    every watch a write may concern, it costs no more than a closure."""
 
-    def __call__(self, obj: Obj) -> bool:
-        # An object a selector cannot even read (odd shapes) does not match; a write must
-        # never fail half-way through feeding its watches.
-        try:
-            lm, fm = self._labels, self._fields
-            if lm is not None and not lm((obj.get("metadata") or {}).get("labels") or {}):
-                return False
-            return fm is None or bool(fm(obj))
-        except Exception:
+    route: Route | None = None
+
+
+def _selects(labels: LabelTest | None, fields: FieldTest | None, obj: Obj) -> bool:
+    # An object a selector cannot even read (odd shapes) does not match; a write must
+    # never fail half-way through feeding its watches.
+    try:
+        if labels is not None and not labels((obj.get("metadata") or {}).get("labels") or {}):
             return False
+        return fields is None or bool(fields(obj))
+    except Exception:
+        return False
 
 
 def _route_value(get: Callable[[Obj], str], obj: Obj) -> str | None:
