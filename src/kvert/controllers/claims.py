@@ -16,13 +16,14 @@ from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import labels_of
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.base import Client
+from kvert.client.informer import Informer
 from kvert.controllers.base import CONTROLLER_INDEX, ORPHAN_INDEX, controller_ref_of, object_key
 from kvert.controllers.util import controller_ref, is_deleting, uid_of
 
 log = logging.getLogger(__name__)
 
 
-def candidates(informer: Any, owner: dict) -> list[dict]:
+def candidates(informer: Informer, owner: dict[str, Any]) -> list[dict[str, Any]]:
     """What an owner may claim: the objects it controls and the orphans of its namespace
     (from the informer's controller and orphan indexes, not the whole namespace)."""
     return informer.by_index(CONTROLLER_INDEX, uid_of(owner)) + \

@@ -40,7 +40,8 @@ from __future__ import annotations
 import inspect
 import logging
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Iterable
+from typing import Any, Protocol
 
 from kvert.api import conditions, kinds
 from kvert.api.errors import ApiError, NotFound
@@ -73,6 +74,14 @@ DOWNSCALE_STABILIZATION = 300.0          # --horizontal-pod-autoscaler-downscale
 ABLE_TO_SCALE, SCALING_ACTIVE, SCALING_LIMITED = "AbleToScale", "ScalingActive", "ScalingLimited"
 # what the custom metrics client answers where no adapter serves custom.metrics.k8s.io
 NO_CUSTOM_METRICS_API = "no custom metrics API (custom.metrics.k8s.io) registered"
+
+
+class PodMetricsProvider(Protocol):
+    """In-process PodMetrics (``kvert.cluster.metrics.LocalNodeMetrics``), answered at once or
+    awaited; ``namespace`` None means every namespace."""
+
+    def pod_metrics(self, namespace: str | None = None
+                    ) -> Iterable[dict[str, Any]] | Awaitable[Iterable[dict[str, Any]]]: ...
 
 
 class ReconcileError(Exception):
@@ -127,7 +136,7 @@ class HorizontalController(Controller):
     name = COMPONENT
 
     def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
-                 workers: int = 1, metrics: Any = None, sync_period: float = SYNC_PERIOD,
+                 workers: int = 1, metrics: PodMetricsProvider | None = None, sync_period: float = SYNC_PERIOD,
                  tolerance: float = DEFAULT_TOLERANCE,
                  downscale_stabilization: float = DOWNSCALE_STABILIZATION,
                  cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD,

@@ -40,7 +40,7 @@ import asyncio
 import heapq
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -491,7 +491,7 @@ class NodeLifecycleController(Controller):
 
     # ---- writes -------------------------------------------------------------------------------------------------
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, object]) -> None:
         """Run a taint change without waiting for it (the pass goes on to the next node)."""
         def report(task: asyncio.Task) -> None:
             if not task.cancelled() and task.exception() is not None:

@@ -143,6 +143,13 @@ class AggregateBank:
         self.pods[row] = {}
         return row
 
+    def config_of(self, row: int) -> RecommenderConfig:
+        """The config of a taken row."""
+        config = self.configs[row]
+        if config is None:
+            raise KeyError(f"row {row} is free")
+        return config
+
     def free_row(self, row: int) -> None:
         for slot in self.pods[row].values():
             self._free_slot(slot)
@@ -389,7 +396,7 @@ class AggregateBank:
     def record_oom(self, slot: int, t_us: int, request_bytes: float) -> int:
         """An OOM kill of the slot's container (``RecordOOM``); 0 when it is too old to count."""
         row = int(self.slot_row[slot])
-        cfg = self.configs[row]
+        cfg = self.config_of(row)
         interval = int(self.interval_us[row])
         W = int(self.window_end[slot])
         if W != UNSET and t_us < W - interval:
@@ -455,7 +462,7 @@ class AggregateContainerState:
 
     @property
     def config(self) -> RecommenderConfig:
-        return self.bank.configs[self.row]
+        return self.bank.config_of(self.row)
 
     @property
     def creation_time(self) -> float:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvert.vpa.aggregate import AggregateBank
 from kvert.vpa.estimators import RowParameters, estimate_rows
 
 UNKNOWN = -1
 
 
 class BankEstimates:
-    def __init__(self, bank) -> None:
+    def __init__(self, bank: AggregateBank) -> None:
         self.bank = bank
         self.serial = np.zeros(0, dtype=np.int64)
         self.params = RowParameters.empty(0)

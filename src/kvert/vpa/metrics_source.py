@@ -28,7 +28,7 @@ import asyncio
 import inspect
 import logging
 from dataclasses import dataclass
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Awaitable, Iterable, Protocol, Sequence
 
 import numpy as np
 
@@ -119,10 +119,18 @@ class _PodMetricsTable:
         return self._last
 
 
+class PodMetricsProvider(Protocol):
+    """In-process PodMetrics (``kvert.cluster.metrics.LocalNodeMetrics``), answered at once or
+    awaited; ``namespace`` None means every namespace."""
+
+    def pod_metrics(self, namespace: str | None = None
+                    ) -> Iterable[dict[str, Any]] | Awaitable[Iterable[dict[str, Any]]]: ...
+
+
 class LocalMetricsSource(_PodMetricsTable):
     """Wraps a ``LocalNodeMetrics`` (or anything with ``pod_metrics(namespace=None)``, sync or async)."""
 
-    def __init__(self, provider: Any, namespace: str | None = None) -> None:
+    def __init__(self, provider: PodMetricsProvider, namespace: str | None = None) -> None:
         self.provider = provider
         self.namespace = namespace
 

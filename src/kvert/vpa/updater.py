@@ -567,8 +567,8 @@ class Updater:
                 if (lo is not None and request < lo) or (hi is not None and request > hi):
                     p.outside_range = True
         for r, recommended in total_recommended.items():
-            request = max(float(total_request.get(r, 0)), 1.0)
-            p.resource_diff += abs(request - recommended) / request
+            total = max(float(total_request.get(r, 0)), 1.0)
+            p.resource_diff += abs(total - recommended) / total
         return p
 
     def _quick_oom(self, vpa: Mapping, pod: Mapping) -> bool:
