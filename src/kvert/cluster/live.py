@@ -89,9 +89,10 @@ class ApiServerProcess:
         await self.control_plane.bootstrap(self.supervisor)
         # A store of our own starts its history at start, as kube-apiserver's watch cache
         # does; a shared etcd's history is everyone's: compacted only on the interval.
-        self.server.run_background(self.server.compact_history(
-            self.compaction_interval, at_start=not self.store.shared))
-        self.server.run_background(self.server.resync_quotas(QUOTA_RESYNC_SECONDS))
+        for name, component in self.server.background_components(
+                compaction_interval=self.compaction_interval, compact_at_start=not self.store.shared,
+                quota_resync_interval=QUOTA_RESYNC_SECONDS).items():
+            self.supervisor.add(name, component)
         self.url = await self.server.start(self.host, self.port,
                                            self.pki.server_context(client_certificates=True))
         await self._publish_kubernetes_service()
@@ -99,7 +100,7 @@ class ApiServerProcess:
                          client_certificate=ensure_client_cert(self.pki, "admin", ADMIN, (MASTERS,), now))
         for user in COMPONENTS:
             self.write_component_kubeconfig(user)
-        self.server.run_background(self.metrics.run())
+        self.supervisor.add("node-metrics", self.metrics)
 
     async def _publish_kubernetes_service(self) -> None:
         """``default/kubernetes`` to this server's port, with Endpoints and an EndpointSlice

@@ -18,6 +18,7 @@ from kvert.apiserver.metrics import DEFAULT_RESOLUTION
 from kvert.apiserver.server import ApiServer
 from kvert.api.errors import ApiError
 from kvert.clock import Clock
+from kvert.clock.periodic import run_every
 from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.runtime.base import StreamIO
 from kvert.kubelet.metrics import UsageTracker, node_metrics, node_summary, parse_resource_metrics
@@ -38,6 +39,7 @@ class LocalNodeMetrics:
         self.server: ApiServer | None = None
         self._remote_trackers: dict[str, UsageTracker] = {}
         self.resolution = float(resolution)
+        self._stopping = asyncio.Event()
         self._agents: dict[str, NodeAgent] = {}
         self._node: dict[str, dict] = {}
         self._pods: dict[str, list[dict]] = {}
@@ -60,9 +62,13 @@ class LocalNodeMetrics:
     # -- sampling -------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        while True:
-            await self.sample()
-            await self.clock.sleep(self.resolution)
+        """Sample every ``resolution`` seconds until ``stop()`` (a supervised component)."""
+        self._stopping.clear()
+        await run_every(self.clock, self.resolution, self.sample, self._stopping, log=log,
+                        failure="node metrics sampling failed")
+
+    def stop(self) -> None:
+        self._stopping.set()
 
     async def sample(self) -> None:
         await self._sample_remote()

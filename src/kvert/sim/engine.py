@@ -277,8 +277,9 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: VirtualClock, progre
     for i, w in enumerate(scn.workloads):
         where = f"workloads[{i}] ({w.kind} {w.namespace}/{w.name})"
         await _create(admin, w.resource, w.manifest, w.namespace, where)
-        if vpas[w.key] is not None:
-            await _create(admin, "autoscaling.k8s.io/verticalpodautoscalers", vpas[w.key], w.namespace,
+        vpa_object = vpas[w.key]
+        if vpa_object is not None:
+            await _create(admin, "autoscaling.k8s.io/verticalpodautoscalers", vpa_object, w.namespace,
                           f"{where}: its VerticalPodAutoscaler")
         if w in hpas:
             await _create(admin, "autoscaling/horizontalpodautoscalers", scn.hpa_object(w), w.namespace,
@@ -323,16 +324,18 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: VirtualClock, progre
             "vpa_writes_per_hour": (history.updates - first_sample[2]) / hours if hours else 0.0}
     recommendations: dict[str, Any] = {}
     for w in scn.workloads:
-        if vpas[w.key] is None:
+        vpa_object = vpas[w.key]
+        if vpa_object is None:
             continue
         try:
-            obj = await admin.get("autoscaling.k8s.io/verticalpodautoscalers", vpas[w.key]["metadata"]["name"],
+            obj = await admin.get("autoscaling.k8s.io/verticalpodautoscalers", vpa_object["metadata"]["name"],
                                   w.namespace)
             recommendations[w.key] = (obj.get("status") or {}).get("recommendation")
         except ApiError:
             recommendations[w.key] = None
     hpa_runs: dict[str, dict[str, Any]] = {}
     for w in hpas:
+        assert w.hpa is not None            # hpas holds the workloads that have one
         try:
             obj = await admin.get("autoscaling/horizontalpodautoscalers", scn.hpa_object(w)["metadata"]["name"],
                                   w.namespace)
@@ -354,23 +357,23 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: VirtualClock, progre
     by_workload = {s: np.ascontiguousarray(columns[s].T) for s in SERIES}   # a row per workload
     series = {w: {s: by_workload[s][i] for s in SERIES} for i, w in enumerate(names)}
     counters: dict[str, dict[str, float]] = {}
-    for i, w in enumerate(names):
-        counters[w] = {
-            "oom_kills": sum(1 for ns, pod, _, _ in ooms if tracker.workload_of_pod.get((ns, pod)) == w),
-            "restarts": tracker.restarts[w],
+    for i, key in enumerate(names):
+        counters[key] = {
+            "oom_kills": sum(1 for ns, pod, _, _ in ooms if tracker.workload_of_pod.get((ns, pod)) == key),
+            "restarts": tracker.restarts[key],
             "throttled_seconds": float(sampler.throttled_ns[i]) / 1e9,
-            "evictions": tracker.evictions[w],
-            "node_pressure_evictions": sum(1 for e in tracker.events if e["workload"] == w
+            "evictions": tracker.evictions[key],
+            "node_pressure_evictions": sum(1 for e in tracker.events if e["workload"] == key
                                            and e.get("cause") == "node-pressure"),
-            "resizes": tracker.resizes[w],
-            "pods_created": tracker.pods_created[w],
+            "resizes": tracker.resizes[key],
+            "pods_created": tracker.pods_created[key],
         }
     events = list(tracker.events)
     for ns, pod, when, kill in ooms:
-        w = tracker.workload_of_pod.get((ns, pod))
-        if w is None:
+        owner = tracker.workload_of_pod.get((ns, pod))
+        if owner is None:
             continue
-        events.append({"time": round(when - tracker.start, 3), "kind": "oom-kill", "workload": w, "pod": pod,
+        events.append({"time": round(when - tracker.start, 3), "kind": "oom-kill", "workload": owner, "pod": pod,
                        "container": kill.name, "cause": OOM_CAUSES.get(kill.scope, kill.scope),
                        "usage": kill.usage, "limit": kill.limit})
     events.sort(key=lambda e: (e["time"], e["kind"], e["pod"]))
