@@ -82,6 +82,9 @@ class Decision:
 
 
 def _is_extended(name: str) -> bool:
+    # Not kvert.api.resources.is_extended_resource: that one also calls "x.kubernetes.io/y"
+    # native, which pod validation lets through, so such a request missing from the node's
+    # allocatable would be refused here instead of skipped as it is now.
     return "/" in name and not name.startswith("kubernetes.io/")
 
 

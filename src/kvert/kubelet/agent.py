@@ -46,10 +46,11 @@ import json
 import logging
 import math
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kvert.api.conditions import conditions_of, find_condition, new_condition
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_micro_time, format_time
 from kvert.api.pods import pod_requests, qos_class
@@ -412,14 +413,14 @@ class NodeAgent:
 
     def node_status(self, previous: dict | None) -> dict:
         now = format_time(self.clock.now())
-        old = {c.get("type"): c for c in ((previous or {}).get("conditions") or [])}
         conditions = []
         for ctype, (ok_reason, ok_msg, bad_reason, bad_msg) in _PRESSURE.items():
             bad = self.pressure.get(ctype, False)
-            conditions.append(self._condition(old.get(ctype), ctype, "True" if bad else "False",
-                                              bad_reason if bad else ok_reason, bad_msg if bad else ok_msg, now))
-        conditions.append(self._condition(old.get("Ready"), "Ready", "True", "KubeletReady",
-                                          "kubelet is posting ready status", now))
+            conditions.append(self._condition(find_condition(previous, ctype), ctype,
+                                              "True" if bad else "False", bad_reason if bad else ok_reason,
+                                              bad_msg if bad else ok_msg, now))
+        conditions.append(self._condition(find_condition(previous, "Ready"), "Ready", "True",
+                                          "KubeletReady", "kubelet is posting ready status", now))
         resources = node_status_resources(self.config)
         runtime_name = getattr(self.runtime, "name", "sim") or "sim"
         return {
@@ -442,10 +443,13 @@ class NodeAgent:
         }
 
     @staticmethod
-    def _condition(old: dict | None, ctype: str, status: str, reason: str, message: str, now: str) -> dict:
-        transition = old.get("lastTransitionTime") if old and old.get("status") == status else now
-        return {"type": ctype, "status": status, "lastHeartbeatTime": now,
-                "lastTransitionTime": transition, "reason": reason, "message": message}
+    def _condition(old: Mapping[str, Any] | None, ctype: str, status: str, reason: str, message: str,
+                   now: str) -> dict[str, Any]:
+        condition = new_condition(ctype, status, reason, message, now=now,
+                                  times=("lastHeartbeatTime", "lastTransitionTime"))
+        if old and old.get("status") == status:
+            condition["lastTransitionTime"] = old.get("lastTransitionTime")
+        return condition
 
     def node_object(self) -> dict:
         return {"apiVersion": "v1", "kind": "Node",
@@ -478,7 +482,7 @@ class NodeAgent:
             comparable = {k: v for k, v in status.items() if k != "conditions"}
             changed = any(previous.get(k) != v for k, v in comparable.items()) or [
                 (c["type"], c["status"], c["reason"]) for c in status["conditions"]] != [
-                (c.get("type"), c.get("status"), c.get("reason")) for c in previous.get("conditions") or []]
+                (c.get("type"), c.get("status"), c.get("reason")) for c in conditions_of(previous)]
             if not force and not changed and \
                     self.clock.now() - self._last_status_report < STATUS_REPORT_SECONDS:
                 return

@@ -46,6 +46,14 @@ from typing import Any
 
 import numpy as np
 
+from kvert.api.durations import (
+    MINUTE,
+    SECOND,
+    DurationError,
+    format_go_duration_ns,
+    parse_go_duration,
+    parse_go_duration_ns,
+)
 from kvert.api.features import FeatureGateError, enabled, parse_feature_gates
 from kvert.api.quantity import Quantity, QuantityError, to_int
 from kvert.api.resources import BINARY_SI, ResourceList, format_resource_list
@@ -118,10 +126,6 @@ def field_label(name: str) -> str:
 
 # -- durations ----------------------------------------------------------------------------------
 
-_DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 _DAYS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)d\s*$")
 
 
@@ -137,46 +141,22 @@ def parse_duration_or_days(text: object, field: str = "") -> float:
 
 def parse_duration(text: object, field: str = "") -> float:
     """A Go duration (``"1m30s"``, ``"100ms"``, ``"5m"``) in seconds; a bare number is seconds."""
-    if isinstance(text, bool):
-        raise ConfigError(field, f"invalid duration {text!r}")
-    if isinstance(text, (int, float)):
-        return float(text)
-    if not isinstance(text, str) or not text:
-        raise ConfigError(field, f"invalid duration {text!r}")
-    s = text.strip()
-    sign = 1.0
-    if s[:1] in "+-":
-        sign = -1.0 if s[0] == "-" else 1.0
-        s = s[1:]
-    if s == "0":
-        return 0.0
-    pos, total = 0, 0.0
-    while pos < len(s):
-        m = _DURATION_RE.match(s, pos)
-        if not m:
-            raise ConfigError(field, f'time: invalid duration "{text}"')
-        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
-        pos = m.end()
-    if pos == 0:
-        raise ConfigError(field, f'time: invalid duration "{text}"')
-    return sign * total
+    try:
+        if isinstance(text, str) and text:
+            # a blank string too is Go's "time: invalid duration", as ParseDuration says
+            return parse_go_duration_ns(text) / SECOND
+        return parse_go_duration(text)
+    except DurationError as err:
+        raise ConfigError(field, str(err)) from None
 
 
 def format_duration(seconds: float) -> str:
-    """Seconds as a Go duration string (``90`` -> ``"1m30s"``, ``0.1`` -> ``"100ms"``)."""
-    if seconds == 0:
-        return "0s"
-    if seconds < 1:
-        ms = seconds * 1000
-        return f"{ms:g}ms"
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    out = ""
-    if h:
-        out += f"{int(h)}h"
-    if h or m:
-        out += f"{int(m)}m"
-    return out + f"{s:g}s"
+    """Seconds as a Go duration string (``90`` -> ``"1m30s"``, ``0.1`` -> ``"100ms"``), the
+    seconds to six significant digits: a metrics window is a difference of float times, whose
+    last digits are noise."""
+    minutes, rest = divmod(seconds, 60) if seconds >= 1 else (0.0, seconds)
+    rest = float(f"{rest:.6g}")
+    return format_go_duration_ns(int(minutes) * MINUTE + round(rest * SECOND))
 
 
 # -- resource pairs -----------------------------------------------------------------------------

@@ -41,6 +41,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from kvert.api.conditions import conditions_of
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, parse_time
 from kvert.clock import wait_event
@@ -724,7 +725,7 @@ class PodWorker:
             ("False", terminal_reason or "ContainersNotReady",
              "" if ps.terminal else f"containers with unready status: [{' '.join(unready)}]"),
         }
-        old_conditions = {c.get("type"): c for c in old.get("conditions") or []}
+        old_conditions = {c.get("type"): c for c in conditions_of(old)}
         conditions = []
         for ctype in SYSTEM_CONDITIONS:
             value, reason, message = wanted[ctype]

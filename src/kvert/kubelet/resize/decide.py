@@ -46,7 +46,8 @@ def _cpu_requests(allocation: Allocation, names: Sequence[str]) -> dict[str, int
 
 
 def decide(pod: Mapping[str, Any], allocated: Allocation, wanted: Allocation | None,
-           others: Sequence[Mapping[str, int]], node: NodeLimits, generation: int, now: float) -> ResizeDecision:
+           others: Sequence[Mapping[str, int]], node: NodeLimits, generation: int,
+           now: float) -> ResizeDecision:
     """Accept, defer or refuse the resize from ``allocated`` to what the spec asks for
     (``wanted``, ``spec_allocation(pod)`` if known), next to what the other pods hold."""
     new_alloc = merged_allocation(pod, allocated, wanted)
