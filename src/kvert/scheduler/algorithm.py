@@ -21,7 +21,7 @@ import numpy as np
 
 from kvert.scheduler.cache import NodeCache
 from kvert.scheduler.framework import (
-    Code, CycleState, Diagnosis, FitError, Framework, Status, _PluginError, _go_list, is_success,
+    Code, CycleState, Diagnosis, FitError, Framework, Status, _PluginError, _go_list,
 )
 from kvert.scheduler.snapshot import NodeSet, num_feasible_nodes_to_find
 

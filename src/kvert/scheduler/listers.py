@@ -15,7 +15,7 @@ The resources the in-tree plugins read are :data:`SCHEDULER_RESOURCES`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from kvert.api.errors import ApiError
@@ -50,7 +50,7 @@ def _ns(obj: dict) -> str:
 class StaticListers:
     """Listers over fixed objects: ``{resource: [objects]}``."""
 
-    def __init__(self, objects: dict[str, Iterable[dict]] | None = None):
+    def __init__(self, objects: Mapping[str, Iterable[dict[str, Any]]] | None = None):
         self._objects = {r: list(objs) for r, objs in (objects or {}).items()}
 
     def list(self, resource: str, namespace: str | None = None) -> list[dict]:

@@ -175,7 +175,7 @@ def classify(objects: Iterable[dict]) -> Snapshot:
     seen_nodes: set[str] = set()
     for i, obj in enumerate(objects):
         kind, meta = obj.get("kind"), _meta(obj)
-        where = f"{kind} {meta.get('namespace') + '/' if meta.get('namespace') else ''}" \
+        where = f"{kind} {str(meta.get('namespace')) + '/' if meta.get('namespace') else ''}" \
                 f"{meta.get('name', f'#{i}')}"
         if kind in ("Node", "Pod", "Namespace", "PriorityClass") or kind in _LISTED:
             if not isinstance(meta.get("name"), str) or not meta.get("name"):

@@ -42,7 +42,7 @@ from kvert.scheduler.cache import PodEntry
 from kvert.scheduler.framework import (
     Handle,
     ASSIGNED_POD, QUEUE, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code,
-    CycleState, Diagnosis, Plugin, PostFilterResult, Status, is_success,
+    CycleState, Diagnosis, Plugin, PostFilterResult, Status,
 )
 from kvert.scheduler.preemption import (
     NO_VICTIMS, Budget, Evaluator, filter_pods_with_pdb_violation, fits_on_node, importance_key,

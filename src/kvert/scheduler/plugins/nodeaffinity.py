@@ -82,7 +82,7 @@ def evaluate_by_projection(nodes: NodeSet, keys: tuple[str, ...], fields: bool,
         return np.zeros(0, dtype)
     if fields:
         objs = cache.node_objs
-        return np.fromiter((fn(objs[int(r)]) for r in rows), dtype=dtype, count=n)
+        return np.fromiter((fn(objs[int(r)] or {}) for r in rows), dtype=dtype, count=n)
     if not keys:
         v = memo.get(())
         if v is None:
@@ -91,7 +91,7 @@ def evaluate_by_projection(nodes: NodeSet, keys: tuple[str, ...], fields: bool,
     cols = [cache.label_ids(k)[rows] for k in keys]
     if len(cols) == 1:
         uniq, inverse = np.unique(cols[0], return_inverse=True)
-        combos = [(int(u),) for u in uniq]
+        combos: list[tuple[int, ...]] = [(int(u),) for u in uniq]
     else:
         uniq, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
         combos = [tuple(int(x) for x in u) for u in uniq]

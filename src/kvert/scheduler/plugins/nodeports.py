@@ -161,8 +161,8 @@ class NodePorts(Plugin):
         if getattr(cache, "base", None) is not None:   # a CacheView: few rows, its own ports
             used = cache.used_ports
             names = cache.names
-            failed = np.fromiter((conflicts(wanted, used.get(names[int(r)]) or ())
-                                  for r in rows), bool, count=len(rows))
+            failed = np.fromiter((conflicts(wanted, used.get(names[int(r)] or "") or ())
+                                  for r in rows), np.bool_, count=len(rows))
         else:
             failed = self._index_of(cache).conflicting(wanted, rows)
         return FilterResult.reject(failed, ERR_REASON, Code.UNSCHEDULABLE)

@@ -376,7 +376,7 @@ class _FilterState:
     def value_counts(self, i: int) -> dict[str, int]:
         """Domain -> matching pods (``TpValueToMatchNum[i]``), for tests and explanations."""
         key = self.constraints[i].topology_key
-        return {self.cache.label_value(key, int(v)): int(self.counts[i][v])
+        return {self.cache.label_value(key, int(v)) or "": int(self.counts[i][v])
                 for v in np.flatnonzero(self.domains[i])}
 
 
