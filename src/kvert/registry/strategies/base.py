@@ -62,17 +62,18 @@ class UpdateStrategy(Protocol):
         (condition times)."""
 
     def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
-        """Update, on the defaulted ``new`` and ``old``, before validating admission: the
-        causes that make the change invalid (a 422). Must change neither."""
+        """Update, on the defaulted ``new`` and ``old``: the causes that make the change
+        invalid (a 422). A subresource's write is checked as ``prepare_for_update`` made it,
+        before mutating admission; the main resource's after it. Must change neither."""
 
 
 @runtime_checkable
 class SchemaStrategy(Protocol):
     def check_schema(self, rt: ResourceType, obj: Obj) -> list[Cause]:
-        """Create and update, after admission, before ``validate``'s causes are reported: a
-        custom resource's parts this write owns pruned of unknown fields and defaulted from
-        the CRD's schema (in place), and the schema's causes returned. Nothing for kinds
-        without a schema."""
+        """Create and update, after mutating admission, beside ``validate``: the parts of a
+        custom resource this write owns pruned of unknown fields and defaulted from the
+        CRD's schema (in place); returns the schema's causes, reported with the validation's.
+        Nothing for kinds without a schema."""
 
 
 @runtime_checkable
