@@ -17,8 +17,14 @@ from hypothesis import strategies as st
 from kvert.vpa.aggregate import AggregateContainerState, AggregateStore
 from kvert.vpa.estimators import BOUND_ORDER, CPU, MEMORY, RowParameters, estimate_rows
 from kvert.vpa.model import RecommendationModel
-from kvert.vpa.recommendation import (DEFAULT_CONFIG, MODELS, WORKLOADS, EstimatorChainModel, container_policy,
-                                      resolve_workload)
+from kvert.vpa.recommendation import (
+    DEFAULT_CONFIG,
+    MODELS,
+    WORKLOADS,
+    EstimatorChainModel,
+    container_policy,
+    resolve_workload,
+)
 
 T0 = 1714521600.0
 # ``auto`` is not a model of its own: it resolves to service or batch per container.
@@ -39,7 +45,8 @@ vpa_specs = st.tuples(st.sampled_from(SHIPPED), overrides, st.integers(1, 3),
                       st.lists(samples, max_size=30), st.sampled_from([30.0, 600.0, 7200.0]))
 
 
-def _fill(store: AggregateStore, index: int, spec: Any) -> list[tuple[AggregateContainerState, EstimatorChainModel]]:
+def _fill(store: AggregateStore, index: int,
+          spec: Any) -> list[tuple[AggregateContainerState, EstimatorChainModel]]:
     (model, workload), annotations, containers, rows, step = spec
     vpa = {"metadata": {"name": f"v{index}", "namespace": "ns",
                         "annotations": {**annotations, "vpa.kvert.io/model": model,

@@ -102,7 +102,8 @@ class EndpointsController(Controller):
                 informer.add_index(NAMESPACE_INDEX, index_namespace)
         self.services.add_handlers(safe_handler(self._service), safe_handler(
             lambda old, new: self._service(new)), safe_handler(self._service))
-        self.pods.add_handlers(safe_handler(self._pod), safe_handler(self._pod_update), safe_handler(self._pod))
+        self.pods.add_handlers(safe_handler(self._pod), safe_handler(self._pod_update),
+                               safe_handler(self._pod))
 
     def _service(self, service: dict) -> None:
         self.enqueue(object_key(service))

@@ -136,7 +136,8 @@ class HorizontalController(Controller):
     name = COMPONENT
 
     def __init__(self, client: Client, clock: Clock, *, informers: InformerFactory | None = None,
-                 workers: int = 1, metrics: PodMetricsProvider | None = None, sync_period: float = SYNC_PERIOD,
+                 workers: int = 1, metrics: PodMetricsProvider | None = None,
+                 sync_period: float = SYNC_PERIOD,
                  tolerance: float = DEFAULT_TOLERANCE,
                  downscale_stabilization: float = DOWNSCALE_STABILIZATION,
                  cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD,
@@ -504,7 +505,8 @@ class HorizontalController(Controller):
         # this field order is the HPA's own (the status is compared as JSON)
         condition = {"type": kind, "lastTransitionTime": format_time(self.clock.now()), "status": status,
                      "reason": reason, "message": message}
-        conditions.set_condition(hpa.setdefault("status", {}), condition, same=("status", "reason", "message"))
+        conditions.set_condition(hpa.setdefault("status", {}), condition,
+                                 same=("status", "reason", "message"))
 
     def _set_status(self, hpa: dict, current: int, desired: int, statuses: list[dict] | None,
                     rescale: bool) -> None:

@@ -32,7 +32,6 @@ Choice: while pods remain, upstream 1.35 writes ``NamespaceContentRemaining`` as
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from kvert.api import kinds
 from kvert.api.errors import ApiError, Conflict, NotFound

@@ -10,7 +10,6 @@ the ``CIDRNotAvailable`` event, as upstream's allocator records it.
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 
 from kvert.api.errors import NotFound
 from kvert.client.base import Client

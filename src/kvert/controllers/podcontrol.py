@@ -12,7 +12,8 @@ from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 
 
-async def create_pod(client: Client, recorder: EventRecorder, owner: dict[str, Any], pod: dict[str, Any]) -> dict[str, Any]:
+async def create_pod(client: Client, recorder: EventRecorder, owner: dict[str, Any],
+                     pod: dict[str, Any]) -> dict[str, Any]:
     try:
         created = await client.create("pods", pod, namespace=owner["metadata"]["namespace"])
     except ApiError as e:
@@ -22,7 +23,8 @@ async def create_pod(client: Client, recorder: EventRecorder, owner: dict[str, A
     return created
 
 
-async def delete_pod(client: Client, recorder: EventRecorder, owner: dict[str, Any], pod: dict[str, Any]) -> None:
+async def delete_pod(client: Client, recorder: EventRecorder, owner: dict[str, Any],
+                     pod: dict[str, Any]) -> None:
     """NotFound is raised without an event: the pod is gone, as wanted."""
     name = pod["metadata"]["name"]
     try:

@@ -10,7 +10,6 @@ its own kubeconfig's CA).
 
 from __future__ import annotations
 
-from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import deep_copy

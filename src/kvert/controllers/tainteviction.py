@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import format_time

@@ -389,7 +389,8 @@ class VpaMatcher:
     every call (fine in process and in tests).
     """
 
-    def __init__(self, client: Client, clock: Clock | None = None, *, informers: InformerFactory | None = None):
+    def __init__(self, client: Client, clock: Clock | None = None, *,
+                 informers: InformerFactory | None = None):
         self.client = client
         self.clock = clock
         self.informers = informers

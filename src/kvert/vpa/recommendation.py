@@ -99,9 +99,9 @@ import numpy as np
 from kvert.api.durations import SECOND, DurationError, parse_go_duration_ns
 from kvert.api.quantity import DECIMAL_SI, Quantity, QuantityError
 from kvert.vpa.estimators import (CPU, MEMORY, RESOURCES, AggregateLike, AggregateRows, ConfidenceMultiplier,
-                                  CpuMeanEstimator, MarginEstimator, MinResourcesEstimator, PercentileEstimator,
-                                  ResourceEstimator, Resources, RowParameters, Trace, estimate_rows, resource_amount,
-                                  resource_amounts, scale_resource)
+                                  CpuMeanEstimator, MarginEstimator, MinResourcesEstimator,
+                                  PercentileEstimator, ResourceEstimator, Resources, RowParameters, Trace,
+                                  estimate_rows, resource_amount, resource_amounts, scale_resource)
 from kvert.vpa.histogram import ExponentialOptions
 from kvert.vpa.model import RecommendationModel
 
