@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed448, ed25519, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CA_DAYS = 3650
@@ -73,7 +73,7 @@ def ensure_pki(directory: Path, now: datetime.datetime, names: tuple[str, ...] =
 
 
 def issue_serving_cert(pki: Pki, now: datetime.datetime, names: tuple[str, ...]) -> None:
-    ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
+    ca_key = _signing_key(pki)
     ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
     key = ec.generate_private_key(ec.SECP256R1())
     alt_names: list[x509.GeneralName] = []
@@ -98,7 +98,7 @@ def ensure_client_cert(pki: Pki, name: str, user: str, groups: tuple[str, ...],
     common name) in ``groups`` (the organizations), made once; its PEM certificate and key."""
     cert_path, key_path = pki.ca_cert.parent / f"{name}.crt", pki.ca_cert.parent / f"{name}.key"
     if not (cert_path.exists() and key_path.exists()):
-        ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
+        ca_key = _signing_key(pki)
         ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
         key = ec.generate_private_key(ec.SECP256R1())
         subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups] +
@@ -126,3 +126,17 @@ def _write_key(path: Path, key) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+
+
+# the kinds of private key that sign X.509 certificates (kvert makes EC keys)
+_ISSUER_KEY = (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey, ed25519.Ed25519PrivateKey,
+               ed448.Ed448PrivateKey, dsa.DSAPrivateKey)
+
+
+def _signing_key(pki: Pki) -> (ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey | ed25519.Ed25519PrivateKey
+                               | ed448.Ed448PrivateKey | dsa.DSAPrivateKey):
+    """The CA's private key; a TypeError when it is no kind that signs certificates."""
+    key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
+    if not isinstance(key, _ISSUER_KEY):
+        raise TypeError(f"{pki.ca_key}: a {type(key).__name__} cannot sign certificates")
+    return key

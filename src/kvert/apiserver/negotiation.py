@@ -161,7 +161,11 @@ def _pairs(pairs: list) -> dict:
         return obj
     seen: set[str] = set()
     marked = _Repeated(obj)
-    marked.repeated = [k for k, _ in pairs if k in seen or seen.add(k)]
+    marked.repeated = []
+    for k, _ in pairs:
+        if k in seen:
+            marked.repeated.append(k)
+        seen.add(k)
     return marked
 
 
@@ -191,11 +195,12 @@ def _replace_surrogates(value: Any) -> Any:
     if isinstance(value, list):
         return [_replace_surrogates(v) for v in value]
     if isinstance(value, dict):
-        fixed = type(value)((_replace_surrogates(k), _replace_surrogates(v))
-                            for k, v in value.items())
+        pairs = ((_replace_surrogates(k), _replace_surrogates(v)) for k, v in value.items())
         if isinstance(value, _Repeated):
-            fixed.repeated = [_replace_surrogates(k) for k in value.repeated]
-        return fixed
+            marked = _Repeated(pairs)
+            marked.repeated = [_replace_surrogates(k) for k in value.repeated]
+            return marked
+        return type(value)(pairs)
     return value
 
 

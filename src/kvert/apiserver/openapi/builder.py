@@ -55,7 +55,7 @@ BINDING = "io.k8s.api.core.v1.Binding"
 TOKEN_REQUEST = "io.k8s.api.authentication.v1.TokenRequest"
 
 # Schemas of types Kubernetes marshals as scalars.
-_SCALAR_DEFS_V3 = {
+_SCALAR_DEFS_V3: dict[str, dict[str, Any]] = {
     S.QUANTITY: {
         "description": "A fixed-point decimal number with an optional suffix: a binary SI "
                        "(Ki, Mi, Gi, Ti, Pi, Ei), decimal SI (m, k, M, G, T, P, E) or decimal "
@@ -74,7 +74,7 @@ _SCALAR_DEFS_V3 = {
     S.MICRO_TIME: {"description": "A timestamp in RFC 3339 form with microsecond precision.",
                    "format": "date-time", "type": "string"},
 }
-_SCALAR_DEFS_V2 = {
+_SCALAR_DEFS_V2: dict[str, dict[str, Any]] = {
     S.QUANTITY: {"description": _SCALAR_DEFS_V3[S.QUANTITY]["description"], "type": "string"},
     S.INT_OR_STRING: {"description": _SCALAR_DEFS_V3[S.INT_OR_STRING]["description"],
                       "format": "int-or-string", "type": "string"},
@@ -591,7 +591,7 @@ class _Model:
             if target is None:
                 sgvk = (rt.group, rt.version, rt.kind)
             else:
-                sgvk = tuple(_FIXED_GVKS[target][0])
+                sgvk = _FIXED_GVKS[target][0]
             if "get" in sub_verbs:
                 entry["get"] = ops.op(f"read {sub} of the specified {kind}",
                                       f"read{gv}{ns}{kind}{sc}", *sgvk, "get", params=(),

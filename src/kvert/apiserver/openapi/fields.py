@@ -37,7 +37,7 @@ def unknown_fields(types, obj: Any) -> list[str]:
     DeleteOptions bodies. [] for kinds it has no schema for."""
     if not isinstance(obj, dict):
         return []
-    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    api_version, kind = obj.get("apiVersion") or "", obj.get("kind") or ""
     rt = next((t for t in expand_types(types)
                if t.api_version == api_version and t.kind == kind), None)
     if rt is None:

@@ -333,10 +333,10 @@ def pod_row(pod: dict, now: int) -> Row:
     readiness = "<none>"
     if gates:
         true_count = 0
-        conditions = [_m(c) for c in _l(status.get("conditions"))]
+        pod_conditions = [_m(c) for c in _l(status.get("conditions"))]
         for gate in gates:
             wanted = _m(gate).get("conditionType")
-            for c in conditions:
+            for c in pod_conditions:
                 if c.get("type") == wanted:
                     if c.get("status") == "True":
                         true_count += 1
@@ -346,7 +346,7 @@ def pod_row(pod: dict, now: int) -> Row:
     cells = [_name(pod), f"{ready}/{total}", reason, restarts_text, _age(pod, now),
              pod_ip or "<none>", _s(spec.get("nodeName")) or "<none>",
              _s(status.get("nominatedNodeName")) or "<none>", readiness]
-    conditions = None
+    conditions: list[dict[str, Any]] | None = None
     if status.get("phase") == "Succeeded":
         conditions = POD_SUCCEEDED_CONDITIONS
     elif status.get("phase") == "Failed":

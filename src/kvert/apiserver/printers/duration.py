@@ -142,6 +142,6 @@ def since(value: object, now_ns: int) -> str:
 
 def since_ns(ns: int | None, now_ns: int) -> str:
     """``translateTimestampSince`` of a parsed timestamp (nanoseconds since the epoch)."""
-    if is_zero(ns):
+    if ns is None or is_zero(ns):
         return "<unknown>"
     return human_duration(now_ns - ns)

@@ -158,16 +158,16 @@ def _metric_text(spec: dict, status: dict) -> str:
             now = f"{_i(current['averageUtilization'])}%" if current.get("averageUtilization") is not None \
                 else "<unknown>"
         return f"{prefix}: {now}/{_target_text(target)}"
-    field = {"Pods": "pods", "Object": "object", "External": "external"}.get(_s(mtype))
-    if field is None:
+    source_field = {"Pods": "pods", "Object": "object", "External": "external"}.get(_s(mtype))
+    if source_field is None:
         return "<unknown type>"
-    target = _m(_m(spec.get(field)).get("target"))
-    current = _m(_m(status.get(field)).get("current"))
-    average = target.get("averageValue") is not None or field == "pods"
+    target = _m(_m(spec.get(source_field)).get("target"))
+    current = _m(_m(status.get(source_field)).get("current"))
+    average = target.get("averageValue") is not None or source_field == "pods"
     key = "averageValue" if average else "value"
     now = _quantity_text(current[key]) if current.get(key) is not None else "<unknown>"
     text = f"{now}/{_quantity_text(target.get(key)) if target.get(key) is not None else ''}"
-    return text + (" (avg)" if average and field != "pods" else "")
+    return text + (" (avg)" if average and source_field != "pods" else "")
 
 
 def format_hpa_metrics(specs: Any, statuses: Any) -> str:

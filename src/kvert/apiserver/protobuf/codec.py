@@ -68,6 +68,7 @@ def decode_message(name: str, data: bytes, depth: int = 0):
 
 
 def _decode_field(field: Field, seen: list | None, out: dict, depth: int) -> None:
+    value: Any   # the field's JSON value: a dict, list, str, number, bool or None
     if field.map:
         value = _decode_map(field, seen, depth) if seen else None
         if value is None and field.omitempty:
@@ -183,7 +184,8 @@ def _decode_map(field: Field, seen: list, depth: int) -> dict:
     for wt, raw in seen:
         if wt != BYTES:
             raise WireError(f"wrong wire type {wt} for field {field.name!r}")
-        key, value = "", None
+        key = ""
+        value: Any = None
         for num, ewt, evalue in wire.read_fields(raw):
             if num == 1:
                 if not isinstance(evalue, bytes):   # wire type other than BYTES

@@ -2265,8 +2265,8 @@ class Message:
 
 
 def _parse_field(line: str) -> Field:
-    num, name, typ, *flags = line.split()
-    flags = flags[0] if flags else ""
+    num, name, typ, *rest = line.split()
+    flags = rest[0] if rest else ""
     pointer = repeated = is_map = False
     if typ.startswith("*"):
         pointer, typ = True, typ[1:]
@@ -2285,6 +2285,8 @@ def _parse(text: str) -> dict[str, Message]:
         if not line.strip():
             continue
         if line.startswith(" "):
+            if current is None:
+                raise ValueError(f"a field before any message in the schema table: {line!r}")
             current.append(_parse_field(line))
         elif "=" in line:
             # "A = B": Go declares A as a field-for-field copy of B (EphemeralContainerCommon).
