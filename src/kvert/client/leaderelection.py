@@ -19,13 +19,14 @@ import random
 import socket
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.meta import format_micro_time
 from kvert.api.types import Obj
 from kvert.client.base import Client
 from kvert.clock import Clock
+from kvert.clock.component import Component
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +41,6 @@ JITTER = 1.2   # client-go's JitterFactor: candidates retry within [retry, retry
 # What a lease record is compared by: (holderIdentity, renewTime, leaseTransitions,
 # acquireTime, leaseDurationSeconds), the JSON values as read from the Lease's spec.
 LeaseRecord = tuple[Any, Any, Any, Any, Any]
-
-
-class Component(Protocol):
-    """What runs while this candidate leads."""
-
-    async def run(self) -> None: ...
-
-    def stop(self) -> None: ...
 
 
 def default_identity() -> str:

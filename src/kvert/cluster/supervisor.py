@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Protocol
+from typing import Any
+
+from kvert.clock.component import Component
 
 log = logging.getLogger(__name__)
-
-
-class Component(Protocol):
-    async def run(self) -> None: ...
-
-    def stop(self) -> None: ...
 
 
 class ComponentCrashed(RuntimeError):
