@@ -79,7 +79,7 @@ from kvert.kubelet.eviction import (
     make_observations,
 )
 from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, PodWorker, parse_start_time
-from kvert.kubelet.metrics import UsageTracker, cadvisor_metrics, container_sample, node_summary
+from kvert.kubelet.metrics import ContainerSample, UsageTracker, cadvisor_metrics, container_sample, node_summary
 from kvert.kubelet.podstate import ContainerRecord, PodState
 from kvert.kubelet.runtime.base import (
     ContainerResources,
@@ -113,18 +113,18 @@ _PRESSURE = {
 }
 
 
-def _uid(pod: dict) -> str:
+def _uid(pod: dict[str, Any]) -> str:
     return (pod.get("metadata") or {}).get("uid", "")
 
 
-def _rv(obj: dict | None) -> int:
+def _rv(obj: dict[str, Any] | None) -> int:
     try:
         return int(((obj or {}).get("metadata") or {}).get("resourceVersion") or 0)
     except ValueError:
         return 0
 
 
-def _phase(pod: dict) -> str:
+def _phase(pod: dict[str, Any]) -> str:
     return (pod.get("status") or {}).get("phase", "")
 
 
@@ -181,11 +181,11 @@ class NodeAgent:
             if evented_interval is not None and is_evented(runtime) else None
         # the explain.kvert.io/node annotation (``kvert explain``); a simulation has no reader for it
         self.explain = explain
-        self.evictions: list[dict] = []          # node-pressure evictions, latest 1000 (reports, tests)
-        self._node_cgroups_key: tuple = ()
+        self.evictions: list[dict[str, Any]] = []    # node-pressure evictions, latest 1000 (reports, tests)
+        self._node_cgroups_key: tuple[tuple[str, int], ...] = ()
         self._force_deleted: dict[str, float] = {}   # uid -> when a stuck pod was force-deleted
         self.ready = asyncio.Event()             # registered, synced and restored
-        self.node: dict | None = None
+        self.node: dict[str, Any] | None = None
         self.syncs = 0
         self._dirty = asyncio.Event()
         # pods whose spec changed: their workers wake after the next reconcile's resize decisions
@@ -194,7 +194,7 @@ class NodeAgent:
         self._tasks: list[asyncio.Task] = []
         self._next_resize_retry = 0.0
         self._last_status_report = 0.0
-        self._last_node_status: dict | None = None
+        self._last_node_status: dict[str, Any] | None = None
         self._ip_next = 0
         self._cidr_checked_at = -math.inf
         crc = zlib.crc32(name.encode())
@@ -206,7 +206,7 @@ class NodeAgent:
                                       + config.system_reserved.get("cpu", 0))
         self._shared_cpuset = ""                 # the shared pool the running containers have
         self._tracker: UsageTracker | None = None
-        self._last_node_metrics: dict | None = None
+        self._last_node_metrics: dict[str, Any] | None = None
 
     # ==== running ================================================================================
 
@@ -257,20 +257,20 @@ class NodeAgent:
 
     # ---- informer handlers (synchronous: record and wake) ----------------------------------------
 
-    def _on_add(self, pod: dict) -> None:
+    def _on_add(self, pod: dict[str, Any]) -> None:
         self._seen(pod)
 
-    def _on_update(self, old: dict, new: dict) -> None:
+    def _on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         self._seen(new)
 
-    def _on_delete(self, pod: dict) -> None:
+    def _on_delete(self, pod: dict[str, Any]) -> None:
         ps = self.pods.get(_uid(pod))
         if ps is not None:
             ps.deleted = True
             ps.wake.set()
         self._dirty.set()
 
-    def _seen(self, pod: dict) -> None:
+    def _seen(self, pod: dict[str, Any]) -> None:
         ps = self.pods.get(_uid(pod))
         if ps is not None:
             old = ps.pod
@@ -279,7 +279,7 @@ class NodeAgent:
             self._wake_for(ps, old, pod)
         self._dirty.set()
 
-    def _wake_for(self, ps: PodState, old: dict, new: dict) -> None:
+    def _wake_for(self, ps: PodState, old: dict[str, Any], new: dict[str, Any]) -> None:
         """Wake the worker of a pod being deleted or given a new spec. A new spec wakes
         it after the reconcile that decides a resize it asks for: as the kubelet's
         HandlePodUpdates allocates before the pod worker syncs, so the first status written
@@ -293,13 +293,13 @@ class NodeAgent:
 
     # ---- helpers for workers -------------------------------------------------------------------
 
-    def latest(self, ps: PodState) -> dict:
+    def latest(self, ps: PodState) -> dict[str, Any]:
         cached = self.informer.get(ps.name, ps.namespace)
         if cached is not None and _uid(cached) == ps.uid and _rv(cached) > _rv(ps.pod):
             ps.pod = cached
         return ps.pod
 
-    def observe(self, pod: dict) -> None:
+    def observe(self, pod: dict[str, Any]) -> None:
         """Keep a newer copy a worker got back from a write. It may be the first sight of a
         deletion or spec change (the watch event then finds nothing new), so it wakes the
         worker as the watch event would have."""
@@ -308,7 +308,7 @@ class NodeAgent:
             old, ps.pod = ps.pod, pod
             self._wake_for(ps, old, pod)
 
-    async def event(self, pod: dict, type_: str, reason: str, message: str) -> None:
+    async def event(self, pod: dict[str, Any], type_: str, reason: str, message: str) -> None:
         obj = pod if pod.get("kind") else {"apiVersion": "v1", "kind": "Pod", **pod}
         await self.recorder.record(obj, type_, reason, message)
 
@@ -385,7 +385,7 @@ class NodeAgent:
         ps.explain_text = json.dumps(out, sort_keys=True, separators=(",", ":"))
         return ps.explain_text
 
-    def _node_cgroups_explained(self, data: dict) -> dict:
+    def _node_cgroups_explained(self, data: dict[str, Any]) -> dict[str, Any]:
         """The kubepods and QoS-tier values the runtime has applied (as of this explanation)."""
         applied = getattr(self.runtime, "node_cgroups", None)
         values = applied() if applied is not None else {}
@@ -411,7 +411,7 @@ class NodeAgent:
         labels.update(self.extra_labels)
         return labels
 
-    def node_status(self, previous: dict | None) -> dict:
+    def node_status(self, previous: dict[str, Any] | None) -> dict[str, Any]:
         now = format_time(self.clock.now())
         conditions = []
         for ctype, (ok_reason, ok_msg, bad_reason, bad_msg) in _PRESSURE.items():
@@ -451,7 +451,7 @@ class NodeAgent:
             condition["lastTransitionTime"] = old.get("lastTransitionTime")
         return condition
 
-    def node_object(self) -> dict:
+    def node_object(self) -> dict[str, Any]:
         return {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": self.name, "labels": self.labels(),
                              "annotations": {"node.alpha.kubernetes.io/ttl": "0",
@@ -472,7 +472,7 @@ class NodeAgent:
         self._last_status_report = self.clock.now()
         await self._renew_lease()
 
-    async def _update_node_status(self, node: dict | None = None, force: bool = False) -> None:
+    async def _update_node_status(self, node: dict[str, Any] | None = None, force: bool = False) -> None:
         for _ in range(3):
             if node is None:
                 node = await self.client.get("nodes", self.name)
@@ -566,7 +566,7 @@ class NodeAgent:
             self._start_worker(ps)
         self.trigger("restored")
 
-    def _restore_pod(self, pod: dict, entry: dict) -> PodState:
+    def _restore_pod(self, pod: dict[str, Any], entry: dict[str, Any]) -> PodState:
         uid = _uid(pod)
         meta = pod.get("metadata") or {}
         ps = PodState(uid=uid, namespace=meta.get("namespace", ""), name=meta.get("name", ""), pod=pod,
@@ -588,7 +588,7 @@ class NodeAgent:
         self.pods[uid] = ps
         return ps
 
-    def _restore_from_status(self, pod: dict) -> None:
+    def _restore_from_status(self, pod: dict[str, Any]) -> None:
         uid = _uid(pod)
         status = pod.get("status") or {}
         allocated = rz.spec_allocation(pod)
@@ -756,7 +756,7 @@ class NodeAgent:
     def _others(self, exclude: str = "") -> list[dict[str, int]]:
         return [self.holding(ps) for uid, ps in self.pods.items() if ps.active and uid != exclude]
 
-    async def _admit(self, pod: dict) -> None:
+    async def _admit(self, pod: dict[str, Any]) -> None:
         uid = _uid(pod)
         meta = pod.get("metadata") or {}
         if meta.get("deletionTimestamp"):
@@ -788,7 +788,7 @@ class NodeAgent:
         self.apply_node_cgroups()
         self._start_worker(ps)
 
-    async def _reject(self, pod: dict, decision: adm.Decision, summary: dict) -> None:
+    async def _reject(self, pod: dict[str, Any], decision: adm.Decision, summary: dict[str, Any]) -> None:
         meta = pod.get("metadata") or {}
         await self.event(pod, "Warning", decision.reason, decision.message)
         for _ in range(5):
@@ -910,7 +910,7 @@ class NodeAgent:
             stats.pods_memory_limit = kubepods_resources(self.config).get("memory", 0)
         observations = make_observations(stats)
 
-        def active() -> list[dict]:
+        def active() -> list[dict[str, Any]]:
             return [ps.pod for ps in self.pods.values() if ps.active and ps.eviction is None
                     and not (ps.pod.get("metadata") or {}).get("deletionTimestamp")]
         result, eviction = self.eviction.decide(self.clock.now(), observations, active,
@@ -959,12 +959,12 @@ class NodeAgent:
         except (ApiError, OSError) as e:
             log.warning("node %s: status not written: %s", self.name, e)
 
-    def node_ref(self) -> dict:
+    def node_ref(self) -> dict[str, Any]:
         meta = (self.node or {}).get("metadata") or {}
         return {"apiVersion": "v1", "kind": "Node",
                 "metadata": {"name": self.name, **({"uid": meta["uid"]} if meta.get("uid") else {})}}
 
-    def admit_under_pressure(self, pod: dict) -> adm.Decision | None:
+    def admit_under_pressure(self, pod: dict[str, Any]) -> adm.Decision | None:
         """The eviction manager's admission (before the resource fit), as a refusal or None."""
         result = self.eviction.admit(pod)
         if result.admit:
@@ -1024,7 +1024,7 @@ class NodeAgent:
 
     # ==== metrics =================================================================================
 
-    def _samples(self) -> list:
+    def _samples(self) -> list[ContainerSample]:
         samples = []
         for ps in self.pods.values():
             for rec in ps.containers.values():
@@ -1079,13 +1079,13 @@ class NodeAgent:
                                 machine_cpu_cores=self.config.capacity.get("cpu", 0) // 1000,
                                 machine_memory_bytes=self.memory_capacity)
 
-    async def pod_statuses(self) -> list[tuple[dict, list[Any]]]:
+    async def pod_statuses(self) -> list[tuple[dict[str, Any], list[Any]]]:
         """Each pod on this node with its containers' current runtime statuses."""
         await self.relist()
         return [(ps.pod, [self._statuses[r.id] for r in ps.containers.values() if r.id in self._statuses])
                 for ps in self.pods.values()]
 
-    async def pod_metrics(self) -> list[dict]:
+    async def pod_metrics(self) -> list[dict[str, Any]]:
         """metrics.k8s.io PodMetrics of this node's pods (one scrape: rates need two, taken
         some time apart, as with metrics-server). ``node_metrics()`` has the node's."""
         if self._tracker is None:
@@ -1094,7 +1094,7 @@ class NodeAgent:
         self._last_node_metrics = node
         return pod_objs
 
-    def node_metrics(self) -> dict | None:
+    def node_metrics(self) -> dict[str, Any] | None:
         """The NodeMetrics of the last ``pod_metrics()`` scrape (None before two scrapes)."""
         return self._last_node_metrics
 

@@ -325,8 +325,8 @@ def parse_eviction_thresholds(value: str | Mapping[str, object] | None,
     else:
         raise ConfigError(label, f"expected eviction thresholds, got {value!r}")
     out = []
-    for signal, raw in items:
-        threshold = _parse_threshold_value(signal, raw, label)
+    for name, threshold_value in items:
+        threshold = _parse_threshold_value(name, threshold_value, label)
         if threshold is not None:
             out.append(threshold)
     return tuple(out)

@@ -74,11 +74,11 @@ EPSILON = 1e-3               # timers fire at (not a float's width before) their
 SYSTEM_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
 
 
-def _is_deleting(pod: dict) -> bool:
+def _is_deleting(pod: dict[str, Any]) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
 
 
-def _restart_policy(pod: dict) -> str:
+def _restart_policy(pod: dict[str, Any]) -> str:
     return (pod.get("spec") or {}).get("restartPolicy") or "Always"
 
 
@@ -386,7 +386,7 @@ class PodWorker:
                     continue
             await self.start_or_restart(rec, c, always=True)
 
-    async def start_or_restart(self, rec: ContainerRecord, spec: dict, *, always: bool) -> bool:
+    async def start_or_restart(self, rec: ContainerRecord, spec: dict[str, Any], *, always: bool) -> bool:
         """Create and start the container (again, after back-off if it exited); True when it
         was started now."""
         ps, agent = self.ps, self.agent
@@ -597,7 +597,7 @@ class PodWorker:
 
     # ---- status ------------------------------------------------------------------------------------
 
-    def container_status(self, rec: ContainerRecord, spec: dict, now: float) -> dict:
+    def container_status(self, rec: ContainerRecord, spec: dict[str, Any], now: float) -> dict[str, Any]:
         ps = self.ps
         st = rec.status
         allocated = ps.allocated.get(rec.name) or {"requests": {}, "limits": {}}
@@ -671,7 +671,7 @@ class PodWorker:
                 return False
         return True
 
-    def build_status(self, pod: dict) -> dict:
+    def build_status(self, pod: dict[str, Any]) -> dict[str, Any]:
         ps, agent = self.ps, self.agent
         now = agent.clock.now()
         old = pod.get("status") or {}
@@ -741,10 +741,10 @@ class PodWorker:
                 cond["message"] = message
             conditions.append(cond)
         ended = (ps.ended or {}).get("condition")
-        for ctype, cond in old_conditions.items():
-            if ctype not in SYSTEM_CONDITIONS and ctype not in (rz.PENDING, rz.IN_PROGRESS) and \
-                    not (ended and ctype == ended["type"]):
-                conditions.append(cond)
+        for kept_type, kept in old_conditions.items():     # the conditions others own
+            if kept_type not in SYSTEM_CONDITIONS and kept_type not in (rz.PENDING, rz.IN_PROGRESS) and \
+                    not (ended and kept_type == ended["type"]):
+                conditions.append(kept)
         if ended:
             conditions.append({**ended, "lastProbeTime": None,
                                **({"observedGeneration": generation} if generation else {})})
@@ -820,14 +820,14 @@ def _cid(container_id: str, scheme: str) -> str:
     return container_id if "://" in container_id else f"{scheme}://{container_id}"
 
 
-def _literal_env(spec: dict) -> tuple[tuple[str, str], ...]:
+def _literal_env(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """The container's ``env`` entries with a literal ``value`` (``valueFrom`` sources are not
     resolved: see docs/kubernetes-choices.md), in order."""
     return tuple((str(e.get("name", "")), str(e.get("value", ""))) for e in spec.get("env") or []
                  if "valueFrom" not in e)
 
 
-def _terminated(st: ContainerStatus, scheme: str) -> dict:
+def _terminated(st: ContainerStatus, scheme: str) -> dict[str, Any]:
     reason = st.reason or ("Completed" if st.exit_code == 0 else "Error")
     out: dict[str, Any] = {"exitCode": st.exit_code, "reason": reason,
                            "startedAt": format_time(st.started_at) if st.started_at else None,
@@ -843,7 +843,7 @@ async def _status_or_none(runtime: Runtime, container_id: str) -> ContainerStatu
         return None
 
 
-def parse_start_time(pod: dict) -> float:
+def parse_start_time(pod: dict[str, Any]) -> float:
     text = (pod.get("status") or {}).get("startTime")
     try:
         return parse_time(text) if text else 0.0

@@ -202,8 +202,8 @@ class ProjectedVolumes:
         self._retry_at.pop(uid, None)
         for key in [k for k in self._tokens if k[0] == uid]:
             del self._tokens[key]
-        for key in [k for k in self.files if k[0] == uid]:
-            del self.files[key]
+        for file_key in [k for k in self.files if k[0] == uid]:
+            del self.files[file_key]
         if self.directory is not None:
             shutil.rmtree(self.directory / "pods" / uid, ignore_errors=True)
 
