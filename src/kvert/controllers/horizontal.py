@@ -40,8 +40,7 @@ from __future__ import annotations
 import inspect
 import logging
 from dataclasses import dataclass
-from collections.abc import Awaitable, Iterable
-from typing import Any, Protocol
+from typing import Any
 
 from kvert.api import conditions, kinds
 from kvert.api.errors import ApiError, NotFound
@@ -50,13 +49,28 @@ from kvert.api.quantity import Quantity, QuantityError
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.base import Client
 from kvert.client.events import EventRecorder
+from kvert.client.metrics import PodMetricsProvider
 from kvert.clock import Clock
-from kvert.controllers.base import (NAMESPACE_INDEX, Controller, InformerFactory, index_namespace,
-                                    object_key, safe_handler, split_key)
-from kvert.controllers.replicacalculator import (CPU_INITIALIZATION_PERIOD, DEFAULT_TOLERANCE,
-                                                 INITIAL_READINESS_DELAY, MetricsError, Readiness,
-                                                 Tolerances, raw_resource_replicas,
-                                                 resource_metrics, resource_replicas)
+from kvert.controllers.base import (
+    NAMESPACE_INDEX,
+    Controller,
+    InformerFactory,
+    index_namespace,
+    object_key,
+    safe_handler,
+    split_key,
+)
+from kvert.controllers.replicacalculator import (
+    CPU_INITIALIZATION_PERIOD,
+    DEFAULT_TOLERANCE,
+    INITIAL_READINESS_DELAY,
+    MetricsError,
+    Readiness,
+    Tolerances,
+    raw_resource_replicas,
+    resource_metrics,
+    resource_replicas,
+)
 from kvert.controllers.scalingrules import ScalingHistory
 from kvert.controllers.vpaconflict import CONFLICT as VPA_CONFLICT
 from kvert.controllers.vpaconflict import CONFLICT_REASON as VPA_CONFLICT_REASON
@@ -74,14 +88,6 @@ DOWNSCALE_STABILIZATION = 300.0          # --horizontal-pod-autoscaler-downscale
 ABLE_TO_SCALE, SCALING_ACTIVE, SCALING_LIMITED = "AbleToScale", "ScalingActive", "ScalingLimited"
 # what the custom metrics client answers where no adapter serves custom.metrics.k8s.io
 NO_CUSTOM_METRICS_API = "no custom metrics API (custom.metrics.k8s.io) registered"
-
-
-class PodMetricsProvider(Protocol):
-    """In-process PodMetrics (``kvert.cluster.metrics.LocalNodeMetrics``), answered at once or
-    awaited; ``namespace`` None means every namespace."""
-
-    def pod_metrics(self, namespace: str | None = None
-                    ) -> Iterable[dict[str, Any]] | Awaitable[Iterable[dict[str, Any]]]: ...
 
 
 class ReconcileError(Exception):

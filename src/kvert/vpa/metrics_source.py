@@ -28,12 +28,13 @@ import asyncio
 import inspect
 import logging
 from dataclasses import dataclass
-from typing import Any, Awaitable, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
 from kvert.api.meta import parse_time
 from kvert.api.quantity import Quantity, QuantityError
+from kvert.client.metrics import PodMetricsProvider
 
 log = logging.getLogger(__name__)
 
@@ -117,14 +118,6 @@ class _PodMetricsTable:
     async def usage_table(self) -> UsageTable:
         self._last = usage_table_from_pod_metrics(await self.pod_metrics(), self._last)
         return self._last
-
-
-class PodMetricsProvider(Protocol):
-    """In-process PodMetrics (``kvert.cluster.metrics.LocalNodeMetrics``), answered at once or
-    awaited; ``namespace`` None means every namespace."""
-
-    def pod_metrics(self, namespace: str | None = None
-                    ) -> Iterable[dict[str, Any]] | Awaitable[Iterable[dict[str, Any]]]: ...
 
 
 class LocalMetricsSource(_PodMetricsTable):
