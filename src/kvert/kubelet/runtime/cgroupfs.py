@@ -38,6 +38,7 @@ import termios
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import kvert
 from kvert.clock import wait_event
@@ -162,7 +163,7 @@ class CgroupfsRuntime:
         self._clean_leftovers()
 
     @classmethod
-    def open(cls, clock, node: str, data_dir: Path, **options) -> CgroupfsRuntime:
+    def open(cls, clock: Clock, node: str, data_dir: Path, **options: Any) -> CgroupfsRuntime:
         """The runtime of ``node`` on this machine's cgroup filesystem (CgroupError without one)."""
         return cls(clock, NodeCgroups.open(node), data_dir, name=node, **options)
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import posixpath
+from collections.abc import Sequence
 
 from kvert.client.httpstream.portforward import pipe
-from kvert.kubelet.runtime.base import CriError
+from kvert.clock.base import Clock
+from kvert.kubelet.runtime.base import CriError, StreamIO
 from kvert.kubelet.runtime.simlogs import ContainerLog
 from kvert.kubelet.runtime.simshell import Filesystem, Shell, run
 
@@ -54,12 +56,13 @@ def new_filesystem(hostname: str, namespace: str, image: str = "") -> Filesystem
     })
 
 
-async def exec_in(fs: Filesystem, env: dict[str, str], main_command: str, argv, io, clock) -> int:
+async def exec_in(fs: Filesystem, env: dict[str, str], main_command: str, argv: Sequence[str], io: StreamIO,
+                  clock: Clock) -> int:
     shell = Shell(fs, env, clock=clock, processes=[main_command or "(simulated)", " ".join(argv)])
     return await run(shell, list(argv), io)
 
 
-async def attach_to(log: ContainerLog, clock, io) -> None:
+async def attach_to(log: ContainerLog, clock: Clock, io: StreamIO) -> None:
     """The container's log lines from now on, until it ends."""
     seen = clock.now()
     while not log.finished_at:
