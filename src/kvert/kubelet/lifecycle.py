@@ -42,6 +42,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from kvert.api.conditions import conditions_of
+from kvert.api.durations import format_go_duration
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, parse_time
 from kvert.clock import wait_event
@@ -809,11 +810,8 @@ class PodWorker:
 
 
 def rz_duration(seconds: float) -> str:
-    """Go's duration format for back-off messages: 10s, 1m20s, 5m0s."""
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    return f"{seconds // 60}m{seconds % 60}s"
+    """A back-off in whole seconds as Go prints it: 10s, 1m20s, 5m0s."""
+    return format_go_duration(int(seconds))
 
 
 def _cid(container_id: str, scheme: str) -> str:
