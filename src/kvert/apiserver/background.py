@@ -1,9 +1,8 @@
 """The API server's periodic work, as components a supervisor runs.
 
-Each has the shape of ``kvert.cluster.supervisor.Component`` (``async run()`` that returns
-once stopped, ``stop()``), matched structurally: the API server sits below the cluster
-layer and cannot import it. ``run()`` lets every unexpected exception out, so the
-supervisor that runs it sees the crash.
+Each is a ``kvert.clock.component.Component`` (``async run()`` that returns once stopped,
+``stop()``), as the supervisor of ``kvert up`` runs them. ``run()`` lets every unexpected
+exception out, so the supervisor that runs it sees the crash.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
-from typing import Any, Protocol
+from typing import Any
 
 from kvert.api.errors import ApiError
 from kvert.apiserver.admission import recalculate_quota_usage
@@ -19,14 +18,6 @@ from kvert.clock import Clock, sleep_unless
 from kvert.store.base import Store
 
 log = logging.getLogger(__name__)
-
-
-class Component(Protocol):
-    """What a supervisor runs (the same shape as ``kvert.cluster.supervisor.Component``)."""
-
-    async def run(self) -> None: ...
-
-    def stop(self) -> None: ...
 
 
 class _Periodic:

@@ -17,18 +17,16 @@ from aiohttp import web
 from kvert.api.errors import BadRequest
 from kvert.apiserver.authorization import forbidden
 from kvert.auth.attributes import Attributes, Decision
-from kvert.auth.user import AUTHENTICATED, User
+from kvert.auth.authorizer import Authorizer
+from kvert.auth.user import ANONYMOUS, AUTHENTICATED, SERVICE_ACCOUNT_PREFIX, SERVICE_ACCOUNTS, UNAUTHENTICATED, User
 
 USER_HEADER = "Impersonate-User"
 GROUP_HEADER = "Impersonate-Group"
 UID_HEADER = "Impersonate-Uid"
 EXTRA_PREFIX = "Impersonate-Extra-"
-_SA_PREFIX = "system:serviceaccount:"
-_ANONYMOUS = "system:anonymous"
-UNAUTHENTICATED = "system:unauthenticated"
 
 
-def impersonated(request: web.Request, requester: User, authorizer) -> User | None:
+def impersonated(request: web.Request, requester: User, authorizer: Authorizer | None) -> User | None:
     """The user to act as, None without impersonation headers; refusals raise."""
     headers = request.headers
     name = headers.get(USER_HEADER)
@@ -59,19 +57,19 @@ def impersonated(request: web.Request, requester: User, authorizer) -> User | No
             if decision is not Decision.ALLOW:
                 raise forbidden(attrs, reason)
     all_groups = list(groups)
-    if name.startswith(_SA_PREFIX) and not groups:
+    if name.startswith(SERVICE_ACCOUNT_PREFIX) and not groups:
         # a service account's groups are a fixed mapping
-        namespace = name[len(_SA_PREFIX):].partition(":")[0]
-        all_groups = ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"]
-    if name != _ANONYMOUS and not {AUTHENTICATED, UNAUTHENTICATED} & set(all_groups):
+        namespace = name[len(SERVICE_ACCOUNT_PREFIX):].partition(":")[0]
+        all_groups = [SERVICE_ACCOUNTS, f"{SERVICE_ACCOUNTS}:{namespace}"]
+    if name != ANONYMOUS and not {AUTHENTICATED, UNAUTHENTICATED} & set(all_groups):
         all_groups.append(AUTHENTICATED)
     return User(name, uid or "", tuple(all_groups),
                 tuple(sorted((k, tuple(v)) for k, v in extra.items())))
 
 
 def _user_attributes(requester: User, name: str) -> Attributes:
-    if name.startswith(_SA_PREFIX):
-        namespace, _, sa = name[len(_SA_PREFIX):].partition(":")
+    if name.startswith(SERVICE_ACCOUNT_PREFIX):
+        namespace, _, sa = name[len(SERVICE_ACCOUNT_PREFIX):].partition(":")
         if namespace and sa:
             return Attributes(requester, "impersonate", namespace=namespace,
                               resource="serviceaccounts", name=sa)

@@ -34,7 +34,7 @@ from kvert.api.kinds import ResourceType
 from kvert.apiserver import discovery, metrics, negotiation, openapi, recommendation_query, rest
 from kvert.apiserver.admission import bootstrap
 from kvert.apiserver.authorization import forbidden, request_attributes
-from kvert.apiserver.background import Component, CoroutineComponent, HistoryCompaction, QuotaResync
+from kvert.apiserver.background import CoroutineComponent, HistoryCompaction, QuotaResync
 from kvert.apiserver.context import RecommendationService, RequestAuthenticator, ServerContext
 from kvert.apiserver.impersonation import impersonated
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
@@ -48,6 +48,7 @@ from kvert.auth.authorizer import Authorizer
 from kvert.auth.tokens import bearer_token
 from kvert.auth.user import User
 from kvert.clock import Clock
+from kvert.clock.component import Component
 from kvert.registry import AdmissionChain, Registry
 from kvert.registry.tokenrequest import TokenRequests
 from kvert.store.base import Store

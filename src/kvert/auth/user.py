@@ -18,6 +18,7 @@ APISERVER = "system:apiserver"
 KUBELET_CLIENT = "kube-apiserver-kubelet-client"   # the API server calling a node agent (kubeadm's name)
 NODES = "system:nodes"
 NODE_PREFIX = "system:node:"                       # + NAME: a node agent's user
+ANONYMOUS = "system:anonymous"                     # the user of a request without credentials
 UNAUTHENTICATED = "system:unauthenticated"         # the group of anonymous requests
 SERVICE_ACCOUNTS = "system:serviceaccounts"        # every service account's group
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"  # + NAMESPACE:NAME: a service account's user
