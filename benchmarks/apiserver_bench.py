@@ -22,12 +22,12 @@ from pathlib import Path
 from aiohttp import ClientSession, TCPConnector
 
 from kvert.apiserver.admission import default_chain
+from kvert.apiserver.certs import ensure_pki
+from kvert.apiserver.server import ApiServer
 from kvert.auth import default_authorizer
 from kvert.auth.policy import ensure_bootstrap_policy
 from kvert.auth.tokens import ADMIN, TokenAuthenticator
 from kvert.auth.user import AUTHENTICATED, User
-from kvert.apiserver.certs import ensure_pki
-from kvert.apiserver.server import ApiServer
 from kvert.clock import WallClock
 from kvert.store import open_store
 from kvert.store.etcd import LocalEtcd
@@ -59,7 +59,7 @@ async def bench(url_store: str, tmp: Path, authorization: bool = False) -> None:
     store = open_store(url_store, clock=clock)
     tokens = TokenAuthenticator.load_or_create(tmp / "tokens.csv")
     tokens._users["bench-user-token"] = User("bench-user", "bench-user", (AUTHENTICATED,))
-    pki = ensure_pki(tmp / "pki", datetime.datetime.fromtimestamp(clock.now(), datetime.timezone.utc))
+    pki = ensure_pki(tmp / "pki", datetime.datetime.fromtimestamp(clock.now(), datetime.UTC))
     server = ApiServer(store, clock, authenticator=tokens, admission=default_chain(store, clock),
                        authorizer=default_authorizer(store) if authorization else None)
     await server.bootstrap()

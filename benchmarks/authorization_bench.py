@@ -46,7 +46,7 @@ async def _server(tmp: Path, authorization: bool):
     store = open_store("memory", clock=clock)
     tokens = TokenAuthenticator.load_or_create(tmp / "tokens.csv")
     tokens._users[TOKEN] = User("bench-user", "bench-user", (AUTHENTICATED,))
-    pki = ensure_pki(tmp / "pki", datetime.datetime.fromtimestamp(clock.now(), datetime.timezone.utc))
+    pki = ensure_pki(tmp / "pki", datetime.datetime.fromtimestamp(clock.now(), datetime.UTC))
     server = ApiServer(store, clock, authenticator=tokens, admission=default_chain(store, clock),
                        authorizer=default_authorizer(store) if authorization else None)
     await server.bootstrap()

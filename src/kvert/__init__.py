@@ -1,6 +1,7 @@
 """kvert: Kubernetes vertical resource management, live or simulated."""
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 
 try:
     __version__ = _version("kvert")

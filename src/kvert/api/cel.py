@@ -103,7 +103,7 @@ class CELSemver:
         self.major, self.minor, self.patch = int(m.group(1)), int(m.group(2)), int(m.group(3))
         self.pre = tuple(m.group(4).split(".")) if m.group(4) else ()
 
-    def compare(self, other: "CELSemver") -> int:
+    def compare(self, other: CELSemver) -> int:
         a = (self.major, self.minor, self.patch)
         b = (other.major, other.minor, other.patch)
         if a != b:

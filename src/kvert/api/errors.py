@@ -94,7 +94,7 @@ class ApiError(Exception):
         return status
 
     @classmethod
-    def from_status(cls, status: dict[str, Any]) -> "ApiError":
+    def from_status(cls, status: dict[str, Any]) -> ApiError:
         """Rebuild the matching error from a ``Status`` (as an HTTP client receives it)."""
         details = dict(status.get("details") or {})
         causes = [Cause(c.get("field", ""), c.get("message", ""), c.get("reason", ""))

@@ -26,8 +26,9 @@ whatever the documentation page says. Every other resource gets ``metadata.name`
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from kvert.api.selectors import SelectorError
 from kvert.api.types import is_mapping
@@ -266,11 +267,11 @@ class FieldSelector:
         self._str: str | None = None
 
     @classmethod
-    def everything(cls) -> "FieldSelector":
+    def everything(cls) -> FieldSelector:
         return _EVERYTHING
 
     @classmethod
-    def parse(cls, text: str, resource: str | None = None) -> "FieldSelector":
+    def parse(cls, text: str, resource: str | None = None) -> FieldSelector:
         """``fields.ParseSelector`` plus, with ``resource``, the API server's label check."""
         if not isinstance(text, str):
             raise SelectorError(f"field selector must be a string, not {type(text).__name__}")
@@ -294,7 +295,7 @@ class FieldSelector:
         return cls(reqs) if reqs else _EVERYTHING
 
     @classmethod
-    def from_set(cls, fields: Mapping[str, str] | None) -> "FieldSelector":
+    def from_set(cls, fields: Mapping[str, str] | None) -> FieldSelector:
         """``fields.SelectorFromSet``: every field must equal its value."""
         return cls((f, "=", v) for f, v in (fields or {}).items())
 
@@ -329,7 +330,7 @@ class FieldSelector:
                 return r.value
         return None
 
-    def check(self, resource: str) -> "FieldSelector":
+    def check(self, resource: str) -> FieldSelector:
         """Validate (and alias-convert) the fields for ``resource``; returns the selector."""
         return FieldSelector((_check_field(resource, f), op, v) for f, op, v in self._reqs)
 

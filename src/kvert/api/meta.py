@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 # Re-exported: callers that predate kvert.api.types read the alias from here.
@@ -57,7 +57,7 @@ def format_time(epoch_seconds: float) -> str:
 @functools.lru_cache(maxsize=4096)
 def _format_second(second: int) -> str:
     # components stamp many objects with the same second (a scrape, a sync pass)
-    return datetime.fromtimestamp(second, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_micro_time(epoch_seconds: float) -> str:
@@ -75,7 +75,7 @@ def format_micro_time(epoch_seconds: float) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _format_second_plain(second: int) -> str:
-    return datetime.fromtimestamp(second, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 @functools.lru_cache(maxsize=4096)

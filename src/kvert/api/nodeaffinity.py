@@ -25,7 +25,8 @@ or :class:`PreferredSchedulingTerms`; the module functions compile on every call
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from kvert.api import errors as _errors
 from kvert.api.selectors import (
@@ -242,7 +243,7 @@ class PreferredSchedulingTerms:
         self.errors = tuple(errors)
 
     @classmethod
-    def for_pod(cls, pod: Mapping[str, Any]) -> "PreferredSchedulingTerms":
+    def for_pod(cls, pod: Mapping[str, Any]) -> PreferredSchedulingTerms:
         affinity = ((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
         return cls(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"),
                    "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")

@@ -333,7 +333,7 @@ def is_milli_resource(resource_name: str) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def _parse_cached(text: str) -> "Quantity":
+def _parse_cached(text: str) -> Quantity:
     # Objects repeat the same few quantities endlessly ("100m", "128Mi"); Quantity is
     # immutable, so a parsed one can be shared. Errors are not cached (lru_cache skips them).
     return _parse(text)

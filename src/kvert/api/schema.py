@@ -760,12 +760,12 @@ def _compile_clean(s: Any) -> Callable[[Any], bool] | None:
             return None
         props[name] = prop_check
     nested: dict[str, Callable[[Any], bool]] = {}
-    for key in ("additionalProperties", "items"):
-        if s.get(key) is not None:
-            nested_check = _compile_clean(s[key])
+    for nested_key in ("additionalProperties", "items"):
+        if s.get(nested_key) is not None:
+            nested_check = _compile_clean(s[nested_key])
             if nested_check is None:
                 return None
-            nested[key] = nested_check
+            nested[nested_key] = nested_check
     add_check, items_check = nested.get("additionalProperties"), nested.get("items")
     required = [f for f in s.get("required") or () if isinstance(f, str)]
     enum = s.get("enum") if isinstance(s.get("enum"), list) and s.get("enum") else None

@@ -35,8 +35,9 @@ Matching is on the hot path of list/watch, so selectors are compiled once into t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from kvert.api.gostrings import quote
 from kvert.api.names import is_label_value, is_qualified_name
@@ -249,15 +250,15 @@ class LabelSelector:
     # -- constructors --------------------------------------------------------------------------
 
     @classmethod
-    def everything(cls) -> "LabelSelector":
+    def everything(cls) -> LabelSelector:
         return _EVERYTHING
 
     @classmethod
-    def nothing(cls) -> "LabelSelector":
+    def nothing(cls) -> LabelSelector:
         return _NOTHING
 
     @classmethod
-    def parse(cls, text: str) -> "LabelSelector":
+    def parse(cls, text: str) -> LabelSelector:
         """Parse the string form (``labels.Parse``); raises :class:`SelectorError`."""
         if not isinstance(text, str):
             raise SelectorError(f"label selector must be a string, not {type(text).__name__}")
@@ -266,7 +267,7 @@ class LabelSelector:
         return cls(_Parser(text).parse())
 
     @classmethod
-    def from_dict(cls, sel: Mapping[str, Any] | None) -> "LabelSelector":
+    def from_dict(cls, sel: Mapping[str, Any] | None) -> LabelSelector:
         """``metav1.LabelSelectorAsSelector``: ``None`` -> nothing, ``{}`` -> everything."""
         if sel is None:
             return _NOTHING
@@ -303,14 +304,14 @@ class LabelSelector:
         return cls(reqs)
 
     @classmethod
-    def from_set(cls, labels: Mapping[str, str] | None) -> "LabelSelector":
+    def from_set(cls, labels: Mapping[str, str] | None) -> LabelSelector:
         """``labels.SelectorFromSet``: exact match on every pair, no validation; empty -> all."""
         if not labels:
             return _EVERYTHING
         return cls(Requirement(k, EQUALS, (v,)) for k, v in labels.items())
 
     @classmethod
-    def from_requirements(cls, requirements: Iterable[Requirement]) -> "LabelSelector":
+    def from_requirements(cls, requirements: Iterable[Requirement]) -> LabelSelector:
         """AND of requirements; build them with :func:`make_requirement` (not re-validated)."""
         return cls(requirements)
 
@@ -382,7 +383,7 @@ class LabelSelector:
                 return None
         return None
 
-    def add(self, *requirements: Requirement) -> "LabelSelector":
+    def add(self, *requirements: Requirement) -> LabelSelector:
         if self._nothing:
             return self
         return LabelSelector(self._reqs + tuple(requirements))

@@ -25,7 +25,8 @@ at once if some ``NoExecute`` taint is not tolerated, otherwise after the smalle
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "NO_SCHEDULE", "PREFER_NO_SCHEDULE", "NO_EXECUTE",

@@ -11,8 +11,7 @@ first to allow (or deny) deciding.
 """
 
 from kvert.auth.attributes import Attributes, Decision
-from kvert.auth.authorizer import (Authorizer, PrivilegedGroups, Rules, Union, forbidden,
-                                   request_check)
+from kvert.auth.authorizer import Authorizer, PrivilegedGroups, Rules, Union, forbidden, request_check
 from kvert.auth.node import NodeAuthorizer
 from kvert.auth.rbac import RbacAuthorizer
 from kvert.auth.user import MASTERS, User

@@ -34,9 +34,20 @@ from kvert.api.errors import AlreadyExists, ApiError, NotFound
 from kvert.api.types import Obj
 from kvert.auth.rules import GROUP as RBAC_GROUP
 from kvert.auth.rules import PolicyRule, rule
-from kvert.auth.user import (APISERVER, AUTHENTICATED, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER,
-                             KUBELET_CLIENT, MASTERS, NODES, SERVICE_ACCOUNTS, UNAUTHENTICATED,
-                             VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER)
+from kvert.auth.user import (
+    APISERVER,
+    AUTHENTICATED,
+    KUBE_CONTROLLER_MANAGER,
+    KUBE_SCHEDULER,
+    KUBELET_CLIENT,
+    MASTERS,
+    NODES,
+    SERVICE_ACCOUNTS,
+    UNAUTHENTICATED,
+    VPA_ADMISSION,
+    VPA_RECOMMENDER,
+    VPA_UPDATER,
+)
 
 log = logging.getLogger(__name__)
 

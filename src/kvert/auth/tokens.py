@@ -22,8 +22,16 @@ import os
 import secrets
 from pathlib import Path
 
-from kvert.auth.user import (KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS, NODES,
-                             VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER, User)
+from kvert.auth.user import (
+    KUBE_CONTROLLER_MANAGER,
+    KUBE_SCHEDULER,
+    MASTERS,
+    NODES,
+    VPA_ADMISSION,
+    VPA_RECOMMENDER,
+    VPA_UPDATER,
+    User,
+)
 from kvert.clock import Clock, WallClock
 
 # The admin's name in kubeadm's admin.conf (kind, kubeadm clusters), which clients and

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvert.cli.component import client_from_args as _client
@@ -100,9 +100,9 @@ async def _serve(name: str, make: Callable[[Client, Clock], Component], client: 
                  args: argparse.Namespace, *,
                  lease: str | None = None) -> int:
     """Run one component under a supervisor until SIGINT/SIGTERM or a crash (exit 1)."""
+    from kvert.clock import WallClock
     from kvert.cluster import assembly as build
     from kvert.cluster.supervisor import Supervisor
-    from kvert.clock import WallClock
     clock = WallClock()
     supervisor = Supervisor()
     if lease is not None and args.leader_elect:
@@ -158,8 +158,8 @@ def _kubeconfig_ca(args: argparse.Namespace) -> bytes:
 
 
 async def _node_agent(args: argparse.Namespace) -> int:
-    from kvert.cluster import assembly as build
     from kvert.clock import WallClock
+    from kvert.cluster import assembly as build
     flags = node_flags_from_args(args)
     config = build.node_config(args.name, flags, args.kubelet_config)
     home = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
@@ -174,7 +174,7 @@ async def _node_agent(args: argparse.Namespace) -> int:
                          "is fresh); choose another --name")
     from kvert.apiserver.certs import ensure_pki
     from kvert.cluster.kubeletserver import KubeletServer
-    pki = ensure_pki(checkpoint / "pki", datetime.datetime.fromtimestamp(WallClock().now(), datetime.timezone.utc),
+    pki = ensure_pki(checkpoint / "pki", datetime.datetime.fromtimestamp(WallClock().now(), datetime.UTC),
                      names=(args.address, args.name, "localhost"))
 
     def make(client: Client, clock: Clock) -> KubeletServer:

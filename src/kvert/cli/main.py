@@ -5,8 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kvert.cli import (apiserver, components, demo, explain, scenario, schedule, simulate, snapshot, stress, up,
-                       version, vpa)
+from kvert.cli import (
+    apiserver,
+    components,
+    demo,
+    explain,
+    scenario,
+    schedule,
+    simulate,
+    snapshot,
+    stress,
+    up,
+    version,
+    vpa,
+)
 
 # Each module adds its subcommand with ``register(subparsers)`` and sets ``func``.
 COMMANDS = (version, up, apiserver, components, simulate, demo, schedule, explain, vpa, stress, snapshot, scenario)

@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-
 SIM_CAPACITY = "cpu=4,memory=16Gi,pods=110"
 
 

@@ -3,10 +3,10 @@
 The usage comes from a samples file (``--samples``) or from a Prometheus server's range
 queries of the cAdvisor metrics (``--prometheus``, ``kvert.vpa.history.PrometheusHistory``;
 ``--pod-prefix`` or ``--vpa``'s targetRef with the pod-name rule of ``kvert.vpa.history``
-picks the pods, within ``--namespace``). The samples are treated as the history of one VPA: one recommendation per container name,
-computed by the same model the live recommender runs (``kvert.vpa``). ``--vpa`` gives the
-VerticalPodAutoscaler whose resource policy (minAllowed / maxAllowed, controlledResources,
-mode Off) and ``vpa.kvert.io/*`` annotations apply.
+picks the pods, within ``--namespace``). The samples are treated as the history of one VPA: one
+recommendation per container name, computed by the same model the live recommender runs
+(``kvert.vpa``). ``--vpa`` gives the VerticalPodAutoscaler whose resource policy (minAllowed /
+maxAllowed, controlledResources, mode Off) and ``vpa.kvert.io/*`` annotations apply.
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from pathlib import Path
 
 import yaml
 
+from kvert.cli import vpa_admission, vpa_components, vpa_tune
 from kvert.vpa.aggregate import AggregateContainerState
 from kvert.vpa.estimators import get_confidence
-from kvert.cli import vpa_admission, vpa_components, vpa_tune
-from kvert.vpa.recommendation import (DEFAULT_CONFIG, ContainerRecommendation, container_policy,
-                                      recommend_containers)
+from kvert.vpa.recommendation import DEFAULT_CONFIG, ContainerRecommendation, container_policy, recommend_containers
 from kvert.vpa.samples import COLUMNS, SampleError, Samples, read_samples
 
 EXAMPLE = """\
@@ -200,13 +199,18 @@ def _prometheus_samples(args: argparse.Namespace, vpa: dict | None) -> Samples:
     if args.pod_prefix is not None:
         prefix = args.pod_prefix
         pattern, what = regex_escape(prefix) + ".*", f"pods named {prefix}*"
-        picks = (lambda pod: pod.startswith(prefix))
+
+        def picks(pod: str) -> bool:
+            return pod.startswith(prefix)
     else:
+        assert vpa is not None      # run_recommend: --prometheus needs --pod-prefix or --vpa
         ref = (vpa.get("spec") or {}).get("targetRef") or {}
         kind, name = str(ref.get("kind") or ""), str(ref.get("name") or "")
         pattern, what = name_pattern(kind, name), f"the pods of {kind} {name}"
         import re
-        picks = (lambda pod: re.fullmatch(pattern, pod) is not None)
+
+        def picks(pod: str) -> bool:
+            return re.fullmatch(pattern, pod) is not None
     for option in ("history_length", "history_resolution"):
         try:
             parse_duration(getattr(args, option))

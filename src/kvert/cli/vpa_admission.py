@@ -63,7 +63,7 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
 
     names = tuple(dict.fromkeys((args.host, "localhost", "127.0.0.1", "::1")))
     clock = WallClock()
-    now = datetime.datetime.fromtimestamp(clock.now(), datetime.timezone.utc)
+    now = datetime.datetime.fromtimestamp(clock.now(), datetime.UTC)
     pki = ensure_pki(Path(args.cert_dir), now, names)
     client = HttpClient.from_kubeconfig(args.kubeconfig, args.context, field_manager="vpa-admission-controller")
     server = build.vpa_webhook(client, clock, host=args.host, port=args.port, ssl_context=pki.server_context())

@@ -36,15 +36,15 @@ import asyncio
 import datetime
 import logging
 import os
-from dataclasses import fields
-from pathlib import Path
 import ssl
 from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
 from kvert.cli.component import client_from_args as _client
 from kvert.cli.component import default_kubeconfig, run_component, stop_on_signals
-from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
 from kvert.cli.history_flags import add_history_flags, history_from_args
 
 if TYPE_CHECKING:           # the commands load their components when run
@@ -286,7 +286,7 @@ async def _run_until(component: Component, stop: asyncio.Event) -> None:
         if not task.done():
             try:
                 await asyncio.wait_for(task, 10)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, asyncio.CancelledError):
                 task.cancel()
     if task.done() and not task.cancelled() and task.exception() is not None:
         raise task.exception()
@@ -330,7 +330,7 @@ def _ssl_context(args: argparse.Namespace, host: str, clock: Clock) -> tuple[ssl
             raise ValueError(f"cannot load {args.tls_cert_file} / {args.tls_private_key_file}: {e}") from None
         return ctx, None
     from kvert.apiserver.certs import ensure_pki
-    now = datetime.datetime.fromtimestamp(clock.now(), datetime.timezone.utc)
+    now = datetime.datetime.fromtimestamp(clock.now(), datetime.UTC)
     names = tuple(dict.fromkeys(n for n in (host, "localhost", "127.0.0.1", "::1") if n not in ("0.0.0.0", "::")))
     pki = ensure_pki((args.cert_dir or _default_cert_dir()).expanduser(), now, names)
     return pki.server_context(), pki.ca_cert

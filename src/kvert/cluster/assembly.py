@@ -23,15 +23,22 @@ from kvert.auth import request_check
 from kvert.auth.authorizer import Authorizer
 from kvert.auth.policy import ensure_bootstrap_policy
 from kvert.auth.tokens import node_identity
-from kvert.auth.user import (APISERVER, AUTHENTICATED, KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, MASTERS,
-                             User)
-from kvert.auth.user import VPA_ADMISSION, VPA_RECOMMENDER, VPA_UPDATER  # noqa: F401 - build.VPA_*
+from kvert.auth.user import (  # noqa: F401 - build.VPA_*
+    APISERVER,
+    AUTHENTICATED,
+    KUBE_CONTROLLER_MANAGER,
+    KUBE_SCHEDULER,
+    MASTERS,
+    VPA_ADMISSION,
+    VPA_RECOMMENDER,
+    VPA_UPDATER,
+    User,
+)
 from kvert.client import InProcessClient
 from kvert.client.base import Client
 from kvert.client.cache import InformerFactory
-from kvert.client.leaderelection import LEASE_DURATION, NAMESPACE as LEASE_NAMESPACE
-from kvert.client.leaderelection import ( RENEW_DEADLINE, RETRY_PERIOD, LeaderElected,
-                                         LeaderElector)
+from kvert.client.leaderelection import LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD, LeaderElected, LeaderElector
+from kvert.client.leaderelection import NAMESPACE as LEASE_NAMESPACE
 from kvert.clock import Clock
 from kvert.cluster.supervisor import Component, Supervisor
 from kvert.controllers import ControllerManager
@@ -46,11 +53,11 @@ from kvert.registry.serviceip import first_ip
 from kvert.scheduler import Scheduler
 from kvert.scheduler.config import SchedulerConfig
 from kvert.store.base import Store
+from kvert.vpa import recommender as vpa_recommender
 from kvert.vpa.admission import VpaAdmissionPlugin, VpaMatcher
 from kvert.vpa.history import HistoryProvider
 from kvert.vpa.metrics_source import MetricsSource
 from kvert.vpa.recommendation import RecommenderConfig
-from kvert.vpa import recommender as vpa_recommender
 from kvert.vpa.recommender import Recommender
 from kvert.vpa.updater import Updater
 from kvert.vpa.webhook import VpaWebhookServer
@@ -228,8 +235,8 @@ class Owning:
 
 
 def leader_elected(client: Client, clock: Clock, lease: str, make: Callable[[], Component], *,
-                   namespace: str = LEASE_NAMESPACE, lease_duration: float = LEASE_DURATION, renew_deadline: float = RENEW_DEADLINE,
-                   retry_period: float = RETRY_PERIOD) -> LeaderElected:
+                   namespace: str = LEASE_NAMESPACE, lease_duration: float = LEASE_DURATION,
+                   renew_deadline: float = RENEW_DEADLINE, retry_period: float = RETRY_PERIOD) -> LeaderElected:
     """``make()``'s component, run only while this process holds the ``lease`` in kube-system."""
     return LeaderElected(make, LeaderElector(client, clock, lease, namespace=namespace,
                                              lease_duration=lease_duration,

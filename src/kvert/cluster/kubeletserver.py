@@ -4,13 +4,13 @@ process (``kvert node-agent``): what the API server asks of a node it has no age
 Paths are the kubelet's: ``/exec`` and ``/attach/NS/POD/CONTAINER`` and
 ``/portForward/NS/POD`` (the streams of ``kvert.client.httpstream``),
 ``/containerLogs/NS/POD/CONTAINER`` (PodLogOptions as query), ``/metrics/cadvisor``,
-``/metrics/resource`` (what metrics-server scrapes), ``/metrics`` and ``/healthz``. Requests are authenticated and authorized as the kubelet
-does with ``--authentication-token-webhook`` and ``--authorization-mode=Webhook``: the
-bearer token through a TokenReview, then a SubjectAccessReview for the node's
-subresource the path maps to (``nodes/proxy`` for streams and logs as upstream maps
-``/containerLogs``, ``nodes/metrics``, ``nodes/stats``, ``nodes/log``), each answer cached
-for ten seconds. The serving certificate is the agent's own (self-signed, as a kubelet's
-is without a certificate from the cluster).
+``/metrics/resource`` (what metrics-server scrapes), ``/metrics`` and ``/healthz``. Requests are
+authenticated and authorized as the kubelet does with ``--authentication-token-webhook`` and
+``--authorization-mode=Webhook``: the bearer token through a TokenReview, then a
+SubjectAccessReview for the node's subresource the path maps to (``nodes/proxy`` for streams and
+logs as upstream maps ``/containerLogs``, ``nodes/metrics``, ``nodes/stats``, ``nodes/log``), each
+answer cached for ten seconds. The serving certificate is the agent's own (self-signed, as a
+kubelet's is without a certificate from the cluster).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from aiohttp import web
 
 from kvert.api.errors import ApiError, BadRequest, NotFound
 from kvert.apiserver.podlogs import log_options, stream_log
+from kvert.client.base import Client
 from kvert.client.httpstream import portforward, remotecommand
 from kvert.client.httpstream.remotecommand import stream_options
-from kvert.cluster.metrics import kubelet_metrics_text
-from kvert.client.base import Client
 from kvert.clock import Clock
+from kvert.cluster.metrics import kubelet_metrics_text
 from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.metrics import resource_metrics
 

@@ -69,7 +69,7 @@ class ApiServerProcess:
     async def start(self) -> None:
         from kvert.apiserver.admission import default_chain
         build.private_dir(self.data_dir)
-        now = datetime.datetime.fromtimestamp(self.clock.now(), tz=datetime.timezone.utc)
+        now = datetime.datetime.fromtimestamp(self.clock.now(), tz=datetime.UTC)
         self.pki = ensure_pki(self.data_dir / "pki", now)
         self.tokens = TokenAuthenticator.load_or_create(self.data_dir / "tokens.csv", self.clock)
         signer = ServiceAccountTokens.load_or_create(self.data_dir / "pki" / "sa.key")

@@ -13,15 +13,15 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from kvert.api.errors import ApiError
 from kvert.api.prometheus import exposition
 from kvert.apiserver.metrics import DEFAULT_RESOLUTION
 from kvert.apiserver.server import ApiServer
-from kvert.api.errors import ApiError
 from kvert.clock import Clock
 from kvert.clock.periodic import run_every
 from kvert.kubelet.agent import NodeAgent
-from kvert.kubelet.runtime.base import StreamIO
 from kvert.kubelet.metrics import UsageTracker, node_metrics, node_summary, parse_resource_metrics
+from kvert.kubelet.runtime.base import StreamIO
 
 log = logging.getLogger(__name__)
 

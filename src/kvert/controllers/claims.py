@@ -10,7 +10,8 @@ last two also their ControllerRevisions, and Deployments their ReplicaSets.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import labels_of

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import zoneinfo
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kvert.api import cron, jobs
@@ -34,8 +34,16 @@ from kvert.api.meta import deep_copy, format_time, parse_time
 from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
-from kvert.controllers.base import (CONTROLLER_INDEX, Controller, InformerFactory, controller_ref_of,
-                                    index_controller_uid, object_key, safe_handler, split_key)
+from kvert.controllers.base import (
+    CONTROLLER_INDEX,
+    Controller,
+    InformerFactory,
+    controller_ref_of,
+    index_controller_uid,
+    object_key,
+    safe_handler,
+    split_key,
+)
 from kvert.controllers.util import controller_ref, is_deleting, uid_of
 
 log = logging.getLogger(__name__)
@@ -52,7 +60,7 @@ def job_name(cronjob_name: str, scheduled: datetime) -> str:
 
 def _zone(cj: dict) -> Any:
     name = (cj.get("spec") or {}).get("timeZone")
-    return zoneinfo.ZoneInfo(name) if name else timezone.utc
+    return zoneinfo.ZoneInfo(name) if name else UTC
 
 
 def most_recent_schedule_time(cj: dict, schedule: cron.Schedule, now: datetime) -> datetime | None:

@@ -40,16 +40,36 @@ from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers import history
-from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_INDEX, Controller,
-                                    Expectations, InformerFactory, SyncError, controller_ref_of,
-                                    index_controller_uid, index_namespace, index_orphan_namespace,
-                                    object_key, safe_handler, split_key)
+from kvert.controllers.base import (
+    CONTROLLER_INDEX,
+    NAMESPACE_INDEX,
+    ORPHAN_INDEX,
+    Controller,
+    Expectations,
+    InformerFactory,
+    SyncError,
+    controller_ref_of,
+    index_controller_uid,
+    index_namespace,
+    index_orphan_namespace,
+    object_key,
+    safe_handler,
+    split_key,
+)
 from kvert.controllers.claims import candidates, claim, workload_selector
 from kvert.controllers.deployment import compute_hash
-from kvert.controllers.replicaset import BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, slow_start_batch
 from kvert.controllers.podcontrol import create_pod, delete_pod
-from kvert.controllers.util import (creation_time, is_deleting, is_pod_available, is_pod_ready,
-                                    pod_from_template, pod_key, scaled_value, uid_of)
+from kvert.controllers.replicaset import BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, slow_start_batch
+from kvert.controllers.util import (
+    creation_time,
+    is_deleting,
+    is_pod_available,
+    is_pod_ready,
+    pod_from_template,
+    pod_key,
+    scaled_value,
+    uid_of,
+)
 
 log = logging.getLogger(__name__)
 

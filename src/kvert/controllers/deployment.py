@@ -72,13 +72,33 @@ from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers import claims
-from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_INDEX, Controller,
-                                    InformerFactory, controller_ref_of, index_controller_uid,
-                                    index_namespace, index_orphan_namespace, object_key,
-                                    safe_handler, split_key)
-from kvert.controllers.util import (controller_ref, creation_time, is_deleting, is_pod_active,
-                                    is_pod_available, is_pod_ready, prune_empty, scaled_value,
-                                    spec_replicas, status_int, uid_of)
+from kvert.controllers.base import (
+    CONTROLLER_INDEX,
+    NAMESPACE_INDEX,
+    ORPHAN_INDEX,
+    Controller,
+    InformerFactory,
+    controller_ref_of,
+    index_controller_uid,
+    index_namespace,
+    index_orphan_namespace,
+    object_key,
+    safe_handler,
+    split_key,
+)
+from kvert.controllers.util import (
+    controller_ref,
+    creation_time,
+    is_deleting,
+    is_pod_active,
+    is_pod_available,
+    is_pod_ready,
+    prune_empty,
+    scaled_value,
+    spec_replicas,
+    status_int,
+    uid_of,
+)
 
 log = logging.getLogger(__name__)
 

@@ -38,11 +38,26 @@ from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
-from kvert.controllers.base import (NAMESPACE_INDEX, Controller, InformerFactory, SyncError,
-                                    controller_ref_of, index_namespace, object_key, safe_handler,
-                                    split_key)
-from kvert.controllers.util import (is_deleting, is_pod_ready, prune_empty, scaled_value,
-                                    set_status_condition, spec_replicas, uid_of)
+from kvert.controllers.base import (
+    NAMESPACE_INDEX,
+    Controller,
+    InformerFactory,
+    SyncError,
+    controller_ref_of,
+    index_namespace,
+    object_key,
+    safe_handler,
+    split_key,
+)
+from kvert.controllers.util import (
+    is_deleting,
+    is_pod_ready,
+    prune_empty,
+    scaled_value,
+    set_status_condition,
+    spec_replicas,
+    uid_of,
+)
 
 log = logging.getLogger(__name__)
 

@@ -24,11 +24,25 @@ from kvert.api.errors import NotFound
 from kvert.api.meta import deep_copy
 from kvert.client.base import Client
 from kvert.clock import Clock
-from kvert.controllers.base import (NAMESPACE_INDEX, Controller, InformerFactory, index_namespace,
-                                    object_key, safe_handler, split_key)
-from kvert.controllers.endpointslice import (HEADLESS_LABEL, find_port, has_selector, pod_ip,
-                                             selected_pods, should_pod_be_in_endpoints,
-                                             should_set_hostname, target_ref)
+from kvert.controllers.base import (
+    NAMESPACE_INDEX,
+    Controller,
+    InformerFactory,
+    index_namespace,
+    object_key,
+    safe_handler,
+    split_key,
+)
+from kvert.controllers.endpointslice import (
+    HEADLESS_LABEL,
+    find_port,
+    has_selector,
+    pod_ip,
+    selected_pods,
+    should_pod_be_in_endpoints,
+    should_set_hostname,
+    target_ref,
+)
 from kvert.controllers.util import is_pod_ready
 
 SERVICES, PODS, ENDPOINTS = "services", "pods", "endpoints"

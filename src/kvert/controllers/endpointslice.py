@@ -31,8 +31,15 @@ from kvert.api.meta import deep_copy
 from kvert.api.selectors import LabelSelector
 from kvert.client.base import Client
 from kvert.clock import Clock
-from kvert.controllers.base import (NAMESPACE_INDEX, Controller, InformerFactory, index_namespace,
-                                    object_key, safe_handler, split_key)
+from kvert.controllers.base import (
+    NAMESPACE_INDEX,
+    Controller,
+    InformerFactory,
+    index_namespace,
+    object_key,
+    safe_handler,
+    split_key,
+)
 from kvert.controllers.util import generate_name_prefix, is_pod_ready
 
 SERVICES, PODS, NODES = "services", "pods", "nodes"

@@ -43,8 +43,7 @@ from kvert.api import kinds
 from kvert.api.errors import Conflict, NotFound
 from kvert.client.base import Client
 from kvert.clock import Clock
-from kvert.controllers.base import (OWNER_INDEX, Controller, InformerFactory, index_owner_uids,
-                                    safe_handler)
+from kvert.controllers.base import OWNER_INDEX, Controller, InformerFactory, index_owner_uids, safe_handler
 from kvert.controllers.util import is_deleting, uid_of
 from kvert.registry.deletion import BACKGROUND, FOREGROUND, FOREGROUND_FINALIZER, ORPHAN, ORPHAN_FINALIZER
 

@@ -20,8 +20,8 @@ from typing import Any
 from kvert.api.errors import AlreadyExists, NotFound
 from kvert.api.meta import deep_copy
 from kvert.client.base import Client
-from kvert.controllers.deployment import safe_encode
 from kvert.controllers.base import controller_ref_of
+from kvert.controllers.deployment import safe_encode
 from kvert.controllers.util import controller_ref, uid_of
 
 log = logging.getLogger(__name__)

@@ -44,9 +44,17 @@ from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
-from kvert.controllers.base import (CONTROLLER_INDEX, Controller, Expectations, InformerFactory,
-                                    controller_ref_of, index_controller_uid, object_key, safe_handler,
-                                    split_key)
+from kvert.controllers.base import (
+    CONTROLLER_INDEX,
+    Controller,
+    Expectations,
+    InformerFactory,
+    controller_ref_of,
+    index_controller_uid,
+    object_key,
+    safe_handler,
+    split_key,
+)
 from kvert.controllers.util import is_deleting, is_pod_ready, pod_from_template, pod_key, uid_of
 
 log = logging.getLogger(__name__)
@@ -359,7 +367,8 @@ class JobController(Controller):
             failure_target = (c.get("reason", ""), c.get("message", ""))
         backoff_limit = spec.get("backoffLimit")
         limit = 6 if backoff_limit is None else int(backoff_limit)
-        if not success and failure_target is None and (failed > limit or past_backoff_limit_on_failure(job, pods, limit)):
+        if not success and failure_target is None and (failed > limit
+                                                       or past_backoff_limit_on_failure(job, pods, limit)):
             failure_target = (REASON_BACKOFF, MESSAGE_BACKOFF)
         if not success and failure_target is None and deadline is not None and started is not None \
                 and not suspended and now - started >= deadline:
@@ -390,7 +399,8 @@ class JobController(Controller):
                 await self._delete_pods(key, job, active)
                 terminating += active
                 active = []
-            if _set_condition(status, _new_condition(jobs.SUSPENDED, "True", "JobSuspended", "Job suspended", now_text)):
+            if _set_condition(status, _new_condition(jobs.SUSPENDED, "True", "JobSuspended", "Job suspended",
+                                                     now_text)):
                 await self.recorder.record(job, "Normal", "Suspended", "Job suspended")
             status.pop("startTime", None)
         else:

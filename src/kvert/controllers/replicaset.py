@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, labels_of
@@ -34,15 +35,36 @@ from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
+from kvert.controllers.base import (
+    CONTROLLER_INDEX,
+    NAMESPACE_INDEX,
+    ORPHAN_INDEX,
+    Controller,
+    Expectations,
+    InformerFactory,
+    controller_ref_of,
+    index_controller_uid,
+    index_namespace,
+    index_orphan_namespace,
+    object_key,
+    safe_handler,
+    split_key,
+)
 from kvert.controllers.claims import candidates, claim
-from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_INDEX, Controller,
-                                    Expectations, InformerFactory, controller_ref_of,
-                                    index_controller_uid, index_namespace, index_orphan_namespace,
-                                    object_key, safe_handler, split_key)
 from kvert.controllers.podcontrol import create_pod, delete_pod
-from kvert.controllers.util import (available_at, deletion_order, is_deleting,
-                                    is_pod_active, is_pod_available, is_pod_ready, pod_from_template,
-                                    pod_key, prune_empty, spec_replicas, uid_of)
+from kvert.controllers.util import (
+    available_at,
+    deletion_order,
+    is_deleting,
+    is_pod_active,
+    is_pod_available,
+    is_pod_ready,
+    pod_from_template,
+    pod_key,
+    prune_empty,
+    spec_replicas,
+    uid_of,
+)
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ its own kubeconfig's CA).
 
 from __future__ import annotations
 
-
 from kvert.api.errors import ApiError, NotFound
 from kvert.api.meta import deep_copy
 from kvert.client.base import Client

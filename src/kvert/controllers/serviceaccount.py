@@ -8,7 +8,6 @@ would be refused anyway, and that refusal is not an error).
 
 from __future__ import annotations
 
-
 from kvert.api.errors import AlreadyExists, ApiError
 from kvert.client.base import Client
 from kvert.clock import Clock

@@ -49,13 +49,32 @@ from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.controllers import history
-from kvert.controllers.base import (CONTROLLER_INDEX, NAMESPACE_INDEX, ORPHAN_INDEX, Controller,
-                                    InformerFactory, SyncError, controller_ref_of, index_controller_uid,
-                                    index_namespace, index_orphan_namespace, object_key, safe_handler,
-                                    split_key)
+from kvert.controllers.base import (
+    CONTROLLER_INDEX,
+    NAMESPACE_INDEX,
+    ORPHAN_INDEX,
+    Controller,
+    InformerFactory,
+    SyncError,
+    controller_ref_of,
+    index_controller_uid,
+    index_namespace,
+    index_orphan_namespace,
+    object_key,
+    safe_handler,
+    split_key,
+)
 from kvert.controllers.claims import candidates, claim, workload_selector
-from kvert.controllers.util import (is_deleting, is_pod_available, is_pod_ready, pod_from_template,
-                                    prune_empty, scaled_value, spec_replicas, uid_of)
+from kvert.controllers.util import (
+    is_deleting,
+    is_pod_available,
+    is_pod_ready,
+    pod_from_template,
+    prune_empty,
+    scaled_value,
+    spec_replicas,
+    uid_of,
+)
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,6 @@ read again from the API server first, so a TTL changed meanwhile is honoured."""
 
 from __future__ import annotations
 
-
 from kvert.api import jobs
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time

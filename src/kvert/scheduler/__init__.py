@@ -9,7 +9,13 @@
 
 from kvert.scheduler.config import ConfigError, SchedulerConfig, load_config
 from kvert.scheduler.framework import (
-    Code, CycleState, FilterResult, FitError, Framework, Plugin, Status,
+    Code,
+    CycleState,
+    FilterResult,
+    FitError,
+    Framework,
+    Plugin,
+    Status,
 )
 from kvert.scheduler.scheduler import Scheduler
 

@@ -21,7 +21,14 @@ import numpy as np
 
 from kvert.scheduler.cache import NodeCache
 from kvert.scheduler.framework import (
-    Code, CycleState, Diagnosis, FitError, Framework, Status, _PluginError, _go_list,
+    Code,
+    CycleState,
+    Diagnosis,
+    FitError,
+    Framework,
+    Status,
+    _go_list,
+    _PluginError,
 )
 from kvert.scheduler.snapshot import NodeSet, num_feasible_nodes_to_find
 

@@ -63,7 +63,7 @@ def is_scheduled_resource(name: str) -> bool:
     return name in CORE_RESOURCES or is_scalar_resource(name)
 
 
-_MEMO: "OrderedDict[tuple[str, str] | bytes, tuple[ResourceList, int, int]]" = OrderedDict()
+_MEMO: OrderedDict[tuple[str, str] | bytes, tuple[ResourceList, int, int]] = OrderedDict()
 _MEMO_SIZE = 8192
 
 
@@ -491,7 +491,7 @@ class NodeCache:
             self._label_ids[key] = {}
             self._label_values[key] = []
             col = np.full(self.capacity, NO_VALUE, np.int32)
-            for name, row in self.row_of.items():
+            for row in self.row_of.values():
                 labels = _meta(self.node_objs[row] or {}).get("labels") or {}
                 col[row] = self._intern_label(key, labels.get(key))
             self._label_cols[key] = col

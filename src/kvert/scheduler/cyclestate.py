@@ -30,7 +30,7 @@ class CycleState:
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
-    def clone(self) -> "CycleState":
+    def clone(self) -> CycleState:
         """A copy whose plugin states can change apart (``CycleState.Clone``): a value with a
         ``clone()`` method is cloned (PreFilter states that PreFilterExtensions update), any
         other value is shared, so it must not be changed after PreFilter."""

@@ -45,7 +45,7 @@ class ClusterEvent:
     action: ActionType
     label: str = ""
 
-    def matches(self, registered: "ClusterEvent") -> bool:
+    def matches(self, registered: ClusterEvent) -> bool:
         if registered.resource not in (WILDCARD, self.resource):
             # a plugin registering Pod events sees assigned-pod events too
             if not (registered.resource == POD and self.resource == ASSIGNED_POD):

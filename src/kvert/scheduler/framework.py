@@ -61,18 +61,41 @@ from kvert.clock.base import Clock
 from kvert.scheduler.cache import NodeCache
 from kvert.scheduler.cyclestate import CycleState
 from kvert.scheduler.events import (
-    ASSIGNED_POD, EVENT_ASSIGNED_POD_DELETE, EVENT_NODE_ADD, EVENT_UNSCHEDULABLE_TIMEOUT, NODE, POD,
-    QUEUE, QUEUE_SKIP, WILDCARD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHintFn,
+    ASSIGNED_POD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_NODE_ADD,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    NODE,
+    POD,
+    QUEUE,
+    QUEUE_SKIP,
+    WILDCARD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHintFn,
 )
 from kvert.scheduler.interface import (
-    EXTENSION_POINTS, MaybeAwaitable, Pod, QueueSortKeyPlugin, QueueSortPlugin, implements,
+    EXTENSION_POINTS,
+    MaybeAwaitable,
+    Pod,
+    QueueSortKeyPlugin,
+    QueueSortPlugin,
+    implements,
     method_of,
 )
 from kvert.scheduler.listers import Listers, StaticListers
 from kvert.scheduler.nodeinfo import NodeInfo
 from kvert.scheduler.results import (
-    MAX_NODE_SCORE, MIN_NODE_SCORE, NO_NODE_AVAILABLE_MSG, Diagnosis, FilterResult, FitError,
-    NodeFilterRecord, PostFilterResult, PreFilterResult,
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    NO_NODE_AVAILABLE_MSG,
+    Diagnosis,
+    FilterResult,
+    FitError,
+    NodeFilterRecord,
+    PostFilterResult,
+    PreFilterResult,
 )
 from kvert.scheduler.snapshot import NodeSet
 from kvert.scheduler.status import CODE_NAMES, Code, PluginStatusError, Status, is_success
@@ -96,12 +119,12 @@ class Plugin:
 
     name: str = ""
 
-    def __init__(self, args: dict[str, Any] | None = None, handle: "Handle | None" = None):
+    def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         self.args = args or {}
         self.handle = handle
 
     @property
-    def bound_handle(self) -> "Handle":
+    def bound_handle(self) -> Handle:
         """The handle, for the methods that need one: a plugin built without one (to validate
         its args) is never run."""
         if self.handle is None:
@@ -138,7 +161,7 @@ class Handle:
         self.framework: Framework | None = None
 
     @property
-    def bound_framework(self) -> "Framework":
+    def bound_framework(self) -> Framework:
         """The framework built over this handle (plugins run only once it exists)."""
         if self.framework is None:
             raise RuntimeError("the handle's framework is not built yet")

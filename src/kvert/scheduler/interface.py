@@ -355,7 +355,7 @@ def check_plugin(plugin: object) -> list[str]:
     extension-point method (it would never be called); no extension-point method at all."""
     problems: list[str] = []
     label = getattr(plugin, "name", "") or type(plugin).__name__
-    if not isinstance(getattr(plugin, "name", None), str) or not getattr(plugin, "name"):
+    if not isinstance(getattr(plugin, "name", None), str) or not plugin.name:
         problems.append(f"{label}: has no name")
     found = 0
     for method in METHOD_PROTOCOLS:

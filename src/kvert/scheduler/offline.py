@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from kvert.api.manifests import ManifestError, documents
 from kvert.api.meta import parse_time
 from kvert.clock import VirtualClock
@@ -45,7 +44,13 @@ from kvert.scheduler.algorithm import NoNodes, PluginError, SchedulingAlgorithm
 from kvert.scheduler.cache import NodeCache, pod_key
 from kvert.scheduler.config import SchedulerConfig, build_framework, load_config
 from kvert.scheduler.framework import (
-    MAX_PERMIT_TIMEOUT, Code, CycleState, FitError, Framework, Handle, is_success,
+    MAX_PERMIT_TIMEOUT,
+    Code,
+    CycleState,
+    FitError,
+    Framework,
+    Handle,
+    is_success,
 )
 from kvert.scheduler.listers import StaticListers
 from kvert.scheduler.plugins.gangscheduling import WorkloadManager
@@ -319,7 +324,8 @@ class OfflineScheduler:
                 if st is not None and st.message():
                     fit.diagnosis.post_filter_msg = st.message()
                 if st is not None and st.code == Code.ERROR:
-                    raise SnapshotError(f"pod {pod_key(pod)}: PostFilter: {st.message()}")
+                    # the error is PostFilter's, in the message; the FitError that ran it is no cause
+                    raise SnapshotError(f"pod {pod_key(pod)}: PostFilter: {st.message()}") from None
             if post is not None and post.nominated_node_name:
                 nominated, victims = post.nominated_node_name, list(post.victims)
                 for v in victims:

@@ -67,7 +67,7 @@ class PodEntry:
 
     @classmethod
     def of(cls, pod: dict[str, Any], node: str, req: ResourceList, nz_cpu: int, nz_mem: int,
-           assumed: bool = False) -> "PodEntry":
+           assumed: bool = False) -> PodEntry:
         meta = _meta(pod)
         prio = (pod.get("spec") or {}).get("priority")
         return cls(pod_uid(pod), pod_key(pod), node, req, nz_cpu, nz_mem, pod, assumed,
@@ -76,7 +76,7 @@ class PodEntry:
                    priority=prio if isinstance(prio, int) and not isinstance(prio, bool) else 0,
                    ports=host_ports(pod))
 
-    def with_pod(self, pod: dict[str, Any], node: str) -> "PodEntry":
+    def with_pod(self, pod: dict[str, Any], node: str) -> PodEntry:
         """The same requests for a new version of the pod (its requests did not change)."""
         return PodEntry.of(pod, node, self.req, self.nz_cpu, self.nz_mem)
 

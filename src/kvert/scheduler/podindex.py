@@ -50,7 +50,7 @@ class PodCounts:
     def __init__(self, capacity: int, ns_labels: Callable[[str], Mapping[str, str]]):
         self.capacity = capacity
         self._ns_labels = ns_labels
-        self._counts: "OrderedDict[PodQuery, np.ndarray]" = OrderedDict()
+        self._counts: OrderedDict[PodQuery, np.ndarray] = OrderedDict()
         # the queries a pod can match, found by its namespace and label pairs: those that
         # require one of its key=value pairs, those that require none, those selecting namespaces
         self._by_pair: dict[tuple[str, str, str], set[PodQuery]] = {}

@@ -52,8 +52,16 @@ from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.scheduler.algorithm import nominated_node_name
 from kvert.scheduler.cache import NodeCache, PodEntry, pod_key
 from kvert.scheduler.framework import (
-    NO_NODE_AVAILABLE_MSG, Code, CycleState, Diagnosis, Framework, Handle, PostFilterResult, Status,
-    _PluginError, is_success,
+    NO_NODE_AVAILABLE_MSG,
+    Code,
+    CycleState,
+    Diagnosis,
+    Framework,
+    Handle,
+    PostFilterResult,
+    Status,
+    _PluginError,
+    is_success,
 )
 from kvert.scheduler.snapshot import NodeSet
 from kvert.scheduler.view import CacheView

@@ -31,7 +31,11 @@ from typing import Any
 
 from kvert.clock.base import Clock
 from kvert.scheduler.events import (
-    ActionType, ClusterEvent, ClusterEventWithHint, EVENT_UNSCHEDULABLE_TIMEOUT, WILDCARD,
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    WILDCARD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
 )
 from kvert.scheduler.podentry import pod_key, pod_uid
 from kvert.scheduler.status import Status
@@ -414,7 +418,7 @@ class SchedulingQueue:
             timeout = None if deadline is None else max(0.0, deadline - self.clock.now())
             try:
                 await asyncio.wait_for(self._wakeup.wait(), timeout)
-            except (asyncio.TimeoutError, TimeoutError):
+            except TimeoutError:
                 pass
         return None
 

@@ -23,7 +23,7 @@ class PreFilterResult:
     def all_nodes(self) -> bool:
         return self.node_names is None
 
-    def merge(self, other: "PreFilterResult | None") -> "PreFilterResult":
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
         if other is None or other.all_nodes():
             return self
         if self.all_nodes():
@@ -56,12 +56,12 @@ class FilterResult:
         self.reasons = [(r, m) for r, m in reasons if m.any()]
 
     @classmethod
-    def ok(cls, n: int) -> "FilterResult":
+    def ok(cls, n: int) -> FilterResult:
         return cls(np.zeros(n, np.int8))
 
     @classmethod
     def reject(cls, failed: np.ndarray, reason: str,
-               code: Code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE) -> "FilterResult":
+               code: Code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE) -> FilterResult:
         codes = np.where(failed, np.int8(code), np.int8(0)).astype(np.int8)
         return cls(codes, [(reason, failed)])
 

@@ -35,26 +35,43 @@ from typing import Any
 
 from kvert.api.errors import ApiError
 from kvert.api.meta import format_time
+from kvert.client import Informer
 from kvert.client.base import Client
 from kvert.client.cache import InformerFactory
-from kvert.client import Informer
 from kvert.client.events import EventRecorder
 from kvert.clock.base import Clock
 from kvert.scheduler import explain
+from kvert.scheduler.algorithm import (
+    ERR_NO_NODES_AVAILABLE,
+    NoNodes,
+    ScheduleResult,
+    SchedulingAlgorithm,
+)
 from kvert.scheduler.cache import NodeCache, pod_key, pod_uid
 from kvert.scheduler.config import SchedulerConfig, build_framework, load_config
 from kvert.scheduler.framework import (
-    ASSIGNED_POD, EVENT_ASSIGNED_POD_DELETE, EVENT_NODE_ADD, NODE, POD, ActionType, ClusterEvent,
-    ClusterEventWithHint, Code, CycleState, Diagnosis, FitError, Framework, Handle, Status,
-    _PluginError, is_success,
+    ASSIGNED_POD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_NODE_ADD,
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Diagnosis,
+    FitError,
+    Framework,
+    Handle,
+    Status,
+    _PluginError,
+    is_success,
 )
-from kvert.scheduler.algorithm import (
-    ERR_NO_NODES_AVAILABLE, NoNodes, ScheduleResult, SchedulingAlgorithm,
-)
+from kvert.scheduler.interface import method_of
 from kvert.scheduler.listers import InformerListers
 from kvert.scheduler.plugins.defaultbinder import ANNOTATIONS_SENT, BINDING_ANNOTATIONS
 from kvert.scheduler.plugins.gangscheduling import WORKLOAD, WorkloadManager, workload_ref
-from kvert.scheduler.interface import method_of
 from kvert.scheduler.queue import QueuedPodInfo, SchedulingQueue
 
 log = logging.getLogger(__name__)
@@ -122,7 +139,7 @@ def _queue_order(plugin: object) -> Callable[[QueuedPodInfo], tuple[Any, ...]]:
     sort_key = method_of(plugin, "sort_key")
     if sort_key is not None:
         return sort_key
-    less = method_of(plugin, "less") or getattr(plugin, "less")
+    less = method_of(plugin, "less") or plugin.less
     cmp = functools.cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))
     return lambda q: (cmp(q), q.seq)
 

@@ -35,10 +35,10 @@ class NodeSet:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def subset(self, mask: np.ndarray) -> "NodeSet":
+    def subset(self, mask: np.ndarray) -> NodeSet:
         return NodeSet(self.cache, self.rows[mask])
 
-    def take(self, positions: np.ndarray) -> "NodeSet":
+    def take(self, positions: np.ndarray) -> NodeSet:
         return NodeSet(self.cache, self.rows[positions])
 
     def names(self) -> list[str]:

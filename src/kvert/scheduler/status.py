@@ -42,7 +42,7 @@ class Status:
             self.reasons = [str(error)]
 
     @classmethod
-    def as_status(cls, error: BaseException, plugin: str = "") -> "Status":
+    def as_status(cls, error: BaseException, plugin: str = "") -> Status:
         return cls(Code.ERROR, plugin=plugin, error=error)
 
     @property
@@ -64,7 +64,7 @@ class Status:
     def message(self) -> str:
         return ", ".join(self.reasons)
 
-    def with_plugin(self, plugin: str) -> "Status":
+    def with_plugin(self, plugin: str) -> Status:
         self.plugin = plugin
         return self
 

@@ -32,7 +32,7 @@ from kvert.scheduler.reader import NodeCacheReader
 class CacheView:
     """The cache with some pods added or removed (see the module docstring)."""
 
-    def __init__(self, base: "NodeCache | CacheView"):
+    def __init__(self, base: NodeCache | CacheView):
         # a view of a view reads through to the first view's state
         self.base = base
         self.req: np.ndarray = base.req

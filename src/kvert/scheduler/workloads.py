@@ -7,7 +7,6 @@ GangScheduling reads them through ``handle.workload_manager``; the scheduler (an
 
 from __future__ import annotations
 
-
 from kvert.api.meta import namespace_of
 from kvert.scheduler.podentry import pod_uid
 

@@ -53,7 +53,7 @@ from kvert.api.conditions import is_true
 from kvert.api.errors import AlreadyExists, ApiError
 from kvert.api.kinds import by_key, for_object
 from kvert.apiserver.metrics import DEFAULT_RESOLUTION
-from kvert.client import InProcessClient, Informer
+from kvert.client import Informer, InProcessClient
 from kvert.client.base import Client
 from kvert.clock import VirtualClock
 from kvert.cluster import assembly as build
@@ -180,7 +180,7 @@ async def _start_cluster(scn: Scenario, clock: VirtualClock, *, vpa: bool) -> _S
     supervisor.add("scheduler", build.scheduler(plane.client(build.SCHEDULER), clock, seed=scn.seed))
     cluster = _SimCluster(store, plane, supervisor, fleet, asyncio.ensure_future(fleet.run()), hpa_metrics,
                           admin)
-    for pool, name in ((pool, name) for pool in scn.pools for name in pool.node_names()):
+    for pool, name in ((p, n) for p in scn.pools for n in p.node_names()):
         config = NodeConfig.from_flags(node_name=name, **pool.flags())
         agent = build.sim_node(plane.client(build.node_user(name)), clock, config, name=name,
                                tick=scn.tick, system_memory=pool.system_memory, fleet=fleet,
@@ -409,7 +409,8 @@ async def _create_objects(client: Client, scn: Scenario) -> None:
             await client.create(resource, obj, namespace=namespace)
         except AlreadyExists:
             if obj["kind"] != "Namespace":          # a namespace the cluster has from the start
-                raise SimulationError(f"objects[{i}] ({obj['kind']} {obj['metadata']['name']}): already exists")
+                raise SimulationError(
+                    f"objects[{i}] ({obj['kind']} {obj['metadata']['name']}): already exists") from None
         except ApiError as e:
             raise SimulationError(f"objects[{i}] ({obj['kind']} {obj['metadata']['name']}): the API server "
                                   f"refused it: {e}") from None

@@ -188,9 +188,11 @@ def _hpa(hpa: dict, workload: ImportedWorkload, warnings: list[str]) -> dict | N
         elif source.get("name") not in ("cpu", "memory"):
             why = f"metric {source.get('name')!r}: the simulation serves cpu and memory"
         elif (source.get("target") or {}).get("type") == "Utilization":
-            read = containers if mtype == "Resource" else [c for c in containers if c.get("name") == source.get("container")]
+            read = (containers if mtype == "Resource"
+                    else [c for c in containers if c.get("name") == source.get("container")])
             if not read or any(source["name"] not in ((c.get("resources") or {}).get("requests") or {}) for c in read):
-                why = f"a {source['name']} Utilization target needs a {source['name']} request in every container it reads"
+                why = (f"a {source['name']} Utilization target needs a {source['name']} request in every container "
+                       "it reads")
         if why:
             warnings.append(f"{_ref(hpa)}: {why}; that metric is left out")
         else:

@@ -29,8 +29,8 @@ import numpy as np
 
 from kvert.api.meta import format_time
 from kvert.sim.import_cluster import ImportedWorkload, container_limit
-from kvert.sim.scenario import pod_template
 from kvert.sim.recorded import ContainerSeries, PodKey, RecordedHistory
+from kvert.sim.scenario import pod_template
 from kvert.sim.tracefiles import WorkloadHistory
 from kvert.vpa.history import format_duration, owns_by_name
 
@@ -219,11 +219,12 @@ def _workload_usage(usage: WorkloadUsage, pods: list[_Pod], history: RecordedHis
     periodic = w.kind in ("Job", "CronJob")      # their pods run now and then: gaps are their nature
     if not periodic and first > LATE_STEPS:
         warnings.append(f"{w.ref}: usage recorded only from {_window_time(history, first)} "
-                        f"({format_duration(first * history.step)} into the window); before it, its first values are held")
+                        f"({format_duration(first * history.step)} into the window); before it, its first values "
+                        "are held")
     if not periodic and last < steps - 1 - LATE_STEPS:
         warnings.append(f"{w.ref}: usage recorded only until {_window_time(history, last + 1)} "
-                        f"({format_duration((steps - 1 - last) * history.step)} before the end); after it, its last values "
-                        "are held")
+                        f"({format_duration((steps - 1 - last) * history.step)} before the end); after it, its last "
+                        "values are held")
     replicas = (w.manifest.get("spec") or {}).get("replicas", 1) if w.kind in ("Deployment", "StatefulSet",
                                                                                "ReplicaSet") else None
     if isinstance(replicas, int) and replicas > slots:

@@ -160,8 +160,8 @@ def import_scenario(snapshot_objects: dict[str, list[dict]], history: RecordedHi
     if not cluster.pools:
         raise ScenarioImportError("the snapshot has no Nodes with a cpu and memory capacity: nothing to schedule on")
     if not cluster.workloads:
-        raise ScenarioImportError("the snapshot has no workloads (Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, "
-                           "ReplicaSets or Pods)")
+        raise ScenarioImportError("the snapshot has no workloads (Deployments, StatefulSets, DaemonSets, Jobs, "
+                                  "CronJobs, ReplicaSets or Pods)")
     usages, usage_warnings = map_usage(cluster.workloads, history)
     warnings = list(extra_warnings or []) + list(history.warnings) + cluster.warnings + usage_warnings
     doc = scenario_document(cluster, usages, history, name=name or out_dir.name, description=description,
@@ -190,5 +190,5 @@ def import_scenario(snapshot_objects: dict[str, list[dict]], history: RecordedHi
     return ImportResult(out_dir, warnings, len(cluster.workloads), sum(p["count"] for p in cluster.pools), traces)
 
 
-__all__ = ["AS_IS", "ScenarioImportError", "ImportResult", "SCENARIO_FILE", "WARNINGS_FILE", "import_scenario", "policies",
-           "scenario_document"]
+__all__ = ["AS_IS", "ScenarioImportError", "ImportResult", "SCENARIO_FILE", "WARNINGS_FILE", "import_scenario",
+           "policies", "scenario_document"]

@@ -37,8 +37,15 @@ from kvert.api.validation.names import validate_labels
 from kvert.api.validation.node import validate_taints
 from kvert.kubelet.allocatable import allocatable
 from kvert.kubelet.config import ConfigError, NodeConfig
-from kvert.sim.scenario_fields import (ScenarioError, as_mapping, check_keys, dns_label, required, resource_flag,
-                                       resource_list)
+from kvert.sim.scenario_fields import (
+    ScenarioError,
+    as_mapping,
+    check_keys,
+    dns_label,
+    required,
+    resource_flag,
+    resource_list,
+)
 
 # scenario key -> NodeConfig.from_flags argument, for the kubelet settings taken as they are
 KUBELET_KEYS = {"evictionSoft": "eviction_soft", "evictionSoftGracePeriod": "eviction_soft_grace_period",

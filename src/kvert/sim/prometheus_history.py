@@ -10,8 +10,8 @@ start + (k+1)*step``:
 * CPU (cores): ``sum by (NS, POD, CONTAINER) (rate(container_cpu_usage_seconds_total{SEL}[W]))``,
   the usage over the ``W`` before ``t_k``. ``W`` is ``rate_window``, by default the step (the
   step's own usage; a longer window smooths, and its values after an instance's last working set
-  are dropped: the window still held its last samples). ``rate()`` needs two samples in its window: with a step of one scrape
-  interval that holds on Prometheus 2 only when the samples fall on the step's bounds (as
+  are dropped: the window still held its last samples). ``rate()`` needs two samples in its window:
+  with a step of one scrape interval that holds on Prometheus 2 only when the samples fall on the step's bounds (as
   backfilled data does); give a window of at least two scrape intervals otherwise (a warning
   says so when CPU comes back for far fewer steps than memory). A counter reset counts the new
   value as the increase (``rate()``'s rule), and rate extrapolates to the window's bounds: a
@@ -70,8 +70,9 @@ import math
 import os
 import re
 import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -391,8 +392,8 @@ class _Reader:
                     f"(max by ({by_k}) (timestamp({oom})) >= on ({by_k}) max by ({by_k}) (timestamp({restarts})))",
                     kfull)
         if LIMITS in names_k:
-            out["memory_limit"] = (f'max by ({", ".join(self.kcont)}) ({LIMITS}{{{ksel},resource="memory"}} offset 1ms)',
-                                   self.kcont)
+            out["memory_limit"] = (
+                f'max by ({", ".join(self.kcont)}) ({LIMITS}{{{ksel},resource="memory"}} offset 1ms)', self.kcont)
         return out
 
     def info_queries(self, names_k: set[str]) -> dict[str, tuple[str, Sequence[str]]]:
@@ -540,7 +541,8 @@ class _Reader:
                 try:
                     key = tuple(str(labels[name]) for name in keys)
                 except KeyError as e:
-                    raise HistoryImportError(f"{url}: {what} series without a {e.args[0]} label: {dict(labels)}") from None
+                    raise HistoryImportError(
+                        f"{url}: {what} series without a {e.args[0]} label: {dict(labels)}") from None
             try:
                 out[key] = float(item["value"][1])
             except (TypeError, ValueError):
@@ -610,7 +612,7 @@ class _Reader:
         amounts: dict[str, dict[ContainerKey, dict[str, int]]] = {"requests": {}, "limits": {}}
         for name in amounts:
             latest: dict[tuple, tuple[float, float]] = {}
-            for (ns, pod, container, resource, unit), (t, v) in (info.get(name) or {}).items():
+            for (ns, pod, container, resource, _unit), (t, v) in (info.get(name) or {}).items():
                 if resource not in ("cpu", "memory"):
                     continue
                 k = (ns, pod, container, resource)
@@ -659,7 +661,8 @@ class _Reader:
         return RecordedHistory(start=self.start, step=self.step, steps=self.steps, containers=containers,
                                pods=pods, warnings=self.warnings, source=self.url)
 
-    def _reset_warnings(self, containers: list[ContainerSeries], resets: dict[tuple, list], have_restarts: bool) -> None:
+    def _reset_warnings(self, containers: list[ContainerSeries], resets: dict[tuple, list],
+                        have_restarts: bool) -> None:
         by_key = {c.key: c for c in containers}
         for key in sorted(resets):
             series = by_key.get(key)
@@ -677,8 +680,9 @@ class _Reader:
                 "(no restarts are recorded: kube-state-metrics has no kube_pod_container_status_restarts_total)"
             more = f" and {steps.size - 1} more time(s)" if steps.size > 1 else ""
             self.warnings.append(
-                f"{CPU} of {'/'.join(key)} went down at step {int(steps[0])} ({_when(self.start + steps[0] * self.step)})"
-                f"{more} {why}: assumed the counter was reset to 0 and counted its new value as the usage since "
+                f"{CPU} of {'/'.join(key)} went down at step {int(steps[0])} "
+                f"({_when(self.start + steps[0] * self.step)}){more} {why}: assumed the counter was reset to 0 and "
+                "counted its new value as the usage since "
                 "(rate()'s rule); the CPU of such a step may be too low")
 
     def _pods(self, keys: list[ContainerKey], info: Mapping[str, dict]) -> dict[PodKey, PodRecord]:
@@ -771,9 +775,10 @@ class _Reader:
         jobs = sorted(str(j) for j in jobs or [])
         raise HistoryImportError(
             f"{head}. Prometheus has {metric} series with the labels {', '.join(names) or 'none'} (jobs: "
-            f"{', '.join(jobs) or 'none'}): a wrong label convention is the usual cause; set --container-namespace-label, "
-            "--container-pod-name-label and --container-name-label to the labels of your cAdvisor series "
-            "(pod_name and container_name before Kubernetes 1.16) and --prometheus-cadvisor-job-name to their job")
+            f"{', '.join(jobs) or 'none'}): a wrong label convention is the usual cause; set "
+            "--container-namespace-label, --container-pod-name-label and --container-name-label to the labels of "
+            "your cAdvisor series (pod_name and container_name before Kubernetes 1.16) and "
+            "--prometheus-cadvisor-job-name to their job")
 
 
 def _num(value: float) -> str:

@@ -3,11 +3,11 @@
 ``report_json(scenario, runs)`` is the machine-readable result (version 2): the scenario
 summary, ``policies`` (the names of the policies compared, "as is" first when the scenario
 replays a recorded cluster), ``replay_fidelity`` (``kvert.sim.fidelity``, imported scenarios)
-and ``results``, one entry per policy in that order: its metrics (totals and per workload), its breakdowns by cause (OOM kills with
-their times, restarts, evictions, pending time), its recommendation history per container,
-its suggestions and its sampled series. ``write_report`` writes ``report.json`` and (unless
-``json_only``) ``report.html`` into a directory. The HTML uses no external scripts, styles,
-fonts or images: the plots are SVG drawn here.
+and ``results``, one entry per policy in that order: its metrics (totals and per workload), its
+breakdowns by cause (OOM kills with their times, restarts, evictions, pending time), its
+recommendation history per container, its suggestions and its sampled series. ``write_report``
+writes ``report.json`` and (unless ``json_only``) ``report.html`` into a directory. The HTML
+uses no external scripts, styles, fonts or images: the plots are SVG drawn here.
 
 For workloads with a HorizontalPodAutoscaler the report adds, per policy, the HPA's rescales,
 its last status (``VerticalPodAutoscalerConflict`` among the conditions when a VPA controls
@@ -29,8 +29,14 @@ import numpy as np
 
 from kvert.sim.engine import SERIES, PolicyRun
 from kvert.sim.fidelity import TOLERANCE, as_is_policy, replay_fidelity
-from kvert.sim.metrics import (CLUSTER_METRICS, METRICS, OPTIONAL_METRICS, PERCENT_METRICS, policy_breakdowns,
-                               policy_metrics)
+from kvert.sim.metrics import (
+    CLUSTER_METRICS,
+    METRICS,
+    OPTIONAL_METRICS,
+    PERCENT_METRICS,
+    policy_breakdowns,
+    policy_metrics,
+)
 from kvert.sim.rollup import rollup
 from kvert.sim.scenario import Policy, Scenario, Workload
 
@@ -184,7 +190,8 @@ def line_chart(title: str, t_hours: np.ndarray, lines: list[Line], unit: str, wi
     left, right, top, bottom = 60, 150, 24, 34
     pw, ph = width - left - right, height - top - bottom
     if len(t_hours) == 0:
-        return f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40"><text x="4" y="20">{html.escape(title)}: no data</text></svg>'
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40">'
+                f'<text x="4" y="20">{html.escape(title)}: no data</text></svg>')
     t, ys = _downsample(t_hours, [line.values for line in lines])
     finite = [y[np.isfinite(y)] for y in ys]
     ymax = _nice_max(max((float(np.max(y)) for y in finite if len(y)), default=0.0))

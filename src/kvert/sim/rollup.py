@@ -10,7 +10,6 @@ capacity at those prices, for its Ready hours).
 
 from __future__ import annotations
 
-
 from kvert.sim.engine import PolicyRun
 from kvert.sim.metrics import GIB, integral_hours
 from kvert.sim.scenario import Scenario

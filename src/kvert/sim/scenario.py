@@ -123,9 +123,6 @@ from typing import Any
 
 import yaml
 
-# libyaml's loader where PyYAML has it (an imported scenario of 2 000 workloads is megabytes)
-SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 from kvert.api.defaults import default_horizontal_pod_autoscaler
 from kvert.api.kinds import for_object
 from kvert.api.meta import parse_time
@@ -136,11 +133,21 @@ from kvert.api.validation.vpa import UPDATE_MODES, validate_vpa
 from kvert.kubelet.runtime.tracebank import TraceBank
 from kvert.kubelet.usage import USAGE_ANNOTATION, UsageError, parse_container_usage
 from kvert.sim.nodepools import NodePool, parse_pools
-from kvert.sim.scenario_fields import (ScenarioError, as_mapping, check_keys, dns_label, duration, required,
-                                       resource_list)
+from kvert.sim.scenario_fields import (
+    ScenarioError,
+    as_mapping,
+    check_keys,
+    dns_label,
+    duration,
+    required,
+    resource_list,
+)
 from kvert.sim.tracefiles import TraceFileError, load_bank, read_layout
 from kvert.sim.traces import TraceError, trace_usage
 from kvert.vpa.recommendation import DEFAULT_CONFIG, RecommenderConfig
+
+# libyaml's loader where PyYAML has it (an imported scenario of 2 000 workloads is megabytes)
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 WORKLOAD_LABEL = "kvert.io/workload"
 

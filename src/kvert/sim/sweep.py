@@ -394,7 +394,7 @@ class _LocalPool:
         return results
 
     def close(self, now: bool = False) -> None:
-        for process, conn in self.workers:
+        for _process, conn in self.workers:
             try:
                 if not now:
                     conn.send(None)

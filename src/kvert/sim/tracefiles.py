@@ -220,7 +220,7 @@ def load_bank(entries: list[tuple[str, TraceLayout, bool, bool]]) -> TraceBank:
         if n < width:                       # a shorter file holds its last step to the longest's end
             into[row:row + values.shape[0], n:] = values[:, -1:]
 
-    for (key, layout, shared, _), group in zip(entries, groups):
+    for (_key, layout, shared, _), group in zip(entries, groups):
         history = read_history(layout.path)
         for c in history.containers:
             c_rows, m_rows, own = replay_arrays(history, c, shared)

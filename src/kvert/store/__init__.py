@@ -12,8 +12,19 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from kvert.clock import Clock
-from kvert.store.base import (ADDED, BOOKMARK, DELETED, ERROR, INITIAL_EVENTS_END, MODIFIED,
-                              BaseStore, ListResult, Store, Watch, WatchEvent)
+from kvert.store.base import (
+    ADDED,
+    BOOKMARK,
+    DELETED,
+    ERROR,
+    INITIAL_EVENTS_END,
+    MODIFIED,
+    BaseStore,
+    ListResult,
+    Store,
+    Watch,
+    WatchEvent,
+)
 from kvert.store.etcd import EtcdStore
 from kvert.store.memory import MemoryStore
 from kvert.store.sqlite import SqliteStore

@@ -39,6 +39,7 @@ from kvert.api.fields import parse_field_selector
 from kvert.api.kinds import by_key
 from kvert.api.meta import format_time, parse_time
 from kvert.api.selectors import SelectorError, parse_label_selector
+
 # Re-exported: backends and their callers name objects by this alias.
 from kvert.api.types import Obj as Obj
 from kvert.clock import Clock, WallClock

@@ -84,9 +84,24 @@ from urllib.parse import urlsplit
 
 from kvert.api.errors import AlreadyExists, BadRequest, Expired, InternalError, Timeout
 from kvert.clock import Clock
-from kvert.store.base import (ADDED, DELETED, ERROR, MODIFIED, BaseStore, Match, Obj, Queued,
-                              Record, Watch, WatchEvent, WriteRaced, _dumps, _loads, encode,
-                              storable)
+from kvert.store.base import (
+    ADDED,
+    DELETED,
+    ERROR,
+    MODIFIED,
+    BaseStore,
+    Match,
+    Obj,
+    Queued,
+    Record,
+    Watch,
+    WatchEvent,
+    WriteRaced,
+    _dumps,
+    _loads,
+    encode,
+    storable,
+)
 
 _SEP = "!"
 _COMPACTED = "required revision has been compacted"
@@ -784,7 +799,7 @@ class LocalEtcd:
         return shutil.which("etcd") is not None
 
     def start(self, timeout: float = 30.0) -> LocalEtcd:
-        for attempt in range(3):
+        for _attempt in range(3):
             client, peer = self.ports or (_free_port(), _free_port())
             self.endpoint = f"http://127.0.0.1:{client}"
             peer_url = f"http://127.0.0.1:{peer}"

@@ -18,10 +18,18 @@ runs the same model offline over a CSV file.
 from kvert.vpa.aggregate import AggregateContainerState, AggregateStore
 from kvert.vpa.checkpoint import aggregate_from_checkpoint, checkpoint_for, restore_into
 from kvert.vpa.histogram import CheckpointError, DecayingHistogram, ExponentialOptions, Histogram
-from kvert.vpa.recommendation import (ANNOTATIONS, DEFAULT_CONFIG, ContainerRecommendation,
-                                      RecommenderConfig, apply_policy, cap_to_container_limit_range,
-                                      container_policy, parse_recommendation, recommend,
-                                      recommend_containers)
+from kvert.vpa.recommendation import (
+                                      ANNOTATIONS,
+                                      DEFAULT_CONFIG,
+                                      ContainerRecommendation,
+                                      RecommenderConfig,
+                                      apply_policy,
+                                      cap_to_container_limit_range,
+                                      container_policy,
+                                      parse_recommendation,
+                                      recommend,
+                                      recommend_containers,
+)
 from kvert.vpa.samples import SampleError, Samples, parse_samples, read_samples
 
 __all__ = [

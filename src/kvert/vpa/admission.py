@@ -68,9 +68,10 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from math import floor
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import jsonpatch
 
@@ -83,9 +84,15 @@ from kvert.client.cache import InformerFactory
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.registry.admission import CREATE, Attributes
-from kvert.vpa.recommendation import (apply_policy, cap_to_container_limit_range, container_policy,
-                                      controlled_resources, parse_recommendation, proportional_limits,
-                                      scaling_disabled)
+from kvert.vpa.recommendation import (
+    apply_policy,
+    cap_to_container_limit_range,
+    container_policy,
+    controlled_resources,
+    parse_recommendation,
+    proportional_limits,
+    scaling_disabled,
+)
 from kvert.vpa.targets import ObjectReader
 
 log = logging.getLogger(__name__)

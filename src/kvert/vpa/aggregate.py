@@ -39,8 +39,9 @@ Times are Unix seconds (floats) at the interface and whole microseconds inside.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -12,7 +12,8 @@ whose replacement would stay Pending).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from kvert.api.pods import pod_requests
 from kvert.api.quantity import Quantity, to_int

@@ -28,7 +28,8 @@ recommendation's percentiles in their buckets (``Histogram.to_checkpoint``'s ``k
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from kvert.vpa.aggregate import AggregateContainerState, AggregateStore
 from kvert.vpa.histogram import CheckpointError

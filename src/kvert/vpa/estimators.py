@@ -21,8 +21,9 @@ recommendation explains itself (``kvert vpa recommend -o table`` prints it).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Mapping, Protocol
+from typing import Protocol
 
 import numpy as np
 

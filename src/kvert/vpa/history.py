@@ -76,8 +76,9 @@ import gc
 import logging
 import re
 import urllib.parse
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -177,7 +178,9 @@ def concat_samples(parts: Sequence[Samples]) -> Samples:
         return Samples.empty()
     t = np.concatenate([p.timestamps for p in parts])
     order = np.argsort(t, kind="stable")
-    cat = (lambda attr: np.concatenate([getattr(p, attr) for p in parts])[order])
+
+    def cat(attr: str) -> np.ndarray:
+        return np.concatenate([getattr(p, attr) for p in parts])[order]
     return Samples(t[order], cat("pods"), cat("containers"), cat("cpu"), cat("memory"), cat("oom"),
                    np.concatenate([p.namespace_column() for p in parts])[order])
 
@@ -362,7 +365,8 @@ def _merge_pieces(items: list) -> list:
             return items            # malformed: ``parse`` names it
         key = tuple(sorted((str(k), str(v)) for k, v in item["metric"].items()))
         if key in merged:
-            merged[key] = {"metric": item["metric"], "values": list(merged[key]["values"]) + list(item.get("values") or [])}
+            merged[key] = {"metric": item["metric"],
+                           "values": list(merged[key]["values"]) + list(item.get("values") or [])}
         else:
             merged[key] = item
     return list(merged.values())
@@ -623,8 +627,8 @@ def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targ
     return assigned, dropped
 
 
-__all__ = ["DEFAULT_HISTORY_LENGTH", "DEFAULT_RESOLUTION", "DEFAULT_TIMEOUT", "FileHistory", "History", "HistoryError", "gc_paused",
-           "HistoryKey", "HistoryProvider", "MAX_STEPS_PER_QUERY", "PrometheusHistory", "concat_samples",
+__all__ = ["DEFAULT_HISTORY_LENGTH", "DEFAULT_RESOLUTION", "DEFAULT_TIMEOUT", "FileHistory", "History", "HistoryError",
+           "gc_paused", "HistoryKey", "HistoryProvider", "MAX_STEPS_PER_QUERY", "PrometheusHistory", "concat_samples",
            "container_samples", "counter_increases", "format_duration", "history_provider", "match_history",
            "name_pattern", "owns_by_name", "parse_duration", "parse_matrix", "prometheus_get", "promql_string",
            "query_instant", "query_range", "regex_escape", "split_samples"]

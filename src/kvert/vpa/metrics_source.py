@@ -27,8 +27,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 

@@ -43,7 +43,8 @@ history yet for the pod's containers. Nothing here speaks HTTP: the API server
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable, Mapping, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from kvert.api.errors import Cause, Invalid, invalid, not_supported, required
 from kvert.api.recommendation_query import API_VERSION, GROUP, KIND, PLURAL, RESOURCE, VERSION

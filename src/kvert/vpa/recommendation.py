@@ -90,18 +90,35 @@ quantities print as upstream prints ``NewScaledQuantity``: ``688m``, ``262144k``
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from kvert.api.durations import SECOND, DurationError, parse_go_duration_ns
 from kvert.api.quantity import DECIMAL_SI, Quantity, QuantityError
-from kvert.vpa.estimators import (CPU, MEMORY, RESOURCES, AggregateLike, AggregateRows, ConfidenceMultiplier,
-                                  CpuMeanEstimator, MarginEstimator, MinResourcesEstimator,
-                                  PercentileEstimator, ResourceEstimator, Resources, RowParameters, Trace,
-                                  estimate_rows, resource_amount, resource_amounts, scale_resource)
+from kvert.vpa.estimators import (
+    CPU,
+    MEMORY,
+    RESOURCES,
+    AggregateLike,
+    AggregateRows,
+    ConfidenceMultiplier,
+    CpuMeanEstimator,
+    MarginEstimator,
+    MinResourcesEstimator,
+    PercentileEstimator,
+    ResourceEstimator,
+    Resources,
+    RowParameters,
+    Trace,
+    estimate_rows,
+    resource_amount,
+    resource_amounts,
+    scale_resource,
+)
 from kvert.vpa.histogram import ExponentialOptions
 from kvert.vpa.model import RecommendationModel
 
@@ -129,13 +146,19 @@ class RecommenderConfig:
     upper_bound_cpu_percentile: float = _opt(0.95, "recommendation-upper-bound-cpu-percentile", "percentile", "flag")
     confidence_interval_cpu: float = _opt(DAY, "confidence-interval-cpu", "duration", "flag")
     target_memory_percentile: float = _opt(0.9, "target-memory-percentile", "percentile", "flag")
-    lower_bound_memory_percentile: float = _opt(0.5, "recommendation-lower-bound-memory-percentile", "percentile", "flag")
-    upper_bound_memory_percentile: float = _opt(0.95, "recommendation-upper-bound-memory-percentile", "percentile", "flag")
+    lower_bound_memory_percentile: float = _opt(0.5, "recommendation-lower-bound-memory-percentile", "percentile",
+                                                "flag")
+    upper_bound_memory_percentile: float = _opt(0.95, "recommendation-upper-bound-memory-percentile", "percentile",
+                                                "flag")
     confidence_interval_memory: float = _opt(DAY, "confidence-interval-memory", "duration", "flag")
-    upper_bound_confidence_multiplier: float = _opt(1.0, "upper-bound-confidence-multiplier", "float", "logic/recommender.go")
-    upper_bound_confidence_exponent: float = _opt(1.0, "upper-bound-confidence-exponent", "float", "logic/recommender.go")
-    lower_bound_confidence_multiplier: float = _opt(0.001, "lower-bound-confidence-multiplier", "float", "logic/recommender.go")
-    lower_bound_confidence_exponent: float = _opt(-2.0, "lower-bound-confidence-exponent", "float", "logic/recommender.go")
+    upper_bound_confidence_multiplier: float = _opt(1.0, "upper-bound-confidence-multiplier", "float",
+                                                    "logic/recommender.go")
+    upper_bound_confidence_exponent: float = _opt(1.0, "upper-bound-confidence-exponent", "float",
+                                                  "logic/recommender.go")
+    lower_bound_confidence_multiplier: float = _opt(0.001, "lower-bound-confidence-multiplier", "float",
+                                                    "logic/recommender.go")
+    lower_bound_confidence_exponent: float = _opt(-2.0, "lower-bound-confidence-exponent", "float",
+                                                  "logic/recommender.go")
     round_cpu_millicores: int = _opt(1, "round-cpu-millicores", "positive-int", "flag")
     round_memory_bytes: int = _opt(1, "round-memory-bytes", "positive-int", "flag")
     cpu_integer_post_processor_enabled: bool = _opt(False, "cpu-integer-post-processor-enabled", "bool", "flag")
@@ -150,11 +173,15 @@ class RecommenderConfig:
     oom_min_bump_up_bytes: float = _opt(100.0 * 1024 * 1024, "oom-min-bump-up-bytes", "float", "flag")
     min_sample_weight: float = _opt(0.1, "min-sample-weight", "positive", "model/aggregations_config.go")
     histogram_epsilon: float = _opt(0.001 * 0.1, "histogram-epsilon", "positive", "model/aggregations_config.go")
-    histogram_bucket_size_growth: float = _opt(0.05, "histogram-bucket-size-growth", "positive", "model/aggregations_config.go")
-    cpu_histogram_first_bucket_size: float = _opt(0.01, "cpu-histogram-first-bucket-size", "positive", "model/aggregations_config.go")
+    histogram_bucket_size_growth: float = _opt(0.05, "histogram-bucket-size-growth", "positive",
+                                               "model/aggregations_config.go")
+    cpu_histogram_first_bucket_size: float = _opt(0.01, "cpu-histogram-first-bucket-size", "positive",
+                                                  "model/aggregations_config.go")
     cpu_histogram_max_value: float = _opt(1000.0, "cpu-histogram-max-value", "positive", "model/aggregations_config.go")
-    memory_histogram_first_bucket_size: float = _opt(1e7, "memory-histogram-first-bucket-size", "positive", "model/aggregations_config.go")
-    memory_histogram_max_value: float = _opt(1e12, "memory-histogram-max-value", "positive", "model/aggregations_config.go")
+    memory_histogram_first_bucket_size: float = _opt(1e7, "memory-histogram-first-bucket-size", "positive",
+                                                     "model/aggregations_config.go")
+    memory_histogram_max_value: float = _opt(1e12, "memory-histogram-max-value", "positive",
+                                             "model/aggregations_config.go")
     # -- kvert's opt-in policies (docs/kubernetes-choices.md) ----------------------------------
     # never recommend more than the largest node that could host the pod can allocate; the
     # updater does not evict a pod whose replacement would stay Pending
@@ -742,8 +769,8 @@ def cap_to_container_limit_range(resources: Mapping[str, Quantity], container: M
     requests and limits at or above its ``min``. Returns the capped resources and notes."""
     if not limit_range_item:
         return dict(resources), []
-    requests = resource_quantities(((container.get("resources") or {}).get("requests")))
-    limits = resource_quantities(((container.get("resources") or {}).get("limits")))
+    requests = resource_quantities((container.get("resources") or {}).get("requests"))
+    limits = resource_quantities((container.get("resources") or {}).get("limits"))
     default = resource_quantities(limit_range_item.get("default"))
     lr_min = resource_quantities(limit_range_item.get("min"))
     lr_max = resource_quantities(limit_range_item.get("max"))

@@ -66,7 +66,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -85,9 +86,18 @@ from kvert.vpa.estimates import BankEstimates
 from kvert.vpa.estimators import BOUND_ORDER, CPU, MEMORY
 from kvert.vpa.history import HistoryProvider, concat_samples, match_history
 from kvert.vpa.metrics_source import MetricsSource, UsageTable
-from kvert.vpa.recommendation import (BOUND_CHANGE_FRACTION, RecommenderConfig, container_policy, container_requests,
-                                      finish_recommendation, resolve_workload, row_parameters,
-                                      runs_to_completion, scaling_disabled, status_changed_materially)
+from kvert.vpa.recommendation import (
+    BOUND_CHANGE_FRACTION,
+    RecommenderConfig,
+    container_policy,
+    container_requests,
+    finish_recommendation,
+    resolve_workload,
+    row_parameters,
+    runs_to_completion,
+    scaling_disabled,
+    status_changed_materially,
+)
 from kvert.vpa.samples import seconds_to_us
 from kvert.vpa.targets import ObjectReader, PodAssignment, Target, is_live, resolve_target, target_resource
 

@@ -35,10 +35,11 @@ import io
 import math
 import re
 from calendar import timegm
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO
 
 import numpy as np
 
@@ -67,7 +68,7 @@ def parse_time_us(text: str) -> int:
         dt = datetime.fromisoformat(f"{date}T{clock}{zone}")
     except ValueError:
         raise ValueError(f"{text!r} is not a valid date and time") from None
-    seconds = timegm(dt.astimezone(timezone.utc).timetuple())
+    seconds = timegm(dt.astimezone(UTC).timetuple())
     micros = int((frac or "0").ljust(6, "0")[:6])
     return seconds * 1_000_000 + micros
 
@@ -76,7 +77,7 @@ def format_time_us(us: int) -> str:
     """RFC 3339 in UTC: ``2024-05-01T12:00:00Z``, with a fraction only when there is one
     (``metav1.Time`` readers, Go's included, accept fractional seconds)."""
     seconds, micros = divmod(int(us), 1_000_000)
-    text = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    text = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
     if micros:
         text += "." + f"{micros:06d}".rstrip("0")
     return text + "Z"

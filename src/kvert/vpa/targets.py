@@ -21,8 +21,9 @@ when the workload does not say, e.g. a Job -- use the live pod count then).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from kvert.api import kinds
 from kvert.api.errors import ApiError
@@ -381,5 +382,5 @@ def configured_replicas(workload: Mapping[str, Any] | None) -> int | None:
         return None
 
 
-__all__ = ["PARENT_MESSAGE", "PodAssignment", "PodIndex", "Target", "configured_replicas", "controlled_pods", "is_live", "live_pods",
-           "resolve_target", "select_pods", "target_resource", "workload_selector"]
+__all__ = ["PARENT_MESSAGE", "PodAssignment", "PodIndex", "Target", "configured_replicas", "controlled_pods", "is_live",
+           "live_pods", "resolve_target", "select_pods", "target_resource", "workload_selector"]

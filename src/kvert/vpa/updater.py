@@ -41,9 +41,9 @@ import copy
 import json
 import logging
 import math
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 import orjson
 
@@ -56,9 +56,17 @@ from kvert.client.events import EventRecorder
 from kvert.clock import Clock
 from kvert.clock.periodic import run_every
 from kvert.vpa.capacity import NodeRoom, capacity_aware, replacement_requests
-from kvert.vpa.recommendation import (DEFAULT_CONFIG, apply_policy, container_policy, container_requests, controlled_resources,
-                                      parse_recommendation, proportional_limits, resource_quantities,
-                                      scaling_disabled)
+from kvert.vpa.recommendation import (
+    DEFAULT_CONFIG,
+    apply_policy,
+    container_policy,
+    container_requests,
+    controlled_resources,
+    parse_recommendation,
+    proportional_limits,
+    resource_quantities,
+    scaling_disabled,
+)
 from kvert.vpa.targets import ObjectReader, PodIndex, configured_replicas, is_live, resolve_target
 
 log = logging.getLogger(__name__)
@@ -424,7 +432,8 @@ class Updater:
                     to_evict.append(pod)
                     await self._event(pod, vpa, "InPlaceResizeFallbackToEviction",
                                       f"In-place resize {why}; falling back to eviction.",
-                                      f"In-place resize of Pod {pod['metadata']['name']} {why}; falling back to eviction.")
+                                      f"In-place resize of Pod {pod['metadata']['name']} {why}; "
+                                      "falling back to eviction.")
             # troubled resizes go first: they may use this pass's disruption
             await self._evict_all(vpa, recommendation, to_evict, stats, result)
             to_evict = []
@@ -434,7 +443,7 @@ class Updater:
         candidates = self._ordered_candidates(vpa, recommendation, pods, now, lifetime)
         if candidates or (in_place and any(resize_condition(p) is not None for p in pods)):
             result.active.add(name)
-        for pod, priority in candidates:
+        for pod, _priority in candidates:
             if in_place and resize_condition(pod) is not None:
                 continue
             if not in_place:
@@ -525,7 +534,8 @@ class Updater:
 
     # -- priorities --------------------------------------------------------------------------------
 
-    def _targets(self, vpa: Mapping, recommendation: Mapping, container: Mapping) -> dict[str, dict[str, Quantity]] | None:
+    def _targets(self, vpa: Mapping, recommendation: Mapping,
+                 container: Mapping) -> dict[str, dict[str, Quantity]] | None:
         """target/lowerBound/upperBound of a container, policy applied (None: not managed)."""
         name = container.get("name", "")
         rec = recommendation.get(name)

@@ -86,7 +86,7 @@ class _Strict:
         self.unique_names = unique_names
 
     @classmethod
-    def keeping(cls, old: Obj) -> "_Strict":
+    def keeping(cls, old: Obj) -> _Strict:
         hooks = [h for h in old.get("webhooks") or [] if isinstance(h, dict)]
         hook_names = [h.get("name") for h in hooks]
         return cls(
@@ -100,7 +100,7 @@ class _Strict:
 def _configuration(obj: Obj, *, mutating: bool, strict: _Strict) -> Causes:
     errs = validate_object_meta(obj, namespaced=False)
     seen: set[str] = set()
-    for i, path, hook in dicts(get_list(obj, "webhooks", "", errs), "webhooks", errs):
+    for _, path, hook in dicts(get_list(obj, "webhooks", "", errs), "webhooks", errs):
         errs += _webhook(hook, path, mutating=mutating, strict=strict)
         errs += _review_versions(get_list(hook, "admissionReviewVersions", path, errs),
                                  child(path, "admissionReviewVersions"), strict.review_versions)

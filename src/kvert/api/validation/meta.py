@@ -11,7 +11,8 @@ changing or removing one that is set is rejected.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.api.types import Obj

@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvert.api.nodeaffinity import NodeSelector
 from kvert.api.cel import CELError, compile_selector, device_value
+from kvert.api.nodeaffinity import NodeSelector
 
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
@@ -92,7 +92,7 @@ class DeviceInfo:
 
     __slots__ = ("id", "obj", "slice", "key", "_cel")
 
-    def __init__(self, obj: Mapping[str, Any], slice_: "SliceInfo"):
+    def __init__(self, obj: Mapping[str, Any], slice_: SliceInfo):
         self.obj = obj
         self.slice = slice_
         self.id: DeviceID = (slice_.driver, slice_.pool, str(obj.get("name", "")))

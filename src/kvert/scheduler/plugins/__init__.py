@@ -51,7 +51,9 @@ from kvert.scheduler.plugins.nodebasics import NodeName, NodeUnschedulable
 from kvert.scheduler.plugins.nodedeclaredfeatures import NodeDeclaredFeatures
 from kvert.scheduler.plugins.nodeports import NodePorts
 from kvert.scheduler.plugins.noderesources import (
-    NodeResourcesBalancedAllocation, NodeResourcesFit, RequestedToCapacityRatio,
+    NodeResourcesBalancedAllocation,
+    NodeResourcesFit,
+    RequestedToCapacityRatio,
 )
 from kvert.scheduler.plugins.podtopologyspread import PodTopologySpread
 from kvert.scheduler.plugins.queuesort import PrioritySort, SchedulingGates

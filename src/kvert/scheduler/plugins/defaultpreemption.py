@@ -32,21 +32,36 @@ runs are repeatable.
 
 from __future__ import annotations
 
-from typing import Any
-
 import random
 from collections.abc import Sequence
+from typing import Any
 
 from kvert.scheduler.algorithm import nominated_node_name
 from kvert.scheduler.cache import PodEntry
 from kvert.scheduler.framework import (
+    ASSIGNED_POD,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Diagnosis,
     Handle,
-    ASSIGNED_POD, QUEUE, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint, Code,
-    CycleState, Diagnosis, Plugin, PostFilterResult, Status,
+    Plugin,
+    PostFilterResult,
+    Status,
 )
 from kvert.scheduler.preemption import (
-    NO_VICTIMS, Budget, Evaluator, filter_pods_with_pdb_violation, fits_on_node, importance_key,
-    pod_priority, terminating_by_preemption,
+    NO_VICTIMS,
+    Budget,
+    Evaluator,
+    filter_pods_with_pdb_violation,
+    fits_on_node,
+    importance_key,
+    pod_priority,
+    terminating_by_preemption,
 )
 from kvert.scheduler.view import CacheView
 

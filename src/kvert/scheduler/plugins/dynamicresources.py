@@ -44,7 +44,7 @@ from __future__ import annotations
 import copy
 import logging
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -54,16 +54,41 @@ from kvert.api.nodeaffinity import NodeSelector
 from kvert.client.base import Client
 from kvert.clock import WallClock
 from kvert.scheduler.dra.allocator import (
-    AllocationError, AllocationTimeout, Allocator, Features, SelectorCache, SliceInfo,
+    AllocationError,
+    AllocationTimeout,
+    Allocator,
+    Features,
+    SelectorCache,
+    SliceInfo,
 )
 from kvert.scheduler.dra.claims import (
-    RESOURCE, ClaimError, ClaimTracker, allocation, can_be_reserved, claim_name, is_for_pod,
-    is_reserved_for_pod, obj_key, pod_claims, with_reservation,
+    RESOURCE,
+    ClaimError,
+    ClaimTracker,
+    allocation,
+    can_be_reserved,
+    claim_name,
+    is_for_pod,
+    is_reserved_for_pod,
+    obj_key,
+    pod_claims,
+    with_reservation,
 )
 from kvert.scheduler.framework import (
+    NODE,
+    POD,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    FilterResult,
     Handle,
-    NODE, POD, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult,
-    Plugin, PluginStatusError, QUEUE, QUEUE_SKIP, Status,
+    Plugin,
+    PluginStatusError,
+    Status,
 )
 from kvert.scheduler.listers import Listers
 from kvert.scheduler.plugins.helper import LRU, canonical
@@ -87,7 +112,7 @@ _STATE = "DynamicResources"
 _UU = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
 # one tracker per node cache: the profiles of a scheduler share in-flight allocations
-_TRACKERS: "weakref.WeakKeyDictionary[Any, ClaimTracker]" = weakref.WeakKeyDictionary()
+_TRACKERS: weakref.WeakKeyDictionary[Any, ClaimTracker] = weakref.WeakKeyDictionary()
 
 
 _REAL_TIME = WallClock()
@@ -151,7 +176,7 @@ class _State:
         self.allocations: dict[int, dict] = {}
         self.previous: dict[int, tuple | None] = {}
 
-    def clone(self) -> "_State":
+    def clone(self) -> _State:
         return self
 
 
@@ -354,12 +379,15 @@ class DynamicResources(Plugin):
                         claims: list[dict]) -> Any:
         if sig in s.results:
             return s.results[sig]
-        expired = None
+        expired: Callable[[], bool] | None = None
         if self.filter_timeout > 0:
             # a budget of real computing time, as kube-scheduler's: in a simulation too, where
             # the virtual clock stands still while the allocator searches
             end = _REAL_TIME.now() + self.filter_timeout
-            expired = (lambda: _REAL_TIME.now() > end)
+
+            def past_end() -> bool:
+                return _REAL_TIME.now() > end
+            expired = past_end
         if s.inventory is None or s.allocator is None:
             raise RuntimeError("DynamicResources: no device inventory in the cycle state")
         slices = [s.inventory.slices[i] for i in sig]

@@ -37,15 +37,31 @@ from typing import Any
 
 from kvert.api.meta import namespace_of
 from kvert.scheduler.framework import (
+    POD,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
     Handle,
-    POD, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, Plugin, QUEUE,
-    QUEUE_SKIP, Status,
+    Plugin,
+    Status,
 )
 from kvert.scheduler.podentry import pod_uid
 from kvert.scheduler.reader import NodeCacheReader
 from kvert.scheduler.workloads import (  # noqa: F401  (re-exported: the plugin's names)
-    DEFAULT_SCHEDULING_TIMEOUT, WORKLOAD, GroupKey, PodGroupInfo, WorkloadManager, gang_min_count,
-    group_key, pod_group_policy, same_group, workload_ref,
+    DEFAULT_SCHEDULING_TIMEOUT,
+    WORKLOAD,
+    GroupKey,
+    PodGroupInfo,
+    WorkloadManager,
+    gang_min_count,
+    group_key,
+    pod_group_policy,
+    same_group,
+    workload_ref,
 )
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from kvert.scheduler.framework import Handle, MAX_NODE_SCORE, CycleState, Plugin
+from kvert.scheduler.framework import MAX_NODE_SCORE, CycleState, Handle, Plugin
 from kvert.scheduler.plugins.helper import LRU
 from kvert.scheduler.reader import NodeCacheReader
 from kvert.scheduler.snapshot import NodeSet

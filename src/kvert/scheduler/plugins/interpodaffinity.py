@@ -50,14 +50,25 @@ import numpy as np
 
 from kvert.api.selectors import LabelSelector, SelectorError, validate_label_value
 from kvert.scheduler.framework import (
+    MAX_NODE_SCORE,
+    NODE,
+    POD,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    FilterResult,
     Handle,
-    MAX_NODE_SCORE, NODE, POD, QUEUE, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint,
-    Code, CycleState, FilterResult, Plugin, Status,
+    Plugin,
+    Status,
 )
 from kvert.scheduler.plugins.helper import LRU, canonical
 from kvert.scheduler.podindex import PodQuery, query_for_term
-from kvert.scheduler.snapshot import NodeSet
 from kvert.scheduler.reader import NodeCacheReader
+from kvert.scheduler.snapshot import NodeSet
 from kvert.scheduler.view import base_cache
 
 log = logging.getLogger(__name__)

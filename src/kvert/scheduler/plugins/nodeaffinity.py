@@ -21,9 +21,21 @@ import numpy as np
 
 from kvert.api.nodeaffinity import NodeSelector, PreferredSchedulingTerms, RequiredNodeAffinity
 from kvert.scheduler.framework import (
+    MAX_NODE_SCORE,
+    NODE,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    FilterResult,
     Handle,
-    NODE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult,
-    MAX_NODE_SCORE, Plugin, PreFilterResult, QUEUE, QUEUE_SKIP, Status, default_normalize_score,
+    Plugin,
+    PreFilterResult,
+    Status,
+    default_normalize_score,
 )
 from kvert.scheduler.plugins.helper import LRU, canonical
 from kvert.scheduler.snapshot import NodeSet

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-
 from kvert.api.taints import tolerations_tolerate_taint
 from kvert.scheduler.framework import (
-    NODE, ActionType, ClusterEvent, ClusterEventWithHint, FilterResult, Plugin, QUEUE, QUEUE_SKIP,
+    NODE,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    FilterResult,
+    Plugin,
 )
 from kvert.scheduler.snapshot import NodeSet
 

@@ -22,17 +22,25 @@ comparison over all nodes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from kvert.scheduler.framework import (
+    NODE,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    FilterResult,
     Handle,
-    NODE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult, Plugin,
-    QUEUE, QUEUE_SKIP, Status,
+    Plugin,
+    Status,
 )
 from kvert.scheduler.snapshot import NodeSet
 

@@ -29,15 +29,13 @@ free it; a new node may have it free (``EventsToRegister`` with queueing hints o
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from kvert.scheduler.cache import host_ports
 from kvert.scheduler.framework import (
-    Handle,
     NODE,
     POD,
     QUEUE,
@@ -48,6 +46,7 @@ from kvert.scheduler.framework import (
     Code,
     CycleState,
     FilterResult,
+    Handle,
     Plugin,
     Status,
 )

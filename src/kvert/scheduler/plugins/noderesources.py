@@ -63,7 +63,6 @@ from kvert.scheduler.cache import (
     scheduler_requests,
 )
 from kvert.scheduler.framework import (
-    Handle,
     ASSIGNED_POD,
     MAX_CUSTOM_PRIORITY_SCORE,
     MAX_NODE_SCORE,
@@ -76,6 +75,7 @@ from kvert.scheduler.framework import (
     Code,
     CycleState,
     FilterResult,
+    Handle,
     Plugin,
     Status,
 )

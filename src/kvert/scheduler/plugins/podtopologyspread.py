@@ -52,9 +52,20 @@ from kvert.api.nodeaffinity import RequiredNodeAffinity
 from kvert.api.selectors import LabelSelector, SelectorError, validate_label_key
 from kvert.api.taints import find_untolerated_taint
 from kvert.scheduler.framework import (
+    MAX_NODE_SCORE,
+    NODE,
+    POD,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    FilterResult,
     Handle,
-    MAX_NODE_SCORE, NODE, POD, QUEUE, QUEUE_SKIP, ActionType, ClusterEvent, ClusterEventWithHint,
-    Code, CycleState, FilterResult, Plugin, Status,
+    Plugin,
+    Status,
 )
 from kvert.scheduler.listers import Listers
 from kvert.scheduler.plugins.helper import per_signature

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from kvert.scheduler.framework import (
-    POD, ActionType, ClusterEvent, ClusterEventWithHint, Code, Plugin, Status,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    Plugin,
+    Status,
 )
 
 

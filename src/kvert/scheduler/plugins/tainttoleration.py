@@ -21,9 +21,19 @@ import numpy as np
 
 from kvert.api.taints import count_intolerable_taints, find_untolerated_taint, taint_to_string
 from kvert.scheduler.framework import (
+    MAX_NODE_SCORE,
+    NODE,
+    QUEUE,
+    QUEUE_SKIP,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    FilterResult,
     Handle,
-    NODE, ActionType, ClusterEvent, ClusterEventWithHint, Code, CycleState, FilterResult,
-    MAX_NODE_SCORE, Plugin, QUEUE, QUEUE_SKIP, default_normalize_score,
+    Plugin,
+    default_normalize_score,
 )
 from kvert.scheduler.plugins.helper import LRU, canonical, per_signature
 from kvert.scheduler.snapshot import NodeSet

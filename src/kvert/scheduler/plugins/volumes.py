@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from kvert.api.durations import SECOND, DurationError, parse_go_duration_ns
-from kvert.scheduler.framework import Handle, Code, CycleState, FilterResult, Plugin, Status
+from kvert.scheduler.framework import Code, CycleState, FilterResult, Handle, Plugin, Status
 from kvert.scheduler.plugins.noderesources import ConfigError, check_fields
 
 
