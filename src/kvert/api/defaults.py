@@ -68,8 +68,10 @@ are *not* written (the CRD has no defaults); :func:`effective_controlled_values`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from kvert.api.kindspecs import BUILTIN_KINDS
 from kvert.api.meta import deep_copy
 from kvert.api.types import Obj
 
@@ -588,31 +590,35 @@ def default_network_policy(obj: Obj) -> None:
         spec["policyTypes"] = ["Ingress", "Egress"] if _list(spec, "egress") else ["Ingress"]
 
 
-_BY_KIND = {
-    ("v1", "Pod"): default_pod,
-    ("v1", "Namespace"): default_namespace,
-    ("v1", "Node"): default_node,
-    ("v1", "Service"): default_service,
-    ("v1", "LimitRange"): default_limit_range,
-    ("v1", "Secret"): default_secret,
-    ("apps/v1", "Deployment"): default_deployment,
-    ("apps/v1", "ReplicaSet"): default_replica_set,
-    ("apps/v1", "StatefulSet"): default_stateful_set,
-    ("apps/v1", "DaemonSet"): default_daemon_set,
-    ("v1", "ReplicationController"): default_replication_controller,
-    ("v1", "PersistentVolumeClaim"): default_persistent_volume_claim,
-    ("autoscaling/v2", "HorizontalPodAutoscaler"): default_horizontal_pod_autoscaler,
-    ("batch/v1", "Job"): default_job,
-    ("certificates.k8s.io/v1", "CertificateSigningRequest"): default_certificate_signing_request,
-    ("networking.k8s.io/v1", "NetworkPolicy"): default_network_policy,
-    ("batch/v1", "CronJob"): default_cron_job,
-    ("scheduling.k8s.io/v1", "PriorityClass"): default_priority_class,
-    ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): default_vpa,
-    ("resource.k8s.io/v1", "ResourceClaim"): default_resource_claim,
-    ("resource.k8s.io/v1", "ResourceClaimTemplate"): default_resource_claim_template,
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"): default_rbac_binding,
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): default_rbac_binding,
+# The defaulting function of each kind, by the ``defaults`` name its KindSpec gives
+# (kvert.api.kindspecs); RoleBinding's serves ClusterRoleBinding too.
+DEFAULTERS: dict[str, Callable[[Obj], None]] = {
+    "Pod": default_pod,
+    "Namespace": default_namespace,
+    "Node": default_node,
+    "Service": default_service,
+    "LimitRange": default_limit_range,
+    "Secret": default_secret,
+    "Deployment": default_deployment,
+    "ReplicaSet": default_replica_set,
+    "StatefulSet": default_stateful_set,
+    "DaemonSet": default_daemon_set,
+    "ReplicationController": default_replication_controller,
+    "PersistentVolumeClaim": default_persistent_volume_claim,
+    "HorizontalPodAutoscaler": default_horizontal_pod_autoscaler,
+    "Job": default_job,
+    "CertificateSigningRequest": default_certificate_signing_request,
+    "NetworkPolicy": default_network_policy,
+    "CronJob": default_cron_job,
+    "PriorityClass": default_priority_class,
+    "VerticalPodAutoscaler": default_vpa,
+    "ResourceClaim": default_resource_claim,
+    "ResourceClaimTemplate": default_resource_claim_template,
+    "RoleBinding": default_rbac_binding,
 }
+
+_BY_KIND: dict[tuple[str, str], Callable[[Obj], None]] = {
+    spec.gvk: DEFAULTERS[spec.defaults] for spec in BUILTIN_KINDS if spec.defaults is not None}
 
 
 def apply_defaults(obj: Obj) -> None:

@@ -29,10 +29,12 @@ Kubernetes, so they count as custom resources here too.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from kvert.api import kinds
+from kvert.api.kindspecs import BUILTIN_KINDS
 from kvert.api.types import Obj
 
 __all__ = ["PatchMeta", "patch_meta", "all_patch_meta", "supports_strategic", "is_builtin"]
@@ -485,60 +487,11 @@ _TYPES.update({
     "CustomResource": {"metadata": (None, "ObjectMeta")},
 })
 
-# The built-in kinds (Go types in Kubernetes) and the type each is rooted at.
+# The built-in kinds (Go types in Kubernetes) and the type each is rooted at: the
+# ``patch`` of each KindSpec (kvert.api.kindspecs) that has one. The VPA kinds have none
+# (Kubernetes serves them from a CRD: custom-resource semantics).
 _ROOTS: dict[tuple[str, str], str] = {
-    ("v1", "Pod"): "Pod",
-    ("v1", "Node"): "Node",
-    ("v1", "Namespace"): "Namespace",
-    ("v1", "Service"): "Service",
-    ("v1", "Endpoints"): "Endpoints",
-    ("discovery.k8s.io/v1", "EndpointSlice"): "EndpointSlice",
-    ("networking.k8s.io/v1", "Ingress"): "Ingress",
-    ("networking.k8s.io/v1", "IngressClass"): "IngressClass",
-    ("networking.k8s.io/v1", "NetworkPolicy"): "NetworkPolicy",
-    ("certificates.k8s.io/v1", "CertificateSigningRequest"): "CertificateSigningRequest",
-    ("storage.k8s.io/v1", "CSIStorageCapacity"): "CSIStorageCapacity",
-    ("v1", "LimitRange"): "LimitRange",
-    ("v1", "ResourceQuota"): "ResourceQuota",
-    ("v1", "ConfigMap"): "ConfigMap",
-    ("v1", "Secret"): "Secret",
-    ("v1", "ServiceAccount"): "ServiceAccount",
-    ("v1", "Event"): "CoreEventObject",
-    ("apps/v1", "Deployment"): "Deployment",
-    ("apps/v1", "ReplicaSet"): "ReplicaSet",
-    ("apps/v1", "StatefulSet"): "StatefulSet",
-    ("apps/v1", "DaemonSet"): "DaemonSet",
-    ("apps/v1", "ControllerRevision"): "ControllerRevision",
-    ("v1", "ReplicationController"): "ReplicationController",
-    ("v1", "PersistentVolumeClaim"): "PersistentVolumeClaim",
-    ("autoscaling/v2", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
-    ("batch/v1", "Job"): "Job",
-    ("batch/v1", "CronJob"): "CronJob",
-    ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
-    ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
-    ("scheduling.k8s.io/v1alpha1", "Workload"): "Workload",
-    ("resource.k8s.io/v1", "DeviceClass"): "DeviceClass",
-    ("resource.k8s.io/v1", "ResourceClaim"): "ResourceClaim",
-    ("resource.k8s.io/v1", "ResourceClaimTemplate"): "ResourceClaimTemplate",
-    ("resource.k8s.io/v1", "ResourceSlice"): "ResourceSlice",
-    ("node.k8s.io/v1", "RuntimeClass"): "RuntimeClass",
-    ("coordination.k8s.io/v1", "Lease"): "Lease",
-    ("events.k8s.io/v1", "Event"): "EventsEventObject",
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "CustomResourceDefinition",
-    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"): "WebhookConfiguration",
-    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
-        "WebhookConfiguration",
-    ("rbac.authorization.k8s.io/v1", "Role"): "Role",
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "ClusterRole",
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",
-    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "Review",
-    ("authorization.k8s.io/v1", "SubjectAccessReview"): "Review",
-    ("authorization.k8s.io/v1", "LocalSubjectAccessReview"): "Review",
-    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "Review",
-    ("authentication.k8s.io/v1", "TokenReview"): "Review",
-    ("authentication.k8s.io/v1", "SelfSubjectReview"): "Review",
-}
+    spec.gvk: spec.patch for spec in BUILTIN_KINDS if spec.patch is not None}
 
 
 def is_builtin(api_version: str, kind: str) -> bool:

@@ -22,14 +22,20 @@ from typing import Any
 
 from kvert.api.errors import ApiError
 from kvert.api.kinds import ResourceType
+from kvert.api.kindspecs import BUILTIN_KINDS
 
 from .printers import builtin, certificates, networking, workloads
 from .printers.builtin import CREATED_DOC, NAME_DOC, col, name_col
 from .printers.duration import epoch_ns, format_rfc3339, parse_time_ns, since_ns
 from .printers.jsonpath import JSONPath, JSONPathError, print_value
 
-PRINTERS = {**builtin.PRINTERS, **workloads.PRINTERS, **networking.PRINTERS,
-            **certificates.PRINTERS}
+# Every printer the printers modules define, by (group, kind) ...
+DEFINED_PRINTERS = {**builtin.PRINTERS, **workloads.PRINTERS, **networking.PRINTERS,
+                    **certificates.PRINTERS}
+# ... and the ones served: a built-in kind's, where its KindSpec (kvert.api.kindspecs) says
+# it has one (a KeyError here: a spec names a printer no module defines).
+PRINTERS = {spec.group_kind: DEFINED_PRINTERS[spec.group_kind]
+            for spec in BUILTIN_KINDS if spec.printer}
 
 TABLE_API_VERSION = "meta.k8s.io/v1"
 INCLUDE_OBJECT_POLICIES = ("None", "Metadata", "Object")

@@ -55,11 +55,13 @@ Where kvert deliberately differs from Kubernetes (the per-area modules explain m
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from kvert.api import kinds
 from kvert.api.defaults import defaulted
 from kvert.api.errors import Cause
+from kvert.api.kindspecs import BUILTIN_KINDS
 from kvert.api.types import Obj
 
 from . import (
@@ -96,126 +98,133 @@ __all__ = ["validate", "validate_update", "validate_status_update", "validate_po
 Create = Callable[[Obj], Causes]
 Update = Callable[[Obj, Obj], Causes]
 
-_CREATE: dict[tuple[str, str], Create] = {
-    ("v1", "Pod"): pod.validate_pod,
-    ("v1", "Node"): node.validate_node,
-    ("v1", "Namespace"): misc.validate_namespace,
-    ("v1", "Event"): misc.validate_core_event,
-    ("v1", "ConfigMap"): misc.validate_config_map,
-    ("v1", "Secret"): secrets.validate_secret,
-    ("v1", "Service"): service.validate_service,
-    ("v1", "Endpoints"): endpoints.validate_endpoints,
-    ("discovery.k8s.io/v1", "EndpointSlice"): endpoints.validate_endpoint_slice,
-    ("networking.k8s.io/v1", "Ingress"): networking.validate_ingress,
-    ("networking.k8s.io/v1", "IngressClass"): networking.validate_ingress_class,
-    ("networking.k8s.io/v1", "NetworkPolicy"): networking.validate_network_policy,
-    ("certificates.k8s.io/v1", "CertificateSigningRequest"):
+
+class Rules(NamedTuple):
+    """A kind's checks: on create, on update of the main resource (None: the metadata update
+    rules plus the create rules), on a ``status`` write (None: the metadata update rules)."""
+
+    create: Create
+    update: Update | None = None
+    status: Update | None = None
+
+
+# Each kind's rules, by the ``rules`` name its KindSpec gives (kvert.api.kindspecs).
+_RULES: dict[str, Rules] = {
+    "Pod": Rules(pod.validate_pod, pod.validate_pod_update, pod.validate_pod_status_update),
+    "Node": Rules(node.validate_node, node.validate_node_update, node.validate_node_status_update),
+    "Namespace": Rules(misc.validate_namespace, None, misc.validate_namespace_status_update),
+    "CoreEvent": Rules(misc.validate_core_event),
+    "ConfigMap": Rules(misc.validate_config_map, misc.validate_config_map_update),
+    "Secret": Rules(secrets.validate_secret, secrets.validate_secret_update),
+    "Service": Rules(service.validate_service, service.validate_service_update),
+    "Endpoints": Rules(endpoints.validate_endpoints, endpoints.validate_endpoints_update),
+    "EndpointSlice": Rules(
+        endpoints.validate_endpoint_slice,
+        endpoints.validate_endpoint_slice_update),
+    "Ingress": Rules(networking.validate_ingress, networking.validate_ingress_update),
+    "IngressClass": Rules(
+        networking.validate_ingress_class,
+        networking.validate_ingress_class_update),
+    "NetworkPolicy": Rules(
+        networking.validate_network_policy,
+        networking.validate_network_policy_update),
+    "CertificateSigningRequest": Rules(
         certificates.validate_certificate_signing_request,
-    ("storage.k8s.io/v1", "CSIStorageCapacity"): storage.validate_csi_storage_capacity,
-    ("v1", "ServiceAccount"): secrets.validate_service_account,
-    ("v1", "LimitRange"): misc.validate_limit_range,
-    ("v1", "ResourceQuota"): misc.validate_resource_quota,
-    ("apps/v1", "Deployment"): workloads.validate_deployment,
-    ("apps/v1", "ReplicaSet"): workloads.validate_replica_set,
-    ("apps/v1", "StatefulSet"): apps.validate_stateful_set,
-    ("apps/v1", "DaemonSet"): apps.validate_daemon_set,
-    ("apps/v1", "ControllerRevision"): apps.validate_controller_revision,
-    ("v1", "ReplicationController"): workloads.validate_replication_controller,
-    ("v1", "PersistentVolumeClaim"): storage.validate_persistent_volume_claim,
-    ("autoscaling/v2", "HorizontalPodAutoscaler"): autoscaling.validate_hpa,
-    ("batch/v1", "Job"): batch.validate_job,
-    ("batch/v1", "CronJob"): batch.validate_cron_job,
-    ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb,
-    ("scheduling.k8s.io/v1", "PriorityClass"): policy.validate_priority_class,
-    ("scheduling.k8s.io/v1alpha1", "Workload"): workload.validate_workload,
-    ("resource.k8s.io/v1", "DeviceClass"): dra.validate_device_class,
-    ("resource.k8s.io/v1", "ResourceClaim"): dra.validate_resource_claim,
-    ("resource.k8s.io/v1", "ResourceClaimTemplate"): dra.validate_resource_claim_template,
-    ("resource.k8s.io/v1", "ResourceSlice"): dra.validate_resource_slice,
-    ("node.k8s.io/v1", "RuntimeClass"): policy.validate_runtime_class,
-    ("coordination.k8s.io/v1", "Lease"): misc.validate_lease,
-    ("events.k8s.io/v1", "Event"): misc.validate_events_event,
-    ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa,
-    ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint,
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd,
-    ("rbac.authorization.k8s.io/v1", "Role"): rbac.validate_role,
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"): rbac.validate_cluster_role,
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"): rbac.validate_role_binding,
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): rbac.validate_cluster_role_binding,
-    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
-        admissionregistration.validate_mutating_configuration,
-    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
-        admissionregistration.validate_validating_configuration,
-}
-
-_UPDATE: dict[tuple[str, str], Update] = {
-    ("v1", "Pod"): pod.validate_pod_update,
-    ("v1", "Node"): node.validate_node_update,
-    ("v1", "ConfigMap"): misc.validate_config_map_update,
-    ("v1", "Secret"): secrets.validate_secret_update,
-    ("v1", "Service"): service.validate_service_update,
-    ("v1", "Endpoints"): endpoints.validate_endpoints_update,
-    ("discovery.k8s.io/v1", "EndpointSlice"): endpoints.validate_endpoint_slice_update,
-    ("networking.k8s.io/v1", "Ingress"): networking.validate_ingress_update,
-    ("networking.k8s.io/v1", "IngressClass"): networking.validate_ingress_class_update,
-    ("networking.k8s.io/v1", "NetworkPolicy"): networking.validate_network_policy_update,
-    ("certificates.k8s.io/v1", "CertificateSigningRequest"):
         certificates.validate_certificate_signing_request_update,
-    ("storage.k8s.io/v1", "CSIStorageCapacity"): storage.validate_csi_storage_capacity_update,
-    ("v1", "ServiceAccount"): secrets.validate_service_account_update,
-    ("apps/v1", "Deployment"): workloads.validate_deployment_update,
-    ("apps/v1", "ReplicaSet"): workloads.validate_replica_set_update,
-    ("apps/v1", "StatefulSet"): apps.validate_stateful_set_update,
-    ("apps/v1", "DaemonSet"): apps.validate_daemon_set_update,
-    ("apps/v1", "ControllerRevision"): apps.validate_controller_revision_update,
-    ("v1", "ReplicationController"): workloads.validate_replication_controller_update,
-    ("v1", "PersistentVolumeClaim"): storage.validate_persistent_volume_claim_update,
-    ("autoscaling/v2", "HorizontalPodAutoscaler"): autoscaling.validate_hpa_update,
-    ("batch/v1", "Job"): batch.validate_job_update,
-    ("batch/v1", "CronJob"): batch.validate_cron_job_update,
-    ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_update,
-    ("scheduling.k8s.io/v1", "PriorityClass"): policy.validate_priority_class_update,
-    ("scheduling.k8s.io/v1alpha1", "Workload"): workload.validate_workload_update,
-    ("resource.k8s.io/v1", "DeviceClass"): dra.validate_device_class_update,
-    ("resource.k8s.io/v1", "ResourceClaim"): dra.validate_resource_claim_update,
-    ("resource.k8s.io/v1", "ResourceClaimTemplate"): dra.validate_resource_claim_template_update,
-    ("resource.k8s.io/v1", "ResourceSlice"): dra.validate_resource_slice_update,
-    ("node.k8s.io/v1", "RuntimeClass"): policy.validate_runtime_class_update,
-    ("coordination.k8s.io/v1", "Lease"): misc.validate_lease_update,
-    ("events.k8s.io/v1", "Event"): misc.validate_events_event_update,
-    ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_update,
-    ("autoscaling.k8s.io/v1", "VerticalPodAutoscalerCheckpoint"): vpa.validate_vpa_checkpoint_update,
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd_update,
-    ("rbac.authorization.k8s.io/v1", "Role"): rbac.validate_role_update,
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"): rbac.validate_cluster_role_update,
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"): rbac.validate_role_binding_update,
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): rbac.validate_cluster_role_binding_update,
-    ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"):
-        admissionregistration.validate_mutating_configuration_update,
-    ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"):
-        admissionregistration.validate_validating_configuration_update,
+        certificates.validate_certificate_signing_request_status_update),
+    "CSIStorageCapacity": Rules(
+        storage.validate_csi_storage_capacity,
+        storage.validate_csi_storage_capacity_update),
+    "ServiceAccount": Rules(
+        secrets.validate_service_account,
+        secrets.validate_service_account_update),
+    "LimitRange": Rules(misc.validate_limit_range),
+    "ResourceQuota": Rules(misc.validate_resource_quota),
+    "Deployment": Rules(
+        workloads.validate_deployment,
+        workloads.validate_deployment_update,
+        lambda n, o: workloads.validate_workload_status_update(n, o, "Deployment")),
+    "ReplicaSet": Rules(
+        workloads.validate_replica_set,
+        workloads.validate_replica_set_update,
+        lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet")),
+    "StatefulSet": Rules(
+        apps.validate_stateful_set,
+        apps.validate_stateful_set_update,
+        apps.validate_stateful_set_status_update),
+    "DaemonSet": Rules(
+        apps.validate_daemon_set,
+        apps.validate_daemon_set_update,
+        apps.validate_daemon_set_status_update),
+    "ControllerRevision": Rules(
+        apps.validate_controller_revision,
+        apps.validate_controller_revision_update),
+    "ReplicationController": Rules(
+        workloads.validate_replication_controller,
+        workloads.validate_replication_controller_update,
+        lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet")),
+    "PersistentVolumeClaim": Rules(
+        storage.validate_persistent_volume_claim,
+        storage.validate_persistent_volume_claim_update),
+    "HorizontalPodAutoscaler": Rules(
+        autoscaling.validate_hpa,
+        autoscaling.validate_hpa_update,
+        autoscaling.validate_hpa_status_update),
+    "Job": Rules(batch.validate_job, batch.validate_job_update, batch.validate_job_status_update),
+    "CronJob": Rules(
+        batch.validate_cron_job,
+        batch.validate_cron_job_update,
+        batch.validate_cron_job_status_update),
+    "PodDisruptionBudget": Rules(
+        policy.validate_pdb,
+        policy.validate_pdb_update,
+        policy.validate_pdb_status_update),
+    "PriorityClass": Rules(policy.validate_priority_class, policy.validate_priority_class_update),
+    "Workload": Rules(workload.validate_workload, workload.validate_workload_update),
+    "DeviceClass": Rules(dra.validate_device_class, dra.validate_device_class_update),
+    "ResourceClaim": Rules(
+        dra.validate_resource_claim,
+        dra.validate_resource_claim_update,
+        dra.validate_resource_claim_status_update),
+    "ResourceClaimTemplate": Rules(
+        dra.validate_resource_claim_template,
+        dra.validate_resource_claim_template_update),
+    "ResourceSlice": Rules(dra.validate_resource_slice, dra.validate_resource_slice_update),
+    "RuntimeClass": Rules(policy.validate_runtime_class, policy.validate_runtime_class_update),
+    "Lease": Rules(misc.validate_lease, misc.validate_lease_update),
+    "EventsEvent": Rules(misc.validate_events_event, misc.validate_events_event_update),
+    "VerticalPodAutoscaler": Rules(
+        vpa.validate_vpa,
+        vpa.validate_vpa_update,
+        vpa.validate_vpa_status_update),
+    "VerticalPodAutoscalerCheckpoint": Rules(
+        vpa.validate_vpa_checkpoint,
+        vpa.validate_vpa_checkpoint_update),
+    "CustomResourceDefinition": Rules(
+        crd.validate_crd,
+        crd.validate_crd_update,
+        crd.validate_crd_status_update),
+    "Role": Rules(rbac.validate_role, rbac.validate_role_update),
+    "ClusterRole": Rules(rbac.validate_cluster_role, rbac.validate_cluster_role_update),
+    "RoleBinding": Rules(rbac.validate_role_binding, rbac.validate_role_binding_update),
+    "ClusterRoleBinding": Rules(
+        rbac.validate_cluster_role_binding,
+        rbac.validate_cluster_role_binding_update),
+    "MutatingWebhookConfiguration": Rules(
+        admissionregistration.validate_mutating_configuration,
+        admissionregistration.validate_mutating_configuration_update),
+    "ValidatingWebhookConfiguration": Rules(
+        admissionregistration.validate_validating_configuration,
+        admissionregistration.validate_validating_configuration_update),
 }
 
+_BY_GVK: dict[tuple[str, str], Rules] = {
+    spec.gvk: _RULES[spec.rules] for spec in BUILTIN_KINDS if spec.rules is not None}
+_CREATE: dict[tuple[str, str], Create] = {gvk: rules.create for gvk, rules in _BY_GVK.items()}
+_UPDATE: dict[tuple[str, str], Update] = {
+    gvk: rules.update for gvk, rules in _BY_GVK.items() if rules.update is not None}
 _STATUS: dict[tuple[str, str], Update] = {
-    ("v1", "Pod"): pod.validate_pod_status_update,
-    ("v1", "Node"): node.validate_node_status_update,
-    ("v1", "Namespace"): misc.validate_namespace_status_update,
-    ("apps/v1", "Deployment"): lambda n, o: workloads.validate_workload_status_update(n, o, "Deployment"),
-    ("apps/v1", "ReplicaSet"): lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet"),
-    ("v1", "ReplicationController"):
-        lambda n, o: workloads.validate_workload_status_update(n, o, "ReplicaSet"),
-    ("apps/v1", "StatefulSet"): apps.validate_stateful_set_status_update,
-    ("apps/v1", "DaemonSet"): apps.validate_daemon_set_status_update,
-    ("autoscaling/v2", "HorizontalPodAutoscaler"): autoscaling.validate_hpa_status_update,
-    ("batch/v1", "Job"): batch.validate_job_status_update,
-    ("batch/v1", "CronJob"): batch.validate_cron_job_status_update,
-    ("policy/v1", "PodDisruptionBudget"): policy.validate_pdb_status_update,
-    ("resource.k8s.io/v1", "ResourceClaim"): dra.validate_resource_claim_status_update,
-    ("certificates.k8s.io/v1", "CertificateSigningRequest"):
-        certificates.validate_certificate_signing_request_status_update,
-    ("autoscaling.k8s.io/v1", "VerticalPodAutoscaler"): vpa.validate_vpa_status_update,
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): crd.validate_crd_status_update,
-}
+    gvk: rules.status for gvk, rules in _BY_GVK.items() if rules.status is not None}
 
 
 def _gvk(obj: Obj) -> tuple[str, str]:

@@ -24,10 +24,12 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from kvert.api import kinds as kinds_mod
 from kvert.api import patchmeta
+from kvert.api.kindspecs import BUILTIN_KINDS
 
 from . import proto
 from . import schemas as S
@@ -240,12 +242,12 @@ def fingerprint(types: Iterable) -> tuple:
     return tuple(out)
 
 
-_CACHE: "OrderedDict[tuple, _Model]" = OrderedDict()
+_CACHE: OrderedDict[tuple, _Model] = OrderedDict()
 _CACHE_SIZE = 8
 _LOCK = threading.Lock()
 
 
-def _model(types: Iterable) -> "_Model":
+def _model(types: Iterable) -> _Model:
     expanded = expand_types(types)
     key = fingerprint(expanded)
     with _LOCK:
@@ -296,8 +298,16 @@ def openapi_v3_json(types, path: str) -> tuple[bytes, str] | None:
     return _model(types).v3_json(path.strip("/"))
 
 
+# A built-in kind's definition is the one its KindSpec (kvert.api.kindspecs) names; any
+# other type's follows Kubernetes' naming rule (S.kind_definition, which gives the same names
+# for the built-ins: tests/apiserver/test_kind_completeness.py).
+_BUILTIN_DEFINITIONS: dict[tuple[str, str, str], str] = {
+    (spec.group, spec.version, spec.kind): spec.openapi for spec in BUILTIN_KINDS}
+
+
 def kind_schema_name(rt) -> str:
-    return S.kind_definition(rt.group, rt.version, rt.kind)
+    name = _BUILTIN_DEFINITIONS.get((rt.group, rt.version, rt.kind))
+    return name if name is not None else S.kind_definition(rt.group, rt.version, rt.kind)
 
 
 # -- the model ----------------------------------------------------------------------------
@@ -468,7 +478,7 @@ class _Model:
             paths.update(self._resource_paths(rt, base, ops))
         return dict(sorted(paths.items()))
 
-    def _resource_paths(self, rt, base: str, ops: "_Ops") -> dict[str, dict]:
+    def _resource_paths(self, rt, base: str, ops: _Ops) -> dict[str, dict]:
         root = self.roots[(rt.group, rt.version, rt.kind)]
         gv = f"{_group_camel(rt.group)}{_camel(rt.version)}"
         ns = "Namespaced" if rt.namespaced else ""

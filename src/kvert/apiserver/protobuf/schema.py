@@ -24,7 +24,10 @@ Messages with their own encoding (``resource.Quantity``, ``meta.Time``, ``meta.M
 ``authorization``/``authentication`` ``ExtraValue`` list wrappers) are handled in
 ``codec.py``, not listed here.
 
-``KINDS``: ``apiVersion kind message`` for each top-level type a request body may carry.
+``KIND_TYPES``: the message of each top-level type a request body may carry, by
+(apiVersion, kind): each served built-in kind's ``protobuf`` message (its KindSpec,
+``kvert.api.kindspecs``), and ``OTHER_KINDS`` (``apiVersion kind message`` lines): the
+bodies of subresources and options that are not served resources.
 
 ``pod.spec.workloadRef`` (42) and ``scheduling.k8s.io/v1alpha1`` Workload are Kubernetes 1.35's
 (later releases replaced them with ``schedulingGroup`` and standalone PodGroups).
@@ -34,62 +37,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-KINDS = """
-v1 Namespace core.Namespace
-v1 Node core.Node
-v1 Pod core.Pod
-v1 Event core.Event
-v1 ConfigMap core.ConfigMap
-v1 Secret core.Secret
-v1 ServiceAccount core.ServiceAccount
+from kvert.api.kindspecs import BUILTIN_KINDS
+
+OTHER_KINDS = """
 authentication.k8s.io/v1 TokenRequest authentication.TokenRequest
-v1 Service core.Service
-v1 Endpoints core.Endpoints
-discovery.k8s.io/v1 EndpointSlice discovery.EndpointSlice
-networking.k8s.io/v1 Ingress networking.Ingress
-networking.k8s.io/v1 IngressClass networking.IngressClass
-networking.k8s.io/v1 NetworkPolicy networking.NetworkPolicy
-certificates.k8s.io/v1 CertificateSigningRequest certificates.CertificateSigningRequest
-storage.k8s.io/v1 CSIStorageCapacity storage.CSIStorageCapacity
-v1 LimitRange core.LimitRange
-batch/v1 Job batch.Job
-batch/v1 CronJob batch.CronJob
-v1 ResourceQuota core.ResourceQuota
 v1 Binding core.Binding
-apps/v1 Deployment apps.Deployment
-apps/v1 ReplicaSet apps.ReplicaSet
-apps/v1 StatefulSet apps.StatefulSet
-apps/v1 DaemonSet apps.DaemonSet
-apps/v1 ControllerRevision apps.ControllerRevision
-v1 ReplicationController core.ReplicationController
-v1 PersistentVolumeClaim core.PersistentVolumeClaim
-autoscaling/v2 HorizontalPodAutoscaler autoscalingv2.HorizontalPodAutoscaler
-policy/v1 PodDisruptionBudget policy.PodDisruptionBudget
 policy/v1 Eviction policy.Eviction
-scheduling.k8s.io/v1 PriorityClass scheduling.PriorityClass
-scheduling.k8s.io/v1alpha1 Workload scheduling.Workload
-resource.k8s.io/v1 DeviceClass resource.DeviceClass
-resource.k8s.io/v1 ResourceClaim resource.ResourceClaim
-resource.k8s.io/v1 ResourceClaimTemplate resource.ResourceClaimTemplate
-resource.k8s.io/v1 ResourceSlice resource.ResourceSlice
-node.k8s.io/v1 RuntimeClass node.RuntimeClass
-coordination.k8s.io/v1 Lease coordination.Lease
-rbac.authorization.k8s.io/v1 Role rbac.Role
-rbac.authorization.k8s.io/v1 ClusterRole rbac.ClusterRole
-rbac.authorization.k8s.io/v1 RoleBinding rbac.RoleBinding
-rbac.authorization.k8s.io/v1 ClusterRoleBinding rbac.ClusterRoleBinding
-authorization.k8s.io/v1 SelfSubjectAccessReview authorization.SelfSubjectAccessReview
-authorization.k8s.io/v1 SubjectAccessReview authorization.SubjectAccessReview
-authorization.k8s.io/v1 LocalSubjectAccessReview authorization.LocalSubjectAccessReview
-authorization.k8s.io/v1 SelfSubjectRulesReview authorization.SelfSubjectRulesReview
-authentication.k8s.io/v1 TokenReview authentication.TokenReview
-authentication.k8s.io/v1 SelfSubjectReview authentication.SelfSubjectReview
-events.k8s.io/v1 Event events.Event
-admissionregistration.k8s.io/v1 MutatingWebhookConfiguration admreg.MutatingWebhookConfiguration
-admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration admreg.ValidatingWebhookConfiguration
 autoscaling/v1 Scale autoscaling.Scale
 meta.k8s.io/v1 DeleteOptions meta.DeleteOptions
-apiextensions.k8s.io/v1 CustomResourceDefinition apiext.CustomResourceDefinition
 policy/v1beta1 Eviction policy.Eviction
 """
 
@@ -2304,5 +2259,6 @@ def _parse(text: str) -> dict[str, Message]:
 
 MESSAGE_TYPES: dict[str, Message] = _parse(MESSAGES)
 KIND_TYPES: dict[tuple[str, str], str] = {
-    (api_version, kind): message
-    for api_version, kind, message in (line.split() for line in KINDS.splitlines() if line.strip())}
+    **{spec.gvk: spec.protobuf for spec in BUILTIN_KINDS if spec.protobuf is not None},
+    **{(api_version, kind): message for api_version, kind, message
+       in (line.split() for line in OTHER_KINDS.splitlines() if line.strip())}}
