@@ -22,8 +22,9 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from kvert.api import kinds
 from kvert.api.errors import BadRequest, Cause, Invalid
@@ -172,7 +173,7 @@ def patched_decoder(rt: ResourceType, subresource: str = "") -> Callable[[Any], 
             return decode(rt, obj).object
         except DecodeError as e:
             text = json.dumps(obj, separators=(",", ":"))
-            raise Invalid("", "", [Cause("patch", f"Invalid value: {quote(text)}: {e.problem}")])
+            raise Invalid("", "", [Cause("patch", f"Invalid value: {quote(text)}: {e.problem}")]) from None
     return decode_patched
 
 
@@ -182,10 +183,10 @@ class _Where:
     fields: tuple[str, ...]  # Go's field stack: JSON names, no indices or map keys
     path: str                # the path strict decoding reports ("spec.containers[0].foo")
 
-    def field(self, struct: str, name: str) -> "_Where":
+    def field(self, struct: str, name: str) -> _Where:
         return _Where(struct, self.fields + (name,), f"{self.path}.{name}" if self.path else name)
 
-    def item(self, suffix: str) -> "_Where":
+    def item(self, suffix: str) -> _Where:
         return _Where(self.struct, self.fields, self.path + suffix)
 
 

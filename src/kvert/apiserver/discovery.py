@@ -20,7 +20,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from kvert.api import kinds as kinds_mod
 

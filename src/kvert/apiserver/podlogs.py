@@ -121,7 +121,7 @@ def _render(lines: list[tuple[float, str]], timestamps: bool) -> str:
 
 
 def _nano_time(t: float) -> str:
-    stamp = datetime.datetime.fromtimestamp(t, tz=datetime.timezone.utc)
+    stamp = datetime.datetime.fromtimestamp(t, tz=datetime.UTC)
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond:06d}000Z"
 
 

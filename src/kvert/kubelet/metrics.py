@@ -158,7 +158,8 @@ def pod_metrics(pod: Mapping[str, Any], usages: Mapping[str, tuple[int, int]], *
     return {
         "kind": "PodMetrics", "apiVersion": METRICS_API_VERSION, "metadata": out_meta,
         "timestamp": format_time(timestamp), "window": format_duration(window),
-        "containers": [{"name": n, "usage": {"cpu": cpu_quantity(usages[n][0]), "memory": memory_quantity(usages[n][1])}}
+        "containers": [{"name": n, "usage": {"cpu": cpu_quantity(usages[n][0]),
+                                             "memory": memory_quantity(usages[n][1])}}
                        for n in names if n in usages],
     }
 

@@ -13,11 +13,12 @@ container not named)::
 
 Per container: ``cpu`` and ``memory`` (each a profile, below), or ``replay`` (both from one
 trace), or ``series`` (the name of a workload whose recorded usage a simulation's trace bank
-holds: ``kvert.kubelet.runtime.tracebank``; both resources, per replica); optionally ``exitAfter`` (a duration: the process exits that long after it starts)
-and ``exitCode`` (default 0); ``disk`` (a memory-like profile: bytes written to the
-container's writable layer and logs, for the node's ``nodefs`` signals; default 0) and
-``pids`` (processes it runs, for ``pid.available``; default 1). A profile is a bare quantity (constant) or an object with
-``profile`` and its parameters. Quantities are Kubernetes quantities (cpu ``"250m"`` or
+holds: ``kvert.kubelet.runtime.tracebank``; both resources, per replica); optionally
+``exitAfter`` (a duration: the process exits that long after it starts) and ``exitCode``
+(default 0); ``disk`` (a memory-like profile: bytes written to the container's writable
+layer and logs, for the node's ``nodefs`` signals; default 0) and ``pids`` (processes it
+runs, for ``pid.available``; default 1). A profile is a bare quantity (constant) or an
+object with ``profile`` and its parameters. Quantities are Kubernetes quantities (cpu ``"250m"`` or
 ``0.25``; memory ``"128Mi"``); durations are Go durations (``"90s"``, ``"1h30m"``), a
 number of seconds, or days (``"2d"``). Profiles:
 

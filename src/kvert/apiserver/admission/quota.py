@@ -57,8 +57,7 @@ from kvert.api.kinds import by_key
 from kvert.api.meta import parse_time
 from kvert.api.quantity import Quantity, QuantityError, to_int
 from kvert.api.resources import ResourceList, add, is_extended_resource, subtract
-from kvert.api.selectors import (DOES_NOT_EXIST, EXISTS, IN, NOT_IN, SelectorError,
-                                  make_requirement)
+from kvert.api.selectors import DOES_NOT_EXIST, EXISTS, IN, NOT_IN, SelectorError, make_requirement
 from kvert.clock import Clock, WallClock
 from kvert.registry.admission import CREATE, DELETE, UPDATE, Attributes
 from kvert.store.base import Store

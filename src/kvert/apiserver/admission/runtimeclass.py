@@ -26,14 +26,14 @@ from __future__ import annotations
 from typing import Any
 
 from kvert.api.errors import NotFound
+from kvert.api.meta import deep_copy
 from kvert.api.quantity import QuantityError
 from kvert.api.resources import parse_resource_list
 from kvert.registry.admission import CREATE, Attributes
+from kvert.store.base import Store
 
 from .common import PODS, forbidden, is_pod, pod_spec
 from .tolerations import merge_tolerations
-from kvert.api.meta import deep_copy
-from kvert.store.base import Store
 
 RUNTIME_CLASSES = "node.k8s.io/runtimeclasses"
 OVERHEAD_MISMATCH = "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"

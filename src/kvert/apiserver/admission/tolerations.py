@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.meta import deep_copy
 from kvert.registry.admission import CREATE, UPDATE, Attributes
 
 from .common import PODS, is_pod, pod_spec
-from kvert.api.meta import deep_copy
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"

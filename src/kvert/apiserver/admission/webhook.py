@@ -59,7 +59,8 @@ import json
 import socket
 import ssl
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -69,10 +70,10 @@ from kvert.api import defaults
 from kvert.api import pods as podutil
 from kvert.api.errors import ApiError, BadRequest, Cause, InternalError, NotFound
 from kvert.api.kinds import by_key
-from kvert.api.selectors import LabelSelector, SelectorError
-from kvert.registry.admission import CONNECT, CREATE, DELETE, UPDATE, Attributes
 from kvert.api.meta import deep_copy
+from kvert.api.selectors import LabelSelector, SelectorError
 from kvert.apiserver import decoding
+from kvert.registry.admission import CONNECT, CREATE, DELETE, UPDATE, Attributes
 from kvert.store.base import Store
 
 MUTATING_CONFIGURATIONS = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
@@ -173,7 +174,7 @@ class WebhookClient:
                         timeout=aiohttp.ClientTimeout(total=timeout)) as session:
                     async with session.post(url, **kwargs) as resp:
                         return resp.status, await resp.read()
-        except (asyncio.TimeoutError, aiohttp.ServerTimeoutError):
+        except (TimeoutError, aiohttp.ServerTimeoutError):
             raise _CallFailed(f'Post "{url}": context deadline exceeded') from None
         except aiohttp.ClientConnectorCertificateError as e:
             raise _CallFailed(f'Post "{url}": tls: failed to verify certificate: '

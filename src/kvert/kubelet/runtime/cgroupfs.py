@@ -534,7 +534,7 @@ class CgroupfsRuntime:
             return out
 
         processes = sum(1 for entry in os.scandir("/proc") if entry.name.isdigit())
-        max_pid = int(Path("/proc/sys/kernel/pid_max").read_text())
+        max_pid = int(Path("/proc/sys/kernel/pid_max").read_text())  # noqa: ASYNC240 - procfs never blocks
         return NodeStats(time=self.clock.now(), memory_capacity=capacity,
                          memory_working_set=max(0, capacity - meminfo.get("MemAvailable", capacity)),
                          pods_memory_limit=limit, pods_memory_working_set=pods.working_set, nodefs=nodefs,

@@ -8,7 +8,7 @@ Each line of a file is ``<RFC3339Nano time> <stream> <tag> <text>``: stream ``st
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from kvert.clock.base import Clock
@@ -21,12 +21,12 @@ def format_timestamp(t: float) -> str:
     nanos = int(round((t - seconds) * 1e9))
     if nanos >= 1_000_000_000:
         seconds, nanos = seconds + 1, nanos - 1_000_000_000
-    return f"{datetime.fromtimestamp(seconds, timezone.utc):%Y-%m-%dT%H:%M:%S}.{nanos:09d}Z"
+    return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%dT%H:%M:%S}.{nanos:09d}Z"
 
 
 def parse_timestamp(text: str) -> float:
     whole, _, fraction = text.rstrip("Z").partition(".")
-    base = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+    base = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp()
     return base + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)
 
 

@@ -142,7 +142,8 @@ _ROW = {
     "cpu_ns": (np.int64, 0, ()), "demand_ns": (np.int64, 0, ()), "throttled_ns": (np.int64, 0, ()),
     "throttled_periods": (np.int64, 0, ()), "periods": (np.int64, 0, ()), "memory": (float, 0.0, ()),
 }
-_SANDBOX = {"serial": (np.int64, 0, ()), "node": (np.int64, 0, ()), "cpu_cap": (float, math.inf, ()), "mem_limit": (float, math.inf, ())}
+_SANDBOX = {"serial": (np.int64, 0, ()), "node": (np.int64, 0, ()), "cpu_cap": (float, math.inf, ()),
+            "mem_limit": (float, math.inf, ())}
 _NODE = {"cpu": (float, math.inf, ()), "memory": (float, math.inf, ()), "system_memory": (float, 0.0, ()),
          "kubepods": (float, math.inf, ()), "burstable": (float, math.inf, ()),
          "besteffort": (float, math.inf, ()), "notify_at": (float, math.inf, ())}

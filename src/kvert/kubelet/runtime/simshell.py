@@ -127,6 +127,13 @@ async def _no_input() -> bytes | None:
     return None
 
 
+def _collector(into: list[bytes]) -> Callable[[bytes], Awaitable[None]]:
+    """An output sink that keeps what is written (a command substitution's output)."""
+    async def keep(data: bytes) -> None:
+        into.append(data)
+    return keep
+
+
 # -- parsing ----------------------------------------------------------------------------------
 
 class ShellSyntaxError(Exception):
@@ -435,11 +442,8 @@ class Shell:
         out, at = [], 0
         for start, end in command_substitutions(text):
             captured: list[bytes] = []
-
-            async def keep(data: bytes) -> None:
-                captured.append(data)
             saved = self.status
-            await self.script(text[start + 2:end], _Ctx(_no_input, keep, ctx.err))
+            await self.script(text[start + 2:end], _Ctx(_no_input, _collector(captured), ctx.err))
             self.status = saved
             out += [text[at:start], b"".join(captured).decode("utf-8", "replace").rstrip("\n")]
             at = end + 1
@@ -1021,7 +1025,8 @@ _BUILTINS: dict[str, Callable[[Shell, list[str], _Ctx], Awaitable[int]]] = {
     "echo": _echo, "printf": _printf, "cat": _cat, "ls": _ls, "pwd": _pwd, "cd": _cd,
     "mkdir": _mkdir, "rm": _rm, "touch": _touch, "test": _test_cmd, "[": _bracket,
     "true": _true, "false": _false, "exit": _exit, "env": _env, "printenv": _env,
-    "hostname": _hostname, "uname": _uname, "whoami": _whoami, "id": _id, "date": _date, "dd": _dd, "seq": _seq, "gzip": _gzip, "uptime": _uptime,
+    "hostname": _hostname, "uname": _uname, "whoami": _whoami, "id": _id, "date": _date, "dd": _dd, "seq": _seq,
+    "gzip": _gzip, "uptime": _uptime,
     "sleep": _sleep, "ps": _ps, "head": _head, "tail": _tail, "wc": _wc, "tar": _tar,
     "sh": _sh, "bash": _sh, "ash": _sh,
 }
