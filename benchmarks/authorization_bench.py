@@ -1,8 +1,9 @@
 """What authorization costs: requests/s and latency percentiles of the same request mix
 over HTTPS with the Node,RBAC authorizer off and on, and the difference (the issue's
-target: under 5 %; the median of the rounds' ratios, as machine noise is of that order). The user is bound to an edit-like ClusterRole through a RoleBinding
-(so RBAC, not the system:masters short cut, decides every request); runs alternate
-off/on to spread machine noise evenly. Prints figures; asserts nothing.
+target: under 5 %; the median of the rounds' ratios, as machine noise is of that order). The
+user is bound to an edit-like ClusterRole through a RoleBinding (so RBAC, not the
+system:masters short cut, decides every request); runs alternate off/on to spread machine
+noise evenly. Prints figures; asserts nothing.
 
 usage: python benchmarks/authorization_bench.py [--rounds N] [--requests N]
 """

@@ -108,7 +108,8 @@ def usage(pod_index: int, times: np.ndarray, seed: int = 11) -> tuple[np.ndarray
     return np.clip(cpu, 0.001, None), np.round(np.clip(memory, MI, None))
 
 
-def snapshot_objects(nodes: int, names: list[tuple[str, str, list[str]]], *, vpa_mode: str | None) -> dict[str, list[dict]]:
+def snapshot_objects(nodes: int, names: list[tuple[str, str, list[str]]], *,
+                     vpa_mode: str | None) -> dict[str, list[dict]]:
     """kind -> objects (as ``ClusterSnapshot.objects``): the Nodes (16 CPU / 64Gi), one Deployment
     of ``len(pods)`` replicas requesting 100m / 128Mi per entry of ``names``, and a VPA on each
     when ``vpa_mode`` is given."""
@@ -338,7 +339,8 @@ def bench_import(args: argparse.Namespace) -> dict:
             print(f"    {w[:200]}")
         print(f"  aim: <= {AIM_IMPORT_SECONDS / 60:g} min and <= {fmt_bytes(AIM_IMPORT_BYTES)}: "
               f"{wall / AIM_IMPORT_SECONDS:.2f}x the time, {peak / AIM_IMPORT_BYTES:.2f}x the memory"
-              f"{'  (within the aim)' if wall <= AIM_IMPORT_SECONDS and peak <= AIM_IMPORT_BYTES else '  <-- over the aim'}",
+              + ("  (within the aim)" if wall <= AIM_IMPORT_SECONDS and peak <= AIM_IMPORT_BYTES
+                 else "  <-- over the aim"),
               flush=True)
         print(f"  prometheus: peak RSS {fmt_bytes(prom_peak)} (VmHWM of the server)", flush=True)
         return {"import_seconds": wall, "import_peak_bytes": peak, "prometheus_peak_bytes": prom_peak,

@@ -135,13 +135,17 @@ def bench(make: Callable[[], object], n: int, watchers: int) -> dict[str, float]
         ws = [store.watch(RESOURCE, resource_version=str(store.current_revision()))
               for _ in range(watchers)]
         got = 0
+        # per watch: set whenever its consumer has taken every buffered event
+        caught_up = [asyncio.Event() for _ in ws]
 
-        async def consume(w) -> None:
+        async def consume(w, caught_up: asyncio.Event) -> None:
             nonlocal got
             async for _ in w:
                 got += 1
+                if not w.pending():
+                    caught_up.set()
 
-        tasks = [asyncio.ensure_future(consume(w)) for w in ws]
+        tasks = [asyncio.ensure_future(consume(w, e)) for w, e in zip(ws, caught_up)]
         await asyncio.sleep(0)
         for i, o in enumerate(current[:m]):
             o["metadata"]["resourceVersion"] = ""
@@ -149,8 +153,11 @@ def bench(make: Callable[[], object], n: int, watchers: int) -> dict[str, float]
             store.update(RESOURCE, o)
             if i % 100 == 99:
                 await asyncio.sleep(0)
-        while any(w.pending() for w in ws):
-            await asyncio.sleep(0)
+        # the writes done: wait until every consumer has taken all of its watch's events
+        for w, e in zip(ws, caught_up):
+            if w.pending():
+                e.clear()
+                await e.wait()
         for w in ws:
             w.stop()
         await asyncio.gather(*tasks)

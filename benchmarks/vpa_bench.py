@@ -66,7 +66,7 @@ def recommendations(aggregates: int) -> list[AggregateContainerState]:
     rng = np.random.default_rng(3)
     t = T0 + np.arange(0, 86400.0, 60.0)
     aggs = []
-    for i in range(aggregates):
+    for _ in range(aggregates):
         a = AggregateContainerState()
         a.add_samples("p", t, cpu=rng.gamma(4, 0.1, t.size), memory=rng.normal(3e8, 3e7, t.size))
         aggs.append(a)

@@ -241,7 +241,8 @@ class NodeLifecycleController(Controller):
         self.leases = self.use("coordination.k8s.io/leases")
         self.pods = self.use("pods")
         self.pods.add_index(NODE_INDEX, lambda p: [(p.get("spec") or {}).get("nodeName") or ""])
-        self.nodes.add_handlers(safe_handler(self._node_changed), safe_handler(lambda old, cur: self._node_changed(cur)),
+        self.nodes.add_handlers(safe_handler(self._node_changed),
+                                safe_handler(lambda old, cur: self._node_changed(cur)),
                                 safe_handler(self._node_deleted))
         self.health: dict[str, Health] = {}
         self.known: set[str] = set()

@@ -141,7 +141,7 @@ def validate_signer_name(signer: str, path: str) -> Causes:
 def _validate_conditions(conditions: list[Any], path: str, errs: Causes) -> None:
     seen: set[str] = set()
     approval_seen: set[str] = set()
-    for i, cpath, condition in dicts(conditions, path, errs):
+    for _, cpath, condition in dicts(conditions, path, errs):
         type_ = get_str(condition, "type", cpath, errs)
         status = get_str(condition, "status", cpath, errs)
         if not type_:

@@ -292,7 +292,7 @@ def _validate_spec(spec: Obj, path: str, *, unchanged: set[Any] | None = None,
     storage_count = 0
     seen: set[str] = set()
     unique = True
-    for i, v_path, version in dicts(versions, versions_path, errs):
+    for _, v_path, version in dicts(versions, versions_path, errs):
         name = get_str(version, "name", v_path, errs)
         if name in seen:
             unique = False

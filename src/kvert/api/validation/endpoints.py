@@ -67,7 +67,7 @@ def _port_number(port: Obj, path: str, *, optional: bool = False) -> Causes:
 
 def validate_endpoints(ep: Obj) -> Causes:
     errs = validate_object_meta(ep, namespaced=True)
-    for i, path, subset in dicts(get_list(ep, "subsets", "", errs), "subsets", errs):
+    for _, path, subset in dicts(get_list(ep, "subsets", "", errs), "subsets", errs):
         for field in ("addresses", "notReadyAddresses"):
             for _, apath, address in dicts(get_list(subset, field, path, errs),
                                            child(path, field), errs):

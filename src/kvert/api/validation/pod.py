@@ -300,7 +300,7 @@ def _validate_container_claims(claims: list[Any], pod_claims: set[str], path: st
     ``spec.resourceClaims``, each claim (or claim/request) once."""
     errs: Causes = []
     seen: set[str] = set()
-    for i, p, claim in dicts(claims, path, errs):
+    for _, p, claim in dicts(claims, path, errs):
         name = get_str(claim, "name", p, errs)
         if not name:
             errs.append(required(p))

@@ -58,7 +58,7 @@ def validate_service(svc: Obj) -> Causes:
         else:
             errs.append(required("spec.externalName"))
     seen_names: set[str] = set()
-    for i, p, port in dicts(ports, "spec.ports", errs):
+    for _, p, port in dicts(ports, "spec.ports", errs):
         errs.extend(_port(port, p, len(ports) > 1, seen_names))
     if "selector" in spec and spec["selector"] is not None:
         selector = get_dict(spec, "selector", "spec", errs)
@@ -77,7 +77,7 @@ def validate_service(svc: Obj) -> Causes:
     elif svc_type not in SERVICE_TYPES:
         errs.append(not_supported("spec.type", svc_type, SERVICE_TYPES))
     if svc_type == "ClusterIP":
-        for i, p, port in dicts(ports, "spec.ports", []):
+        for _, p, port in dicts(ports, "spec.ports", []):
             if port.get("nodePort"):
                 errs.append(forbidden(child(p, "nodePort"),
                                       "may not be used when `type` is 'ClusterIP'"))
@@ -152,7 +152,7 @@ def _cluster_ips(spec: Obj) -> Causes:
 def _duplicate_node_ports(ports: list[Any]) -> Causes:
     errs: Causes = []
     seen: set[tuple[Any, ...]] = set()
-    for i, p, port in dicts(ports, "spec.ports", []):
+    for _, p, port in dicts(ports, "spec.ports", []):
         node_port = port.get("nodePort")
         if not node_port:
             continue

@@ -169,11 +169,13 @@ class _Forwarder:
                     await send(channel, chunk)
             tasks.append(asyncio.create_task(downstream()))
 
-        async def close_when_done(downstreams: list[asyncio.Task[None]] = list(tasks)) -> None:
+        async def close_when_done(downstreams: list[asyncio.Task[None]]) -> None:
             # as the kubelet does: the connection ends once every forwarded port has ended
             await asyncio.gather(*downstreams, return_exceptions=True)
             await ws.close()
-        closer = asyncio.create_task(close_when_done())
+        # the downstream tasks as they are now, copied before the closer joins ``tasks``: it must
+        # not wait for itself
+        closer = asyncio.create_task(close_when_done(list(tasks)))
         tasks.append(closer)
         try:
             async for msg in ws:
