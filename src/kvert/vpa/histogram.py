@@ -28,11 +28,12 @@ The semantics are those of the VPA recommender (``pkg/recommender/util/histogram
 * **Checkpoints** (``HistogramCheckpoint``): bucket weights as integers scaled so that the
   largest is 10000 (``MaxCheckpointWeight``), zero buckets dropped, plus the exact
   ``totalWeight`` and ``referenceTimestamp``. Loading spreads ``totalWeight`` over the stored
-  buckets in proportion to their integers.
+  buckets in proportion to their integers, then drops end buckets left below epsilon from the
+  non-empty range (as upstream does since kubernetes/autoscaler#7726).
 
 kvert's additions: everything takes arrays (``add`` files a million samples with one
 ``bincount``), and ``to_checkpoint`` can be asked to keep chosen percentiles exact through
-the integer rounding (see ``Histogram.to_checkpoint``).
+the integer rounding, ties included (see ``Histogram.to_checkpoint``).
 """
 
 from __future__ import annotations
@@ -288,9 +289,18 @@ class Histogram:
         Weights are scaled so that the heaviest bucket is 10000 and rounded half up, as upstream.
         ``keep_exact`` names percentiles that must land in the same bucket after a reload: if
         the rounding would move one of them (rare: a running sum sitting within 1/20000 of a
-        threshold), the scale is raised tenfold until it no longer does (up to 2^32 - 1, the
-        field's range). Loaders, upstream's included, normalise by the sum, so any scale reads
-        back the same way.
+        threshold), the scale is raised tenfold until it no longer does (up to 10^9, within
+        2^32 - 1, the field's range). Loaders, upstream's included, normalise by the sum, so any
+        scale reads back the same way.
+
+        No scale helps when a running sum *ties* a threshold: the stored ``totalWeight`` is the
+        samples summed one by one, the buckets' sum may differ from it in the last bits, and the
+        bucket a tie goes to then depends on those bits -- which proportional integers cannot
+        carry (a loader gives the buckets ``totalWeight`` in proportion to them, so an exact
+        half stays an exact half). Then the percentile's own bucket is made a few units heavier
+        at the 10^9 scale (``_nudged``: tens of units at most, some 1e-8 of the heaviest) until
+        the reload lands where the histogram does. The checkpoint stays upstream's: integer
+        weights, totalWeight exact.
         """
         lo, hi = self.min_bucket, self.max_bucket
         if lo > hi:
@@ -304,9 +314,12 @@ class Histogram:
         while True:
             ints = np.floor(part * (scale / heaviest) + 0.5)
             ints = np.minimum(ints, _UINT32_MAX).astype(np.int64)
-            if not keep_exact or scale * 10 > _UINT32_MAX:
+            if not keep_exact:
                 break
             if _reloaded(self.options, lo, ints, self.total_weight).percentile_buckets(keep_exact) == wanted:
+                break
+            if scale * 10 > _UINT32_MAX:
+                ints = _nudged(self.options, lo, ints, self.total_weight, keep_exact, wanted)
                 break
             scale *= 10
         nz = np.flatnonzero(ints)
@@ -348,6 +361,13 @@ class Histogram:
         self.min_bucket = min(self.min_bucket, int(idx.min()))
         self.max_bucket = max(self.max_bucket, int(idx.max()))
         self.total_weight += float(total)
+        # As upstream since kubernetes/autoscaler#7726: an end bucket the integers bring back
+        # below epsilon leaves [min, max], so it cannot make the histogram read as empty.
+        self._update_min_max()
+
+
+_NUDGE_ROUNDS = 64     # attempts at settling ties before the plain integers are kept
+_NUDGE_MARGIN = 2      # units of the 10^9 scale a nudged running sum clears a threshold by
 
 
 def _reloaded(options: ExponentialOptions, lo: int, ints: np.ndarray, total: float) -> Histogram:
@@ -360,7 +380,45 @@ def _reloaded(options: ExponentialOptions, lo: int, ints: np.ndarray, total: flo
     h.weights[lo + nz] = ints[nz].astype(np.float64) * (total / float(s))
     h.min_bucket, h.max_bucket = lo + int(nz[0]), lo + int(nz[-1])
     h.total_weight = total
+    h._update_min_max()
     return h
+
+
+def _nudged(options: ExponentialOptions, lo: int, ints: np.ndarray, total: float,
+            percentiles: Sequence[float], wanted: list[int | None]) -> np.ndarray:
+    """``ints`` (bucket ``lo`` first) with the wanted buckets made heavier until a reload puts
+    each percentile in its wanted bucket; ``ints`` unchanged if that cannot be done.
+
+    A loader gives bucket ``i`` the weight ``n_i * total / S`` (``S``: the integers' sum), so
+    percentile ``p`` lands in bucket ``k`` when ``N_(k-1) < p * S <= N_k`` for the integers'
+    running sums ``N``. Adding units to ``n_k`` serves both ways it can miss: it lifts ``N_k``
+    by one per unit against ``p * S`` lifting by ``p`` (the reload stopped after ``k``), and it
+    lifts ``p * S`` by ``p`` against an unchanged ``N_j`` for ``j < k`` (the reload stopped
+    before ``k``). Each step adds what clears the threshold by ``_NUDGE_MARGIN`` units, far
+    above the rounding of the loader's float arithmetic (a unit is at least 1/(176 * 10^9) of
+    the total); the reload is checked again, since one nudge may disturb another percentile's
+    tie."""
+    n = ints.copy()
+    ps = list(percentiles)
+    for _ in range(_NUDGE_ROUNDS):
+        got = _reloaded(options, lo, n, total).percentile_buckets(ps)
+        miss = next(((p, w, g) for p, w, g in zip(ps, wanted, got) if w != g), None)
+        if miss is None:
+            return n
+        p, want, at = miss
+        if want is None or not 0.0 < p < 1.0 or not 0 <= want - lo < n.size:
+            break
+        s = int(n.sum())
+        if at is not None and at < want:
+            excess = int(n[:at - lo + 1].sum()) - p * s        # must fall below -margin
+            units = math.ceil((excess + _NUDGE_MARGIN) / p)
+        else:
+            shortfall = p * s - int(n[:want - lo + 1].sum())  # must fall below -margin
+            units = math.ceil((shortfall + _NUDGE_MARGIN) / (1.0 - p))
+        n[want - lo] += max(1, units)
+        if n[want - lo] > _UINT32_MAX:
+            break
+    return ints
 
 
 def round_to_half_life(t: float, half_life: float) -> float:
