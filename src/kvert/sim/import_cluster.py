@@ -251,13 +251,16 @@ def import_cluster(objects: dict[str, list[dict]]) -> ImportedCluster:
                 continue
             if kind == "Pod" and (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
-            if controller_of(obj) is not None and kind != "Pod" and kind not in owned:
-                warnings.append(f"{_ref(obj)}: owned by {controller_of(obj).get('kind')} "
-                                f"{controller_of(obj).get('name')}, which kvert does not simulate; simulated as is")
+            controller = controller_of(obj)
+            if controller is not None and kind != "Pod" and kind not in owned:
+                warnings.append(f"{_ref(obj)}: owned by {controller.get('kind')} "
+                                f"{controller.get('name')}, which kvert does not simulate; simulated as is")
             meta = _meta(obj)
             cluster.workloads.append(ImportedWorkload(kind, meta.get("namespace") or "default", meta["name"],
                                                       runnable_manifest(obj)))
-    by_ref = {(w.namespace, w.kind, w.name): w for w in cluster.workloads}
+    # looked up by (namespace, kind, name) of a reference, whose kind or name may be missing
+    by_ref: dict[tuple[str, str | None, str | None], ImportedWorkload] = {
+        (w.namespace, w.kind, w.name): w for w in cluster.workloads}
     for hpa in objects.get("HorizontalPodAutoscaler") or []:
         ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
         w = by_ref.get((_meta(hpa).get("namespace") or "default", ref.get("kind"), ref.get("name")))

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from kvert.kubelet.runtime.fleet import Fleet
+from kvert.kubelet.runtime.sim import SimRuntime
 from kvert.kubelet.usage import Constant, ContainerUsage, Diurnal, Linear, Profile, Spikes
 
 SHAREABLE = ("cpu", "memory")
@@ -47,10 +48,11 @@ def scale_usage(usage: ContainerUsage, resources: tuple[str, ...], factor: float
     """``usage`` with the ``resources`` it uses multiplied by ``factor``."""
     if usage.replay is not None:
         replay = usage.replay
-        changes = {r: tuple(v * factor for v in getattr(replay, r)) for r in resources}
-        return dataclasses.replace(usage, replay=dataclasses.replace(replay, **changes))
-    changes = {r: scale_profile(getattr(usage, r), factor) for r in resources}
-    return dataclasses.replace(usage, **changes)
+        # field name -> value: the fields are named at run time
+        replay_changes: dict[str, Any] = {r: tuple(v * factor for v in getattr(replay, r)) for r in resources}
+        return dataclasses.replace(usage, replay=dataclasses.replace(replay, **replay_changes))
+    profile_changes: dict[str, Any] = {r: scale_profile(getattr(usage, r), factor) for r in resources}
+    return dataclasses.replace(usage, **profile_changes)
 
 
 class SharedLoad:
@@ -102,6 +104,7 @@ class SharedLoad:
                 if share == n:
                     continue
                 runtime = fleet.runtimes[int(rows.node[slot])]
+                assert isinstance(runtime, SimRuntime)      # the fleet's only members
                 runtime.set_profile(container.id, scale_usage(template, self.shared[w], 1.0 / n))
                 self._applied[serial] = (template, n)
                 self.changes += 1

@@ -403,7 +403,7 @@ class _Reader:
         out: dict[str, tuple[str, Sequence[str]]] = {}
         for name, metric in (("requests", REQUESTS), ("limits", LIMITS)):
             if metric in names_k:
-                keys = (*self.kcont, "resource", "unit")
+                keys: tuple[str, ...] = (*self.kcont, "resource", "unit")
                 out[name] = (f"max by ({', '.join(keys)}) (last_over_time({metric}{{{self.sel_k}}}[{w}]))", keys)
         if POD_OWNER in names_k:
             keys = (ns, pod, "owner_kind", "owner_name", "owner_is_controller")
@@ -535,6 +535,7 @@ class _Reader:
                     or not isinstance(item.get("value"), list) or len(item["value"]) != 2:
                 raise HistoryImportError(f"{url}: {what} series is not {{metric, value}}: {str(item)[:200]}")
             labels = item["metric"]
+            key: tuple
             if keys is None:
                 key = tuple(sorted((str(a), str(b)) for a, b in labels.items() if a != "__name__"))
             else:
@@ -708,11 +709,15 @@ class _Reader:
         for ns, pod, _ in keys:
             if (ns, pod) in pods:
                 continue
-            kind, name = owners.get((ns, pod), (None, None))
-            if kind == "ReplicaSet" and (ns, name) in replicasets:
-                kind, name = replicasets[(ns, name)]
-            elif kind == "Job" and (ns, name) in jobs:
-                kind, name = jobs[(ns, name)]
+            kind: str | None = None
+            name: str | None = None
+            owner = owners.get((ns, pod))
+            if owner is not None:
+                kind, name = owner
+                if kind == "ReplicaSet" and (ns, name) in replicasets:
+                    kind, name = replicasets[(ns, name)]
+                elif kind == "Job" and (ns, name) in jobs:
+                    kind, name = jobs[(ns, name)]
             pods[(ns, pod)] = PodRecord(ns, pod, owner_kind=kind, owner_name=name,
                                         node=nodes[(ns, pod)][1] if (ns, pod) in nodes else None)
         return pods

@@ -277,11 +277,13 @@ class FleetSampler:
         removed ones). A row whose pod the tracker does not know yet counts from the sample
         after it learns it, with everything the row used before."""
         fleet, rows = self.fleet, self.fleet.rows
-        retired, fleet.retired = fleet.retired, {}
+        retired = fleet.retired
+        assert retired is not None          # a dict from __init__ on, replaced at each sample
+        fleet.retired = {}
         for uid, counts in retired.items():
-            w = self.tracker.workload_of_uid.get(uid)
-            if w is not None:
-                self._removed[:, self.tracker.index[w]] += counts
+            workload = self.tracker.workload_of_uid.get(uid)
+            if workload is not None:
+                self._removed[:, self.tracker.index[workload]] += counts
         idx = np.flatnonzero(rows.serial[:rows.used])
         w = self._workloads(idx)
         mine = w >= 0

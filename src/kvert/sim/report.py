@@ -67,7 +67,7 @@ def _scales_cpu_limit(scn: Scenario, workload: Workload, policy: Policy, contain
     if vpa is None or vpa["spec"].get("updatePolicy", {}).get("updateMode") == "Off":
         return False
     rules = (vpa["spec"].get("resourcePolicy") or {}).get("containerPolicies") or []
-    rule = next((r for r in rules if r.get("containerName") == container),
+    rule: dict = next((r for r in rules if r.get("containerName") == container),
                 next((r for r in rules if r.get("containerName") == "*"), {}))
     return (rule.get("mode", "Auto") != "Off" and "cpu" in rule.get("controlledResources", ["cpu", "memory"])
             and rule.get("controlledValues", "RequestsAndLimits") == "RequestsAndLimits")
@@ -166,7 +166,8 @@ class Line(NamedTuple):
 
 def _segments(xs: np.ndarray, ys: np.ndarray, step: bool) -> list[str]:
     """Polyline point lists for the runs of finite values."""
-    out, current = [], []
+    out: list[str] = []
+    current: list[str] = []
     previous = 0.0
     for a, b in zip(xs, ys):
         if not np.isfinite(b):
@@ -212,9 +213,9 @@ def line_chart(title: str, t_hours: np.ndarray, lines: list[Line], unit: str, wi
                f'{top + ph / 2:.0f})" text-anchor="middle">{html.escape(unit)}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>')
     legend = [(line.label, line.color, line.dashed) for line in lines]
-    for line, y in zip(lines, ys):
+    for line, values in zip(lines, ys):
         xs = left + pw * t / tmax
-        yy = top + ph - ph * np.clip(y, 0, None) / ymax
+        yy = top + ph - ph * np.clip(values, 0, None) / ymax
         dash = ' stroke-dasharray="5,3"' if line.dashed else ""
         for pts in _segments(xs, yy, line.step):
             out.append(f'<polyline fill="none" stroke="{line.color}" stroke-width="1.5"{dash} points="{pts}"/>')
@@ -506,8 +507,8 @@ def _namespace_table(runs: list[dict]) -> str:
         rows.append(f"<tr><td>{html.escape(ns)}</td>{''.join(cells)}</tr>")
     costs = [(p.get("rollup") or {}).get("cost") for p in runs]
     if any(costs):
-        cells = "".join(f"<td>{_cost_text(c)}</td>" for c in costs)
-        rows.append(f"<tr><td><b>cost, all</b></td>{cells}</tr>")
+        cost_cells = "".join(f"<td>{_cost_text(c)}</td>" for c in costs)
+        rows.append(f"<tr><td><b>cost, all</b></td>{cost_cells}</tr>")
     return (f"<h2>By namespace</h2><table><thead><tr><th>namespace</th>{head}</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 

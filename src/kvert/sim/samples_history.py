@@ -88,10 +88,10 @@ def read_samples_file(path: str | Path, *, start: float | None = None, end: floa
     with np.errstate(invalid="ignore", divide="ignore"):
         cpu = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).reshape(n, steps)
     # max memory per step
-    memory = np.full(n * steps, np.nan)
+    flat_memory = np.full(n * steps, np.nan)
     has_mem = ~oom & ~np.isnan(mem_in)
-    np.fmax.at(memory, cell[has_mem], mem_in[has_mem])
-    memory = memory.reshape(n, steps)
+    np.fmax.at(flat_memory, cell[has_mem], mem_in[has_mem])
+    memory = flat_memory.reshape(n, steps)
     # OOM rows
     oom_rows = np.flatnonzero(oom)
     oom_rows = oom_rows[np.lexsort((t_in[oom_rows], inverse[oom_rows]))]

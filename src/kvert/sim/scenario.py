@@ -142,7 +142,7 @@ from kvert.sim.scenario_fields import (
     required,
     resource_list,
 )
-from kvert.sim.tracefiles import TraceFileError, load_bank, read_layout
+from kvert.sim.tracefiles import TraceFileError, TraceLayout, load_bank, read_layout
 from kvert.sim.traces import TraceError, trace_usage
 from kvert.vpa.recommendation import DEFAULT_CONFIG, RecommenderConfig
 
@@ -601,7 +601,8 @@ def _workload(doc: object, path: str, base_dir: Path) -> Workload:
     containers = required(doc, "containers", path)
     if not isinstance(containers, list) or not containers:
         raise ScenarioError(f"{path}.containers: expected a non-empty list")
-    built, usage = [], {}
+    built: list[dict] = []
+    usage: dict[str, Any] = {}
     for i, cdoc in enumerate(containers):
         c, u = _container(cdoc, f"{path}.containers[{i}]")
         if c["name"] in usage or any(b["name"] == c["name"] for b in built):
@@ -709,7 +710,7 @@ def recommender_config(options: dict[str, Any], path: str) -> RecommenderConfig:
         if key not in fields:
             raise ScenarioError(f"{path}.{key}: unknown recommender setting (expected interval or one of "
                                 f"{', '.join(sorted(fields))})")
-        kind = (fields[key].metadata or {}).get("kind")
+        kind = fields[key].metadata.get("kind")      # a mapping, empty by default
         if isinstance(value, str) and (kind == "duration" or "interval" in key or "half_life" in key):
             value = duration(value, f"{path}.{key}")
         elif kind in ("cpu", "memory") and isinstance(value, str):
@@ -841,13 +842,13 @@ def _bank(workloads: list[Workload], start: float | None, read_traces: bool) -> 
     """The recorded usage of the workloads with a history; their containers' usage entries
     name it (``series``) unless they give their own cpu, memory or replay. Without
     ``read_traces`` only the files' footers are checked (no bank)."""
-    recorded = [(i, w) for i, w in enumerate(workloads) if w.history is not None]
+    recorded = [(i, w, w.history) for i, w in enumerate(workloads) if w.history is not None]
     if not recorded:
         return None, start
-    entries = []
-    for i, w in recorded:
+    entries: list[tuple[str, TraceLayout, bool, bool]] = []
+    for i, w, history in recorded:
         try:
-            layout = read_layout(w.history)
+            layout = read_layout(history)
         except TraceFileError as e:
             raise ScenarioError(f"workloads[{i}].history: {e}") from None
         first = entries[0][1] if entries else None
@@ -935,7 +936,9 @@ def parse_scenario(doc: object, *, name: str = "", base_dir: str | Path = ".", r
             if by_name[n].vpa is None:
                 raise ScenarioError(f"workloads[{i}].vpa.policies[{k}]: policy {n!r} has no VPA")
         for j, p in enumerate(policies):     # each alone was checked; together with each policy's too
-            own = w.vpa_settings(p).get("annotations") if p.vpa is not None else None
+            if p.vpa is None:
+                continue
+            own = w.vpa_settings(p).get("annotations")
             if not own:
                 continue
             _, problems = DEFAULT_CONFIG.with_annotations({**p.vpa["annotations"], **own})

@@ -121,7 +121,9 @@ def plural(kind: str) -> str:
 
 
 def _ref(obj: dict) -> str:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
     name, namespace = meta.get("name", ""), meta.get("namespace", "")
     return f"{namespace}/{name}" if namespace else str(name)
 
@@ -260,7 +262,8 @@ async def capture(client: Client, namespaces: Sequence[str] | None = None, *,
                             f"({code}): {e.message}")
 
     async def list_all(kind: str, namespace: str | None) -> list[dict]:
-        rt, out, token, limit = _TYPES[kind], [], "", page_size
+        rt, token, limit = _TYPES[kind], "", page_size
+        out: list[dict] = []
         while True:
             try:
                 page = await call(plural(kind), client.list(

@@ -363,8 +363,9 @@ class _LocalPool:
                 busy[worker[1]] = (worker, i)
             sentinels = {worker[0].sentinel: (worker, i) for worker, i in busy.values()}
             ready = wait_for([*busy, *sentinels])
-            for conn in [r for r in ready if r in busy]:
-                worker, i = busy.pop(conn)
+            for ready_conn in [r for r in ready if r in busy]:
+                worker, i = busy.pop(ready_conn)
+                conn = worker[1]                # ready_conn, as the worker's pipe end
                 try:
                     answer = conn.recv()
                 except (EOFError, OSError):

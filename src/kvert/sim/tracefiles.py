@@ -153,8 +153,9 @@ def read_history(path: Path) -> WorkloadHistory:
     return WorkloadHistory(layout.start, layout.step, list(containers), out["cpu"], out["memory"], out["oom"])
 
 
-def oom_demand(limit: np.ndarray) -> np.ndarray:
-    """The memory an OOM-killed container is taken to have demanded (upstream's OOM bump)."""
+def oom_demand(limit: np.ndarray | np.float64) -> np.ndarray | np.float64:
+    """The memory an OOM-killed container is taken to have demanded (upstream's OOM bump), per
+    value of an array or of one value."""
     return np.maximum(limit * OOM_BUMP_RATIO, limit + OOM_MIN_BUMP_BYTES)
 
 

@@ -271,6 +271,7 @@ def starting_points(vpa: dict) -> list[dict[str, Any]]:
     entries = _container_policies(vpa)
     controlled = next((p.get("controlledValues") for p in entries if p.get("containerName") == "*"), None) or \
         next((p.get("controlledValues") for p in entries if p.get("controlledValues")), "RequestsAndLimits")
+    assert isinstance(controlled, str)      # a validated VPA's controlledValues: one of the enum's names
     in_place, _ = DEFAULT_CONFIG.with_annotations({ANNOTATION + "model": "in-place"})
     in_place_capped, _ = DEFAULT_CONFIG.with_annotations({ANNOTATION + "model": "in-place",
                                                           ANNOTATION + "capacity-aware": "true"})
@@ -473,7 +474,11 @@ def tune(scn: Scenario, options: TuneOptions, progress: Progress | None = None) 
                         f"{', '.join(repr(p.name) for p in scn.policies)})")
     workloads = select_workloads(scn, policy, options.workloads)
     keys = [workload_key(w) for w in workloads]
-    vpas = {workload_key(w): scn.vpa_object(w, policy) for w in workloads}
+    vpas: dict[str, dict] = {}
+    for w in workloads:
+        vpa = scn.vpa_object(w, policy)
+        assert vpa is not None          # select_workloads keeps only the workloads with one
+        vpas[workload_key(w)] = vpa
     seeds = [scn.seed + i for i in range(options.seeds)]
     figure_keys = list(dict.fromkeys([*OBJECTIVES, *(c.metric for c in constraints)]))
     say = progress or (lambda _line: None)
@@ -525,7 +530,8 @@ def tune(scn: Scenario, options: TuneOptions, progress: Progress | None = None) 
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             for i, key in enumerate(keys):
                 # the constraints: Trial.set_constraint since Optuna 5, constraints_func before
-                extra = {} if modern else {"constraints_func": lambda t: t.user_attrs.get("constraints", [1.0])}
+                extra: dict[str, Any] = (
+                    {} if modern else {"constraints_func": lambda t: t.user_attrs.get("constraints", [1.0])})
                 sampler = optuna.samplers.TPESampler(
                     seed=sampler_seed * 1000 + i, multivariate=True, constant_liar=True,
                     n_startup_trials=min(10, max(5, options.trials // 3)), **extra)
@@ -542,7 +548,7 @@ def tune(scn: Scenario, options: TuneOptions, progress: Progress | None = None) 
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                 asked = {key: [study.ask() for _ in range(size)] for key, study in studies.items()}
             points = {key: [suggest(t) for t in trials] for key, trials in asked.items()}
-            jobs = []
+            jobs: list[Job] = []
             for k in range(size):
                 overrides = {key: override_of(vpas[key], settings_of(points[key][k])) for key in keys}
                 jobs.extend(Job(scn, policy.name, s, overrides, label=f"trial {done + k} (seed {s})") for s in seeds)
@@ -626,9 +632,9 @@ def tune(scn: Scenario, options: TuneOptions, progress: Progress | None = None) 
             baseline=_mean_figures([figures_of(reference[baseline.name][s], key) for s in seeds], figure_keys),
             checks=checks, feasible_trials=len(candidates[key]))
         if key in chosen:
-            trial = candidates[key][chosen[key]]
-            entry.settings = settings_of(trial.params)
-            entry.trial = trial.number
+            chosen_trial = candidates[key][chosen[key]]
+            entry.settings = settings_of(chosen_trial.params)
+            entry.trial = chosen_trial.number
             entry.vpa = _vpa_for(scn, policy, key, override_of(vpas[key], entry.settings))
         elif not candidates[key]:
             best = min((t for t in studies[key].trials if t.value is not None),
