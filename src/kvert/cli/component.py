@@ -11,11 +11,12 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 
-def run_component(args: argparse.Namespace, serve: Callable[[argparse.Namespace], Awaitable[int]]) -> int:
+def run_component(args: argparse.Namespace, serve: Callable[[argparse.Namespace], Coroutine[Any, Any, int]]) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return asyncio.run(serve(args))

@@ -80,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from kvert.clock import WallClock
     from kvert.sim import sweep
-    from kvert.sim.engine import SimulationError
+    from kvert.sim.engine import PolicyRun, SimulationError
     from kvert.sim.progress import SweepProgress
     from kvert.sim.report import report_json, write_report
     from kvert.sim.scenario import ScenarioError
@@ -119,7 +119,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     bar.close()
     elapsed = wall.now() - started
-    runs = [r.run for r in results if r.seed == seeds[0]]
+    runs: list[PolicyRun] = []
+    for r in results:
+        if r.seed == seeds[0]:
+            assert r.run is not None        # the first seed's jobs are full=True: they return it
+            runs.append(r.run)
     doc = report_json(scn, runs, wall_seconds=elapsed)
     ran = sum(1 for r in results if not r.skipped)
     if args.seeds is not None:

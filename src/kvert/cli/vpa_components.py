@@ -288,8 +288,10 @@ async def _run_until(component: Component, stop: asyncio.Event) -> None:
                 await asyncio.wait_for(task, 10)
             except (TimeoutError, asyncio.CancelledError):
                 task.cancel()
-    if task.done() and not task.cancelled() and task.exception() is not None:
-        raise task.exception()
+    if task.done() and not task.cancelled():
+        error = task.exception()
+        if error is not None:
+            raise error
 
 
 # -- recommender ------------------------------------------------------------------------------------

@@ -61,7 +61,8 @@ class KubeletServer:
         self.host = host
         self.port = port
         self.ssl_context = ssl_context
-        self._decisions: dict[tuple, tuple[float, bool, str]] = {}
+        # (token, verb, subresource) -> (when, allowed, user name: None when unauthenticated)
+        self._decisions: dict[tuple, tuple[float, bool, str | None]] = {}
         self._runner: web.AppRunner | None = None
 
     def stop(self) -> None:
@@ -81,7 +82,7 @@ class KubeletServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]     # the one bound for port 0
+        self.port = self._runner.addresses[0][1]     # the one bound for port 0
         self.agent.kubelet_port = self.port
         log.info("node %s: kubelet endpoint at https://%s:%d", self.agent.name, self.host, self.port)
         try:

@@ -111,7 +111,10 @@ class LocalNodeMetrics:
             self._pods.pop(name, None)
         for name in remote:
             try:
-                text = await kubeletclient.node_target(self.server, name).get_text("metrics/resource")
+                target = kubeletclient.node_target(self.server, name)
+                if not isinstance(target, kubeletclient.RemoteNode):
+                    continue            # an agent in this process after all: nothing to scrape
+                text = await target.get_text("metrics/resource")
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - an unreachable node must not stop the others
