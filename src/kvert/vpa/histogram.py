@@ -39,8 +39,9 @@ the integer rounding, ties included (see ``Histogram.to_checkpoint``).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Self, Sequence
+from typing import Self
 
 import numpy as np
 
@@ -756,7 +757,8 @@ class HistogramBank:
         n = np.arange(rows.size)[:, None]
         at = np.clip(bucket - first, 0, idx.size - 1)
         before = np.where(bucket > lo[:, None], running[n, np.clip(at - 1, 0, None)], -np.inf)
-        before = np.where(reached | (hi[:, None] == lo[:, None]), before, running[n, np.clip(hi[:, None] - 1 - first, 0, None)])
+        before = np.where(reached | (hi[:, None] == lo[:, None]), before,
+                          running[n, np.clip(hi[:, None] - 1 - first, 0, None)])
         through = np.where(reached, running[n, at], np.inf)
         empty_walk = hi[:, None] == lo[:, None]
         before = np.where(empty_walk, -np.inf, before)
@@ -838,7 +840,8 @@ class _KnownPercentiles:
         it, by the margin."""
         margin = self.MARGIN * np.abs(thresholds)
         updates = self.updates[rows]
-        bracketed = ((self.before[rows] < thresholds - margin) & (self.through[rows] >= thresholds + margin)).all(axis=1)
+        bracketed = ((self.before[rows] < thresholds - margin)
+                     & (self.through[rows] >= thresholds + margin)).all(axis=1)
         return (self.valid[rows] & (updates < self.MAX_UPDATES) & (self.ps[rows] == ps).all(axis=1)
                 & ((updates == 0) | bracketed))
 
