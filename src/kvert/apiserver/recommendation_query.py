@@ -154,9 +154,10 @@ class QueryServer:
     """The RecommendationQuery API on its own HTTPS port: ``POST`` on the collection path,
     discovery of ``autoscaling.kvert.io`` (``/apis``, ``/apis/autoscaling.kvert.io``,
     ``/apis/autoscaling.kvert.io/v1``) and ``/healthz``. No authentication: listen on loopback
-    (the default) or behind something that authenticates."""
+    (the default) or behind something that authenticates. ``service`` is None while this
+    process's recommender does not lead (the API is not served until one is set)."""
 
-    def __init__(self, service: RecommendationService, *, host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, service: RecommendationService | None, *, host: str = "127.0.0.1", port: int = 0,
                  ssl_context: ssl.SSLContext | None = None) -> None:
         self.recommendation_query: RecommendationService | None = service
         self.host = host
