@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from kvert.kubelet.runtime.fleet import Fleet
-from kvert.kubelet.runtime.sim import SimRuntime
 from kvert.kubelet.usage import Constant, ContainerUsage, Diurnal, Linear, Profile, Spikes
 
 SHAREABLE = ("cpu", "memory")
@@ -103,9 +102,8 @@ class SharedLoad:
                 template, share = self._applied.get(serial, (container.usage, 1))
                 if share == n:
                     continue
-                runtime = fleet.runtimes[int(rows.node[slot])]
-                assert isinstance(runtime, SimRuntime)      # the fleet's only members
-                runtime.set_profile(container.id, scale_usage(template, self.shared[w], 1.0 / n))
+                usage = scale_usage(template, self.shared[w], 1.0 / n)
+                fleet.runtimes[int(rows.node[slot])].set_profile(container.id, usage)
                 self._applied[serial] = (template, n)
                 self.changes += 1
         for serial in set(self._applied) - live:

@@ -30,7 +30,7 @@ import numpy as np
 
 from kvert.clock.base import Clock
 from kvert.kubelet.runtime.tracebank import TraceBank, TraceBankError
-from kvert.kubelet.usage import Constant, Diurnal, Linear, Spikes, _uniform
+from kvert.kubelet.usage import Constant, ContainerUsage, Diurnal, Linear, Spikes, _uniform
 
 _EPS = 1e-9
 _CHUNK_CELLS = 1 << 18          # rows x ticks evaluated at once
@@ -88,6 +88,10 @@ class FleetMember(Protocol):
 
     def memory_notice(self) -> None:
         """The node's working set reached the watched level."""
+
+    def set_profile(self, container_id: str, usage: ContainerUsage) -> None:
+        """Give a running container a new usage profile (a workload's shared usage split
+        anew among its replicas)."""
 
 
 class _Columns:
