@@ -20,7 +20,6 @@ from typing import Any
 from . import schemas as S
 from .builder import expand_types, kind_schema_name
 
-
 # Request bodies of subresources and deletions, which are not served resources themselves.
 _BODIES = {
     ("policy/v1", "Eviction"): "io.k8s.api.policy.v1.Eviction",

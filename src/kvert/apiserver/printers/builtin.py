@@ -13,7 +13,8 @@ events are printed through the core Event printer, as the real API server does).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kvert.api.quantity import QuantityError, parse_quantity
 from kvert.api.selectors import LabelSelector, SelectorError

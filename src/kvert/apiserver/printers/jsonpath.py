@@ -50,9 +50,9 @@ class _Index:
 
 @dataclass(frozen=True)
 class _Filter:
-    left: "Operand"
+    left: Operand
     op: str  # "exists" or a comparison
-    right: "Operand | None"
+    right: Operand | None
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ class _Parser:
         s = self.s
         start = self.pos + 1
         depth = 0
-        for i, c in _outside_quotes(s, start):
+        for i, c in _outside_quotes(s, start):  # noqa: B007 - i, where the loop breaks, is read after it
             if c == "(":
                 depth += 1
             elif c == ")":

@@ -10,8 +10,23 @@ from typing import Any
 
 from kvert.api.quantity import QuantityError, parse_quantity
 
-from .builtin import (RowFunc, _age, _deleting, _i, _l, _m, _meta, _name, _s, age_col, col,
-                      format_labels, layout_container_cells, name_col, template_container_cols)
+from .builtin import (
+    RowFunc,
+    _age,
+    _deleting,
+    _i,
+    _l,
+    _m,
+    _meta,
+    _name,
+    _s,
+    age_col,
+    col,
+    format_labels,
+    layout_container_cells,
+    name_col,
+    template_container_cols,
+)
 
 RC_COLUMNS = [
     name_col(),
@@ -23,8 +38,8 @@ RC_COLUMNS = [
     col("Ready", "integer", "The number of ready replicas for this replication controller."),
     age_col(),
     *template_container_cols(),
-    col("Selector", "string", "Selector is a label query over pods that should match the Replicas count. If Selector is "
-        "empty, it is defaulted to the labels present on the Pod template. Label keys and values that "
+    col("Selector", "string", "Selector is a label query over pods that should match the Replicas count. "
+        "If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that "
         "must match in order to be controlled by this replication controller, if empty defaulted to "
         "labels on Pod template. More info: "
         "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors", priority=1),
