@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Set
 from typing import Any
 
 from kvert.api import kinds
@@ -250,7 +251,7 @@ class GarbageCollector(Controller):
 
     # ---- writes ----------------------------------------------------------------------------
 
-    async def _remove_references(self, resource: str, obj: dict, uids: set[str]) -> None:
+    async def _remove_references(self, resource: str, obj: dict, uids: Set[str | None]) -> None:
         meta = obj.get("metadata") or {}
         remaining = [ref for ref in _refs(obj) if ref.get("uid") not in uids]
         patch = {"metadata": {"ownerReferences": remaining or None,

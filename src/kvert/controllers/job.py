@@ -327,9 +327,9 @@ class JobController(Controller):
                 continue
             if _terminal_phase(pod) == "Succeeded":
                 index = completion_index(pod)
-                if indexed and (index is None or index >= (completions or 0)):
-                    continue
                 if indexed:
+                    if index is None or index >= (completions or 0):
+                        continue
                     completed_indexes.add(index)
                 new_succeeded.append(pod)
             elif _is_failed(pod, job):
@@ -441,7 +441,8 @@ class JobController(Controller):
                       completed_indexes: set[int], backoff: _Backoff, now: float) -> list[dict]:
         """``manageJob``: create or delete pods towards the wanted number of active ones."""
         spec = job.get("spec") or {}
-        parallelism = int(spec.get("parallelism") if spec.get("parallelism") is not None else 1)
+        parallelism_value = spec.get("parallelism")
+        parallelism = int(parallelism_value) if parallelism_value is not None else 1
         completions = spec.get("completions")
         if completions is None:
             want = len(active) if succeeded > 0 else parallelism
@@ -460,6 +461,7 @@ class JobController(Controller):
             return active
         indexes: list[int | None] = [None] * (want - len(active))
         if spec.get("completionMode") == "Indexed":
+            assert completions is not None   # validation: an Indexed job has completions
             running = {completion_index(p) for p in active}
             free = [i for i in range(int(completions)) if i not in completed_indexes and i not in running]
             indexes = list(free[:want - len(active)])

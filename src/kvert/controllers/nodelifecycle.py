@@ -69,8 +69,9 @@ NOT_READY = TAINT_PREFIX + "not-ready"
 UNREACHABLE = TAINT_PREFIX + "unreachable"
 UNSCHEDULABLE = TAINT_PREFIX + "unschedulable"
 EXCLUDE_DISRUPTION_LABEL = TAINT_PREFIX + "exclude-disruption"
-# (condition, status) -> the NoSchedule taint it means (nodeConditionToTaintKeyStatusMap)
-CONDITION_TAINTS = {
+# (condition, status) -> the NoSchedule taint it means (nodeConditionToTaintKeyStatusMap);
+# looked up with the status a condition may lack
+CONDITION_TAINTS: dict[tuple[str, str | None], str] = {
     ("Ready", "False"): NOT_READY,
     ("Ready", "Unknown"): UNREACHABLE,
     ("MemoryPressure", "True"): TAINT_PREFIX + "memory-pressure",

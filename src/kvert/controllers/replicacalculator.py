@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from kvert.api.durations import SECOND, DurationError, parse_go_duration_ns
 from kvert.api.meta import parse_time
@@ -104,7 +105,7 @@ def resource_metrics(items: list[dict], resource: str, selector: LabelSelector,
                 out[name] = PodMetric(value, stamp, window)
             continue
         values = [_milli((c.get("usage") or {}).get(resource)) for c in containers]
-        if values and None not in values:
+        if values and _all_set(values):
             out[name] = PodMetric(sum(values), stamp, window)
     first = selected[0]
     return out, (parse_time(first["timestamp"]) if first.get("timestamp") else 0.0)
@@ -156,6 +157,10 @@ def _cpu_sample_unready(pod: dict, metric: PodMetric, now: float, readiness: Rea
         return condition.get("status") == "False" or metric.timestamp < transition + metric.window
     # past the initialization period: ignore a pod that is unready and has never been ready
     return condition.get("status") == "False" and start + readiness.initial_readiness_delay > transition
+
+
+def _all_set(values: list[int | None]) -> TypeGuard[list[int]]:
+    return None not in values
 
 
 def _milli(value: object) -> int | None:

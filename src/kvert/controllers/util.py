@@ -11,7 +11,7 @@ from kvert.api.meta import deep_copy, parse_time
 # Kubernetes' maxGeneratedNameLength: a generateName prefix is cut so the name fits 63.
 MAX_GENERATED_NAME_PREFIX = 63 - 5
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
-_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+_PHASE_ORDINAL: dict[str | None, int] = {"Pending": 0, "Unknown": 1, "Running": 2}   # a status may lack its phase
 
 
 def spec_replicas(obj: dict) -> int:
