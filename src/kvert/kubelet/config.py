@@ -373,7 +373,7 @@ def _parse_int(value: object, field: str) -> int:
     if isinstance(value, bool):
         raise ConfigError(field_label(field), f"expected an integer, got {value!r}")
     try:
-        return int(value)  # type: ignore[arg-type]
+        return int(value)  # type: ignore[call-overload]  # any value: int() judges it, its TypeError is ours
     except (TypeError, ValueError):
         raise ConfigError(field_label(field), f"expected an integer, got {value!r}") from None
 
@@ -548,7 +548,8 @@ class NodeConfig:
         return load_kubelet_configuration(doc, capacity=capacity, node_name=node_name, labels=labels)
 
     @classmethod
-    def from_flags(cls, *, capacity: object = None, node_name: str = "node-1", node_labels: object = "",
+    def from_flags(cls, *, capacity: object = None, node_name: str = "node-1",
+                   node_labels: str | Mapping[str, object] | None = "",
                    kube_reserved: object = "", system_reserved: object = "",
                    eviction_hard: object = None, eviction_soft: object = "",
                    eviction_soft_grace_period: object = "", eviction_minimum_reclaim: object = "",
@@ -601,7 +602,7 @@ class NodeConfig:
         doc: dict[str, Any] = {}
         config_path = None
         node_name = None
-        labels: object = None
+        labels: str | None = None
         cgroup_version = None
         ignore = False
         i = 0
@@ -753,7 +754,8 @@ def load_kubelet_configuration(path_or_dict: object, *, capacity: object = None,
     return _build(doc, capacity=capacity, node_name=node_name, labels=labels)
 
 
-def _build(doc: Mapping[str, Any], *, capacity: object, node_name: str | None, labels: object,
+def _build(doc: Mapping[str, Any], *, capacity: object, node_name: str | None,
+           labels: str | Mapping[str, object] | None,
            cgroup_version: int | None = None, ignore_eviction: bool = False) -> NodeConfig:
     def get(name: str, default: Any) -> Any:
         value = doc.get(name)
@@ -766,7 +768,7 @@ def _build(doc: Mapping[str, Any], *, capacity: object, node_name: str | None, l
                                                   for v in capacity.values())):
         cap = parse_resource_pairs(capacity, "capacity", allowed=None)
     else:
-        cap = dict(capacity)  # type: ignore[arg-type]
+        cap = dict(capacity)  # type: ignore[call-overload]  # ints by resource, or pairs: dict() judges
 
     cgroups_per_qos = _parse_bool(get("cgroupsPerQOS", True), "cgroupsPerQOS")
     kube_cgroup = str(get("kubeReservedCgroup", ""))

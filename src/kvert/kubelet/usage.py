@@ -558,8 +558,8 @@ class UsageBatch:
         self._groups = {"cpu": self._group("cpu"), "memory": self._group("memory")}
         self._replays = [i for i, u in enumerate(self.usages) if u.replay is not None]
 
-    def _group(self, resource: str) -> list[tuple[type, np.ndarray, list[Profile], np.ndarray, dict]]:
-        by_kind: dict[type, list[int]] = {}
+    def _group(self, resource: str) -> list[tuple[type[Profile], np.ndarray, list[Profile], np.ndarray, dict]]:
+        by_kind: dict[type[Profile], list[int]] = {}
         for i, u in enumerate(self.usages):
             if u.replay is None and u.series is None:
                 by_kind.setdefault(type(getattr(u, resource)), []).append(i)
@@ -604,8 +604,8 @@ class UsageBatch:
         for i in self._replays:
             replay = self.usages[i].replay
             assert replay is not None
-            base = start[i] if replay.anchor == "start" else 0.0
-            c, m = replay.values(np.maximum(times - base, 0.0) if replay.anchor == "start" else times)
+            replay_base = start[i] if replay.anchor == "start" else 0.0
+            c, m = replay.values(np.maximum(times - replay_base, 0.0) if replay.anchor == "start" else times)
             cpu[i], memory[i] = c, m
         np.maximum(cpu, 0.0, out=cpu)
         np.maximum(memory, 0.0, out=memory)

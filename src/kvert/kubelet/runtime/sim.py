@@ -402,8 +402,8 @@ class SimRuntime:
             by_sandbox.setdefault(c.sandbox_id, []).append(i)
         for sandbox_id, rows in by_sandbox.items():
             self._kill_until_fits(running, rows, alive, memory, self._pod_memory_limit(sandbox_id), now, "pod")
-        for rows, limit, scope in self._shared_limits(running):
-            self._kill_until_fits(running, rows, alive, memory, limit, now, scope)
+        for rows, shared_limit, scope in self._shared_limits(running):
+            self._kill_until_fits(running, rows, alive, memory, shared_limit, now, scope)
         for i, c in enumerate(running):
             if not alive[i] or c.usage.exit_after is None:
                 continue

@@ -781,11 +781,13 @@ async def _date(sh: Shell, args: list[str], ctx: _Ctx) -> int:
 async def _seq(sh: Shell, args: list[str], ctx: _Ctx) -> int:
     """``seq [FIRST [INCREMENT]] LAST`` (integers)."""
     numbers = [int(a) for a in args]
-    first, step, last = {1: (1, 1, *numbers), 2: (numbers[0], 1, numbers[-1]), 3: tuple(numbers)}.get(
-        len(numbers), (None, None, None))
-    if first is None or step == 0:
+    operands: dict[int, tuple[int, ...]] = {1: (1, 1, *numbers), 2: (numbers[0], 1, numbers[-1]),
+                                            3: tuple(numbers)}
+    picked = operands.get(len(numbers))
+    if picked is None or picked[1] == 0:
         await ctx.err(b"seq: missing operand\n")
         return 1
+    first, step, last = picked
     values = range(first, last + (1 if step > 0 else -1), step)
     await ctx.out("".join(f"{v}\n" for v in values).encode())
     return 0
