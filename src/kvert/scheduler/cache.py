@@ -580,12 +580,14 @@ class NodeCache:
                 and _counted_meta(old) == _counted_meta(pod):
             before.pod = pod
             return None
-        same_requests = before is not None and _request_inputs(before.pod) == _request_inputs(pod)
         new: PodEntry | None = None
-        if not (same_requests and before.node == node and _counted_meta(before.pod) == _counted_meta(pod)
-                and before.pod.get("spec") == pod.get("spec")):
-            # same requests: e.g. the binding of an assumed pod, now confirmed
-            new = before.with_pod(pod, node) if same_requests else self._entry(pod, node)
+        if before is not None and _request_inputs(before.pod) == _request_inputs(pod):
+            if not (before.node == node and _counted_meta(before.pod) == _counted_meta(pod)
+                    and before.pod.get("spec") == pod.get("spec")):
+                # same requests: e.g. the binding of an assumed pod, now confirmed
+                new = before.with_pod(pod, node)
+        else:
+            new = self._entry(pod, node)
         if before is not None and not before.assumed and (new is None or _counts_alike(before, new)):
             # e.g. a status write that changed nothing counted: the entry takes the new
             # version in place, as the listeners' indexes would end where they began
@@ -593,6 +595,7 @@ class NodeCache:
             self._changed()
             return None
         if new is None:           # an assumed pod confirmed unchanged
+            assert before is not None   # new is None only when before's requests matched
             new = before.with_pod(pod, node)
         if before is not None:
             self._detach(before)

@@ -355,7 +355,8 @@ def check_plugin(plugin: object) -> list[str]:
     extension-point method (it would never be called); no extension-point method at all."""
     problems: list[str] = []
     label = getattr(plugin, "name", "") or type(plugin).__name__
-    if not isinstance(getattr(plugin, "name", None), str) or not plugin.name:
+    name = getattr(plugin, "name", None)
+    if not isinstance(name, str) or not name:
         problems.append(f"{label}: has no name")
     found = 0
     for method in METHOD_PROTOCOLS:

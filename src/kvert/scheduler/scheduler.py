@@ -139,7 +139,8 @@ def _queue_order(plugin: object) -> Callable[[QueuedPodInfo], tuple[Any, ...]]:
     sort_key = method_of(plugin, "sort_key")
     if sort_key is not None:
         return sort_key
-    less = method_of(plugin, "less") or plugin.less
+    less = method_of(plugin, "less")
+    assert less is not None   # build_framework takes only a plugin implementing queueSort
     cmp = functools.cmp_to_key(lambda a, b: -1 if less(a, b) else (1 if less(b, a) else 0))
     return lambda q: (cmp(q), q.seq)
 
@@ -227,7 +228,7 @@ class Scheduler:
         self.informers.start()
         informers = [asyncio.ensure_future(self._pod_informer.run())]
         try:
-            if not await self._wait_synced():
+            if not await self._wait_synced(self._ns_informer, self._node_informer, self._pod_informer):
                 return
             self.synced.set()
             while not self._stopped:
@@ -251,14 +252,13 @@ class Scheduler:
                 t.cancel()
             await asyncio.gather(*informers, *self._tasks, return_exceptions=True)
 
-    async def _wait_synced(self) -> bool:
-        """Both informers have listed (True), or :meth:`stop` came first (False)."""
+    async def _wait_synced(self, *informers: Informer) -> bool:
+        """The informers have listed, in order (True), or :meth:`stop` came first (False)."""
         async def synced() -> None:
             await self.listers.start()
             self._watch_listed_kinds()
-            await self._ns_informer.wait_synced()
-            await self._node_informer.wait_synced()
-            await self._pod_informer.wait_synced()
+            for informer in informers:
+                await informer.wait_synced()
         waiting = asyncio.ensure_future(synced())
         stopping = asyncio.ensure_future(self._stop_event.wait())
         await asyncio.wait({waiting, stopping}, return_when=asyncio.FIRST_COMPLETED)

@@ -179,7 +179,9 @@ def slice_reaches_node(s: SliceInfo, node: Mapping[str, Any] | None,
     if s.per_device is not None and not features.partitionable_devices:
         return False
     if s.node_name:
-        return bool(node) and (node.get("metadata") or {}).get("name") == s.node_name
+        if not node:
+            return False
+        return (node.get("metadata") or {}).get("name") == s.node_name
     if s.all_nodes:
         return True
     if s.node_selector is not None:
@@ -566,7 +568,9 @@ class _Run:
         hit = self.matches.get(mkey)
         if hit is not None:
             return hit
-        ok = (self._selectors_match(key[0], device, rd.cls, (rd.cls.get("spec") or {}).get("selectors"))
+        cls = rd.cls
+        assert cls is not None   # _validate sets it before judging any device
+        ok = (self._selectors_match(key[0], device, cls, (cls.get("spec") or {}).get("selectors"))
               and self._selectors_match(key[0], device, None, rd.request.selectors))
         self.matches[mkey] = ok
         return ok

@@ -102,8 +102,11 @@ def with_reservation(claim: Mapping[str, Any], pod: Mapping[str, Any],
 
 
 def _rv(obj: Mapping[str, Any]) -> int | None:
+    rv = _meta(obj).get("resourceVersion")
+    if rv is None:
+        return None
     try:
-        return int(_meta(obj).get("resourceVersion"))
+        return int(rv)
     except (TypeError, ValueError):
         return None
 

@@ -221,7 +221,7 @@ class DynamicResources(Plugin):
     def _client(self) -> Client | None:
         return self.handle.client if self.handle is not None else None
 
-    def _foreach_claim(self, pod: dict) -> list[dict]:
+    def _foreach_claim(self, pod: dict) -> list[Mapping[str, Any]]:
         """``foreachPodResourceClaim``: the pod's existing claims, in order; ClaimError
         when one is missing, being deleted or (from a template) not the pod's."""
         ns = (pod.get("metadata") or {}).get("namespace") or ""
@@ -303,7 +303,7 @@ class DynamicResources(Plugin):
         s.claims = [dict(c) for c in claims]
         return None, None
 
-    def _check_request(self, claim: dict, request: dict, classes: dict) -> Status | None:
+    def _check_request(self, claim: Mapping[str, Any], request: dict, classes: dict) -> Status | None:
         name = request.get("name", "")
         subs = request.get("firstAvailable") or []
         exact = request.get("exactly")
