@@ -68,7 +68,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from math import floor
 from typing import Any
@@ -306,7 +306,7 @@ def mutate_pod(pod: Mapping, vpas: Iterable[Mapping], limit_ranges: Iterable[Map
     return ops, annotations, chosen, warnings
 
 
-def ambiguity_message(pod: Mapping, candidates: list[Mapping]) -> str:
+def ambiguity_message(pod: Mapping, candidates: Sequence[Mapping]) -> str:
     names = ", ".join(_meta(v).get("name", "") for v in candidates)
     target = ((candidates[0].get("spec") or {}).get("targetRef")) or {}
     what = f"{target.get('kind')}/{target.get('name')}" if target.get("name") else "the same pods"

@@ -241,7 +241,7 @@ class AggregateBank:
                     accepted_mem += self._add_memory(slots[seg][keep], t_us[seg][keep], m[seg][keep])
                     if not np.isnan(m[k]):
                         accepted_mem += self.record_oom(int(slots[k]), int(t_us[k]), float(m[k]))
-                    start = k + 1
+                    start = int(k) + 1
                 keep = ~np.isnan(m[start:]) & ~oom[start:]
                 accepted_mem += self._add_memory(slots[start:][keep], t_us[start:][keep], m[start:][keep])
         return accepted_cpu, accepted_mem

@@ -359,7 +359,7 @@ class PrometheusHistory:
 
 def _merge_pieces(items: list) -> list:
     """One series per label set: the pieces of a range split in several queries joined."""
-    merged: dict[tuple, dict] = {}
+    merged: dict[tuple, Mapping] = {}
     for item in items:
         if not isinstance(item, Mapping) or not isinstance(item.get("metric"), Mapping):
             return items            # malformed: ``parse`` names it

@@ -360,12 +360,12 @@ def _parse_value(kind: str, raw: Any) -> Any:
         return q.milli_value() if kind == "cpu" else q.value()
     if kind in ("positive-int",):
         try:
-            value = int(text)
+            count = int(text)
         except ValueError:
             raise ValueError(f"'{raw}' is not a whole number") from None
-        if value < 1:
+        if count < 1:
             raise ValueError(f"'{raw}' must be at least 1")
-        return value
+        return count
     try:
         value = float(Quantity.parse(raw).amount) if kind in ("percentile", "ratio") else float(text)
     except (ValueError, QuantityError):
@@ -532,7 +532,9 @@ def controlled_resources(policy: Mapping | None) -> tuple[str, ...]:
 
 
 def scaling_disabled(policy: Mapping | None) -> bool:
-    return bool(policy) and policy.get("mode") == "Off"
+    if not policy:
+        return False
+    return policy.get("mode") == "Off"
 
 
 # -- the recommendation --------------------------------------------------------------------------

@@ -21,9 +21,9 @@ when the workload does not say, e.g. a Job -- use the live pod count then).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from kvert.api import kinds
 from kvert.api.errors import ApiError
@@ -151,13 +151,16 @@ def is_live(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
-class PodIndex:
+_Pod = TypeVar("_Pod", bound=Mapping[str, Any])
+
+
+class PodIndex(Generic[_Pod]):
     """Pods grouped by namespace and label set (the replicas of a workload share theirs),
     with the label sets indexed by their key=value pairs: matching a selector tests only
     the label sets that carry one of the values it requires, not every pod."""
 
-    def __init__(self, pods: list[dict]) -> None:
-        self._groups: dict[str, dict[tuple, list[dict]]] = {}
+    def __init__(self, pods: Iterable[_Pod]) -> None:
+        self._groups: dict[str, dict[tuple, list[_Pod]]] = {}
         self._by_pair: dict[str, dict[tuple[str, str], list[tuple]]] = {}
         for p in pods:
             meta = p.get("metadata") or {}
@@ -171,7 +174,7 @@ class PodIndex:
                     pairs.setdefault(pair, []).append(labels)
             by_labels[labels].append(p)
 
-    def select(self, namespace: str, selector: LabelSelector) -> list[dict]:
+    def select(self, namespace: str, selector: LabelSelector) -> list[_Pod]:
         """The namespace's pods the selector matches, by name."""
         groups = self._groups.get(namespace) or {}
         required = selector.required_values()
@@ -181,7 +184,7 @@ class PodIndex:
             pairs = self._by_pair.get(namespace) or {}
             key, values = required
             candidates = [labels for v in values for labels in pairs.get((key, v), ())]
-        out: list[dict] = []
+        out: list[_Pod] = []
         for labels in candidates:
             if selector.matches(dict(labels)):
                 out.extend(groups[labels])
@@ -339,7 +342,7 @@ class PodAssignment:
         self.version += 1
 
 
-def select_pods(pods: list[dict] | PodIndex, namespace: str, selector: LabelSelector) -> list[dict]:
+def select_pods(pods: Iterable[_Pod] | PodIndex[_Pod], namespace: str, selector: LabelSelector) -> list[_Pod]:
     """The pods (a list, or a ``PodIndex`` to match many selectors against) of ``namespace``
     that ``selector`` matches, by name."""
     index = pods if isinstance(pods, PodIndex) else PodIndex(pods)

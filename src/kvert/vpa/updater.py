@@ -41,9 +41,9 @@ import copy
 import json
 import logging
 import math
-from collections.abc import Container, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -256,6 +256,12 @@ class _Dirty:
                 group.discard(key)
 
 
+class _PodKeys(Protocol):
+    """The pods older VPAs took, as a pass asks of them: whether one is among them."""
+
+    def __contains__(self, pod: Key, /) -> bool: ...
+
+
 class _Taken:
     """The pods an older VPA manages (the ``taken`` set of a full pass, from ``_Dirty``'s
     owners, which ``_Dirty.evaluated`` records)."""
@@ -378,7 +384,7 @@ class Updater:
                     due = min(due, at)
         return due
 
-    async def _vpa_pass(self, vpa: dict, select: Any, taken: Container[tuple[str, str]],
+    async def _vpa_pass(self, vpa: dict, select: Any, taken: _PodKeys,
                         result: PassResult) -> list[dict] | None:
         """One VPA's part of a pass, leaving out the pods ``taken`` by older VPAs; the pods it
         manages (None when it manages none)."""
