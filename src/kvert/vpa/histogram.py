@@ -214,6 +214,13 @@ class Histogram:
         self.min_bucket = min(self.min_bucket, other.min_bucket)
         self.max_bucket = max(self.max_bucket, other.max_bucket)
 
+    def _trim_light_ends(self) -> None:
+        """``_update_min_max`` when an end of [min, max] weighs less than epsilon (it moves
+        nothing otherwise: the common case, checked without scanning every bucket)."""
+        eps = self.options.epsilon
+        if self.weights[self.min_bucket] < eps or self.weights[self.max_bucket] < eps:
+            self._update_min_max()
+
     def _update_min_max(self) -> None:
         eps = self.options.epsilon
         heavy = np.flatnonzero(self.weights >= eps)
@@ -364,7 +371,7 @@ class Histogram:
         self.total_weight += float(total)
         # As upstream since kubernetes/autoscaler#7726: an end bucket the integers bring back
         # below epsilon leaves [min, max], so it cannot make the histogram read as empty.
-        self._update_min_max()
+        self._trim_light_ends()
 
 
 _NUDGE_ROUNDS = 64     # attempts at settling ties before the plain integers are kept
@@ -381,7 +388,7 @@ def _reloaded(options: ExponentialOptions, lo: int, ints: np.ndarray, total: flo
     h.weights[lo + nz] = ints[nz].astype(np.float64) * (total / float(s))
     h.min_bucket, h.max_bucket = lo + int(nz[0]), lo + int(nz[-1])
     h.total_weight = total
-    h._update_min_max()
+    h._trim_light_ends()
     return h
 
 

@@ -44,7 +44,6 @@ import uuid
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from kvert.api.cel import CELError, compile_selector
 from kvert.api.errors import Cause
 from kvert.api.types import Obj
 
@@ -423,6 +422,9 @@ def _selectors(selectors: list[Any], path: str, stored: bool = False) -> Causes:
 def _cel_problem(expression: str) -> str | None:
     """Why a selector expression does not compile, in cel-go's words (None when it does).
     The scheduler evaluates with the same environment, so what passes here also runs there."""
+    # loaded here, not at import: the CEL library (celpy and lark, some 180 modules) is for
+    # the processes that validate DRA selectors, not every one that imports the registry
+    from kvert.api.cel import CELError, compile_selector
     try:
         compile_selector(expression)
     except CELError as e:
