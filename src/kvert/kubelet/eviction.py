@@ -50,7 +50,8 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
-from kvert.api.pods import BEST_EFFORT, container_requests, pod_requests, qos_class
+from kvert.api.podresources import pod_resources
+from kvert.api.pods import BEST_EFFORT, container_requests, qos_class
 from kvert.api.quantity import BINARY_SI, DECIMAL_SI, Quantity, to_quantity
 from kvert.api.taints import tolerations_tolerate_taint
 from kvert.kubelet.config import EvictionThreshold, NodeConfig
@@ -284,7 +285,8 @@ def by_priority(p1: dict, p2: dict) -> int:
 
 
 def _request(pod: dict, resource: str) -> int:
-    return pod_requests(pod).get(resource, 0)
+    # the ranking compares pods pairwise: their requests parsed once per pod version
+    return pod_resources(pod).requests.get(resource, 0)
 
 
 def _usage(stats: PodStats, resource: str) -> int:
