@@ -206,10 +206,6 @@ class ApiServer:
         """``history_compaction(...)`` run until cancelled."""
         await self.history_compaction(interval, at_start=at_start).run()
 
-    async def resync_quotas(self, interval: float) -> None:
-        """``quota_resync(...)`` run until cancelled."""
-        await self.quota_resync(interval).run()
-
     async def stop(self) -> None:
         self.watches.stop_all()
         for component, task in self._background:
