@@ -31,8 +31,10 @@ class FeatureGateError(ValueError):
     pass
 
 
-def parse_feature_gates(value: str | Mapping[str, object] | None) -> dict[str, bool]:
-    """``"A=true,B=false"`` (flag form) or ``{"A": true}`` (file form) -> the gates set."""
+def parse_feature_gates(value: str | Mapping[str, object] | None,
+                        known: Mapping[str, tuple[bool, str, str]] = GATES) -> dict[str, bool]:
+    """``"A=true,B=false"`` (flag form) or ``{"A": true}`` (file form) -> the gates set, among
+    ``known`` (Kubernetes' gates by default; the VPA's components have their own)."""
     if not value:
         return {}
     if isinstance(value, str):
@@ -51,7 +53,7 @@ def parse_feature_gates(value: str | Mapping[str, object] | None) -> dict[str, b
         raise FeatureGateError(f"expected name=bool pairs, got {value!r}")
     out: dict[str, bool] = {}
     for name, raw in pairs.items():
-        if name not in GATES:
+        if name not in known:
             raise FeatureGateError(f"unrecognized feature gate: {name}")
         if isinstance(raw, bool):
             out[name] = raw
@@ -63,11 +65,12 @@ def parse_feature_gates(value: str | Mapping[str, object] | None) -> dict[str, b
     return out
 
 
-def enabled(gates: Mapping[str, bool] | None, name: str) -> bool:
+def enabled(gates: Mapping[str, bool] | None, name: str,
+            known: Mapping[str, tuple[bool, str, str]] = GATES) -> bool:
     """Is the gate on, given the gates set (the default otherwise)?"""
-    if name not in GATES:
+    if name not in known:
         raise KeyError(f"unknown feature gate {name!r}")
-    return bool((gates or {}).get(name, GATES[name][0]))
+    return bool((gates or {}).get(name, known[name][0]))
 
 
 __all__ = ["FeatureGateError", "GATES", "enabled", "parse_feature_gates"]

@@ -37,20 +37,23 @@ import datetime
 import logging
 import os
 import ssl
-from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
+from kvert.auth.policy import VPA_RECOMMENDER_LEASE
 from kvert.cli.component import client_from_args as _client
 from kvert.cli.component import default_kubeconfig, run_component, stop_on_signals
 from kvert.cli.history_flags import add_history_flags, history_from_args
+from kvert.cli.vpa_common import common_flags as _common
+from kvert.cli.vpa_common import duration_arg as _duration
+from kvert.cli.vpa_common import elected as _elected
+from kvert.cli.vpa_common import leader_election_flags as _leader_election_flags
+from kvert.cli.vpa_common import run_until as _run_until
+from kvert.cli.vpa_common import show_default as _show_default
 
 if TYPE_CHECKING:           # the commands load their components when run
-    from kvert.client.base import Client
     from kvert.clock import Clock
-    from kvert.cluster.supervisor import Component
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +75,6 @@ examples:
 
 durations take Go's form (1m0s, 90s, 24h) or a number of seconds, the --history-* ones also
 Prometheus' (8d, 1w); quantities Kubernetes' (2, 4Gi).
-"""
-
-UPDATER_EXAMPLE = """\
-examples:
-  kvert vpa updater --kubeconfig ~/.kvert/kubeconfig --updater-interval 30s
-  kvert vpa updater --eviction-tolerance 0.25 --min-replicas 1
-
-durations take Go's form (1m0s, 90s, 12h) or a number of seconds.
 """
 
 # upstream's descriptions of the recommender flags (docs/flags.md), by flag name
@@ -119,47 +114,6 @@ def _default_cert_dir() -> Path:
     return home / "vpa-recommender"
 
 
-def _duration(text: str) -> float:
-    from kvert.vpa.recommendation import parse_duration
-    try:
-        return parse_duration(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"'{text}' must be between 0 and 1")
-    return value
-
-
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' must not be negative")
-    return value
-
-
-def _show_default(kind: str, value: Any) -> str:
-    if value is None:
-        return "none"
-    if kind == "duration":
-        from kvert.vpa.recommender import _duration as show
-        return show(value)
-    if kind == "bool":
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
 def config_flags() -> list[tuple[str, str, str, Any]]:
     """(flag name, RecommenderConfig field, kind, default) of every recommender flag."""
     from kvert.vpa.recommendation import ANNOTATION_PREFIX, RecommenderConfig
@@ -170,15 +124,8 @@ def config_flags() -> list[tuple[str, str, str, Any]]:
     return out
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kubeconfig", type=Path, default=None,
-                   help="kubeconfig of the API server (default: $KUBECONFIG, else ~/.kube/config)")
-    p.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
-
-
 def register(vpa_subparsers: argparse._SubParsersAction) -> None:
-    """Add ``recommender`` and ``updater`` under ``kvert vpa``."""
+    """Add ``recommender`` under ``kvert vpa``."""
     r = vpa_subparsers.add_parser(
         "recommender", help="run the VPA recommender against any API server",
         description="Run the VPA recommender against any Kubernetes API server: sample pod usage from\n"
@@ -219,79 +166,6 @@ def register(vpa_subparsers: argparse._SubParsersAction) -> None:
     add_history_flags(history)
     _leader_election_flags(r, VPA_RECOMMENDER_LEASE)
     r.set_defaults(func=run_recommender)
-
-    u = vpa_subparsers.add_parser(
-        "updater", help="run the VPA updater against any API server",
-        description="Run the VPA updater against any Kubernetes API server: pods whose requests are\n"
-                    "outside their VPA's bounds are resized in place (pods/resize) or evicted\n"
-                    "(pods/eviction, PodDisruptionBudgets apply), per the VPA's updateMode.\n"
-                    "Runs until Ctrl-C.",
-        epilog=UPDATER_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _common(u)
-    u.add_argument("--updater-interval", "--interval", dest="interval", type=_duration, default=60.0,
-                   metavar="DURATION", help="how often the updater runs (default: 1m)")
-    u.add_argument("--eviction-tolerance", type=_fraction, default=0.5, metavar="FRACTION",
-                   help="fraction of a workload's replicas that may be disrupted at once (default: 0.5)")
-    u.add_argument("--min-replicas", type=_nonnegative_int, default=2, metavar="N",
-                   help="least live replicas for an update; a VPA's updatePolicy.minReplicas "
-                        "overrides it (default: 2)")
-    u.add_argument("--in-recommendation-bounds-eviction-lifetime-threshold", type=_duration, default=12 * 3600.0,
-                   metavar="DURATION", help="pods that lived this long are updated even within the bounds "
-                                            "when off target by --pod-update-threshold (default: 12h)")
-    u.add_argument("--evict-after-oom-threshold", type=_duration, default=600.0, metavar="DURATION",
-                   help="update a pod that was OOM-killed within this time of starting (default: 10m)")
-    u.add_argument("--pod-update-threshold", type=float, default=0.1, metavar="X",
-                   help="ignore updates whose priority (relative change) is lower (default: 0.1)")
-    u.add_argument("--in-place-timeout", type=_duration, default=3600.0, metavar="DURATION",
-                   help="evict when an in-place resize is in progress longer (default: 1h)")
-    u.add_argument("--deferred-timeout", type=_duration, default=300.0, metavar="DURATION",
-                   help="evict when an in-place resize stays Deferred longer (default: 5m)")
-    _leader_election_flags(u, VPA_UPDATER_LEASE)
-    u.set_defaults(func=run_updater)
-
-
-def _leader_election_flags(p: argparse.ArgumentParser, lease: str) -> None:
-    """The autoscaler's --leader-elect* flags (off by default, as upstream's VPA)."""
-    from kvert.cli.up import add_leader_election_flags
-    add_leader_election_flags(p, default=False)
-    p.add_argument("--leader-elect-resource-name", default=lease,
-                   help=f"the Lease replicas share (default: {lease})")
-    p.add_argument("--leader-elect-resource-namespace", default="kube-system",
-                   help="the Lease's namespace (default: kube-system)")
-
-
-def _elected(args: argparse.Namespace, client: Client, clock: Clock,
-             make: Callable[[], Component]) -> Component:
-    """``make()``'s component, or with --leader-elect one that runs only while it leads
-    (a fresh one after each lost lease)."""
-    if not args.leader_elect:
-        return make()
-    from kvert.cli.up import leader_election
-    from kvert.cluster import assembly as build
-    return build.leader_elected(client, clock, args.leader_elect_resource_name, make,
-                                namespace=args.leader_elect_resource_namespace, **leader_election(args))
-
-
-# -- shared -----------------------------------------------------------------------------------------
-
-async def _run_until(component: Component, stop: asyncio.Event) -> None:
-    """Run ``component.run()`` until ``stop`` is set (or it ends), then stop it."""
-    task = asyncio.ensure_future(component.run())
-    waiter = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        component.stop()
-        waiter.cancel()
-        if not task.done():
-            try:
-                await asyncio.wait_for(task, 10)
-            except (TimeoutError, asyncio.CancelledError):
-                task.cancel()
-    if task.done() and not task.cancelled():
-        error = task.exception()
-        if error is not None:
-            raise error
 
 
 # -- recommender ------------------------------------------------------------------------------------
@@ -392,41 +266,5 @@ def run_recommender(args: argparse.Namespace) -> int:
     return run_component(args, serve_recommender)
 
 
-# -- updater ----------------------------------------------------------------------------------------
-
-async def serve_updater(args: argparse.Namespace, ready: asyncio.Event | None = None,
-                        stop: asyncio.Event | None = None) -> int:
-    from kvert.clock import WallClock
-    from kvert.cluster import assembly as build
-
-    clock = WallClock()
-    client = _client(args, "vpa-updater")
-    informers = build.vpa_informers(client, clock)
-    updater = _elected(args, client, clock, lambda: build.updater(
-        client, clock, informers=informers, interval=args.interval,
-        eviction_tolerance=args.eviction_tolerance, min_replicas=args.min_replicas,
-        in_place_timeout=args.in_place_timeout, deferred_timeout=args.deferred_timeout,
-        pod_lifetime_threshold=args.in_recommendation_bounds_eviction_lifetime_threshold,
-        evict_after_oom_threshold=args.evict_after_oom_threshold,
-        min_change_priority=args.pod_update_threshold))
-    stop = stop or asyncio.Event()
-    stop_on_signals(stop)
-    try:
-        print(f"vpa updater running against {client.server} every {_show_default('duration', args.interval)}",
-              flush=True)
-        if ready is not None:
-            ready.set()
-        await _run_until(updater, stop)
-    finally:
-        informers.stop()
-        await client.close()
-    print("vpa updater stopped", flush=True)
-    return 0
-
-
-def run_updater(args: argparse.Namespace) -> int:
-    return run_component(args, serve_updater)
-
-
 __all__ = ["config_flags", "default_kubeconfig", "parse_listen", "recommender_config", "register",
-           "run_recommender", "run_updater", "serve_recommender", "serve_updater"]
+           "run_recommender", "serve_recommender"]
