@@ -32,6 +32,14 @@ VPA_GATES: dict[str, tuple[bool, str, str]] = {
         "per-VPA oomBumpUpRatio, oomMinBumpUp, memoryAggregationInterval{Count,Seconds} and "
         "updatePolicy.evictAfterOOMSeconds (admission controller, recommender, updater; VPA 1.5)"),
 }
+# component-base's two switches over every gate of a stage; a gate set by name wins over them
+ALL_ALPHA = "AllAlpha"
+ALL_BETA = "AllBeta"
+_KNOWN: dict[str, tuple[bool, str, str]] = {
+    **VPA_GATES,
+    ALL_ALPHA: (False, "alpha", "every alpha gate on unless set by name"),
+    ALL_BETA: (False, "beta", "every beta gate on unless set by name"),
+}
 
 
 @dataclass(frozen=True)
@@ -43,13 +51,17 @@ class VpaGates:
     @classmethod
     def parse(cls, value: str | Mapping[str, object] | None) -> VpaGates:
         """``"InPlace=true,CPUStartupBoost=true"``; FeatureGateError names a bad entry."""
-        return cls(parse_feature_gates(value, VPA_GATES))
+        return cls(parse_feature_gates(value, _KNOWN))
 
     @classmethod
     def all_on(cls) -> VpaGates:
         return cls({name: True for name in VPA_GATES})
 
     def enabled(self, name: str) -> bool:
+        if name not in self.set and name in VPA_GATES:
+            switch = {"alpha": ALL_ALPHA, "beta": ALL_BETA}.get(VPA_GATES[name][1])
+            if switch is not None and self.set.get(switch):
+                return True
         return enabled(self.set, name, VPA_GATES)
 
     @property
@@ -71,9 +83,9 @@ class VpaGates:
 
 def gates_help() -> str:
     """The ``--feature-gates`` help text: every gate with its stage and default."""
-    return "; ".join(f"{name}={'true' if default else 'false'} ({stage})"
-                     for name, (default, stage, _) in sorted(VPA_GATES.items()))
+    return ", ".join(f"{name}=true|false ({stage.upper()} - default={'true' if default else 'false'})"
+                     for name, (default, stage, _) in sorted(_KNOWN.items()))
 
 
-__all__ = ["CPU_STARTUP_BOOST", "FeatureGateError", "IN_PLACE", "PER_VPA_CONFIG", "VPA_GATES", "VpaGates",
+__all__ = ["ALL_ALPHA", "ALL_BETA", "CPU_STARTUP_BOOST", "FeatureGateError", "IN_PLACE", "PER_VPA_CONFIG", "VPA_GATES", "VpaGates",
            "gates_help"]
