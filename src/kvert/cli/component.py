@@ -1,7 +1,8 @@
 """What the long-running component commands (``kvert scheduler``, ``controller-manager``,
 ``node-agent``, ``kvert vpa recommender|updater|admission-controller``) share: logging
-set-up, the client from ``--kubeconfig``, one event loop until SIGINT/SIGTERM or a crash,
-and errors that end them as one line on stderr with exit code 1."""
+set-up, the client from ``--kubeconfig`` (or, in a pod, the in-cluster configuration), one
+event loop until SIGINT/SIGTERM or a crash, and errors that end them as one line on stderr
+with exit code 1."""
 
 from __future__ import annotations
 
@@ -69,14 +70,23 @@ def default_kubeconfig() -> Path:
 def _kubeconfig(args: argparse.Namespace) -> Path:
     path = (args.kubeconfig or default_kubeconfig()).expanduser()
     if not path.is_file():
-        raise ValueError(f"kubeconfig {path} not found (pass --kubeconfig or set KUBECONFIG)")
+        from kvert.client.http import NOT_IN_CLUSTER
+        raise ValueError(f"kubeconfig {path} not found (pass --kubeconfig or set KUBECONFIG), and "
+                         f"not running in a pod: {NOT_IN_CLUSTER}")
     return path
 
 
 def client_from_args(args: argparse.Namespace, manager: str):
-    """An HTTP client from ``--kubeconfig`` (else kubectl's default) and ``--context``;
-    ValueError naming the file when it is missing or unusable."""
-    from kvert.client.http import HttpClient
+    """An HTTP client from ``--kubeconfig`` (else kubectl's default) and ``--context``; in a pod
+    (no ``--kubeconfig``, ``$KUBECONFIG`` unset, the kubelet's ``KUBERNETES_SERVICE_*``
+    variables set) the in-cluster configuration, as upstream's components: ``--kubeconfig``
+    is "only required if out-of-cluster". ValueError naming what is missing or unusable."""
+    from kvert.client.http import HttpClient, InClusterError, in_cluster_environment
+    if args.kubeconfig is None and not os.environ.get("KUBECONFIG") and in_cluster_environment():
+        try:
+            return HttpClient.in_cluster(field_manager=manager)
+        except InClusterError as e:
+            raise ValueError(str(e)) from None
     path = _kubeconfig(args)
     try:
         return HttpClient.from_kubeconfig(path, args.context, field_manager=manager)

@@ -1,5 +1,11 @@
 """The HTTP client: the Client protocol against any Kubernetes API server (kvert's or real).
 
+It is configured from a kubeconfig (:meth:`HttpClient.from_kubeconfig`) or, inside a pod, as
+client-go's ``rest.InClusterConfig`` (:meth:`HttpClient.in_cluster`): the API server at
+``https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT``, trusted through the service
+account's ``ca.crt``, authenticated with its ``token``, which is read again whenever the
+kubelet replaces it (bound tokens rotate; client-go re-reads the file too).
+
 Errors come back as the same ApiError classes the in-process client raises (rebuilt from
 the server's Status), and a watch raises ``Expired`` when the server sends an ERROR event
 with a 410 Status, so components and informers behave the same over either client.
@@ -10,8 +16,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
+import os
 import ssl
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -26,7 +35,56 @@ from kvert.client.base import Patch, binding_body, eviction_body
 from kvert.registry.patch import content_type_of
 from kvert.store.base import WatchEvent
 
+log = logging.getLogger(__name__)
+
 _USER_AGENT = "kvert/0.1 (python)"
+
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+# client-go's rest.ErrNotInCluster
+NOT_IN_CLUSTER = ("unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "
+                  "KUBERNETES_SERVICE_PORT must be defined")
+
+
+class InClusterError(ValueError):
+    """The in-cluster configuration cannot be made; the message names what is missing."""
+
+
+def in_cluster_environment(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the kubelet's service environment variables are there (as client-go checks
+    before it reads the service account's files)."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("KUBERNETES_SERVICE_HOST")) and bool(env.get("KUBERNETES_SERVICE_PORT"))
+
+
+class TokenFile:
+    """A service account's token file, read again when it changes.
+
+    The kubelet rotates a projected token by swapping the file (an atomic symlink rename);
+    a changed inode, size or modification time means a new token. A file that cannot be
+    read for a moment (mid-swap) keeps the last token.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._seen: tuple[int, int, int] | None = None
+        self._token = ""
+        self.token()            # an unreadable file at start is the caller's error
+
+    def token(self) -> str:
+        try:
+            st = self.path.stat()
+            seen = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if seen != self._seen:
+                self._token = self.path.read_text(encoding="utf-8").strip()
+                self._seen = seen
+        except OSError:
+            if self._seen is None:
+                raise
+            log.warning("service account token %s unreadable; keeping the last one", self.path)
+        return self._token
+
+    def header(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token()}"}
 
 
 def _kubeconfig_context(path: Path | str, context: str | None) -> tuple[Obj, Obj, Obj]:
@@ -137,11 +195,14 @@ class HttpWatch:
 
 class HttpClient:
     def __init__(self, server: str, headers: dict[str, str] | None = None,
-                 ssl_context: ssl.SSLContext | None = None, field_manager: str = "kvert") -> None:
+                 ssl_context: ssl.SSLContext | None = None, field_manager: str = "kvert", *,
+                 token_file: TokenFile | None = None, namespace: str = "") -> None:
         self.server = server.rstrip("/")
         self.headers = {"User-Agent": _USER_AGENT, **(headers or {})}
         self.ssl_context = ssl_context
         self.field_manager = field_manager
+        self.token_file = token_file     # each request's bearer token, when it rotates
+        self.namespace = namespace       # the service account's namespace, in a cluster
         self._session: aiohttp.ClientSession | None = None
 
     @classmethod
@@ -149,6 +210,38 @@ class HttpClient:
                         **kwargs: Any) -> HttpClient:
         server, headers, tls = load_kubeconfig(path, context)
         return cls(server, headers, tls, **kwargs)
+
+    @classmethod
+    def in_cluster(cls, *, directory: Path = SERVICE_ACCOUNT_DIR, environ: Mapping[str, str] | None = None,
+                   **kwargs: Any) -> HttpClient:
+        """client-go's ``rest.InClusterConfig``. ``directory`` and ``environ`` stand in for the
+        pod's service account mount and environment in tests. Raises InClusterError."""
+        env = os.environ if environ is None else environ
+        if not in_cluster_environment(env):
+            raise InClusterError(NOT_IN_CLUSTER)
+        host, port = env["KUBERNETES_SERVICE_HOST"], env["KUBERNETES_SERVICE_PORT"]
+        token_path = directory / "token"
+        try:
+            token = TokenFile(token_path)
+        except OSError as e:
+            raise InClusterError(f"in-cluster configuration: cannot read the service account token "
+                                 f"{token_path}: {e.strerror or e}") from None
+        ca = directory / "ca.crt"
+        try:
+            tls = ssl.create_default_context(cafile=str(ca))
+        except (OSError, ssl.SSLError) as e:
+            # as client-go: without the CA the system's roots are the trust
+            log.error("Expected to load root CA config from %s, but got err: %s", ca, e)
+            tls = ssl.create_default_context()
+        try:
+            namespace = (directory / "namespace").read_text(encoding="utf-8").strip()
+        except OSError:
+            namespace = ""
+        hostport = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        return cls(f"https://{hostport}", None, tls, token_file=token, namespace=namespace, **kwargs)
+
+    def _auth(self) -> dict[str, str]:
+        return self.token_file.header() if self.token_file is not None else {}
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -166,7 +259,7 @@ class HttpClient:
                     body: object = None, content_type: str = "application/json") -> Obj:
         url = self.server + path + (f"?{urlencode(query)}" if query else "")
         data = None if body is None else json.dumps(body).encode()
-        headers = {"Content-Type": content_type, "Accept": "application/json"}
+        headers = {"Content-Type": content_type, "Accept": "application/json", **self._auth()}
         async with self.session.request(method, url, data=data, headers=headers) as response:
             text = await response.text()
             payload: Obj
@@ -246,7 +339,7 @@ class HttpClient:
             query["sendInitialEvents"] = "true"
             query["resourceVersionMatch"] = "NotOlderThan"
         url = self.server + resource_path(resource, namespace) + f"?{urlencode(query)}"
-        response = await self.session.get(url, timeout=aiohttp.ClientTimeout(total=None))
+        response = await self.session.get(url, headers=self._auth(), timeout=aiohttp.ClientTimeout(total=None))
         if response.status >= 400:
             text = await response.text()
             response.release()
