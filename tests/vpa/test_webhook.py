@@ -118,7 +118,8 @@ def test_pod_of_a_vpa_deployment_gets_the_target(tmp_path):
             await c.add_vpa("hamster-vpa")
             created = await c.client.create("pods", pod("hamster-1", c.rs, {"cpu": "100m", "memory": "50Mi"},
                                                         {"cpu": "200m", "memory": "100Mi"}))
-            assert c.server.requests == 1
+            # the VPA's create and the pod's: upstream registers the webhook for both (issue 26)
+            assert c.server.requests == 2
             res = created["spec"]["containers"][0]["resources"]
             assert res["requests"] == {"cpu": "587m", "memory": "262144k"}
             assert res["limits"] == {"cpu": "1174m", "memory": "500Mi"}   # 2 x 262144k
@@ -191,8 +192,10 @@ def test_cli_against_an_http_api_server(tmp_path):
 
     parser = argparse.ArgumentParser()
     register_subcommand(parser.add_subparsers())
+    # registered by URL: upstream's default, by Service, needs a Service network (issue 26)
     args = parser.parse_args(["admission-controller", "--kubeconfig", str(tmp_path / "kubeconfig"),
-                              "--port", "0", "--cert-dir", str(tmp_path / "vpa-certs")])
+                              "--port", "0", "--cert-dir", str(tmp_path / "vpa-certs"), "--register-by-url",
+                              "--host", "127.0.0.1", "--address", "127.0.0.1:0"])
 
     async def go():
         clock = WallClock()
