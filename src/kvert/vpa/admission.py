@@ -83,7 +83,10 @@ from kvert.client.base import Client
 from kvert.client.cache import InformerFactory
 from kvert.client.events import EventRecorder
 from kvert.clock import Clock
-from kvert.registry.admission import CREATE, Attributes
+from kvert.registry.admission import CREATE, UPDATE, Attributes
+from kvert.vpa.capping import cap_to_container_limit
+from kvert.vpa.features import VpaGates
+from kvert.vpa.instruments import AdmissionMetrics
 from kvert.vpa.recommendation import (
     apply_policy,
     cap_to_container_limit_range,
@@ -93,7 +96,9 @@ from kvert.vpa.recommendation import (
     proportional_limits,
     scaling_disabled,
 )
+from kvert.vpa.startup_boost import BoostError, annotation_key, boost_container, has_startup_boost
 from kvert.vpa.targets import ObjectReader
+from kvert.vpa.vpa_validation import review_vpa
 
 log = logging.getLogger(__name__)
 
@@ -140,10 +145,12 @@ def stronger_key(vpa: Mapping) -> tuple[str, str]:
     return (meta.get("creationTimestamp") or "\uffff", meta.get("name") or "")
 
 
-def choose_vpa(vpas: Iterable[Mapping]) -> tuple[dict | None, list[dict]]:
-    """The controlling VPA among ``vpas`` (mode Off skipped) and all the candidates, strongest
-    first."""
-    candidates = sorted((dict(v) for v in vpas if isinstance(v, Mapping) and update_mode(v) != "Off"),
+def choose_vpa(vpas: Iterable[Mapping], *, boost: bool = False) -> tuple[dict | None, list[dict]]:
+    """The controlling VPA among ``vpas`` and all the candidates, strongest first. Mode Off is
+    skipped, unless ``boost`` (the CPUStartupBoost gate) and the VPA has a startup boost (upstream's
+    matcher: an Off VPA still boosts)."""
+    candidates = sorted((dict(v) for v in vpas if isinstance(v, Mapping)
+                         and (update_mode(v) != "Off" or (boost and has_startup_boost(v)))),
                         key=stronger_key)
     return (candidates[0] if candidates else None), candidates
 
@@ -237,6 +244,10 @@ def container_resources(container: Mapping, vpa: Mapping, recommendation: Mappin
             notes.append(f"{r} capped to fit Max in container LimitRange")
     limits: dict[str, Quantity] = {}
     mode = (policy or {}).get("controlledValues") or REQUESTS_AND_LIMITS
+    if mode == REQUESTS_ONLY:
+        # limits stay, so a request above one would make the pod invalid (capping.go)
+        target, capped = cap_to_container_limit(target, _quantities((container.get("resources") or {}).get("limits")))
+        notes += capped
     if mode == REQUESTS_AND_LIMITS:
         resources = container.get("resources") or {}
         limits, limit_notes = proportional_limits(resources.get("limits"), resources.get("requests"), target,
@@ -250,30 +261,47 @@ def _resource_order(resources: Mapping[str, Quantity]) -> list[str]:
     return sorted(resources, key=lambda r: ({"cpu": 0, "memory": 1}.get(r, 2), r))
 
 
-def mutate_pod(pod: Mapping, vpas: Iterable[Mapping], limit_ranges: Iterable[Mapping] = ()
+def mutate_pod(pod: Mapping, vpas: Iterable[Mapping], limit_ranges: Iterable[Mapping] = (), *,
+               gates: VpaGates | None = None, max_allowed_cpu_boost: Quantity | None = None
                ) -> tuple[list[dict], dict[str, str], dict | None, list[str]]:
     """(JSONPatch operations, annotations added, chosen VPA or None, warnings) for a new pod.
 
     ``vpas`` are the VPAs that match the pod (see :class:`VpaMatcher`); ``limit_ranges`` the
-    LimitRange objects of its namespace. An empty patch means the pod passes unchanged.
+    LimitRange objects of its namespace. An empty patch means the pod passes unchanged. With
+    the CPUStartupBoost gate, a VPA's startup boost raises each container's CPU
+    (:mod:`kvert.vpa.startup_boost`, capped by ``max_allowed_cpu_boost``), also for a VPA in
+    mode Off or without a recommendation; :class:`~kvert.vpa.startup_boost.BoostError` for a
+    boost that cannot be applied.
     """
-    chosen, candidates = choose_vpa(vpas)
+    boost = (gates or VpaGates()).cpu_startup_boost
+    chosen, candidates = choose_vpa(vpas, boost=boost)
     warnings: list[str] = []
     if chosen is None:
         return [], {}, None, warnings
     if len(candidates) > 1:
         warnings.append(ambiguity_message(pod, candidates))
-    recommendation = parse_recommendation((chosen.get("status") or {}).get("recommendation"))
-    if not recommendation:
+    boost = boost and has_startup_boost(chosen)
+    # mode Off applies no recommendation, only the boost (upstream's resource_updates.go)
+    recommendation = {} if update_mode(chosen) == "Off" else \
+        parse_recommendation((chosen.get("status") or {}).get("recommendation"))
+    if not recommendation and not boost:
         return [], {}, chosen, warnings
     item = container_limit_range_item(limit_ranges)
     containers = ((pod.get("spec") or {}).get("containers")) or []
     ops: list[dict] = []
     updates: list[str] = []
+    boosted: dict[str, str] = {}
     for i, container in enumerate(containers):
         if not isinstance(container, Mapping):
             continue
-        result = container_resources(container, chosen, recommendation, item)
+        result = container_resources(container, chosen, recommendation, item) if recommendation else None
+        if boost:
+            requests, limits, notes = result if result is not None else ({}, {}, [])
+            raised = boost_container(container, chosen, requests, limits, max_allowed_cpu_boost)
+            if raised is not None:
+                requests, limits, original = raised
+                result = requests, limits, notes
+                boosted[annotation_key(str(container.get("name") or ""))] = original
         if result is None:
             continue
         requests, limits, notes = result
@@ -298,6 +326,7 @@ def mutate_pod(pod: Mapping, vpas: Iterable[Mapping], limit_ranges: Iterable[Map
         RESOURCE_UPDATES_ANNOTATION: f"Pod resources updated by {_meta(chosen).get('name', '')}: "
                                      + "; ".join(updates),
         OBSERVED_CONTAINERS_ANNOTATION: ", ".join(str((c or {}).get("name", "")) for c in containers),
+        **boosted,
     }
     if not isinstance(_meta(pod).get("annotations"), Mapping):
         ops.append({"op": "add", "path": "/metadata/annotations", "value": {}})
@@ -503,16 +532,37 @@ class VpaMatcher:
 
 class VpaAdmission:
     """What the webhook and the in-process plugin share: find the VPAs of a new pod, compute
-    its patch, and record a Warning event on the VPAs when more than one matched."""
+    its patch, and record a Warning event on the VPAs when more than one matched; and validate
+    VPA objects (:meth:`review_vpa`).
 
-    def __init__(self, matcher: VpaMatcher, recorder: EventRecorder | None = None):
+    ``gates`` are the admission controller's feature gates (``--feature-gates``; upstream's
+    defaults, all off, when None), ``max_allowed_cpu_boost`` its ``--max-allowed-cpu-boost``
+    (None: no cap); with ``metrics`` (and ``clock``) each review is counted and timed under
+    upstream's admission metrics."""
+
+    def __init__(self, matcher: VpaMatcher, recorder: EventRecorder | None = None, *,
+                 gates: VpaGates | None = None, max_allowed_cpu_boost: Quantity | None = None,
+                 metrics: AdmissionMetrics | None = None, clock: Clock | None = None):
         self.matcher = matcher
         self.recorder = recorder
+        self.gates = gates or VpaGates()
+        self.max_allowed_cpu_boost = max_allowed_cpu_boost
+        self.metrics = metrics
+        self.clock = clock or matcher.clock
         self._pending: set[asyncio.Task] = set()
 
     async def review(self, pod: Mapping, namespace: str = "") -> tuple[list[dict], list[str]]:
         """(JSONPatch operations, warnings) for a pod being created; raises
         :class:`VpaRequired` for a pod held until its VPA has a recommendation."""
+        if self.metrics is None or self.clock is None:
+            return await self._review(pod, namespace)
+        with self.metrics.admission(self.clock, "Pod") as status:
+            ops, warnings = await self._review(pod, namespace)
+            status[0] = "applied" if ops else "skipped"
+            self.metrics.admission_pods.labels("true" if ops else "false").inc()
+        return ops, warnings
+
+    async def _review(self, pod: Mapping, namespace: str) -> tuple[list[dict], list[str]]:
         namespace = namespace or _meta(pod).get("namespace") or "default"
         vpas = await self.matcher.matching_vpas(pod, namespace)
         required = required_vpa(pod, await self.matcher.get(NAMESPACES, "", namespace))
@@ -523,10 +573,22 @@ class VpaAdmission:
         if not vpas:
             return [], []
         limit_ranges = await self.matcher.limit_ranges(namespace)
-        ops, _, chosen, warnings = mutate_pod(pod, vpas, limit_ranges)
+        ops, _, chosen, warnings = mutate_pod(pod, vpas, limit_ranges, gates=self.gates,
+                                              max_allowed_cpu_boost=self.max_allowed_cpu_boost)
         if warnings and self.recorder is not None:
-            _, candidates = choose_vpa(vpas)
+            _, candidates = choose_vpa(vpas, boost=self.gates.cpu_startup_boost)
             self._record(self.recorder, candidates, warnings[0])
+        return ops, warnings
+
+    def review_vpa(self, vpa: Mapping, old: Mapping | None = None) -> tuple[list[dict], list[str]]:
+        """A VPA create (``old`` None) or update, as upstream's admission controller validates
+        it (:mod:`kvert.vpa.vpa_validation`): (JSONPatch operations, warnings); raises
+        :class:`~kvert.api.errors.Invalid` (422) for one it refuses."""
+        if self.metrics is None or self.clock is None:
+            return review_vpa(vpa, old, self.gates)
+        with self.metrics.admission(self.clock, "VPA") as status:
+            ops, warnings = review_vpa(vpa, old, self.gates)
+            status[0] = "applied" if ops else "skipped"
         return ops, warnings
 
     def _record(self, recorder: EventRecorder, vpas: list[dict], message: str) -> None:
@@ -551,23 +613,32 @@ class VpaAdmissionPlugin:
     """The admission controller as an in-process AdmissionChain plugin (simulator).
 
     ``source`` is a :class:`VpaAdmission`, a :class:`VpaMatcher`, or a client (then ``clock``
-    names the event clock; events are recorded only when one is given). Only pod CREATE is
-    touched; errors let the pod through unchanged (failurePolicy Ignore)."""
+    names the event clock; events are recorded only when one is given). Pod CREATE gets its
+    VPA's recommendation; errors let the pod through unchanged (failurePolicy Ignore). VPA
+    CREATE and UPDATE are validated as upstream's admission controller does
+    (:meth:`VpaAdmission.review_vpa`: a refused VPA is a 422). ``gates``,
+    ``max_allowed_cpu_boost`` and ``metrics`` as :class:`VpaAdmission` takes them (used when
+    ``source`` is not a ready VpaAdmission)."""
 
     name = "VerticalPodAutoscaler"
-    resources = frozenset({"pods"})
+    resources = frozenset({"pods", VPAS})
 
     def __init__(self, source: VpaAdmission | VpaMatcher | Client, clock: Clock | None = None, *,
-                 recorder: EventRecorder | None = None):
+                 recorder: EventRecorder | None = None, gates: VpaGates | None = None,
+                 max_allowed_cpu_boost: Quantity | None = None, metrics: AdmissionMetrics | None = None):
         if isinstance(source, VpaAdmission):
             self.admission = source
         else:
             matcher = source if isinstance(source, VpaMatcher) else VpaMatcher(source, clock)
             if recorder is None and clock is not None:
                 recorder = EventRecorder(matcher.client, clock, COMPONENT)
-            self.admission = VpaAdmission(matcher, recorder)
+            self.admission = VpaAdmission(matcher, recorder, gates=gates, max_allowed_cpu_boost=max_allowed_cpu_boost,
+                                          metrics=metrics, clock=clock)
 
     async def admit(self, attrs: Attributes) -> None:
+        if attrs.resource == VPAS and not attrs.subresource and attrs.operation in (CREATE, UPDATE):
+            self._admit_vpa(attrs)
+            return
         if attrs.operation != CREATE or attrs.resource != "pods" or attrs.subresource:
             return
         if not isinstance(attrs.object, dict):
@@ -591,10 +662,23 @@ class VpaAdmissionPlugin:
         if warnings:
             attrs.options.setdefault("warnings", []).extend(warnings)
 
+    def _admit_vpa(self, attrs: Attributes) -> None:
+        """Upstream's VPA handler disallows incorrect objects: its Invalid goes to the client."""
+        if not isinstance(attrs.object, dict):
+            return
+        old = attrs.old_object if attrs.operation == UPDATE and isinstance(attrs.old_object, Mapping) else None
+        ops, warnings = self.admission.review_vpa(attrs.object, old)
+        if ops:
+            patched = jsonpatch.JsonPatch(ops).apply(attrs.object)
+            attrs.object.clear()
+            attrs.object.update(patched)
+        if warnings:
+            attrs.options.setdefault("warnings", []).extend(warnings)
+
 
 __all__ = [
     "COMPONENT", "MULTIPLE_VPAS_REASON", "OBSERVED_CONTAINERS_ANNOTATION", "REQUIRES_VPA_ANNOTATION",
     "RESOURCE_UPDATES_ANNOTATION", "VpaAdmission", "VpaAdmissionPlugin", "VpaMatcher", "VpaRequired",
-    "apply_patch", "choose_vpa", "container_limit_range_item", "container_resources", "missing_vpa_message",
-    "mutate_pod", "required_vpa", "stronger_key", "update_mode",
+    "apply_patch", "BoostError", "choose_vpa", "container_limit_range_item", "container_resources",
+    "missing_vpa_message", "mutate_pod", "required_vpa", "stronger_key", "update_mode",
 ]
