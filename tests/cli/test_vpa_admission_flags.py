@@ -60,6 +60,8 @@ def test_flags_and_defaults_are_upstreams():
     assert args.webhook_labels == ""
     assert args.vpa_object_namespace == "" and args.ignored_vpa_object_namespaces == ""
     assert args.feature_gates == "" and args.max_allowed_cpu_boost is None
+    assert args.status_lease_name == "vpa-admission-controller"
+    assert args.status_lease_namespace == "" and args.status_lease_update_interval == 10.0
     assert args.kubeconfig is None       # "Only required if out-of-cluster."
 
 
@@ -208,6 +210,9 @@ def test_registers_by_url_mutates_a_pod_and_unregisters_on_stop(tmp_path, capsys
                     await asyncio.sleep(0.05)
                 p = await c.create("pods", pod("hamster-1", rs), namespace="default")
                 assert p["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "587m", "memory": "262144k"}
+                # the status Lease the updater reads (upstream 1.8 pkg/utils/status)
+                lease = await c.get("coordination.k8s.io/leases", "vpa-admission-controller", "kube-system")
+                assert lease["spec"]["leaseDurationSeconds"] == 10
             assert (await c.list(MWC))["items"] == []
     run(go())
     out = capsys.readouterr().out

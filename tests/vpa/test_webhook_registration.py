@@ -224,8 +224,8 @@ def test_min_tls_version_takes_upstreams_values(tmp_path):
 
 
 def test_server_answers_at_root_counts_reviews_and_limits_the_payload(tmp_path):
-    """upstream logic/server.go: the handler on "/", a VPA review allowed, metrics by status
-    and resource, and maxAdmissionPayloadSize (5 MiB) refused with 413."""
+    """upstream logic/server.go: the handler on "/", VPA reviews to the VPA handler, metrics
+    by status and resource, and maxAdmissionPayloadSize (5 MiB) refused with 413."""
     pki = _pki(tmp_path, "pki")
 
     def review(uid, group, resource, obj):
@@ -245,10 +245,18 @@ def test_server_answers_at_root_counts_reviews_and_limits_the_payload(tmp_path):
                     pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}
                     async with s.post(base + "/", json=review("u-1", "", "pods", pod), ssl=ctx) as r:
                         assert (await r.json())["response"] == {"uid": "u-1", "allowed": True}
-                    vpa = {"metadata": {"name": "v"}, "spec": {}}
+                    vpa = {"metadata": {"name": "v"},
+                           "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+                                    "updatePolicy": {"updateMode": "Recreate"}}}
                     async with s.post(base + "/", json=review("u-2", "autoscaling.k8s.io",
                                                               "verticalpodautoscalers", vpa), ssl=ctx) as r:
-                        assert (await r.json())["response"]["allowed"] is True
+                        assert (await r.json())["response"] == {"uid": "u-2", "allowed": True}
+                    # the VPA handler refuses what upstream's validation refuses
+                    bad = {"metadata": {"name": "v"}, "spec": {**vpa["spec"], "updatePolicy": {"updateMode": "Sometimes"}}}
+                    async with s.post(base + "/", json=review("u-5", "autoscaling.k8s.io",
+                                                              "verticalpodautoscalers", bad), ssl=ctx) as r:
+                        denied = (await r.json())["response"]
+                        assert denied["allowed"] is False and denied["status"]["code"] == 422
                     async with s.post(base + "/mutate", json=review("u-3", "", "pods", pod), ssl=ctx) as r:
                         assert (await r.json())["response"]["uid"] == "u-3"
                     big = json.dumps(review("u-4", "", "pods", {"x": "a" * MAX_PAYLOAD_BYTES}))
@@ -261,6 +269,6 @@ def test_server_answers_at_root_counts_reviews_and_limits_the_payload(tmp_path):
             text = metrics.exposition().decode()
             assert 'vpa_admission_controller_admission_pods_total{applied="false"} 2.0' in text
             assert 'vpa_admission_controller_admission_latency_seconds_count{resource="Pod",status="skipped"} 2.0' in text
-            assert 'vpa_admission_controller_admission_latency_seconds_count{resource="VPA",status="skipped"} 1.0' in text
+            assert 'vpa_admission_controller_admission_latency_seconds_count{resource="VPA",status="skipped"} 2.0' in text
             assert 'vpa_admission_controller_admission_latency_seconds_count{resource="unknown",status="error"} 1.0' in text
     run(go())

@@ -15,6 +15,8 @@ makes a self-signed CA and a serving certificate for ``vpa-webhook.NAMESPACE.svc
 (kept in ``--cert-dir`` when given, else only for the process's life) and registers the
 webhook with that CA, so no Secret is needed.
 
+Once registered it renews its status Lease (upstream 1.8's ``--status-lease-name``,
+``--status-lease-namespace``, ``--status-lease-update-interval``), which the updater reads.
 It runs until SIGINT/SIGTERM and then deletes its registration if it is still the one it made
 (``--unregister-on-exit``, default true), so that a controller that is gone leaves no webhook
 behind while a newer one's registration stays.
@@ -87,7 +89,8 @@ def _quantity(text: str) -> Quantity:
 
 
 def register_subcommand(vpa_subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from kvert.cli.vpa_common import common_flags
+    from kvert.cli.vpa_common import common_flags, duration_arg
+    from kvert.vpa.admission_status import STATUS_NAME, STATUS_NAMESPACE, STATUS_UPDATE_INTERVAL
     from kvert.vpa.features import gates_help
     from kvert.vpa.serving import ADMISSION_ADDRESS
     from kvert.vpa.webhook import CONFIG_NAME, SERVICE_NAME
@@ -154,6 +157,18 @@ def register_subcommand(vpa_subparsers: argparse._SubParsersAction) -> argparse.
     reg.add_argument("--webhook-config-name", default=CONFIG_NAME, help=argparse.SUPPRESS)
     _bool_flag(reg, "--unregister-on-exit", True,
                "delete the registration on SIGTERM/SIGINT while it is still this controller's")
+
+    status = p.add_argument_group("status", "the Lease the updater reads to know the controller is up")
+    status.add_argument("--status-lease-name", default=STATUS_NAME,
+                        help=f"must match the updater's --admission-controller-status-lease-name "
+                             f"(default {STATUS_NAME})")
+    status.add_argument("--status-lease-namespace", default="",
+                        help=f"must match the updater's --admission-controller-status-lease-namespace "
+                             f"(default: $NAMESPACE, else {STATUS_NAMESPACE})")
+    status.add_argument("--status-lease-update-interval", type=duration_arg, default=STATUS_UPDATE_INTERVAL,
+                        metavar="DURATION",
+                        help="how often the Lease is renewed, well below the updater's "
+                             "--admission-controller-status-lease-timeout (default 10s)")
     p.set_defaults(func=run_admission_controller)
     return p
 
@@ -220,6 +235,7 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
                  stop: asyncio.Event | None = None) -> int:
     from kvert.clock import WallClock
     from kvert.cluster import assembly as build
+    from kvert.vpa.admission_status import STATUS_NAMESPACE, AdmissionControllerStatus
     from kvert.vpa.features import VpaGates
     from kvert.vpa.instruments import AdmissionMetrics, HealthCheck
     from kvert.vpa.serving import MetricsServer
@@ -235,6 +251,8 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
     if args.vpa_object_namespace and args.ignored_vpa_object_namespaces:
         raise ValueError("--vpa-object-namespace and --ignored-vpa-object-namespaces are mutually "
                          "exclusive and can't be set together.")
+    if args.status_lease_update_interval <= 0:
+        raise ValueError("--status-lease-update-interval must be positive.")
     gates = VpaGates.parse(args.feature_gates)
     ignored = tuple(n.strip() for n in args.ignored_vpa_object_namespaces.split(",") if n.strip())
     try:
@@ -253,6 +271,8 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
     status_server = MetricsServer(metrics, health, args.address)
     reloader: CertReloader | None = None
     reloading: asyncio.Task | None = None
+    lease: AdmissionControllerStatus | None = None
+    renewing: asyncio.Task | None = None
     registered: dict | None = None
     scratch = tempfile.TemporaryDirectory(prefix="kvert-vpa-webhook-")
     server = None
@@ -268,7 +288,8 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
         except ssl.SSLError as e:
             raise ValueError(f"{certs.cert}, {certs.key}: not a usable certificate and key ({e})") from None
         server = build.vpa_webhook(client, clock, ssl_context=ctx, host=args.host or "0.0.0.0", port=args.port,
-                                   **_webhook_options(metrics, health, gates, args.max_allowed_cpu_boost))
+                                   gates=gates, max_allowed_cpu_boost=args.max_allowed_cpu_boost,
+                                   metrics=metrics, health=health)
         await status_server.start()
         await server.run()
         ca_pem = certs.ca.read_bytes()
@@ -292,6 +313,12 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
                                     client=client if args.register_webhook else None,
                                     config_name=args.webhook_config_name, registered=registered)
             reloading = asyncio.ensure_future(reloader.run())
+        # upstream renews the status Lease once the webhook is registered
+        lease = AdmissionControllerStatus(
+            client, clock, name=args.status_lease_name,
+            namespace=args.status_lease_namespace or os.environ.get("NAMESPACE") or STATUS_NAMESPACE,
+            interval=args.status_lease_update_interval)
+        renewing = asyncio.ensure_future(lease.run())
         if ready is not None:
             ready.set()
         await stop.wait()
@@ -304,10 +331,13 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
             except Exception as e:  # noqa: BLE001 - best effort on the way out
                 log.warning("could not delete %s: %s", args.webhook_config_name, e)
     finally:
+        if lease is not None:
+            lease.stop()
         if reloader is not None:
             reloader.stop()
-        if reloading is not None:
-            reloading.cancel()
+        for task in (renewing, reloading):
+            if task is not None:
+                await _ended(task)
         if server is not None:
             await server.stop()
         await status_server.stop()
@@ -317,20 +347,20 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
     return 0
 
 
+async def _ended(task: asyncio.Task) -> None:
+    """Wait a moment for a stopped loop to end (a step in flight finishes), else cancel it."""
+    try:
+        await asyncio.wait_for(task, 5)
+    except (TimeoutError, asyncio.CancelledError):
+        pass
+    except Exception as e:  # noqa: BLE001 - logged; the controller is stopping anyway
+        log.warning("%s", e)
+
+
 def _registration(args: argparse.Namespace, ignored: tuple[str, ...], labels: dict[str, str]) -> dict:
     return {"timeout_seconds": args.webhook_timeout_seconds, "ignored_namespaces": ignored,
             "selected_namespace": args.vpa_object_namespace, "failure_policy_fail": args.webhook_failure_policy_fail,
             "labels": labels}
-
-
-def _webhook_options(metrics, health, gates, max_allowed_cpu_boost) -> dict:
-    """The keyword arguments ``assembly.vpa_webhook`` takes of these."""
-    import inspect
-
-    from kvert.cluster import assembly as build
-    offered = {"metrics": metrics, "health": health, "gates": gates, "max_allowed_cpu_boost": max_allowed_cpu_boost}
-    accepted = inspect.signature(build.vpa_webhook).parameters
-    return {k: v for k, v in offered.items() if k in accepted}
 
 
 __all__ = ["Certificates", "certificates", "go_bool", "register_subcommand", "registration_url",

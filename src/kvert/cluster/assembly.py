@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time
+from kvert.api.quantity import Quantity
 from kvert.apiserver.admission import bootstrap as bootstrap_objects
 from kvert.apiserver.admission import default_chain
 from kvert.apiserver.crds import CRDController
@@ -55,7 +56,9 @@ from kvert.scheduler.config import SchedulerConfig
 from kvert.store.base import Store
 from kvert.vpa import recommender as vpa_recommender
 from kvert.vpa.admission import VpaAdmissionPlugin, VpaMatcher
+from kvert.vpa.features import VpaGates
 from kvert.vpa.history import HistoryProvider
+from kvert.vpa.instruments import AdmissionMetrics, HealthCheck
 from kvert.vpa.metrics_source import MetricsSource
 from kvert.vpa.recommendation import RecommenderConfig
 from kvert.vpa.recommender import Recommender
@@ -209,9 +212,12 @@ def vpa_admission_plugin(client: Client, clock: Clock, informers: InformerFactor
 
 
 def vpa_webhook(client: Client, clock: Clock, *, ssl_context: ssl.SSLContext, host: str = "127.0.0.1",
-                port: int = 0) -> VpaWebhookServer:
+                port: int = 0, gates: VpaGates | None = None, max_allowed_cpu_boost: Quantity | None = None,
+                metrics: AdmissionMetrics | None = None, health: HealthCheck | None = None) -> VpaWebhookServer:
     """The VPA admission controller as an HTTPS webhook, reading through its own informers."""
-    return VpaWebhookServer(client, clock, host=host, port=port, ssl_context=ssl_context, informers=True)
+    return VpaWebhookServer(client, clock, host=host, port=port, ssl_context=ssl_context, informers=True,
+                            gates=gates, max_allowed_cpu_boost=max_allowed_cpu_boost, metrics=metrics,
+                            health=health)
 
 
 class Stoppable(Protocol):

@@ -2,17 +2,20 @@
 
 :class:`VpaWebhookServer` answers ``POST /`` (upstream's path; ``/mutate`` too, kvert's first
 one) with an ``admission.k8s.io/v1`` AdmissionReview: ``response.uid`` echoes the request,
-``allowed`` is true, and when the pod changes ``patchType: JSONPatch`` with the base64 patch of
-:func:`kvert.vpa.admission.mutate_pod`; ``warnings`` carries the two-VPAs warning. It denies
-only a pod that opted in to wait for its VPA (:class:`~kvert.vpa.admission.VpaRequired`:
-``allowed: false`` with a 403 Forbidden ``status``); a request it cannot read, a resource it
-does not handle, or an internal error is allowed unchanged (and logged). VerticalPodAutoscaler
-reviews (upstream registers them too) are allowed unchanged. A body above upstream's
-``maxAdmissionPayloadSize`` (5 MiB) is refused with 413 ``request payload too large``.
-``GET /health-check`` answers 200. With ``metrics`` (:class:`~kvert.vpa.instruments.AdmissionMetrics`)
-each review is counted as upstream's server counts it: ``admission_latency_seconds`` by status
-(applied / skipped / error) and resource (Pod / VPA / unknown), ``admission_pods_total`` by
-whether the pod was changed; ``health`` is told of each request.
+``allowed`` is true, and when the object changes ``patchType: JSONPatch`` with the base64 patch;
+``warnings`` carries the review's warnings. Pods get their VPA's recommendation
+(:meth:`kvert.vpa.admission.VpaAdmission.review`); it denies only a pod that opted in to wait for
+its VPA (:class:`~kvert.vpa.admission.VpaRequired`: ``allowed: false`` with a 403 Forbidden
+``status``). VerticalPodAutoscaler creates and updates (upstream registers them too) are
+validated (:meth:`~kvert.vpa.admission.VpaAdmission.review_vpa`: a refused one is denied with
+the 422 Invalid status and its causes; a VPA without ``updatePolicy`` gets upstream's
+default). A request it cannot read, a resource it does not handle, or an internal error is
+allowed unchanged (and logged). A body above upstream's ``maxAdmissionPayloadSize`` (5 MiB) is
+refused with 413 ``request payload too large``. ``GET /health-check`` answers 200. With
+``metrics`` (:class:`~kvert.vpa.instruments.AdmissionMetrics`) each review is counted where
+upstream's server counts it: ``admission_latency_seconds`` by status (applied / skipped /
+error) and resource (Pod / VPA / unknown), ``admission_pods_total`` by whether the pod was
+changed; ``health`` is told of each request.
 
 :func:`webhook_configuration` is the MutatingWebhookConfiguration upstream's
 ``selfRegistration`` creates: configuration ``vpa-webhook-config``, webhook ``vpa.k8s.io``, pods
@@ -41,7 +44,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kvert.api.errors import ApiError, Conflict, NotFound
+from kvert.api.errors import ApiError, Conflict, Invalid, NotFound
 from kvert.api.quantity import Quantity
 from kvert.client.base import Client
 from kvert.client.events import EventRecorder
@@ -202,11 +205,14 @@ def server_tls_context(cert_file: Path, key_file: Path, min_tls_version: str = "
 
 
 def review_response(uid: str, ops: list[dict] | None = None, warnings: list[str] | None = None,
-                    denied: VpaRequired | None = None) -> dict:
+                    denied: ApiError | None = None) -> dict:
     response: dict[str, Any] = {"uid": uid, "allowed": denied is None}
     if denied is not None:
         response["status"] = {"status": "Failure", "message": str(denied), "reason": denied.reason,
                               "code": denied.code}
+        details = denied.to_status().get("details")
+        if details:
+            response["status"]["details"] = details
     if ops:
         response["patchType"] = "JSONPatch"
         response["patch"] = base64.b64encode(json.dumps(ops).encode()).decode("ascii")
@@ -375,7 +381,7 @@ class VpaWebhookServer:
 
     async def _serve(self, request: web.Request, status: list[str]) -> web.Response:
         """One review; ``status`` takes upstream's admission status (applied, skipped, error)
-        and resource label (Pod, VPA, unknown)."""
+        and resource label (Pod, VPA, unknown), as its ``admit`` returns them."""
         body = await _read_at_most(request, MAX_PAYLOAD_BYTES + 1)
         if len(body) > MAX_PAYLOAD_BYTES:
             log.error("Admission request body exceeds size limit (%d)", MAX_PAYLOAD_BYTES)
@@ -391,32 +397,33 @@ class VpaWebhookServer:
                                      status=400)
         resource = req.get("resource") or {}
         group, plural = resource.get("group", ""), resource.get("resource")
-        if group == "" and plural == "pods":
-            status[1] = "Pod"
-            return await self._review_pod(req, uid, status)
-        if group == VPA_GROUP and plural == "verticalpodautoscalers":
-            status[:] = ["skipped", "VPA"]
-            return web.json_response(review_response(uid))
-        log.error("not supported resource type: %s/%s", group, plural)
-        return web.json_response(review_response(uid))
-
-    async def _review_pod(self, req: dict[str, Any], uid: str, status: list[str]) -> web.Response:
+        obj = req.get("object")
+        operation = req.get("operation")
         ops: list[dict] = []
         warnings: list[str] = []
-        pod = req.get("object")
         try:
-            if req.get("operation") == "CREATE" and not req.get("subResource") and isinstance(pod, dict):
-                ops, warnings = await self.admission.review(pod, str(req.get("namespace") or ""))
-        except VpaRequired as e:
+            if group == "" and plural == "pods":
+                status[1] = "Pod"
+                if operation == "CREATE" and not req.get("subResource") and isinstance(obj, dict):
+                    ops, warnings = await self.admission.review(obj, str(req.get("namespace") or ""))
+                if self.metrics is not None:
+                    self.metrics.admission_pods.labels("true" if ops else "false").inc()
+            elif group == VPA_GROUP and plural == "verticalpodautoscalers":
+                status[1] = "VPA"
+                if operation in ("CREATE", "UPDATE") and isinstance(obj, dict):
+                    old = req.get("oldObject") if operation == "UPDATE" else None
+                    ops, warnings = self.admission.review_vpa(obj, old if isinstance(old, dict) else None)
+            else:
+                log.error("not supported resource type: %s/%s", group, plural)
+                return web.json_response(review_response(uid))
+        except (VpaRequired, Invalid) as e:
             status[0] = "skipped"
-            return web.json_response(review_response(uid, denied=e))
+            return web.json_response(review_response(uid, warnings=warnings, denied=e))
         except Exception:  # never deny: admit unchanged (failurePolicy Ignore semantics)
-            log.exception("vpa admission of %s/%s failed; allowing unchanged",
-                          req.get("namespace"), req.get("name"))
+            log.exception("vpa admission of %s %s/%s failed; allowing unchanged",
+                          plural, req.get("namespace"), req.get("name"))
             return web.json_response(review_response(uid))
         status[0] = "applied" if ops else "skipped"
-        if self.metrics is not None:
-            self.metrics.admission_pods.labels("true" if ops else "false").inc()
         return web.json_response(review_response(uid, ops, warnings))
 
 
