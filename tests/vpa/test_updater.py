@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvert.api.quantity import Quantity
+from kvert.vpa.features import VpaGates
 from kvert.vpa.recommender import VPAS
 from kvert.vpa.updater import Updater
 
@@ -143,7 +144,8 @@ def test_infeasible_resize_falls_back_to_eviction():
 def test_in_place_mode_never_evicts():
     async def scenario(c: Cluster):
         before = await setup(c, "InPlace", HUGE)
-        u = Updater(c.client, c.clock, deferred_timeout=10, in_place_timeout=10)
+        # updateMode InPlace is behind upstream's InPlace gate (alpha, off by default)
+        u = Updater(c.client, c.clock, deferred_timeout=10, in_place_timeout=10, gates=VpaGates.parse("InPlace=true"))
         resized = []
         for _ in range(5):
             result = await u.run_once()

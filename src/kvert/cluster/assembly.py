@@ -71,7 +71,11 @@ SCHEDULER, CONTROLLER_MANAGER = KUBE_SCHEDULER, KUBE_CONTROLLER_MANAGER
 # The Updater's tunables a scenario's policy may set (its constructor's keyword options).
 UPDATER_OPTIONS = ("interval", "eviction_tolerance", "min_replicas", "in_place_timeout",
                    "deferred_timeout", "pod_lifetime_threshold", "evict_after_oom_threshold",
-                   "min_change_priority")
+                   "min_change_priority", "gates", "in_place_skip_disruption_budget", "eviction_rate_limit",
+                   "eviction_rate_burst", "use_admission_controller_status",
+                   "admission_controller_status_lease_name", "admission_controller_status_lease_namespace",
+                   "admission_controller_status_lease_timeout", "vpa_object_namespace",
+                   "ignored_vpa_object_namespaces", "metrics", "health")
 
 
 def node_user(name: str) -> str:
@@ -198,17 +202,23 @@ def recommender(client: Client, clock: Clock, metrics: MetricsSource, *, informe
 
 
 def updater(client: Client, clock: Clock, *, informers: InformerFactory | None, **options: Any) -> Updater:
-    """The VPA updater; ``options`` are among ``UPDATER_OPTIONS``."""
+    """The VPA updater; ``options`` are among ``UPDATER_OPTIONS`` (``gates``: a ``VpaGates``;
+    upstream's defaults, InPlace, CPUStartupBoost and PerVPAConfig off, when not given)."""
     unknown = sorted(set(options) - set(UPDATER_OPTIONS))
     if unknown:
         raise TypeError(f"unknown updater options: {', '.join(unknown)}")
     return Updater(client, clock, informers=informers, **options)
 
 
-def vpa_admission_plugin(client: Client, clock: Clock, informers: InformerFactory) -> VpaAdmissionPlugin:
+def vpa_admission_plugin(client: Client, clock: Clock, informers: InformerFactory, *,
+                         gates: VpaGates | None = None, max_allowed_cpu_boost: Quantity | None = None,
+                         metrics: AdmissionMetrics | None = None) -> VpaAdmissionPlugin:
     """The VPA admission controller as an in-process admission plugin (the simulator's
-    registry calls it as kube-apiserver calls the webhook)."""
-    return VpaAdmissionPlugin(VpaMatcher(client, clock, informers=informers), clock)
+    registry calls it as kube-apiserver calls the webhook): new pods get their recommendation
+    (and, with the CPUStartupBoost gate, their startup boost); VPAs are validated against
+    ``gates`` as upstream's admission controller validates them."""
+    return VpaAdmissionPlugin(VpaMatcher(client, clock, informers=informers), clock, gates=gates,
+                              max_allowed_cpu_boost=max_allowed_cpu_boost, metrics=metrics)
 
 
 def vpa_webhook(client: Client, clock: Clock, *, ssl_context: ssl.SSLContext, host: str = "127.0.0.1",
