@@ -80,7 +80,9 @@ class RefAggregate:
 
     def record_oom(self, name, t, request):
         c = self.pod(name)
-        if c.window_end is not None and t < c.window_end - self.interval:
+        # upstream 1.8 (18445abe54, TestRecordOOMFreshOOMNearWindowBoundaryIsNotDiscarded): too old
+        # against the last memory sample, no longer against WindowEnd
+        if c.last_mem is not None and t < c.last_mem - self.interval:
             return False
         used = max(int(request), c.mem_peak)
         needed = max(used + int(self.cfg.oom_min_bump_up_bytes), int(used * self.cfg.oom_bump_up_ratio))

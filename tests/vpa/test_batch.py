@@ -220,9 +220,11 @@ def test_the_recommender_sizes_auto_vpas_of_pods_that_complete_by_their_mean():
                                                     "annotations": {"vpa.kvert.io/workload": "auto"}},
                                        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
                                                               "name": app}}})
-        await client.create("pods", pod("job-1", "job", "Never"))
-        await client.create("pods", pod("worker-1", "worker"))
-        await client.create("pods", pod("web-1", "web"))
+        for body in (pod("job-1", "job", "Never"), pod("worker-1", "worker"), pod("web-1", "web")):
+            created = await client.create("pods", body)
+            # running: the recommender leaves Pending pods alone, as upstream's pod lister
+            created["status"] = {**(created.get("status") or {}), "phase": "Running"}
+            await client.update_status("pods", created)
         informers = InformerFactory(client, clock)
         source = TableSource(clock, [(ns, "job-1", "app"), (ns, "worker-1", "app"), (ns, "web-1", "app")])
         r = Recommender(client, clock, source, informers=informers)

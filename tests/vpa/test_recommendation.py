@@ -89,8 +89,9 @@ def test_no_history_span_gives_unbounded_upper_and_minimum_lower():
     agg = AggregateContainerState()
     agg.add_samples("p", T0, cpu=0.5, memory=10**8)
     rec = recommend({"app": agg})["containerRecommendations"][0]
-    assert rec["upperBound"] == {"cpu": "100G", "memory": "100T"}   # MaxResourceAmount 1e14
-    assert rec["lowerBound"] == {"cpu": "25m", "memory": "262144k"}
+    # MaxResourceAmount 1e14; memory prints BinarySI since upstream 1.5 (TestResourcesAsResourceList)
+    assert rec["upperBound"] == {"cpu": "100G", "memory": "97656250000Ki"}
+    assert rec["lowerBound"] == {"cpu": "25m", "memory": "250Mi"}
 
 
 def test_bounds_narrow_as_history_grows():
@@ -111,7 +112,7 @@ def test_bounds_narrow_as_history_grows():
     assert recs[-1].amounts("upperBound")["cpu"] / recs[-1].amounts("target")["cpu"] < 1.5
 
 
-@pytest.mark.parametrize("containers, cpu, memory", [(1, "25m", "262144k"), (2, "12m", "131072k"),
+@pytest.mark.parametrize("containers, cpu, memory", [(1, "25m", "250Mi"), (2, "12m", "125Mi"),
                                                      (3, "11m", "87381333")])
 def test_pod_minimum_25m_250mi_is_shared_among_containers(containers, cpu, memory):
     tiny = {f"c{i}": workload(days=1, cpu=(0.001, 0.002), memory=(10**6, 2 * 10**6), seed=i)
@@ -166,7 +167,7 @@ def test_controlled_resources_and_mode_off():
     assert set(recs) == {"app", "tiny"}
     assert all(list(recs["app"][b]) == ["cpu"] for b in ("target", "lowerBound", "upperBound", "uncappedTarget"))
     # Two recommended containers share the pod minimum.
-    assert recs["tiny"]["target"] == {"cpu": "12m", "memory": "131072k"}
+    assert recs["tiny"]["target"] == {"cpu": "12m", "memory": "125Mi"}     # BinarySI (upstream 1.5+)
 
 
 def test_global_max_allowed_applies_where_the_policy_has_none():

@@ -139,7 +139,10 @@ def test_recommender_on_informers_follows_pods_and_skips_unchanged_vpas():
                                    "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
                                                           "name": "web"}}})
         for name in ("web-1", "web-2"):
-            await client.create("pods", _pod(name, "web"))
+            created = await client.create("pods", _pod(name, "web"))
+            # running: the recommender leaves Pending pods alone, as upstream's pod lister
+            created["status"] = {**(created.get("status") or {}), "phase": "Running"}
+            await client.update_status("pods", created)
         informers = InformerFactory(client, clock)
         source = TableSource(clock, [(NS, "web-1", "app"), (NS, "web-2", "app")])
         r = Recommender(client, clock, source, informers=informers)

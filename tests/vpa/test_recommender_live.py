@@ -122,9 +122,12 @@ def run(scenario, **kw: Any) -> Any:
 
 
 async def recommendation(c: Cluster, name: str = "hamster-vpa", timeout: float = 600.0) -> dict:
+    """The VPA once its recommendation comes from usage: as upstream, a container without
+    samples yet is recommended the pod minimum (25m), which these pods use more than."""
     async def check():
         obj = await c.client.get(VPAS, name, NS)
-        return obj if target_of(obj) else None
+        item = target_of(obj)
+        return obj if item and Quantity.parse(item["target"]["cpu"]).milli_value() > 25 else None
     return await wait_for(c.clock, check, timeout=timeout, step=5.0, what="a recommendation")
 
 

@@ -12,7 +12,8 @@ ran it -- pods that no longer exist included, until the history expires:
   intervals are counted from the container's first memory sample;
 * OOM kills as artificial peaks: ``max(memory + 100Mi, memory * 1.2)`` where memory is the
   larger of the container's memory request and its peak in the current interval
-  (``RecordOOM``); an OOM older than the current interval's start is discarded;
+  (``RecordOOM``); an OOM more than one interval older than the container's last memory sample
+  is discarded (upstream 1.8; before, one older than the current interval's start);
 * the first and last CPU sample times and the count of CPU samples (the confidence behind
   the bounds);
 * (kvert) whether the container was seen running to completion (``batch``: what
@@ -400,7 +401,10 @@ class AggregateBank:
         cfg = self.config_of(row)
         interval = int(self.interval_us[row])
         W = int(self.window_end[slot])
-        if W != UNSET and t_us < W - interval:
+        last = int(self.last_mem[slot])
+        # Too old against the last memory sample, not the window's end, which can be a whole
+        # interval ahead of it (upstream 1.8, kubernetes/autoscaler#8548).
+        if last != UNSET and t_us < last - interval:
             return 0  # "OOM event will be discarded - it is too old"
         used = max(resource_amount(request_bytes), int(self.mem_peak[slot]))
         needed = max(used + resource_amount(cfg.oom_min_bump_up_bytes), scale_resource(used, cfg.oom_bump_up_ratio))
@@ -430,6 +434,12 @@ class AggregateBank:
         none at all that long after creation."""
         since = np.where(self.count[rows] == 0, self.creation[rows], self.last_us[rows] / 1e6)
         return now - since >= self.window[rows]
+
+    def history_span(self, rows: np.ndarray) -> np.ndarray:
+        """Seconds from the first to the last CPU sample start per row (0 without samples):
+        how much history backs a row, whatever its sampling rate."""
+        first, last = self.first_us[rows], self.last_us[rows]
+        return np.where((first == NO_FIRST) | (last == UNSET), 0.0, (last - first) / 1e6)
 
     def confidence(self, rows: np.ndarray, interval: np.ndarray | float) -> np.ndarray:
         """``estimators.get_confidence`` per row."""
@@ -798,6 +808,10 @@ class AggregateStore:
             if not aggs:
                 del self._by_vpa[(key[0], key[1])]
         agg.bank.free_row(agg.row)
+
+    def remove(self, namespace: str, vpa: str, container: str) -> None:
+        """Drop one aggregate (nothing when there is none)."""
+        self._remove((namespace, vpa, container))
 
     def remove_vpa(self, namespace: str, vpa: str) -> list[str]:
         containers = sorted(self._by_vpa.get((namespace, vpa)) or {})

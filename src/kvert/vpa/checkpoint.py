@@ -20,10 +20,19 @@ from history"). The object is upstream's (``checkpoint_writer.go``, ``SaveToChec
 Like upstream, the memory peaks of windows still open at ``now`` are left out (the pods
 re-report them after a restart; keeping them would count those windows twice).
 
-Round trip: ``aggregate_from_checkpoint(checkpoint_for(a, ...))`` gives the recommendation
-``a`` gives without its open windows -- exactly: ``totalWeight`` and the times are written
-exactly (times with microseconds when they have them), and the bucket integers keep the
-recommendation's percentiles in their buckets (``Histogram.to_checkpoint``'s ``keep_exact``).
+Two encodings of the same fields, both loaded by either recommender:
+
+* ``exact=False`` -- upstream's bytes (what the live recommender writes by default, so that
+  upstream's recommender and kvert's take over each other's checkpoints): bucket weights scaled
+  so that the heaviest is 10000 and rounded half up (``SaveToChekpoint``); times as
+  ``metav1.Time`` marshals them, RFC 3339 in whole seconds, ``null`` when unset; and Go's
+  ``omitempty``: no ``bucketWeights`` / ``totalWeight`` / ``totalSamplesCount`` when empty or 0
+  (TestAggregateContainerStateSaveToCheckpoint, TestHistogramSaveToCheckpoint*).
+* ``exact=True`` (kvert's, ``--checkpoint-exact``): a reload gives exactly the recommendation
+  the aggregate gives without its open windows -- ``totalWeight`` and the times exact (times
+  with microseconds when they have them), and the bucket integers keep the recommendation's
+  percentiles in their buckets (``Histogram.to_checkpoint``'s ``keep_exact``: a finer scale, or
+  a tie nudged, in the rare cases 10000 would move one).
 """
 
 from __future__ import annotations
@@ -50,8 +59,9 @@ def checkpoint_name(vpa_name: str, container_name: str) -> str:
 
 
 def checkpoint_status(aggregate: AggregateContainerState, now: float,
-                      config: RecommenderConfig | None = None) -> dict:
-    """``SaveToCheckpoint``: the checkpoint's ``status`` (open memory windows left out).
+                      config: RecommenderConfig | None = None, *, exact: bool = True) -> dict:
+    """``SaveToCheckpoint``: the checkpoint's ``status`` (open memory windows left out), in
+    kvert's exact encoding or upstream's (``exact=False``; see the module docstring).
 
     ``config`` names the percentiles kept exact (default: the aggregate's own config).
     """
@@ -60,27 +70,47 @@ def checkpoint_status(aggregate: AggregateContainerState, now: float,
     peaks, ends = aggregate.open_window_peaks(now)
     if peaks.size:
         memory.subtract(peaks, 1.0, ends)
-    cpu_ps, mem_ps = cfg.percentiles()
-    return {
-        "lastUpdateTime": format_time_us(int(seconds_to_us(now))),
+    cpu_ps, mem_ps = cfg.percentiles() if exact else ((), ())
+    status: dict[str, Any] = {
+        "lastUpdateTime": _time(int(seconds_to_us(now)), exact),
         "version": SUPPORTED_CHECKPOINT_VERSION,
-        "cpuHistogram": aggregate.cpu.to_checkpoint(keep_exact=cpu_ps),
-        "memoryHistogram": memory.to_checkpoint(keep_exact=mem_ps),
-        "firstSampleStart": _time(aggregate.first_sample_start_us),
-        "lastSampleStart": _time(aggregate.last_sample_start_us),
+        "cpuHistogram": _histogram(aggregate.cpu.to_checkpoint(keep_exact=cpu_ps), exact),
+        "memoryHistogram": _histogram(memory.to_checkpoint(keep_exact=mem_ps), exact),
+        "firstSampleStart": _time(aggregate.first_sample_start_us, exact),
+        "lastSampleStart": _time(aggregate.last_sample_start_us, exact),
         "totalSamplesCount": int(aggregate.total_samples_count),
     }
+    if not exact and not status["totalSamplesCount"]:
+        del status["totalSamplesCount"]                 # Go's omitempty
+    return status
+
+
+def _histogram(cp: dict, exact: bool) -> dict:
+    if exact:
+        return cp
+    ref = cp.get("referenceTimestamp")
+    out: dict[str, Any] = {"referenceTimestamp": None if ref is None else _whole_seconds(ref)}
+    if cp.get("bucketWeights"):
+        out["bucketWeights"] = cp["bucketWeights"]
+    if cp.get("totalWeight"):
+        out["totalWeight"] = cp["totalWeight"]
+    return out
+
+
+def _whole_seconds(text: str) -> str:
+    return format_time_us(parse_time_us(text) // 1_000_000 * 1_000_000)
 
 
 def checkpoint_for(aggregate: AggregateContainerState, namespace: str, vpa_name: str, container_name: str,
-                   now: float, config: RecommenderConfig | None = None) -> dict:
-    """The whole ``VerticalPodAutoscalerCheckpoint`` object for one VPA container."""
+                   now: float, config: RecommenderConfig | None = None, *, exact: bool = True) -> dict:
+    """The whole ``VerticalPodAutoscalerCheckpoint`` object for one VPA container: as
+    upstream's ``checkpointWriter`` makes it, no labels, annotations or owner references."""
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": {"name": checkpoint_name(vpa_name, container_name), "namespace": namespace},
         "spec": {"vpaObjectName": vpa_name, "containerName": container_name},
-        "status": checkpoint_status(aggregate, now, config),
+        "status": checkpoint_status(aggregate, now, config, exact=exact),
     }
 
 
@@ -131,8 +161,12 @@ def restore_into(store: AggregateStore, checkpoint: Mapping[str, Any], now: floa
     return namespace, vpa, container
 
 
-def _time(us: int | None) -> str | None:
-    return None if us is None else format_time_us(us)
+def _time(us: int | None, exact: bool = True) -> str | None:
+    """An RFC 3339 time; ``exact=False``: truncated to the second, as Go's ``metav1.Time``
+    marshals."""
+    if us is None:
+        return None
+    return format_time_us(us if exact else us // 1_000_000 * 1_000_000)
 
 
 def _parse(value: Any, name: str) -> int | None:

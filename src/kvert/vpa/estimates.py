@@ -3,10 +3,11 @@
 Per row: the estimator settings (``RowParameters``, set when the row's VPA or its containers
 change), the latest estimate (``current``: target, lower and upper bound of CPU millicores and
 memory bytes, ``estimators.estimate_rows``), the estimate its VPA's status was last computed
-from (``applied``), whether it has samples and whether its CPU history is shorter than the
-confidence interval (``low``). ``material`` says which rows moved enough to compute their
-VPA's status again: a different target, or a bound more than the given fraction away from the
-applied one (the status-writing rule of docs/kubernetes-choices.md).
+from (``applied``), whether it has samples and whether its CPU history (first to last sample
+start) spans less than the CPU confidence interval (``low``: the LowConfidence condition).
+``material`` says which rows moved enough to compute their VPA's status again: a different
+target, or a bound more than the given fraction away from the applied one (the status-writing
+rule of docs/kubernetes-choices.md).
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ class BankEstimates:
             return
         p = self.params.take(rows)
         self.current[rows] = estimate_rows(self.bank, rows, p)
-        self.low[rows] = self.bank.confidence(rows, p.cpu_interval) < 1.0
+        # the history's length, not upstream's confidence (which also counts samples: hourly
+        # history over days is "low" by it while it spans the days)
+        self.low[rows] = self.bank.history_span(rows) < p.cpu_interval
         self.has_samples[rows] = self.bank.count[rows] > 0
 
     def material(self, rows: np.ndarray, fraction: float) -> np.ndarray:

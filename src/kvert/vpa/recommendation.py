@@ -1,7 +1,9 @@
 """From aggregated usage to a VPA's ``status.recommendation`` (seed 002's recommendation model,
 seed 003's estimators; ``logic/recommender.go``, ``routines/`` and ``utils/vpa/capping.go`` upstream).
 
-For each container of a VPA with CPU samples and ``mode`` not ``Off``:
+For each container of a VPA with ``mode`` not ``Off`` that has an aggregate -- with samples or
+not: upstream's cluster feeder makes one for every container of a pod its VPA matches, and an
+empty one recommends the pod minimum (below) -- :
 
 ===========  =======================  ======================================================
 bound        percentile (cpu, memory)  then
@@ -64,8 +66,9 @@ bytes), ``memory-histogram-max-value`` (1e12 bytes). Durations take Go's form (`
 starts (they shape what is stored). A container policy's ``targetCPUPercentile``,
 ``targetMemoryPercentile``, ``oomBumpUpRatio``, ``oomMinBumpUp``,
 ``memoryAggregationIntervalCount`` and ``memoryAggregationIntervalSeconds`` override the VPA's
-values for that container. A bad annotation is reported (``RecommenderConfig.for_vpa`` returns
-the problems) and ignored.
+values for that container -- the last four, as upstream 1.6-1.7, only with the PerVPAConfig
+feature gate (``per_vpa_config``; the live recommender's ``--feature-gates``). A bad annotation
+is reported (``RecommenderConfig.for_vpa`` returns the problems) and ignored.
 
 kvert's opt-in policies (docs/kubernetes-choices.md), annotations in the same scheme:
 ``capacity-aware`` (``true``/``false``), ``model`` (``upstream`` or ``in-place``:
@@ -84,7 +87,9 @@ kvert's opt-in policies (docs/kubernetes-choices.md), annotations in the same sc
   pods reads ``auto`` as ``service``).
 
 Rounding: like upstream, every intermediate float is truncated to whole millicores / bytes, and
-quantities print as upstream prints ``NewScaledQuantity``: ``688m``, ``262144k``, ``319572800``.
+quantities print as upstream 1.5+ prints them (``QuantityFromCPUAmount``: ``NewScaledQuantity(m,
+-3)``; ``QuantityFromMemoryAmount``: ``NewQuantity(bytes, BinarySI)``): ``688m``, ``250Mi``,
+``319572800``.
 """
 
 from __future__ import annotations
@@ -98,7 +103,7 @@ from typing import Any
 import numpy as np
 
 from kvert.api.durations import SECOND, DurationError, parse_go_duration_ns
-from kvert.api.quantity import DECIMAL_SI, Quantity, QuantityError
+from kvert.api.quantity import BINARY_SI, DECIMAL_SI, Quantity, QuantityError
 from kvert.vpa.estimators import (
     CPU,
     MEMORY,
@@ -196,6 +201,12 @@ class RecommenderConfig:
     # "service" (upstream), "batch": CPU target from the mean usage, not a percentile (seed 002's
     # batch workloads); "auto": batch for pods that run to completion (resolve_workload)
     workload: str = _opt("service", "workload", "workload", "kvert")
+    # -- feature gates (process-wide, not per VPA: no annotation) ------------------------------
+    # PerVPAConfig: a container policy's oomBumpUpRatio, oomMinBumpUp and
+    # memoryAggregationInterval{Seconds,Count} count (upstream 1.5+, off by default there:
+    # kvert.vpa.features). True here so a config made without the recommender (kvert vpa
+    # recommend, the tests) reads them; the Recommender sets it from its gates.
+    per_vpa_config: bool = field(default=True, metadata={"kind": "bool", "source": "gate"})
 
     # -- derived ------------------------------------------------------------------------------
 
@@ -253,13 +264,16 @@ class RecommenderConfig:
         return self.with_annotations(annotations)
 
     def for_container(self, policy: Mapping | None) -> RecommenderConfig:
-        """This config with a container policy's own overrides (today's VPA API fields)."""
+        """This config with a container policy's own overrides (today's VPA API fields; the
+        ones behind upstream's PerVPAConfig gate only when ``per_vpa_config``)."""
         if not policy:
             return self
         changes: dict[str, Any] = {}
         for api_field, name, kind in _POLICY_OVERRIDES:
             if policy.get(api_field) is None:
                 continue
+            if api_field in PER_VPA_CONFIG_FIELDS and not self.per_vpa_config:
+                continue      # upstream: "... is set but PerVPAConfig feature gate is disabled"
             try:
                 value = _parse_value(kind, policy[api_field])
             except ValueError:
@@ -302,7 +316,8 @@ IN_PLACE_MODEL: dict[str, Any] = {
     "confidence_interval_memory": 3600.0,
 }
 _FIELDS = {f.name: f for f in fields(RecommenderConfig)}
-ANNOTATIONS: dict[str, str] = {f.metadata["annotation"]: f.name for f in fields(RecommenderConfig)}
+ANNOTATIONS: dict[str, str] = {f.metadata["annotation"]: f.name for f in fields(RecommenderConfig)
+                               if "annotation" in f.metadata}
 DEFAULT_CONFIG = RecommenderConfig()
 
 _POLICY_OVERRIDES = (
@@ -313,6 +328,10 @@ _POLICY_OVERRIDES = (
     ("memoryAggregationIntervalCount", "memory_aggregation_interval_count", "positive-int"),
     ("memoryAggregationIntervalSeconds", "memory_aggregation_interval", "duration"),
 )
+# the container policy fields upstream reads only with its PerVPAConfig gate
+# (AggregateContainerState.UpdateFromPolicy); targetCPUPercentile / targetMemoryPercentile are kvert's
+PER_VPA_CONFIG_FIELDS = frozenset({"oomBumpUpRatio", "oomMinBumpUp", "memoryAggregationIntervalSeconds",
+                                   "memoryAggregationIntervalCount"})
 
 def parse_duration(text: Any) -> float:
     """Seconds from a Go duration (``24h``, ``1h30m``, ``90s``) or a number of seconds; it must
@@ -583,7 +602,7 @@ def recommend_containers(aggregates: Mapping[str, Any], vpa: Mapping | None = No
     chosen: dict[str, tuple[Any, dict | None]] = {}
     for name, state in aggregates.items():
         policy = container_policy(vpa, name)
-        if scaling_disabled(policy) or state.total_samples_count <= 0:
+        if scaling_disabled(policy):
             continue
         chosen[name] = (state, policy)
     if not chosen:
@@ -630,10 +649,11 @@ def recommend(aggregates: Mapping[str, Any], vpa: Mapping | None = None,
     """``status.recommendation`` for a VPA, exactly as the VPA status holds it::
 
         {"containerRecommendations": [{"containerName": "hamster",
-            "target": {"cpu": "587m", "memory": "262144k"}, "lowerBound": {...},
+            "target": {"cpu": "587m", "memory": "250Mi"}, "lowerBound": {...},
             "upperBound": {...}, "uncappedTarget": {...}}]}
 
-    (``{}`` when no container has samples, as Go's ``omitempty`` prints it.)
+    (``{}`` when the VPA has no container to recommend for, as Go's ``omitempty`` prints an
+    empty ``containerRecommendations``.)
     """
     containers = recommend_containers(aggregates, vpa, config)
     if not containers:
@@ -676,8 +696,9 @@ def status_changed_materially(old: Mapping, new: Mapping, fraction: float = BOUN
 
 
 def _quantity(resource: str, amount: int) -> Quantity:
-    # QuantityFromCPUAmount / QuantityFromMemoryAmount: NewScaledQuantity(amount, -3 | 0), DecimalSI.
-    return Quantity.from_milli(amount, DECIMAL_SI) if resource == CPU else Quantity.from_int(amount, DECIMAL_SI)
+    # QuantityFromCPUAmount: NewScaledQuantity(m, -3), DecimalSI; QuantityFromMemoryAmount: since
+    # upstream 1.5, NewQuantity(bytes, BinarySI) (TestResourcesAsResourceList).
+    return Quantity.from_milli(amount, DECIMAL_SI) if resource == CPU else Quantity.from_int(amount, BINARY_SI)
 
 
 def _round_up(cfg: RecommenderConfig, resource: str, amount: int) -> int:

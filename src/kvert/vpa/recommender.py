@@ -66,12 +66,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
+from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import format_time, parse_time
 from kvert.api.selectors import LabelSelector
 from kvert.client.base import Client
@@ -84,7 +86,9 @@ from kvert.vpa.checkpoint import RESOURCE as CHECKPOINTS
 from kvert.vpa.checkpoint import CheckpointError, checkpoint_for, restore_into
 from kvert.vpa.estimates import BankEstimates
 from kvert.vpa.estimators import BOUND_ORDER, CPU, MEMORY
+from kvert.vpa.features import VpaGates
 from kvert.vpa.history import HistoryProvider, concat_samples, match_history
+from kvert.vpa.instruments import ExecutionTimer, HealthCheck, RecommenderMetrics
 from kvert.vpa.metrics_source import MetricsSource, UsageTable
 from kvert.vpa.recommendation import (
     BOUND_CHANGE_FRACTION,
@@ -117,7 +121,12 @@ class Recommender:
     def __init__(self, client: Client, clock: Clock, metrics: MetricsSource, *, interval: float = 60.0,
                  config: RecommenderConfig | None = None, checkpoint_interval: float = 600.0,
                  name: str = "default", history: HistoryProvider | None = None,
-                 informers: InformerFactory | None = None) -> None:
+                 informers: InformerFactory | None = None, gates: VpaGates | None = None,
+                 checkpoint_gc_interval: float | None = None, checkpoints_timeout: float = 60.0,
+                 update_worker_count: int = 10, exact_checkpoints: bool = False, use_checkpoints: bool = True,
+                 memory_saver: bool = False, namespace: str | None = None,
+                 ignored_namespaces: Iterable[str] = (), instruments: RecommenderMetrics | None = None,
+                 health: HealthCheck | None = None) -> None:
         self.client = client
         # reads of VPAs, pods and targets: shared informer caches when given (kvert up, the
         # simulator), else the client itself
@@ -126,21 +135,36 @@ class Recommender:
         self.clock = clock
         self.metrics = metrics
         self.interval = float(interval)
-        self.config = config or RecommenderConfig()
+        self.gates = gates or VpaGates()
+        self.config = replace(config or RecommenderConfig(), per_vpa_config=self.gates.per_vpa_config)
         self.checkpoint_interval = float(checkpoint_interval)
+        self.checkpoint_gc_interval = self.checkpoint_interval if checkpoint_gc_interval is None \
+            else float(checkpoint_gc_interval)
+        self.checkpoints_timeout = float(checkpoints_timeout)
+        self.update_worker_count = max(1, int(update_worker_count))
+        self.exact_checkpoints = exact_checkpoints
+        self.use_checkpoints = use_checkpoints
+        self.memory_saver = memory_saver
+        self.namespace = namespace or None
+        self.ignored_namespaces = frozenset(n for n in ignored_namespaces if n)
+        self.instruments = instruments
+        self.health = health
         self.name = name
         self.store = AggregateStore(self.config)
-        self.restored = False
+        self.restored = not use_checkpoints
         self.history = history                      # a kvert.vpa.history provider, or None
         self.history_loaded = False
         self.history_stats: dict[str, int] = {}
         self._fetching_history: set[tuple[str, str]] = set()
         self.last_checkpoint: float | None = None
+        self.last_checkpoint_gc: float | None = None
+        self._checkpoint_written: dict[VpaKey, float] = {}
         self.loops = 0
         self._restored_last_us: dict[tuple[str, str, str], int] = {}
         self._ooms_seen: set[tuple[str, str, str]] = set()
         self._pods_seen: dict[tuple[str, str], str] = {}      # (ns, pod) -> uid
-        self.assignment = PodAssignment()
+        self._to_delete: dict[tuple[str, str], str] = {}      # pods gone since the loop's metrics -> uid
+        self.assignment = PodAssignment(keep=self._tracked)
         self._vpas: dict[VpaKey, dict] = {}                  # this recommender's VPAs
         self._targets: dict[VpaKey, Target] = {}
         self._unresolved: set[VpaKey] = set()                # targets to read again
@@ -160,6 +184,7 @@ class Recommender:
         self._statuses: dict[VpaKey, dict] = {}
         self._touched: set[VpaKey] = set()                   # VPAs whose object, target or pods changed
         self._gone_vpas: set[VpaKey] = set()
+        self._rescan: set[str] = set()                       # memory saver: namespaces to list pods of again
         self._last_gc: float | None = None
         self._stop = asyncio.Event()
 
@@ -170,23 +195,61 @@ class Recommender:
             await self.restore_checkpoints()
         if self.history is not None and not self.history_loaded:
             await self.load_history()
-        await run_every(self.clock, self.interval, self.run_once, self._stop,
+        if self.health is not None:
+            self.health.start_monitoring()
+        await run_every(self.clock, self.interval, self._loop, self._stop,
                         log=log, failure="recommender loop failed")
+
+    async def _loop(self) -> None:
+        await self.run_once()
+        if self.health is not None:
+            self.health.update_last_activity()
 
     def stop(self) -> None:
         self._stop.set()
 
+    # -- which VPAs and pods ---------------------------------------------------------------------------
+
+    def _in_scope(self, namespace: str) -> bool:
+        """``shouldIgnoreNamespace`` negated: --vpa-object-namespace and
+        --ignored-vpa-object-namespaces."""
+        if self.namespace is not None and namespace != self.namespace:
+            return False
+        return namespace not in self.ignored_namespaces
+
+    def _mine(self, vpa: Mapping) -> bool:
+        """``filterVPAs``: the default recommender takes VPAs that name no recommender or name
+        it; any other takes only those naming it."""
+        if not self._in_scope(_key(vpa)[0]):
+            return False
+        recommenders = (vpa.get("spec") or {}).get("recommenders") or []
+        if not recommenders:
+            return self.name == DEFAULT_RECOMMENDER
+        return any((r or {}).get("name") == self.name for r in recommenders)
+
+    def _tracked(self, pod: Mapping[str, Any]) -> bool:
+        """The pods upstream's pod lister holds (field selector ``status.phase!=Pending``: Running
+        and Unknown, and Succeeded and Failed until they are deleted), in this recommender's
+        namespaces: a Pending pod has used nothing yet and matches no VPA."""
+        if (pod.get("status") or {}).get("phase") == "Pending":
+            return False
+        return self._in_scope((pod.get("metadata") or {}).get("namespace") or "default")
+
     # -- checkpoints -------------------------------------------------------------------------------
 
     async def restore_checkpoints(self) -> int:
-        """Load every checkpoint of an existing VPA into the store; returns how many."""
-        self.restored = True
+        """Load every checkpoint of an existing VPA into the store; returns how many. When the
+        VPAs or checkpoints cannot be listed, ``restored`` stays False and the next loop tries
+        again before it writes any checkpoint: a recommender must not start over and write
+        fresh history over the checkpoints (upstream 1.8: "Ensure that VPA checkpoint is loaded
+        in the correct order")."""
         try:
             vpas = {_key(v): v for v in (await self.client.list(VPAS))["items"] if self._mine(v)}
-            checkpoints = (await self.client.list(CHECKPOINTS))["items"]
+            checkpoints = (await self.client.list(CHECKPOINTS, namespace=self.namespace))["items"]
         except ApiError as e:
-            log.warning("cannot read checkpoints: %s", e)
+            log.warning("cannot read checkpoints (trying again next loop): %s", e)
             return 0
+        self.restored = True
         now = self.clock.now()
         count = 0
         for cp in checkpoints:
@@ -209,35 +272,69 @@ class Recommender:
             count += 1
         return count
 
-    async def write_checkpoints(self, vpas: Mapping[tuple[str, str], dict]) -> int:
+    async def write_checkpoints(self, vpas: Mapping[tuple[str, str], dict], started: float | None = None) -> int:
+        """``StoreCheckpoints``: one checkpoint per container aggregate of each VPA (those with
+        no samples too), the VPAs written longest ago first, none of a VPA loading its history;
+        after ``update_worker_count`` VPAs, only while ``checkpoints_timeout`` since ``started``
+        (the loop's start) has not passed. Each is a JSON patch replacing ``/status``, or a create
+        when there is none, as upstream's ``CreateOrUpdateVpaCheckpoint``."""
         now = self.clock.now()
+        started = now if started is None else started
+        order = sorted((k for k in vpas if k in self.store.vpas() and not self._loading_history(k)),
+                       key=lambda k: (self._checkpoint_written.get(k, -math.inf), k))
         written = 0
-        for (ns, vpa_name, container), agg in self.store.items():
-            if (ns, vpa_name) not in vpas or agg.is_empty():
-                continue
-            body = checkpoint_for(agg, ns, vpa_name, container, now)
-            try:
+        for i, (ns, vpa_name) in enumerate(order):
+            if i >= self.update_worker_count and self.clock.now() - started >= self.checkpoints_timeout:
+                log.info("not every checkpoint written within the checkpoints timeout (%d of %d VPAs)", i, len(order))
+                break
+            for container, agg in sorted(self.store.for_vpa(ns, vpa_name).items()):
+                body = checkpoint_for(agg, ns, vpa_name, container, now, exact=self.exact_checkpoints)
+                name = body["metadata"]["name"]
                 try:
-                    await self.client.create(CHECKPOINTS, body, namespace=ns)
-                except AlreadyExists:
-                    old = await self.client.get(CHECKPOINTS, body["metadata"]["name"], ns)
-                    old["spec"], old["status"] = body["spec"], body["status"]
-                    await self.client.update(CHECKPOINTS, old)
-                written += 1
-            except ApiError as e:
-                log.warning("checkpoint %s/%s not written: %s", ns, body["metadata"]["name"], e)
-        try:
-            for cp in (await self.client.list(CHECKPOINTS))["items"]:
-                ns = (cp.get("metadata") or {}).get("namespace") or "default"
-                if (ns, (cp.get("spec") or {}).get("vpaObjectName", "")) not in vpas:
                     try:
-                        await self.client.delete(CHECKPOINTS, cp["metadata"]["name"], namespace=ns)
+                        await self.client.patch(CHECKPOINTS, name, [{"op": "replace", "path": "/status",
+                                                                     "value": body["status"]}],
+                                                "json", namespace=ns)
                     except NotFound:
-                        pass
-        except ApiError as e:
-            log.warning("checkpoint garbage collection failed: %s", e)
+                        await self.client.create(CHECKPOINTS, body, namespace=ns)
+                    written += 1
+                    self._checkpoint_written[(ns, vpa_name)] = now
+                except ApiError as e:
+                    log.warning("checkpoint %s/%s not written: %s", ns, name, e)
         self.last_checkpoint = now
         return written
+
+    def _loading_history(self, key: VpaKey) -> bool:
+        """``isFetchingHistory``: no checkpoint for a VPA whose FetchingHistory is True."""
+        if key in self._fetching_history:
+            return True
+        conditions = (self._statuses.get(key) or {}).get("conditions") or ()
+        return any(c.get("type") == "FetchingHistory" and c.get("status") == "True" for c in conditions)
+
+    async def collect_checkpoints(self) -> int:
+        """``GarbageCollectCheckpoints``: delete the checkpoints whose VPA is gone -- any VPA,
+        whichever recommender serves it -- in the namespaces this recommender looks at.
+        Returns how many were deleted."""
+        deleted = 0
+        try:
+            existing = {_key(v) for v in (await self.client.list(VPAS, namespace=self.namespace))["items"]}
+            checkpoints = (await self.client.list(CHECKPOINTS, namespace=self.namespace))["items"]
+        except ApiError as e:
+            log.warning("checkpoint garbage collection failed: %s", e)
+            return 0
+        for cp in checkpoints:
+            ns = (cp.get("metadata") or {}).get("namespace") or "default"
+            if not self._in_scope(ns) or (ns, (cp.get("spec") or {}).get("vpaObjectName", "")) in existing:
+                continue
+            try:
+                await self.client.delete(CHECKPOINTS, cp["metadata"]["name"], namespace=ns)
+                deleted += 1
+            except NotFound:
+                pass
+            except ApiError as e:
+                log.warning("orphaned checkpoint %s/%s not deleted: %s", ns, cp["metadata"].get("name"), e)
+        self.last_checkpoint_gc = self.clock.now()
+        return deleted
 
     # -- history -----------------------------------------------------------------------------------
 
@@ -351,39 +448,70 @@ class Recommender:
 
     # -- one loop ----------------------------------------------------------------------------------
 
-    def _mine(self, vpa: Mapping) -> bool:
-        recommenders = (vpa.get("spec") or {}).get("recommenders") or []
-        return not recommenders or any((r or {}).get("name") == self.name for r in recommenders)
-
     async def run_once(self) -> dict[tuple[str, str], dict]:
-        """One loop; returns the status computed per VPA (written when it changed materially)."""
+        """One loop (upstream's ``RunOnce`` steps, timed under their names); returns the status
+        computed per VPA (written when it changed materially)."""
         now = self.clock.now()
         self.loops += 1
+        timer = ExecutionTimer(self.instruments.execution_latency, self.clock) if self.instruments else None
+
+        def step(name: str) -> None:
+            if timer is not None:
+                timer.observe_step(name)
+
+        if not self.restored:
+            await self.restore_checkpoints()
         if self.informers is not None:
-            await self._follow_informers()
+            await self._follow_informers(pods=False)
         else:
-            await self._list_inputs()
+            await self._list_vpas()
         for key in sorted(self._unresolved):
             vpa = self._vpas.get(key)
             if vpa is not None:
                 await self._resolve(key, vpa)
         self._unresolved.clear()
+        step("LoadVPAs")
+        if self.informers is not None:
+            await self._follow_informers(pods=True)
+        else:
+            await self._list_pods()
+        await self._rescan_pods()
         self.assignment.refresh()
-        self._follow_assignment()
+        self._save_memory()
+        self._follow_assignment(now)
+        step("LoadPods")
         await self._file_usage(now)
         self._file_ooms(now)
         self._file_completions(now)
+        if self.instruments is not None:
+            self.instruments.aggregate_container_states.set(len(self.store))
+        step("LoadMetrics")
+        # pods that went since the last loop leave only now, after their last metrics and OOMs
+        # were filed (upstream 1.8's DeleteRemovedPods)
+        self._delete_removed_pods()
+        self._follow_assignment(now)
+        step("DeleteRemovedPods")
         written = await self._update_statuses(now)
+        self._count_objects()
+        step("UpdateVPAs")
+        if self.use_checkpoints and self.restored:
+            if self.last_checkpoint is None or now - self.last_checkpoint >= self.checkpoint_interval:
+                await self.write_checkpoints(self._vpas, started=now)
+            if self.last_checkpoint_gc is None or now - self.last_checkpoint_gc >= self.checkpoint_gc_interval:
+                await self.collect_checkpoints()
+        step("MaintainCheckpoints")
         self._collect_garbage(now)
-        if self.last_checkpoint is None or now - self.last_checkpoint >= self.checkpoint_interval:
-            await self.write_checkpoints(self._vpas)
+        step("GarbageCollect")
+        if timer is not None:
+            timer.observe_total()
         return written
 
     # -- inputs: VPAs, targets, pods ---------------------------------------------------------------
 
-    async def _list_inputs(self) -> None:
-        """Without informers: list everything and hand the differences to the assignment."""
-        vpas = {_key(v): v for v in (await self.reader.list(VPAS))["items"] if self._mine(v)}
+    async def _list_vpas(self) -> None:
+        """Without informers: list the VPAs and hand the differences to the assignment."""
+        vpas = {_key(v): v for v in (await self.reader.list(VPAS, namespace=self.namespace))["items"]
+                if self._mine(v)}
         for key in list(self._vpas):
             if key not in vpas:
                 self._vpa_gone(key)
@@ -391,30 +519,32 @@ class Recommender:
             self._vpas[key] = vpa
             await self._resolve(key, vpa)
         self._touched.update(vpas)
-        pods = {_key(p): p for p in (await self.reader.list("pods"))["items"]}
-        for pk in list(self.assignment.pods):
-            if pk not in pods or not is_live(pods[pk]):
-                self._pod_gone(pk)
-        for pk, pod in pods.items():
-            if is_live(pod):
-                self._pod_seen(pod)
-                if self._has_new_oom(pod):
-                    self._oom_pods.add(pk)
-                if runs_to_completion(pod):
-                    self._completed_pods.add(pk)
 
-    async def _follow_informers(self) -> None:
-        """With informers: register handlers once, then apply the events queued since."""
+    async def _list_pods(self) -> None:
+        pods = {_key(p): p for p in (await self.reader.list("pods", namespace=self.namespace))["items"]}
+        for pk in list(self.assignment.pods):
+            if pk not in pods:
+                self._to_delete[pk] = self._pods_seen.get(pk, "")
+        for pod in pods.values():
+            self._on_pod(pod)
+
+    async def _follow_informers(self, pods: bool) -> None:
+        """With informers: register handlers once, then apply the events queued since -- the
+        VPAs' and their targets' first, the pods' with ``pods``."""
         informers = self.informers
         assert informers is not None, "only a recommender given informers follows them"
-        for resource, handlers in ((VPAS, (self._on_vpa, self._on_vpa_update, self._on_vpa_delete)),
-                                   ("pods", (self._on_pod, self._on_pod_update, self._on_pod_delete))):
+        if pods:
+            wanted = (("pods", (self._on_pod, self._on_pod_update, self._on_pod_delete)),)
+        else:
+            wanted = ((VPAS, (self._on_vpa, self._on_vpa_update, self._on_vpa_delete)),)
+        for resource, handlers in wanted:
             if resource not in self._watched:
                 informer = await informers.synced(resource)
                 self._watched.add(resource)
                 informer.add_handlers(*handlers)
-        for resource in list(self._watched):
-            informers.informer(resource).catch_up()
+        for resource in sorted(self._watched):
+            if (resource == "pods") == pods:
+                informers.informer(resource).catch_up()
 
     def _on_vpa(self, vpa: dict) -> None:
         key = _key(vpa)
@@ -447,9 +577,10 @@ class Recommender:
         self._vpa_state.pop(key, None)
         self._statuses.pop(key, None)
         self._reparam.discard(key)
+        self._checkpoint_written.pop(key, None)
 
     def _on_pod(self, pod: dict) -> None:
-        if is_live(pod):
+        if self._tracked(pod):
             self._pod_seen(pod)
             if self._has_new_oom(pod):
                 self._oom_pods.add(_key(pod))
@@ -462,7 +593,12 @@ class Recommender:
         self._on_pod(new)
 
     def _on_pod_delete(self, pod: dict) -> None:
-        self._pod_gone(_key(pod))
+        pk = _key(pod)
+        if pk not in self._pods_seen:
+            return
+        self._on_pod(pod)               # its last status: an OOM it shows is still filed
+        if pk in self._pods_seen:
+            self._to_delete[pk] = self._pods_seen[pk]
 
     def _pod_seen(self, pod: dict) -> None:
         pk = _key(pod)
@@ -475,8 +611,36 @@ class Recommender:
 
     def _pod_gone(self, pk: tuple[str, str]) -> None:
         self._pods_seen.pop(pk, None)
+        self._to_delete.pop(pk, None)
         self.assignment.remove_pod(pk)
         self._forget_slots((pk,))
+
+    def _delete_removed_pods(self) -> None:
+        gone, self._to_delete = self._to_delete, {}
+        for pk, uid in sorted(gone.items()):
+            if self._pods_seen.get(pk) == uid:
+                self._pod_gone(pk)
+
+    async def _rescan_pods(self) -> None:
+        """Memory saver: the pods of namespaces where a VPA came or changed its target, read
+        again (the ones no VPA matched were not kept)."""
+        namespaces, self._rescan = self._rescan, set()
+        for ns in sorted(namespaces):
+            try:
+                pods = (await self.reader.list("pods", namespace=ns))["items"]
+            except ApiError as e:
+                log.warning("pods of namespace %s not read: %s", ns, e)
+                continue
+            for pod in pods:
+                if _key(pod) not in self._pods_seen:
+                    self._on_pod(pod)
+
+    def _save_memory(self) -> None:
+        """``--memory-saver``: only pods some VPA matches are kept (upstream's ``matchesVPA``)."""
+        if not self.memory_saver:
+            return
+        for pk in [pk for pk in self.assignment.pods if pk not in self.assignment.owner]:
+            self._pod_gone(pk)
 
     def _on_workload(self, resource: str) -> Any:
         def changed(*objs: dict) -> None:
@@ -493,6 +657,8 @@ class Recommender:
         if old is not None:
             self._targeted.get(old, set()).discard(key)
         target = await resolve_target(self.reader, vpa)
+        if self.memory_saver and (key not in self._targets or self._targets[key].selector != target.selector):
+            self._rescan.add(key[0])
         self._targets[key] = target
         self._touched.add(key)
         ref = (vpa.get("spec") or {}).get("targetRef")
@@ -511,9 +677,10 @@ class Recommender:
                 informer.add_handlers(on_change, on_change, on_change)
         self.assignment.set_vpa(key, vpa["metadata"].get("creationTimestamp") or "", target.selector)
 
-    def _follow_assignment(self) -> None:
+    def _follow_assignment(self, now: float) -> None:
         """Pods that changed VPA or are gone: their per-pod state under the old VPA goes (their
-        samples stay), and their usage rows are mapped again."""
+        samples stay), and their usage rows are mapped again. A pod's VPA gets an aggregate for
+        each of its containers at once, samples or not (upstream's ``AddOrUpdateContainer``)."""
         changed, self.assignment.changed = self.assignment.changed, set()
         for pk in changed:
             old = self._filed_under.pop(pk, None)
@@ -525,7 +692,19 @@ class Recommender:
             if owner is not None:
                 self._filed_under[pk] = owner
                 self._touched.add(owner)
+                pod = self.assignment.pods.get(pk)
+                if pod is not None:
+                    self._ensure_aggregates(owner, pod, now)
         self._forget_slots(changed)
+
+    def _ensure_aggregates(self, key: VpaKey, pod: Mapping, now: float) -> None:
+        vpa = self._vpas.get(key)
+        if vpa is None:
+            return
+        for c in (pod.get("spec") or {}).get("containers") or ():
+            name = c.get("name")
+            if name and not scaling_disabled(container_policy(vpa, name)):
+                self.store.get_for_vpa(vpa, name, now)
 
     def _forget_slots(self, pods: Any) -> None:
         """Map these pods' usage rows again."""
@@ -608,12 +787,7 @@ class Recommender:
 
     def _has_new_oom(self, pod: dict) -> bool:
         uid = pod["metadata"].get("uid", pod["metadata"].get("name", ""))
-        for cs in (pod.get("status") or {}).get("containerStatuses") or ():
-            term = ((cs.get("lastState") or {}).get("terminated")) or {}
-            if term.get("reason") == "OOMKilled" and term.get("finishedAt") and \
-                    (uid, cs.get("name", ""), term["finishedAt"]) not in self._ooms_seen:
-                return True
-        return False
+        return any((uid, name, term["finishedAt"]) not in self._ooms_seen for name, term in _oom_kills(pod))
 
     def _file_ooms(self, now: float) -> None:
         pending, self._oom_pods = self._oom_pods, set()
@@ -627,25 +801,22 @@ class Recommender:
         ns, name = _key(pod)
         uid = pod["metadata"].get("uid", name)
         containers = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or []}
-        for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-            term = ((cs.get("lastState") or {}).get("terminated")) or {}
-            if term.get("reason") != "OOMKilled" or not term.get("finishedAt"):
-                continue
-            seen = (uid, cs.get("name", ""), term["finishedAt"])
+        for container, term in _oom_kills(pod):
+            seen = (uid, container, term["finishedAt"])
             if seen in self._ooms_seen:
                 continue
             self._ooms_seen.add(seen)
-            spec = containers.get(cs.get("name"))
-            if spec is None or scaling_disabled(container_policy(vpa, cs["name"])):
+            spec = containers.get(container)
+            if spec is None or scaling_disabled(container_policy(vpa, container)):
                 continue
             memory = container_requests(spec).get("memory")
             try:
                 when = parse_time(term["finishedAt"])
             except ValueError:
                 continue
-            agg = self.store.get_for_vpa(vpa, cs["name"], now)
+            agg = self.store.get_for_vpa(vpa, container, now)
             if agg.record_oom(name, when, 0.0 if memory is None else float(memory.value())):
-                log.info("OOM of %s/%s container %s recorded", ns, name, cs["name"])
+                log.info("OOM of %s/%s container %s recorded", ns, name, container)
 
     def _file_completions(self, now: float) -> None:
         """``workload: auto``: the aggregates of containers whose pods run to completion become
@@ -686,8 +857,11 @@ class Recommender:
             state = self._vpa_state.get(key)
             if state is None or state.vpa is not vpa:
                 state = self._vpa_state[key] = _VpaState.of(vpa, state, self.config)
-                if state.settings_changed:      # a container policy may have turned scaling off
-                    self._forget_slots(self.assignment.members.get(key) or ())
+                if state.settings_changed:      # a container policy may have turned scaling off (or on)
+                    members = self.assignment.members.get(key) or ()
+                    self._forget_slots(members)
+                    for pk in sorted(members):
+                        self._ensure_aggregates(key, self.assignment.pods.get(pk) or {}, now)
         self._estimate(todo)
         nodes: NodeRoom | None = None
         for key in sorted(todo):
@@ -702,6 +876,13 @@ class Recommender:
                 state.room = nodes.largest(self._member(key) or {"spec": {}})
             status = self._status(vpa, state, now)
             self._statuses[key] = status
+            if self.instruments is not None and _has_recommendation(status) \
+                    and not _has_recommendation(vpa.get("status") or {}):
+                created = (vpa.get("metadata") or {}).get("creationTimestamp")
+                try:
+                    self.instruments.recommendation_latency.observe(max(0.0, now - parse_time(created)))
+                except (TypeError, ValueError):
+                    pass
             if status_changed_materially(vpa.get("status") or {}, status):
                 # as upstream's patchVpaStatus: a JSON patch of /status, no resourceVersion, so
                 # a VPA read from a cache a moment old is no conflict
@@ -754,8 +935,8 @@ class Recommender:
         """The estimator settings of a VPA's rows in this bank (returned)."""
         state = self._vpa_state[key]
         aggs = self.store.for_vpa(*key)
-        chosen = [c for c, a in aggs.items() if a.total_samples_count > 0
-                  and not scaling_disabled(container_policy(state.vpa, c))]
+        # upstream shares the pod minimum among every container with an aggregate, samples or not
+        chosen = [c for c in aggs if not scaling_disabled(container_policy(state.vpa, c))]
         mine = sorted((c, a) for c, a in aggs.items() if a.bank is est.bank)
         if not mine:
             return np.zeros(0, dtype=np.int64)
@@ -780,7 +961,7 @@ class Recommender:
         low = []
         for container, agg in sorted(self.store.for_vpa(ns, name).items()):
             policy = container_policy(vpa, container)
-            if agg.total_samples_count <= 0 or scaling_disabled(policy):
+            if scaling_disabled(policy):
                 continue
             est = self._estimates[id(agg.bank)]
             amounts = est.current[agg.row]
@@ -842,10 +1023,12 @@ class Recommender:
         else:
             set_("RecommendationProvided", False, reason, message)
             conditions.pop("LowConfidence", None)
-        status = {k: v for k, v in old.items() if k not in ("recommendation", "conditions")}
-        if recommendation:
-            status["recommendation"] = recommendation
+        status = {k: v for k, v in old.items() if k not in ("recommendation", "conditions", "observedGeneration")}
+        # as upstream's AsStatus: the conditions sorted by type, the recommendation even when it
+        # is {} (no container), and the generation seen (1.7+; the conditions carry none)
         status["conditions"] = [conditions[t] for t in sorted(conditions)]
+        status["recommendation"] = recommendation
+        status["observedGeneration"] = int((vpa.get("metadata") or {}).get("generation") or 0)
         return status
 
     # -- garbage -------------------------------------------------------------------------------------
@@ -859,14 +1042,63 @@ class Recommender:
         if self._last_gc is None or now - self._last_gc >= GC_INTERVAL:
             self._last_gc = now
             gone += list(self.store.vpas() - self._vpas.keys())
-            expired = self.store.garbage_collect(now)
+            expired = self.store.garbage_collect(now) + self._drop_unused_empty()
             for key in expired:
                 self._restored_last_us.pop(key, None)
         removed = [c for ns, name in gone for c in self.store.remove_vpa(ns, name)]
+        for ns, name, _ in expired:
+            if (ns, name) in self._vpas:
+                self._touched.add((ns, name))
         if removed or expired:                  # their pod slots are free now
             self._slots.clear()
             self._slot_keys.clear()
             self._slots_version += 1
+
+
+    def _drop_unused_empty(self) -> list[tuple[str, str, str]]:
+        """Aggregates with no samples that no pod contributes to any more -- none of the VPA's
+        pods has the container while active (not Succeeded or Failed), or at all once the
+        VPA's target is gone (upstream's ``garbageCollectAggregateCollectionStates``)."""
+        dropped: list[tuple[str, str, str]] = []
+        for (ns, name, container), agg in self.store.items():
+            if not agg.is_empty():
+                continue
+            target = self._targets.get((ns, name))
+            contributing = False
+            for pk in self.assignment.members.get((ns, name)) or ():
+                pod = self.assignment.pods.get(pk) or {}
+                if not any(c.get("name") == container for c in (pod.get("spec") or {}).get("containers") or ()):
+                    continue
+                active = (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+                if active or (target is not None and target.ok):
+                    contributing = True
+                    break
+            if not contributing:
+                self.store.remove(ns, name, container)
+                dropped.append((ns, name, container))
+        return dropped
+
+    def _count_objects(self) -> None:
+        """``vpa_objects_count`` as upstream's ``ObjectCounter``: every combination of its labels
+        (the update modes upstream knows, both booleans, v1beta1/v1beta2/v1) reported, at 0 when no
+        VPA is in it."""
+        if self.instruments is None:
+            return
+        counts: dict[tuple[str, str, str, str, str], int] = {
+            (mode, has, api, matches, unsupported): 0 for mode in UPDATE_MODES for has in ("false", "true")
+            for api in ("v1beta1", "v1beta2", "v1") for matches in ("false", "true")
+            for unsupported in ("false", "true")}
+        for key, vpa in self._vpas.items():
+            status = self._statuses.get(key) or vpa.get("status") or {}
+            conds = {c.get("type"): c.get("status") for c in status.get("conditions") or ()}
+            mode = ((vpa.get("spec") or {}).get("updatePolicy") or {}).get("updateMode") or "Recreate"
+            api = str(vpa.get("apiVersion") or "autoscaling.k8s.io/v1").rpartition("/")[2]
+            label = (str(mode), _bool(_has_recommendation(status)), api, _bool(conds.get("NoPodsMatched") != "True"),
+                     _bool(conds.get("ConfigUnsupported") == "True"))
+            counts[label] = counts.get(label, 0) + 1
+        gauge = self.instruments.vpa_objects
+        for label, n in counts.items():
+            gauge.labels(*label).set(n)
 
 
 class _VpaState:
@@ -911,6 +1143,32 @@ def _selection(workload: Mapping) -> tuple:
 
 VpaKey = tuple[str, str]
 _NO_CUTOFF = np.iinfo(np.int64).min
+DEFAULT_RECOMMENDER = "default"      # input.DefaultRecommenderName
+# vpa_types.GetUpdateModes(): what vpa_objects_count is reported for
+UPDATE_MODES = ("Off", "Initial", "Recreate", "Auto", "InPlaceOrRecreate", "InPlace")
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _has_recommendation(status: Mapping) -> bool:
+    """``HasRecommendation``: some container has a recommendation."""
+    return bool((status.get("recommendation") or {}).get("containerRecommendations"))
+
+
+def _oom_kills(pod: Mapping) -> list[tuple[str, dict]]:
+    """(container, terminated state) of each OOM kill a pod's status shows: its last run's
+    (``lastState``) and its current state's, for a container not restarted after the kill
+    (restartPolicy Never or OnFailure: upstream 1.8's ``isNewOOM``). A kill is the same one
+    (by ``finishedAt``) when it moves from the state to lastState."""
+    out: list[tuple[str, dict]] = []
+    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+        for state in (cs.get("state"), cs.get("lastState")):
+            term = (state or {}).get("terminated") or {}
+            if term.get("reason") == "OOMKilled" and term.get("finishedAt"):
+                out.append((str(cs.get("name", "")), term))
+    return out
 
 
 def _duration(seconds: float) -> str:

@@ -21,7 +21,7 @@ when the workload does not say, e.g. a Job -- use the live pod count then).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -205,9 +205,10 @@ class PodAssignment:
     among the VPAs whose selector requires one of the set's label values.
 
     ``changed`` collects the pods whose owner changed (the reader clears it); ``version``
-    counts such changes."""
+    counts such changes. ``keep`` says which pods are kept (default: live ones)."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: Callable[[Mapping[str, Any]], bool] | None = None) -> None:
+        self.keep = keep or is_live
         self.pods: dict[PodKey, dict] = {}
         self.owner: dict[PodKey, VpaKey] = {}
         self.members: dict[VpaKey, set[PodKey]] = {}
@@ -262,10 +263,10 @@ class PodAssignment:
     # -- pods ------------------------------------------------------------------------------------
 
     def add_pod(self, pod: dict) -> None:
-        """A pod was created or changed (a pod no longer live is removed)."""
+        """A pod was created or changed (a pod no longer kept is removed)."""
         meta = pod.get("metadata") or {}
         key = (meta.get("namespace") or "default", meta.get("name", ""))
-        if not is_live(pod):
+        if not self.keep(pod):
             self.remove_pod(key)
             return
         labels = tuple(sorted((meta.get("labels") or {}).items()))
