@@ -254,8 +254,10 @@ def test_recommender_against_kvert_up_without_vpa(tmp_path):
         assert "vpa recommender stopped" in recommender.stdout.read()
 
         # the updater, its own process too, resizes the hamster pods in place toward the target
+        # no admission controller here, so its status Lease is not waited for (upstream's default waits)
         updater = subprocess.Popen([sys.executable, "-m", "kvert.cli.main", "vpa", "updater", "--kubeconfig",
-                                    str(up.kubeconfig), "--updater-interval", "1s", "--log-level", "warning"],
+                                    str(up.kubeconfig), "--updater-interval", "1s", "--log-level", "warning",
+                                    "--use-admission-controller-status=false", "--address", "127.0.0.1:0"],
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         assert "vpa updater running against" in updater.stdout.readline()
 
@@ -288,8 +290,9 @@ def test_updaters_with_leader_election_take_turns(tmp_path):
     leader stopping cleanly releases it and the other leads at once (client-go's
     ReleaseOnCancel), not after the 15 s lease."""
     up = KvertUp(tmp_path / "cluster", args=("--nodes", "0", "--no-vpa")).start()
+    # two replicas on one host: each its own metrics port (upstream's :8943 would be taken twice)
     cmd = [sys.executable, "-m", "kvert.cli.main", "vpa", "updater", "--kubeconfig", str(up.kubeconfig),
-           "--leader-elect", "--log-level", "warning"]
+           "--leader-elect", "--log-level", "warning", "--address", "127.0.0.1:0"]
     replicas: list[subprocess.Popen] = []
 
     async def lease(client):
