@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from kvert.cli import vpa_admission, vpa_components, vpa_tune, vpa_updater
+from kvert.cli import vpa_admission, vpa_components, vpa_manifests, vpa_tune, vpa_updater
 from kvert.vpa.aggregate import AggregateContainerState
 from kvert.vpa.estimators import get_confidence
 from kvert.vpa.recommendation import DEFAULT_CONFIG, ContainerRecommendation, container_policy, recommend_containers
@@ -95,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     vpa_admission.register_subcommand(vsub)
     vpa_components.register(vsub)   # recommender, updater: against any API server
     vpa_updater.register(vsub)
+    vpa_manifests.register(vsub)   # manifests: the YAML that installs the VPA in a cluster
     vpa_tune.register_subcommand(vsub)   # tune: recommender settings searched by simulation
 
 
