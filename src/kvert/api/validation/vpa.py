@@ -18,6 +18,13 @@ Choices:
 * kvert additionally rejects duplicate ``containerName`` entries in ``containerPolicies`` (the
   field is merged by ``containerName``), ``controlledResources`` other than cpu/memory, and a
   recommendation without ``containerName``.
+* ``startupBoost.cpu`` (spec and container policies) with validation.go's messages (type
+  required, ``factor`` >= 1, ``quantity`` in whole millicores), and the CRD's two CEL rules
+  (``factor`` only with type Factor, ``quantity`` only with type Quantity) worded as
+  kube-apiserver reports a failed rule (``Invalid value: "object": <message>``), since kvert
+  does not evaluate CEL. What needs a feature gate (startupBoost, the InPlace mode, the per-VPA
+  fields) is the VPA admission controller's to refuse (``kvert.vpa.vpa_validation``), as
+  upstream's: the API server accepts them.
 * ``lowerBound <= target <= upperBound`` is not enforced (neither the CRD nor the VPA does;
   the recommender caps ``target`` by the policy independently of the bounds).
 """
@@ -49,6 +56,7 @@ from .common import (
     validate_time,
 )
 from .meta import validate_object_meta, validate_object_meta_update
+from .resourcelist import parse as parse_quantity
 from .resourcelist import parse_resource_list
 
 UPDATE_MODES = ("Off", "Initial", "Recreate", "InPlaceOrRecreate", "InPlace", "Auto")
@@ -198,13 +206,16 @@ def _validate_container_policies(policies: list[Any], path: str) -> Causes:
                                   "controlledValues shouldn't be specified if container scaling "
                                   "mode is off"))
         if "oomBumpUpRatio" in policy:
-            ratio = _resource_list({"oomBumpUpRatio": policy["oomBumpUpRatio"]}, p, errs).get(
-                "oomBumpUpRatio")
-            if ratio is not None and ratio.nanos < 10**9:
-                errs.append(invalid(child(p, "oomBumpUpRatio"), str(ratio),
+            ratio = parse_quantity(policy["oomBumpUpRatio"], child(p, "oomBumpUpRatio"), errs)
+            if ratio is not None and ratio.milli_value() < 1000:
+                # upstream shows the ratio as the float64 it compares (MilliValue / 1000)
+                shown = ratio.milli_value() / 1000.0
+                errs.append(invalid(child(p, "oomBumpUpRatio"), int(shown) if shown.is_integer() else shown,
                                     "must be greater than or equal to 1.0"))
         if "oomMinBumpUp" in policy:
-            _resource_list({"oomMinBumpUp": policy["oomMinBumpUp"]}, p, errs)
+            bump = parse_quantity(policy["oomMinBumpUp"], child(p, "oomMinBumpUp"), errs)
+            if bump is not None and bump.value() < 0:
+                errs.append(invalid(child(p, "oomMinBumpUp"), bump.value(), "must be greater than or equal to 0"))
         for field in ("targetCPUPercentile", "targetMemoryPercentile"):
             if field in policy:
                 q = _resource_list({field: policy[field]}, p, errs).get(field)
@@ -229,9 +240,10 @@ def _validate_startup_boost(boost: Any, path: str) -> Causes:
     if not isinstance(cpu, dict):
         return [type_error(cpu_path, cpu, "object")]
     errs: Causes = []
+    get_int(cpu, "durationSeconds", cpu_path, errs, bits=32)
     btype = cpu.get("type")
     if not btype:
-        return [required(child(cpu_path, "type"), "must be either Factor or Quantity")]
+        return errs + [required(child(cpu_path, "type"), "must be either Factor or Quantity")]
     if btype == "Factor":
         factor = get_int(cpu, "factor", cpu_path, errs, bits=32)
         if "factor" not in cpu:
@@ -239,16 +251,19 @@ def _validate_startup_boost(boost: Any, path: str) -> Causes:
         elif factor is not None and factor < 1:
             errs.append(invalid(child(cpu_path, "factor"), factor, "must be >= 1 for type Factor"))
         if "quantity" in cpu:
-            errs.append(forbidden(child(cpu_path, "quantity"), "quantity is required when type is "
-                                                               "Quantity and forbidden otherwise"))
+            # the CRD's CEL rule, as kube-apiserver reports one (the object, then the rule's message)
+            errs.append(invalid(cpu_path, "object", "quantity is required when type is Quantity and "
+                                                    "forbidden otherwise"))
     elif btype == "Quantity":
         if "quantity" not in cpu:
             errs.append(required(child(cpu_path, "quantity"), "required when type is Quantity"))
         else:
-            _resource_list({"cpu": cpu["quantity"]}, cpu_path, errs)
+            q = parse_quantity(cpu["quantity"], child(cpu_path, "quantity"), errs)
+            if q is not None and q.nanos % 10**6:
+                errs.append(invalid(child(cpu_path, "quantity"), str(q), "must be a whole number of milli CPUs"))
         if "factor" in cpu:
-            errs.append(forbidden(child(cpu_path, "factor"), "factor is required when type is Factor "
-                                                             "and forbidden otherwise"))
+            errs.append(invalid(cpu_path, "object", "factor is required when type is Factor and "
+                                                    "forbidden otherwise"))
     else:
         errs.append(not_supported(child(cpu_path, "type"), btype, STARTUP_BOOST_TYPES))
     return errs
