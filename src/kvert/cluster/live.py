@@ -6,6 +6,11 @@ controller manager and scheduler (each leader-elected with a Lease in kube-syste
 several ``kvert up`` on one etcd run each controller once), the node agents (named so
 they do not collide with another process's live nodes) and the VPA (recommender and
 updater leader-elected, and the admission webhook).
+
+A webhook named by ``clientConfig.service`` is called at one of the Service's ready
+endpoints (``EndpointServiceResolver``); node agents over the cgroupfs runtime, which has no
+service network, give containers the API server's own address as the ``kubernetes``
+Service's (``KUBERNETES_SERVICE_HOST``/``PORT``).
 """
 
 from __future__ import annotations
@@ -14,9 +19,12 @@ import datetime
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from kvert.apiserver.admission.webhook import EndpointServiceResolver, WebhookClient
 from kvert.apiserver.certs import Pki, ensure_client_cert, ensure_pki
 from kvert.apiserver.kubeconfig import write_kubeconfig
+from kvert.apiserver.kubernetesservice import advertised_ip
 from kvert.apiserver.server import ApiServer
 from kvert.auth import default_authorizer
 from kvert.auth.authenticator import Authenticator
@@ -79,7 +87,9 @@ class ApiServerProcess:
         authorizer = default_authorizer(self.store)
         self.server = ApiServer(self.store, self.clock, authenticator=authenticator,
                                 authorizer=authorizer,
-                                admission=default_chain(self.store, self.clock, service_accounts=True),
+                                admission=default_chain(
+                                    self.store, self.clock, service_accounts=True,
+                                    webhook_client=WebhookClient(EndpointServiceResolver(self.store))),
                                 token_requests=TokenRequests(signer),
                                 metrics_provider=self.metrics)
         self.server.kubelet_client_token = self.tokens.ensure(KUBELET_CLIENT)
@@ -102,23 +112,21 @@ class ApiServerProcess:
             self.write_component_kubeconfig(user)
         self.supervisor.add("node-metrics", self.metrics)
 
+    def address(self) -> tuple[str, int]:
+        """Where this server is reached on this machine: the address its Endpoints name."""
+        parts = urlsplit(self.url)
+        return advertised_ip(parts.hostname or ""), parts.port or self.port
+
     async def _publish_kubernetes_service(self) -> None:
         """``default/kubernetes`` to this server's port, with Endpoints and an EndpointSlice
         naming its address."""
-        from urllib.parse import urlsplit
-
-        from kvert.apiserver.kubernetesservice import (
-            advertised_ip,
-            ensure_kubernetes_endpoints,
-            ensure_kubernetes_service,
-        )
+        from kvert.apiserver.kubernetesservice import ensure_kubernetes_endpoints, ensure_kubernetes_service
         from kvert.registry.serviceip import first_ip
         assert self.server is not None
-        address = urlsplit(self.url)
-        port = address.port or self.port
+        ip, port = self.address()
         registry = self.server.registry
         await ensure_kubernetes_service(registry, first_ip(str(registry.services.network)), port)
-        await ensure_kubernetes_endpoints(registry, advertised_ip(address.hostname or ""), port)
+        await ensure_kubernetes_endpoints(registry, ip, port)
 
     def write_component_kubeconfig(self, user: str, groups: tuple[str, ...] = ()) -> Path:
         """``DATA_DIR/kubeconfigs/USER.kubeconfig`` with the user's own token (made if new),
@@ -202,6 +210,8 @@ class Cluster(ApiServerProcess):
             if self._fleet is None:
                 self._fleet = build.fleet(self.clock)
             options["fleet"] = self._fleet
+        else:       # processes on the host's network: no cluster IP reaches the API server
+            options["kubernetes_address"] = self.address()
         agent = build.node(self.runtime, self.client(*node_identity(name)), self.clock, config, name=name,
                            checkpoint_dir=self.data_dir / "nodes" / name, **options)
         self.metrics.register(agent)     # its metrics: node proxy paths, metrics.k8s.io

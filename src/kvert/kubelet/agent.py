@@ -68,6 +68,7 @@ from kvert.kubelet.cgroups import cgroup_files, explain_pod, qos_cgroup_path, qo
 from kvert.kubelet.checkpoint import Checkpoint
 from kvert.kubelet.config import NodeConfig
 from kvert.kubelet.cpumanager import CpuManager, format_cpuset
+from kvert.kubelet.envvars import PodEnvironment
 from kvert.kubelet.eviction import (
     ALLOCATABLE_MEMORY_AVAILABLE,
     MEMORY_AVAILABLE,
@@ -142,7 +143,8 @@ class NodeAgent:
                  lease_seconds: int = 40, pleg_seconds: float = 1.0,
                  resize_retry_seconds: float = RESIZE_RETRY_SECONDS, host_ip: str = "127.0.0.1",
                  labels: dict[str, str] | None = None, eviction_interval: float = MONITORING_INTERVAL,
-                 evented_interval: float | None = None, explain: bool = True):
+                 evented_interval: float | None = None, explain: bool = True,
+                 kubernetes_address: tuple[str, int] | None = None):
         self.client = client
         self.clock = clock
         self.config = config
@@ -165,7 +167,10 @@ class NodeAgent:
             exclusive_cpus=config.feature("InPlacePodVerticalScalingExclusiveCPUs"))
         self.checkpoint = Checkpoint(checkpoint_dir)
         self.resizes: rz.ResizeWriter[PodState] = rz.ResizeWriter(self.checkpoint, self.save)
-        self.volumes = ProjectedVolumes(client, clock, checkpoint_dir)
+        self.volumes = ProjectedVolumes(client, clock, checkpoint_dir, allocatable=self.allocatable)
+        # containers' environments; ``kubernetes_address``: the API server's own, for a node
+        # without a service network (kvert.kubelet.envvars)
+        self.environment = PodEnvironment(client, clock, kubernetes=kubernetes_address)
         self.recorder = EventRecorder(client, clock, "kubelet", name)
         self.informer = Informer(client, "pods", clock=clock, field_selector=f"spec.nodeName={name}")
         self.informer.add_handlers(self._on_add, self._on_update, self._on_delete)

@@ -23,6 +23,13 @@ the runtime reports and acts.
   then sidecars in reverse order), its final status written, and is deleted with grace 0.
 * Resizes allocated by the agent are applied here (``resize.actuate``), after the status
   shows the new allocation and ``PodResizeInProgress``.
+* A container is created with the environment the kubelet gives it (``envvars``: envFrom,
+  env with valueFrom and ``$(VAR)`` expansion, the service variables; command and args
+  expanded), and its volumeMounts as mounts of the volumes the node filled (``tokens``):
+  a variable that cannot be resolved keeps it waiting with ``CreateContainerConfigError``.
+* Probes (``prober``) run where the runtime has real processes: readiness makes a container
+  ``ready``, a startup probe ``started``; a failed liveness or startup probe kills the
+  container, which is then restarted as any exited container.
 * Status: phase, conditions (PodReadyToStartContainers, Initialized, Ready,
   ContainersReady; PodScheduled kept; PodResizePending / PodResizeInProgress), hostIP(s),
   podIP(s), startTime, qosClass (kept), observedGeneration and per container name, image,
@@ -38,6 +45,7 @@ import asyncio
 import dataclasses
 import hashlib
 import logging
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -47,16 +55,20 @@ from kvert.api.errors import ApiError, Conflict, NotFound
 from kvert.api.meta import deep_copy, format_time, parse_time
 from kvert.clock import wait_event
 from kvert.kubelet import resize as rz
+from kvert.kubelet.allocatable import allocatable
 from kvert.kubelet.cgroups import pod_cgroup_path
 from kvert.kubelet.cpumanager import CpuAllocationError
+from kvert.kubelet.envvars import EnvError, expand, expand_command, mapping_for
 from kvert.kubelet.eviction import Eviction
 from kvert.kubelet.podstate import ContainerRecord, PodState
+from kvert.kubelet.prober import Prober, probes_run
 from kvert.kubelet.runtime.base import (
     ContainerConfig,
     ContainerResources,
     ContainerStatus,
     CriError,
     LinuxContainerResources,
+    Mount,
     PodSandboxConfig,
     Runtime,
 )
@@ -96,10 +108,21 @@ class PodWorker:
         self.sandbox_checked = False
         # containerID's scheme: the runtime's type, as containerd://, cri-o://
         self.id_scheme = getattr(agent.runtime, "id_scheme", "sim")
+        self.prober = Prober(agent.clock, agent.runtime, ps.wake.set, self._probe_event) \
+            if probes_run(agent.runtime) else None
+
+    async def _probe_event(self, type_: str, reason: str, message: str) -> None:
+        await self.agent.event(self.ps.pod, type_, reason, message)
 
     # ---- the loop -----------------------------------------------------------------------
 
     async def run(self) -> None:
+        try:
+            await self._loop()
+        finally:
+            self.stop_probing()      # the probes go with the worker (a stopping node too)
+
+    async def _loop(self) -> None:
         ps, clock = self.ps, self.agent.clock
         while not self.finished:
             timeout = None
@@ -133,9 +156,11 @@ class PodWorker:
             await self.write_status()
             return
         await self.refresh()
+        await self.probe_step()
         await self.resize_step()
         await self.containers_step()
         await self.refresh()
+        self.track_probes()        # the containers started just now are probed from now on
         await self.complete_resize()
         phase = self.terminal_phase()
         if phase:
@@ -241,6 +266,48 @@ class PodWorker:
                 rec.id = ""
                 rec.lost = True
                 ps.actuated.pop(rec.name, None)
+
+    # ---- probes ---------------------------------------------------------------------------------
+
+    def track_probes(self) -> list[tuple[dict[str, Any], str, float]]:
+        """Hand the running containers (app containers and sidecars) to the prober."""
+        prober, ps = self.prober, self.ps
+        if prober is None:
+            return []
+        spec = ps.pod.get("spec") or {}
+        probed = [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+        running = []
+        for c in probed + list(spec.get("containers") or []):
+            rec = ps.containers.get(c.get("name", ""))
+            if rec is not None and rec.status is not None and rec.status.state == "running":
+                running.append((c, rec.id, rec.status.started_at))
+        prober.update(running)
+        return running
+
+    async def probe_step(self) -> None:
+        """Kill the containers that failed a liveness or startup probe (restarted afterwards
+        like any exited container)."""
+        prober, ps = self.prober, self.ps
+        if prober is None:
+            return
+        spec = ps.pod.get("spec") or {}
+        for c, cid, _ in self.track_probes():
+            kind = prober.failed(cid)
+            if not kind:
+                continue
+            rec = ps.containers[c["name"]]
+            await self.agent.event(ps.pod, "Normal", "Killing",
+                                   f"Container {rec.name} failed {kind} probe, will be restarted")
+            probe = c.get(f"{kind}Probe") or {}
+            grace = probe.get("terminationGracePeriodSeconds")
+            if grace is None:
+                grace = spec.get("terminationGracePeriodSeconds", 30)
+            try:
+                await self.agent.runtime.stop_container(cid, int(grace or 0))
+            except CriError as e:
+                log.warning("stopping %s of %s/%s: %s", rec.name, ps.namespace, ps.name, e)
+            rec.status = await _status_or_none(self.agent.runtime, cid)
+        self.track_probes()
 
     # ---- resizes --------------------------------------------------------------------------------
 
@@ -443,13 +510,20 @@ class PodWorker:
             agent.trigger("cpus_assigned")      # the shared pool may have shrunk
         ports = tuple(p["containerPort"] for p in spec.get("ports") or []
                       if isinstance(p.get("containerPort"), int) and p.get("protocol", "TCP") == "TCP")
+        try:
+            env = await self.environment(view.spec, rec.name, spec)
+        except EnvError as e:
+            rec.waiting_reason, rec.waiting_message = "CreateContainerConfigError", str(e)
+            rec.retry_at = now + ERROR_RETRY
+            await agent.event(ps.pod, "Warning", "Failed", f"Error: {e}")
+            return False
         config = ContainerConfig(name=rec.name, image=spec.get("image", ""),
                                  resources=ContainerResources(linux=linux), annotations=annotations,
-                                 command=tuple(str(x) for x in spec.get("command") or []),
-                                 args=tuple(str(x) for x in spec.get("args") or []),
-                                 env=_literal_env(spec), working_dir=str(spec.get("workingDir") or ""),
+                                 command=expand_command(spec.get("command") or [], env),
+                                 args=expand_command(spec.get("args") or [], env),
+                                 env=env, working_dir=str(spec.get("workingDir") or ""),
                                  stdin=bool(spec.get("stdin")), stdin_once=bool(spec.get("stdinOnce")),
-                                 ports=ports)
+                                 ports=ports, mounts=self.mounts(spec, env))
         try:
             new_id = await agent.runtime.create_container(ps.sandbox_id, config)
         except CriError as e:
@@ -494,6 +568,34 @@ class PodWorker:
         rec.status = await _status_or_none(agent.runtime, new_id)
         return True
 
+    async def environment(self, pod: dict[str, Any], name: str, spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        """The container's variables (``envvars``), its resources at the pod's allocation."""
+        agent = self.agent
+        container = next((c for field in ("containers", "initContainers")
+                          for c in (pod.get("spec") or {}).get(field) or [] if c.get("name") == name), spec)
+        env = await agent.environment.container_env(
+            pod, container, host_ips=[agent.host_ip], pod_ips=[self.ps.pod_ip] if self.ps.pod_ip else [],
+            allocatable=allocatable(agent.config))
+        return tuple(env)
+
+    def mounts(self, spec: dict[str, Any], env: tuple[tuple[str, str], ...]) -> tuple[Mount, ...]:
+        """The container's volumeMounts as the node filled them (a volume kind the node does
+        not fill is left out); a missing subPath is made in the volume, as the kubelet does."""
+        out = []
+        for vm in spec.get("volumeMounts") or []:
+            if not isinstance(vm, dict) or not vm.get("mountPath"):
+                continue
+            host = self.agent.volumes.host_path(self.ps.pod, str(vm.get("name") or ""))
+            if host is None:
+                continue
+            sub = str(vm.get("subPath") or "") or expand(str(vm.get("subPathExpr") or ""), mapping_for(dict(env)))
+            if sub:
+                host = os.path.join(host, sub)
+                if not os.path.lexists(host):
+                    os.makedirs(host, exist_ok=True)
+            out.append(Mount(str(vm["mountPath"]), host, readonly=vm.get("readOnly") is True))
+        return tuple(out)
+
     # ---- finishing --------------------------------------------------------------------------------
 
     def terminal_phase(self) -> str:
@@ -515,6 +617,10 @@ class PodWorker:
                 return ""
         return "Succeeded" if all(r.status.exit_code == 0 for r in apps if r.status) else "Failed"
 
+    def stop_probing(self) -> None:
+        if self.prober is not None:
+            self.prober.stop()
+
     async def stop_all(self, grace: int) -> None:
         """App containers first, then sidecars in reverse order, then the rest."""
         ps, agent = self.ps, self.agent
@@ -533,6 +639,7 @@ class PodWorker:
 
     async def finish(self, phase: str, grace: int = 0) -> None:
         ps, agent = self.ps, self.agent
+        self.stop_probing()
         await self.stop_all(grace)
         if ps.sandbox_id:
             try:
@@ -559,6 +666,7 @@ class PodWorker:
     async def terminate(self) -> None:
         """Graceful deletion (or the pod vanished): stop, report, delete with grace 0, clean up."""
         ps, agent = self.ps, self.agent
+        self.stop_probing()
         meta = ps.pod.get("metadata") or {}
         grace = meta.get("deletionGracePeriodSeconds")
         if grace is None:
@@ -617,7 +725,9 @@ class PodWorker:
             out["containerID"] = _cid(rec.id, self.id_scheme)
             if st.state == "running":
                 out["state"] = {"running": {"startedAt": format_time(st.started_at)}}
-                out["ready"] = out["started"] = True
+                prober = self.prober
+                out["started"] = prober is None or prober.started(rec.id)
+                out["ready"] = prober is None or prober.ready(rec.id)
             elif st.state == "exited":
                 terminated = _terminated(st, self.id_scheme)
                 if rec.waiting_reason == "CrashLoopBackOff" and self.will_restart(rec):
@@ -816,13 +926,6 @@ def rz_duration(seconds: float) -> str:
 
 def _cid(container_id: str, scheme: str) -> str:
     return container_id if "://" in container_id else f"{scheme}://{container_id}"
-
-
-def _literal_env(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The container's ``env`` entries with a literal ``value`` (``valueFrom`` sources are not
-    resolved: see docs/kubernetes-choices.md), in order."""
-    return tuple((str(e.get("name", "")), str(e.get("value", ""))) for e in spec.get("env") or []
-                 if "valueFrom" not in e)
 
 
 def _terminated(st: ContainerStatus, scheme: str) -> dict[str, Any]:

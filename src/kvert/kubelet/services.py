@@ -12,6 +12,7 @@ from kvert.client.base import Client
 from kvert.clock.base import Clock
 from kvert.kubelet.config import NodeConfig
 from kvert.kubelet.cpumanager import CpuManager
+from kvert.kubelet.envvars import PodEnvironment
 from kvert.kubelet.podstate import PodState
 from kvert.kubelet.resize.state import ResizeWriter
 from kvert.kubelet.resize.view import CgroupOptions
@@ -35,6 +36,10 @@ class NodeServices(Protocol):
 
     @property
     def volumes(self) -> ProjectedVolumes: ...
+
+    @property
+    def environment(self) -> PodEnvironment:
+        """What containers' environment variables are resolved from."""
 
     @property
     def cpu_manager(self) -> CpuManager: ...

@@ -25,7 +25,8 @@ subResource, requestKind, requestResource, requestSubResource, name, namespace,
 operation, userInfo, object, oldObject, dryRun, options) to ``clientConfig.url`` or, for
 ``clientConfig.service``, ``https://NAME.NAMESPACE.svc:PORT/PATH`` (kvert has no service
 network: give :class:`WebhookClient` a ``service_resolver`` to map services to reachable
-URLs; otherwise the lookup fails and ``failurePolicy`` applies). ``caBundle`` (base64 PEM)
+URLs, as ``kvert up`` does with :class:`EndpointServiceResolver`; otherwise the lookup fails
+and ``failurePolicy`` applies). ``caBundle`` (base64 PEM)
 is the trust root, the host name is verified; ``?timeout=Ns`` is added as kube-apiserver
 does, and ``timeoutSeconds`` (default 10, at most 30) bounds the call.
 
@@ -105,15 +106,74 @@ class _CallFailed(Exception):
 
 
 ServiceResolver = Callable[[dict], str]
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+# containerRuntimeVersion prefixes of nodes whose pods share the host's network (kvert's
+# cgroupfs runtime): their endpoints are dialed at the node's address
+HOST_NETWORK_RUNTIMES = ("cgroupfs://",)
+
+
+def _service_path(service: dict) -> str:
+    path = service.get("path") or "/"
+    return path if path.startswith("/") else "/" + path
 
 
 def service_url(service: dict) -> str:
     """``clientConfig.service`` as the in-cluster URL kube-apiserver would dial."""
     port = service.get("port") or 443
-    path = service.get("path") or "/"
-    if not path.startswith("/"):
-        path = "/" + path
-    return f"https://{service.get('name', '')}.{service.get('namespace', '')}.svc:{port}{path}"
+    return f"https://{service.get('name', '')}.{service.get('namespace', '')}.svc:{port}{_service_path(service)}"
+
+
+class EndpointServiceResolver:
+    """``clientConfig.service`` to one of the Service's ready endpoints, as kube-apiserver's
+    endpoint routing resolves it (``proxy.ResolveEndpoint``, ``--enable-aggregator-routing``):
+    the Service port named by ``port`` (default 443), its EndpointSlices' ready endpoints
+    (the first one), their port of the same name. An endpoint on a node whose pods share
+    the host's network (the cgroupfs runtime, from its ``nodeInfo``) is dialed at the node's
+    InternalIP, where the pod listens. Errors are ``ValueError``s with upstream's words."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def __call__(self, service: dict) -> str:
+        namespace, name = str(service.get("namespace") or ""), str(service.get("name") or "")
+        port = service.get("port") or 443
+        try:
+            svc = self.store.get("services", namespace, name)
+        except NotFound:
+            raise ValueError(f'service "{name}" not found') from None
+        svc_port = next((p for p in (svc.get("spec") or {}).get("ports") or []
+                         if isinstance(p, dict) and p.get("port") == port), None)
+        if svc_port is None:
+            raise ValueError(f'no service port {port} found for service "{name}"')
+        slices = self.store.list("discovery.k8s.io/endpointslices", namespace=namespace,
+                                 label_selector=f"{SERVICE_NAME_LABEL}={name}").items
+        for endpoint_slice in sorted(slices, key=lambda s: (s.get("metadata") or {}).get("name", "")):
+            target = next((p.get("port") for p in endpoint_slice.get("ports") or []
+                           if isinstance(p, dict) and (p.get("name") or "") == (svc_port.get("name") or "")), None)
+            if not isinstance(target, int):
+                continue
+            for endpoint in endpoint_slice.get("endpoints") or []:
+                addresses = endpoint.get("addresses") or []
+                if not addresses or (endpoint.get("conditions") or {}).get("ready") is False:
+                    continue
+                host = self._host_network_address(endpoint.get("nodeName")) or str(addresses[0])
+                host = f"[{host}]" if ":" in host else host
+                return f"https://{host}:{target}{_service_path(service)}"
+        raise ValueError(f'no endpoints available for service "{name}"')
+
+    def _host_network_address(self, node_name: Any) -> str | None:
+        if not node_name:
+            return None
+        try:
+            node = self.store.get("nodes", "", str(node_name))
+        except NotFound:
+            return None
+        status = node.get("status") or {}
+        runtime = str((status.get("nodeInfo") or {}).get("containerRuntimeVersion") or "")
+        if not runtime.startswith(HOST_NETWORK_RUNTIMES):
+            return None
+        return next((a.get("address") for a in status.get("addresses") or []
+                     if isinstance(a, dict) and a.get("type") == "InternalIP"), None)
 
 
 class WebhookClient:
@@ -605,6 +665,6 @@ def _http_error(status: int, data: bytes) -> str:
     return f"the server responded with the status code {status} but did not return more information"
 
 
-__all__ = ["MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "WebhookClient",
+__all__ = ["EndpointServiceResolver", "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "WebhookClient",
            "WebhookCallError", "admission_review", "rule_matches", "service_url",
            "verify_response", "rejection"]

@@ -57,6 +57,15 @@ class PodSandboxConfig:
 
 
 @dataclass(frozen=True)
+class Mount:
+    """CRI ``Mount``: ``host_path`` (a volume the kubelet filled, or a hostPath) seen by the
+    container at ``container_path``."""
+    container_path: str
+    host_path: str
+    readonly: bool = False
+
+
+@dataclass(frozen=True)
 class ContainerConfig:
     name: str
     image: str
@@ -70,6 +79,7 @@ class ContainerConfig:
     stdin: bool = False                # keep the main process's stdin open for attach
     stdin_once: bool = False           # close it when the first attach ends
     ports: tuple[int, ...] = ()        # the TCP containerPorts the spec declares
+    mounts: tuple[Mount, ...] = ()     # the volumes at their mountPaths (a simulated container has no files)
 
 
 @dataclass

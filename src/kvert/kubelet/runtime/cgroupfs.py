@@ -4,11 +4,16 @@ A pod sandbox is a cgroup (seed 004's ``kubepods/<tier>/pod<uid>``, under the no
 ``kvert-<node>``; see ``cgroupfs_tree``), a container a cgroup below it and a process
 group in a session of its own, started in its cgroups before it runs anything (the
 child writes its pid to each ``cgroup.procs`` and its ``oom_score_adj`` between fork and
-exec). There are no images, namespaces or filesystems: the command runs on the host as
+exec). There are no images, network or pid namespaces: the command runs on the host as
 it is named (``command`` + ``args``), in the host's network (see
 docs/kubernetes-choices.md); the image is recorded, never pulled. The image
 ``kvert/stress`` (any tag) runs ``kvert stress``, the built-in load generator, with the
-pod's usage profile (``kvert.io/usage``) in ``KVERT_USAGE``.
+pod's usage profile (``kvert.io/usage``) in ``KVERT_USAGE``; the image ``kvert.IMAGE_REPOSITORY``
+(any tag) runs this installation's ``kvert`` with the container's arguments.
+
+A container with mounts (its volumes, ``ContainerConfig.mounts``) runs in a mount namespace
+of its own, where they are bound at their mountPaths over the host's filesystem
+(``mountns``); the host's mounts do not change.
 
 Output goes to a CRI-format log file per container instance under
 ``<data_dir>/pods/<namespace>_<pod>_<uid>/<container>/<n>.log`` (``crilog``).
@@ -30,6 +35,7 @@ import logging
 import os
 import pty
 import select
+import shutil
 import signal
 import struct
 import subprocess
@@ -44,6 +50,7 @@ import kvert
 from kvert.clock import wait_event
 from kvert.clock.base import Clock
 from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
+from kvert.kubelet.runtime import mountns
 from kvert.kubelet.runtime.base import (
     ContainerConfig,
     ContainerResources,
@@ -96,6 +103,7 @@ class _Container:
     exit_code: int = 0
     reason: str = ""
     oom_base: int = 0
+    mounts: mountns.Plan | None = None     # its own mount namespace (None: the host's)
     proc: asyncio.subprocess.Process | None = None
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     listeners: list[asyncio.Queue] = field(default_factory=list)
@@ -106,6 +114,18 @@ def _repository(image: str) -> str:
     name = image.split("@", 1)[0]
     head, _, tag = name.rpartition(":")
     return head if head and "/" not in tag else name
+
+
+def _is_image(image: str, repository: str) -> bool:
+    """Whether ``image`` (any tag or digest) is ``repository``, with or without Docker Hub's
+    implicit ``docker.io/`` prefix."""
+    name = _repository(image)
+    return name == repository or (not repository.split("/")[0].count(".") and name == f"docker.io/{repository}")
+
+
+def _kvert_entrypoint() -> tuple[list[str], dict[str, str]]:
+    """This installation's ``kvert``, as the image's entrypoint would run it."""
+    return [sys.executable, "-m", "kvert.cli.main"], {"PYTHONPATH": str(Path(kvert.__file__).resolve().parents[1])}
 
 
 def _exit_code(returncode: int) -> int:
@@ -146,6 +166,7 @@ class CgroupfsRuntime:
     ``data_dir``. ``close()`` kills every container and removes the node's cgroups."""
 
     id_scheme = "cgroupfs"      # of containerIDs, as containerd:// or cri-o://
+    real_processes = True       # probes reach them (kvert.kubelet.prober)
 
     def __init__(self, clock: Clock, tree: NodeCgroups, data_dir: Path, *, name: str = "node",
                  cgroup_driver: str = "cgroupfs") -> None:
@@ -170,6 +191,7 @@ class CgroupfsRuntime:
     def _clean_leftovers(self) -> None:
         """A previous run of this node that did not stop cleanly left processes and cgroups."""
         self._kill_everything()
+        shutil.rmtree(self.data_dir / "mounts", ignore_errors=True)
         for tier in ("", "burstable", "besteffort"):
             self.tree.create(qos_cgroup_path(tier, self.cgroup_driver).strip("/"))
 
@@ -296,13 +318,21 @@ class CgroupfsRuntime:
         """The argv and the environment of the container's main process."""
         env = {"PATH": DEFAULT_PATH}
         entrypoint: list[str] = []
-        if _repository(config.image) in (STRESS_IMAGE, f"docker.io/{STRESS_IMAGE}"):
-            entrypoint = [sys.executable, "-m", "kvert.cli.main", "stress"]
-            env["PYTHONPATH"] = str(Path(kvert.__file__).resolve().parents[1])
+        command = list(config.command)
+        if _is_image(config.image, STRESS_IMAGE):
+            entrypoint, extra = _kvert_entrypoint()
+            entrypoint.append("stress")
+            env.update(extra)
             usage = (config.annotations or {}).get(USAGE_ANNOTATION)
             if usage:
                 env[STRESS_ENV] = usage
-        argv = list(config.command or entrypoint) + list(config.args)
+        elif _is_image(config.image, kvert.IMAGE_REPOSITORY):
+            entrypoint, extra = _kvert_entrypoint()
+            env.update(extra)
+            if command and os.path.basename(command[0]) == "kvert":
+                # the image's own kvert, named as a command: this installation's here too
+                command = entrypoint + command[1:]
+        argv = list(command or entrypoint) + list(config.args)
         if not argv:
             raise CriError(f"container {config.name!r}: the cgroupfs runtime does not pull images, so "
                            f"image {config.image!r} has no entrypoint here: give the container a command")
@@ -317,6 +347,11 @@ class CgroupfsRuntime:
         env.setdefault("HOSTNAME", sandbox.config.name)
         resources = (config.resources.linux if config.resources is not None else None) or LinuxContainerResources()
         container_id = os.urandom(32).hex()
+        try:
+            mounts = mountns.plan(config.mounts, self._staging(container_id), config.working_dir or "/") \
+                if config.mounts else None
+        except OSError as e:
+            raise CriError(f"container {config.name!r}: mounts: {e.strerror or e}") from None
         rel = f"{sandbox.rel}/{container_id}"
         try:
             self.tree.create(rel)
@@ -336,17 +371,25 @@ class CgroupfsRuntime:
         path = self._pod_logs(sandbox.config) / config.name / f"{int(logs[-1].stem) + 1 if logs else 0}.log"
         self._logs[path] = FileLog(path)
         self._containers[container_id] = _Container(container_id, sandbox_id, config, rel, resources, argv, env,
-                                                    self.clock.now(), self._logs[path])
+                                                    self.clock.now(), self._logs[path], mounts=mounts)
         return container_id
+
+    def _staging(self, container_id: str) -> Path:
+        """Empty mount points for a container's mount namespace (nothing shows there on the host)."""
+        return self.data_dir / "mounts" / container_id
 
     def _pod_logs(self, config: PodSandboxConfig) -> Path:
         return self.data_dir / "pods" / f"{config.namespace}_{config.name}_{config.uid}"
 
-    def _joiner(self, c: _Container):
+    def _joiner(self, c: _Container, *, exec_in: int | None = None):
         """What the child runs between fork and exec: join the container's cgroups, take its
-        oom_score_adj (kept across exec)."""
+        oom_score_adj (kept across exec), then make its mount namespace (or, for a process
+        exec'd in the container, join that of its main process ``exec_in``)."""
         procs = [str(p) for p in self.tree.procs_files(c.rel)]
         adj = str(c.resources.oom_score_adj)
+        plan, cwd = c.mounts, c.config.working_dir or "/"
+        if plan is not None:
+            mountns.load()
 
         def join() -> None:
             pid = str(os.getpid())
@@ -356,7 +399,22 @@ class CgroupfsRuntime:
                 write_value("/proc/self/oom_score_adj", adj)
             except OSError:
                 pass     # lowering it needs CAP_SYS_RESOURCE: the process keeps the runtime's
+            if plan is None:
+                return
+            try:
+                if exec_in is not None:
+                    mountns.enter(exec_in, cwd)
+                else:
+                    mountns.apply(plan)
+            except OSError as e:
+                # the parent learns only that preexec failed: the reason goes to the log
+                os.write(2, f"kvert: container mounts: {e}\n".encode())
+                raise
         return join
+
+    def _cwd(self, c: _Container) -> str:
+        # with mounts the working directory may be in a volume: entered once they are there
+        return "/" if c.mounts is not None else c.config.working_dir or "/"
 
     async def start_container(self, container_id: str) -> None:
         c = self._container(container_id)
@@ -369,7 +427,7 @@ class CgroupfsRuntime:
         try:
             c.proc = await asyncio.create_subprocess_exec(
                 *c.argv, stdin=subprocess.PIPE if c.config.stdin else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=c.env, cwd=c.config.working_dir or "/",
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=c.env, cwd=self._cwd(c),
                 start_new_session=True, preexec_fn=self._joiner(c))
         except (OSError, subprocess.SubprocessError) as e:
             self._finish(c, START_ERROR_EXIT_CODE, "StartError")
@@ -454,6 +512,8 @@ class CgroupfsRuntime:
             return
         await self._kill(c, 0)
         await self._remove_cgroup(c.rel)
+        # empty directories on the host: the mounts were the container's namespace's
+        shutil.rmtree(self._staging(container_id), ignore_errors=True)
         del self._containers[container_id]
 
     async def update_container_resources(self, container_id: str, resources: ContainerResources) -> None:
@@ -542,6 +602,9 @@ class CgroupfsRuntime:
 
     # -- streaming -------------------------------------------------------------------------------------
 
+    def _exec_joiner(self, c: _Container):
+        return self._joiner(c, exec_in=c.proc.pid if c.proc is not None else None)
+
     async def exec(self, container_id: str, command: Sequence[str], io: StreamIO) -> int:
         c = self._container(container_id)
         if c.state != "running":
@@ -552,7 +615,7 @@ class CgroupfsRuntime:
             return await self._exec_tty(c, list(command), io)
         proc = await asyncio.create_subprocess_exec(
             *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=c.env,
-            cwd=c.config.working_dir or "/", start_new_session=True, preexec_fn=self._joiner(c))
+            cwd=self._cwd(c), start_new_session=True, preexec_fn=self._exec_joiner(c))
         feeder = asyncio.ensure_future(_feed(io, proc.stdin))
         try:
             await asyncio.gather(_drain(proc.stdout, io.write_stdout), _drain(proc.stderr, io.write_stderr))
@@ -566,7 +629,7 @@ class CgroupfsRuntime:
 
     async def _exec_tty(self, c: _Container, command: list[str], io: StreamIO) -> int:
         master, child = pty.openpty()
-        join = self._joiner(c)
+        join = self._exec_joiner(c)
 
         def setup() -> None:
             join()
@@ -574,7 +637,7 @@ class CgroupfsRuntime:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *command, stdin=child, stdout=child, stderr=child, env={"TERM": "xterm", **c.env},
-                cwd=c.config.working_dir or "/", start_new_session=True, preexec_fn=setup)
+                cwd=self._cwd(c), start_new_session=True, preexec_fn=setup)
         except BaseException:
             os.close(master)
             raise
