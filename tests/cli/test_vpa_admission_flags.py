@@ -63,6 +63,7 @@ def test_flags_and_defaults_are_upstreams():
     assert args.status_lease_name == "vpa-admission-controller"
     assert args.status_lease_namespace == "" and args.status_lease_update_interval == 10.0
     assert args.kubeconfig is None       # "Only required if out-of-cluster."
+    assert args.kube_api_qps == 50 and args.kube_api_burst == 100
 
 
 def test_booleans_take_gos_forms_and_kverts_old_names_still_work():

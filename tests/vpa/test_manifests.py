@@ -89,6 +89,11 @@ def test_some_components(capsys):
     target_reader = by_kind(objects, "ClusterRoleBinding")["system:vpa-target-reader-binding"]
     assert [s["name"] for s in target_reader["subjects"]] == ["vpa-recommender"]
     assert "system:evictioner" not in by_kind(objects, "ClusterRole")
+    # an updater without the admission controller does not wait for its status Lease
+    updater = by_kind(printed(capsys, "--components", "recommender,updater"), "Deployment")["vpa-updater"]
+    args = updater["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args == ["vpa", "updater", "--use-admission-controller-status=false"]
+    assert build_parser().parse_args(args).use_admission_controller_status is False
     assert main(["vpa", "manifests", "--components", "recommender,scheduler"]) == 2
     assert "unknown component scheduler" in capsys.readouterr().err
 

@@ -93,6 +93,7 @@ def register_subcommand(vpa_subparsers: argparse._SubParsersAction) -> argparse.
     from kvert.vpa.admission_status import STATUS_NAME, STATUS_NAMESPACE, STATUS_UPDATE_INTERVAL
     from kvert.vpa.features import gates_help
     from kvert.vpa.serving import ADMISSION_ADDRESS
+    from kvert.vpa.throttle import DEFAULT_BURST, DEFAULT_QPS
     from kvert.vpa.webhook import CONFIG_NAME, SERVICE_NAME
 
     p = vpa_subparsers.add_parser(
@@ -113,6 +114,10 @@ def register_subcommand(vpa_subparsers: argparse._SubParsersAction) -> argparse.
                    help=f"Gate=true|false,... ({gates_help()})")
     p.add_argument("--max-allowed-cpu-boost", type=_quantity, default=None, metavar="QUANTITY",
                    help="most CPU a container's startup boost may give (default: no limit)")
+    p.add_argument("--kube-api-qps", type=float, default=DEFAULT_QPS, metavar="QPS",
+                   help=f"requests a second to the API server (default {DEFAULT_QPS:g})")
+    p.add_argument("--kube-api-burst", type=float, default=float(DEFAULT_BURST), metavar="N",
+                   help=f"burst of requests to the API server (default {DEFAULT_BURST})")
 
     serving = p.add_argument_group("serving")
     serving.add_argument("--port", type=int, default=8000, help="the HTTPS port (default 8000; 0: any free port)")
@@ -239,6 +244,7 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
     from kvert.vpa.features import VpaGates
     from kvert.vpa.instruments import AdmissionMetrics, HealthCheck
     from kvert.vpa.serving import MetricsServer
+    from kvert.vpa.throttle import ThrottledClient
     from kvert.vpa.webhook import (
         CertReloader,
         parse_webhook_labels,
@@ -261,8 +267,9 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
         log.error("Unable to parse webhook labels: %s", e)
         labels = {}
     clock = WallClock()
-    client = client_from_args(args, "vpa-admission-controller")
-    namespace = service_namespace(getattr(client, "namespace", ""))
+    raw = client_from_args(args, "vpa-admission-controller")
+    namespace = service_namespace(raw.namespace)
+    client = ThrottledClient(raw, clock, args.kube_api_qps, int(args.kube_api_burst))
     stop = stop or asyncio.Event()
     stop_on_signals(stop)
     metrics = AdmissionMetrics()
@@ -341,7 +348,7 @@ async def _serve(args: argparse.Namespace, ready: asyncio.Event | None = None,
         if server is not None:
             await server.stop()
         await status_server.stop()
-        await client.close()
+        await raw.close()
         scratch.cleanup()
     print("vpa admission controller stopped", flush=True)
     return 0

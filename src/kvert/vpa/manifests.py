@@ -85,6 +85,9 @@ def component_args(component: str, options: ManifestOptions) -> list[str]:
     if component == ADMISSION_CONTROLLER and options.tls_secret:
         args += [f"--client-ca-file={TLS_MOUNT}/caCert.pem", f"--tls-cert-file={TLS_MOUNT}/serverCert.pem",
                  f"--tls-private-key={TLS_MOUNT}/serverKey.pem", "--reload-cert"]
+    if component == UPDATER and ADMISSION_CONTROLLER not in options.components:
+        # no admission controller renews the status Lease the updater waits for by default
+        args.append("--use-admission-controller-status=false")
     if options.feature_gates:
         args.append(f"--feature-gates={options.feature_gates}")
     return args
