@@ -307,8 +307,10 @@ class CertReloader:
 
 class VpaWebhookServer:
     """``client`` reads VPAs, LimitRanges and controllers (an in-process or HTTP client, or a
-    ready :class:`VpaAdmission`); events go through it too. ``run()`` starts serving (and the
-    matcher's informers when ``informers=True``) and returns; ``stop()`` shuts down."""
+    ready :class:`VpaAdmission`); events go through it too. ``gates`` (``--feature-gates``) and
+    ``max_allowed_cpu_boost`` go to the :class:`VpaAdmission` it makes; ``metrics`` and
+    ``health`` are the server's (module docstring). ``run()`` starts serving (and the matcher's
+    informers when ``informers=True``) and returns; ``stop()`` shuts down."""
 
     def __init__(self, client: Client, clock: Clock, *, host: str = "127.0.0.1", port: int = 0,
                  ssl_context: ssl.SSLContext | None = None, informers: bool = False,
@@ -338,9 +340,8 @@ class VpaWebhookServer:
         return f"{scheme}://{host}:{self.port}{MUTATE_PATH}"
 
     def app(self) -> web.Application:
-        # a little above the limit, so that the handler sees the oversized body and answers
-        # with upstream's message rather than aiohttp's
-        app = web.Application(client_max_size=MAX_PAYLOAD_BYTES + 1)
+        # the handler reads the body itself, to answer an oversized one with upstream's 413
+        app = web.Application()
         app.router.add_post(WEBHOOK_PATH, self._mutate)
         app.router.add_post(MUTATE_PATH, self._mutate)
         app.router.add_get("/health-check", self._health)
