@@ -81,10 +81,12 @@ class World:
             requests = dict(c["resources"]["requests"])
             if actual is not None:
                 requests = {"cpu": actual[0], "memory": actual[1]}
+            resources = {"requests": requests}
+            if c["resources"].get("limits"):
+                resources["limits"] = dict(c["resources"]["limits"])
             status: dict[str, Any] = {"name": c["name"], "ready": True, "restartCount": 0, "image": c["image"],
                                       "imageID": "", "started": True,
-                                      "state": {"running": {"startedAt": started}},
-                                      "resources": {"requests": requests}}
+                                      "state": {"running": {"startedAt": started}}, "resources": resources}
             if last_state is not None:
                 status["lastState"] = last_state
             statuses.append(status)
