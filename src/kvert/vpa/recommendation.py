@@ -201,6 +201,10 @@ class RecommenderConfig:
     # "service" (upstream), "batch": CPU target from the mean usage, not a percentile (seed 002's
     # batch workloads); "auto": batch for pods that run to completion (resolve_workload)
     workload: str = _opt("service", "workload", "workload", "kvert")
+    # upstream recommends for a container with no usage sample yet (the pod minimum, 25m / 250Mi
+    # shared); false: not before its first sample -- kvert's in-place model, whose updater
+    # resizes at once, would otherwise shrink a new workload to the minimum for a loop
+    recommend_without_samples: bool = _opt(True, "recommend-without-samples", "bool", "kvert")
     # -- feature gates (process-wide, not per VPA: no annotation) ------------------------------
     # PerVPAConfig: a container policy's oomBumpUpRatio, oomMinBumpUp and
     # memoryAggregationInterval{Seconds,Count} count (upstream 1.5+, off by default there:
@@ -314,6 +318,7 @@ IN_PLACE_MODEL: dict[str, Any] = {
     "cpu_safety_margin_fraction": 0.0,
     "confidence_interval_cpu": 3600.0,
     "confidence_interval_memory": 3600.0,
+    "recommend_without_samples": False,
 }
 _FIELDS = {f.name: f for f in fields(RecommenderConfig)}
 ANNOTATIONS: dict[str, str] = {f.metadata["annotation"]: f.name for f in fields(RecommenderConfig)
@@ -602,7 +607,7 @@ def recommend_containers(aggregates: Mapping[str, Any], vpa: Mapping | None = No
     chosen: dict[str, tuple[Any, dict | None]] = {}
     for name, state in aggregates.items():
         policy = container_policy(vpa, name)
-        if scaling_disabled(policy):
+        if scaling_disabled(policy) or (state.total_samples_count <= 0 and not base.recommend_without_samples):
             continue
         chosen[name] = (state, policy)
     if not chosen:

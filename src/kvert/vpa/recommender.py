@@ -936,7 +936,8 @@ class Recommender:
         state = self._vpa_state[key]
         aggs = self.store.for_vpa(*key)
         # upstream shares the pod minimum among every container with an aggregate, samples or not
-        chosen = [c for c in aggs if not scaling_disabled(container_policy(state.vpa, c))]
+        chosen = [c for c, a in aggs.items() if not scaling_disabled(container_policy(state.vpa, c))
+                  and (state.config.recommend_without_samples or a.total_samples_count > 0)]
         mine = sorted((c, a) for c, a in aggs.items() if a.bank is est.bank)
         if not mine:
             return np.zeros(0, dtype=np.int64)
@@ -961,7 +962,7 @@ class Recommender:
         low = []
         for container, agg in sorted(self.store.for_vpa(ns, name).items()):
             policy = container_policy(vpa, container)
-            if scaling_disabled(policy):
+            if scaling_disabled(policy) or (agg.is_empty() and not state.config.recommend_without_samples):
                 continue
             est = self._estimates[id(agg.bank)]
             amounts = est.current[agg.row]
