@@ -205,7 +205,7 @@ def test_recommender_against_kvert_up_without_vpa(tmp_path):
         assert asyncio.run(_api(up.kubeconfig, setup)) is False      # --no-vpa: no VPA webhook either
         cmd = [sys.executable, "-m", "kvert.cli.main", "vpa", "recommender", "--kubeconfig", str(up.kubeconfig),
                "--recommender-interval", "1s", "--checkpoints-gc-interval", "2s", "--listen", "127.0.0.1:0",
-               "--cert-dir", str(tmp_path / "certs"), "--log-level", "warning"]
+               "--cert-dir", str(tmp_path / "certs"), "--log-level", "warning", "--address", "127.0.0.1:0"]
         recommender = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         first = recommender.stdout.readline()
         m = re.search(r"serving (https://\S+?)/apis", first)
@@ -219,7 +219,10 @@ def test_recommender_against_kvert_up_without_vpa(tmp_path):
             while time.monotonic() < deadline:
                 vpa = await client.get(VPAS, "hamster-vpa", "default")
                 checkpoints = (await client.list(CHECKPOINTS, namespace="default"))["items"]
-                if (vpa.get("status") or {}).get("recommendation") and checkpoints:
+                # as upstream, the first loops before the pods' first samples recommend the pod
+                # minimum (raised to the example's minAllowed 100m): wait for one from usage
+                recs = ((vpa.get("status") or {}).get("recommendation") or {}).get("containerRecommendations")
+                if recs and recs[0]["target"]["cpu"] not in ("25m", "100m") and checkpoints:
                     break
                 await asyncio.sleep(0.5)
             return vpa, checkpoints

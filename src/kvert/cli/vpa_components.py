@@ -1,32 +1,35 @@
-"""``kvert vpa recommender`` and ``kvert vpa updater``: the VPA's live components against any
-Kubernetes API server (kvert's, or a real cluster with metrics-server and the VPA CRDs).
+"""``kvert vpa recommender``: the VPA recommender against any Kubernetes API server (kvert's, or a
+real cluster with metrics-server and the VPA CRDs), with upstream VPA 1.8's flags
+(``pkg/recommender/config/config.go``, ``common/flags.go``). The updater's command is
+:mod:`kvert.cli.vpa_updater`.
 
-Both read ``--kubeconfig`` (default ``$KUBECONFIG``, else ``~/.kube/config``, as kubectl) and
-run until SIGINT/SIGTERM.
+It reads ``--kubeconfig`` (default ``$KUBECONFIG``, else ``~/.kube/config``, as kubectl; in a
+pod, the in-cluster configuration), paces its requests by ``--kube-api-qps`` / ``--kube-api-burst``
+and runs until SIGINT/SIGTERM. Every ``--recommender-interval`` it reads VPAs and pods (through
+its own informer caches), samples usage from ``/apis/metrics.k8s.io/v1beta1/pods``
+(:class:`~kvert.vpa.metrics_source.HttpMetricsSource`; a namespace's with
+``--vpa-object-namespace``), writes ``status.recommendation``, conditions and
+``observedGeneration``, and writes the VerticalPodAutoscalerCheckpoints (each loop, within
+``--checkpoints-timeout``; kvert's ``--checkpoint-write-interval`` spaces them), deleting
+orphaned ones every ``--checkpoints-gc-interval``. ``/metrics`` (upstream's recommender metrics)
+and ``/health-check`` (unhealthy after five intervals without a loop) are served on
+``--address`` (``:8942``). Every constant of the model is a flag with upstream's name
+(``--target-cpu-percentile``, ``--recommendation-margin-fraction``, ...; generated from
+:class:`~kvert.vpa.recommendation.RecommenderConfig`, whose ``vpa.kvert.io/*`` annotations
+still override them per VPA); ``--feature-gates`` (PerVPAConfig), ``--memory-saver``,
+``--recommender-name``, ``--ignored-vpa-object-namespaces``, ``--storage`` and upstream's
+Prometheus flags (:mod:`kvert.cli.history_flags`) too; ``--update-worker-count``,
+``--min-checkpoints``, ``--profiling`` and ``--stderrthreshold`` are accepted (the help says
+what each does here), ``--v`` sets the log level.
 
-* **recommender**: every ``--recommender-interval`` it lists VPAs and pods, samples usage
-  from ``/apis/metrics.k8s.io/v1beta1/pods`` (:class:`~kvert.vpa.metrics_source.HttpMetricsSource`),
-  writes ``status.recommendation`` and conditions, and every ``--checkpoints-gc-interval``
-  writes VerticalPodAutoscalerCheckpoints (and deletes orphaned ones). Every constant of the
-  model is a flag with upstream's name (``--target-cpu-percentile``,
-  ``--recommendation-margin-fraction``, ``--pod-recommendation-min-cpu-millicores``, ...;
-  generated from :class:`~kvert.vpa.recommendation.RecommenderConfig`, whose
-  ``vpa.kvert.io/*`` annotations still override them per VPA). With ``--listen HOST:PORT`` it
-  also serves seed 002's Recommender API, ``autoscaling.kvert.io/v1`` RecommendationQuery, over
-  HTTPS (``POST /apis/autoscaling.kvert.io/v1/namespaces/NS/recommendationqueries``), with
-  ``--tls-cert-file``/``--tls-private-key-file`` or a CA and certificate it makes in
-  ``--cert-dir``. With ``--history-prometheus URL`` or ``--history-file FILE.csv`` (and
-  ``--history-length``/``--history-resolution``, upstream's flags) it loads, at start, the usage
-  history of VPAs that have no checkpoints (:mod:`kvert.vpa.history`), as ``kvert up``'s
-  ``--vpa-history-*`` flags do.
-* **updater**: every ``--updater-interval`` it applies recommendations to running pods (in
-  place through ``pods/resize``, or by eviction), with upstream's ``--eviction-tolerance``,
-  ``--min-replicas``, ``--in-recommendation-bounds-eviction-lifetime-threshold``,
-  ``--evict-after-oom-threshold`` and ``--pod-update-threshold``.
-
-Each process reads VPAs, pods and their targets through its own informer caches
-(:class:`~kvert.client.cache.InformerFactory`): one list and one watch per resource, not a list
-of every pod on every pass.
+With ``--listen HOST:PORT`` it also serves seed 002's Recommender API, ``autoscaling.kvert.io/v1``
+RecommendationQuery, over HTTPS (``POST /apis/autoscaling.kvert.io/v1/namespaces/NS/recommendationqueries``),
+with ``--tls-cert-file``/``--tls-private-key-file`` or a CA and certificate it makes in
+``--cert-dir``. With ``--history-prometheus URL`` (upstream's ``--prometheus-address``) or
+``--history-file FILE.csv`` (and ``--history-length``/``--history-resolution``) it loads, at start,
+the usage history of VPAs that have no checkpoints (:mod:`kvert.vpa.history`), as ``kvert up``'s
+``--vpa-history-*`` flags do; ``--storage=prometheus`` loads every VPA's and keeps no checkpoints,
+``--storage=checkpoint`` reads none.
 """
 
 from __future__ import annotations
@@ -44,7 +47,13 @@ from typing import TYPE_CHECKING, Any
 from kvert.auth.policy import VPA_RECOMMENDER_LEASE
 from kvert.cli.component import client_from_args as _client
 from kvert.cli.component import default_kubeconfig, run_component, stop_on_signals
-from kvert.cli.history_flags import add_history_flags, history_from_args
+from kvert.cli.history_flags import (
+    add_history_flags,
+    add_prometheus_history_flags,
+    history_from_args,
+    storage_from_args,
+)
+from kvert.cli.vpa_admission import go_bool
 from kvert.cli.vpa_common import common_flags as _common
 from kvert.cli.vpa_common import duration_arg as _duration
 from kvert.cli.vpa_common import elected as _elected
@@ -64,10 +73,16 @@ examples:
   kvert vpa recommender --kubeconfig ~/.kvert/kubeconfig --recommender-interval 10s
 
   # against any cluster (metrics-server and the VPA CRDs installed), with a wider safety margin,
-  # and the RecommendationQuery API on https://127.0.0.1:8942
-  kvert vpa recommender --recommendation-margin-fraction 0.25 --listen 127.0.0.1:8942
+  # and the RecommendationQuery API on https://127.0.0.1:8950 (metrics stay on :8942)
+  kvert vpa recommender --recommendation-margin-fraction 0.25 --listen 127.0.0.1:8950
   curl --cacert ~/.kvert/vpa-recommender/ca.crt -H 'Content-Type: application/json' \\
-    -d @query.json https://127.0.0.1:8942/apis/autoscaling.kvert.io/v1/namespaces/default/recommendationqueries
+    -d @query.json https://127.0.0.1:8950/apis/autoscaling.kvert.io/v1/namespaces/default/recommendationqueries
+  curl http://127.0.0.1:8942/metrics
+
+  # upstream's flags as upstream's deployment passes them
+  kvert vpa recommender --storage=prometheus --prometheus-address=http://prometheus.monitoring.svc \\
+    --container-pod-name-label=pod --container-name-label=container --memory-saver \\
+    --feature-gates=PerVPAConfig=true --v=4
 
   # start from two days of usage history in Prometheus (VPAs without checkpoints), or from a trace file
   kvert vpa recommender --history-prometheus http://127.0.0.1:9090 --history-length 2d --history-resolution 5m
@@ -124,24 +139,89 @@ def config_flags() -> list[tuple[str, str, str, Any]]:
     return out
 
 
+def _flag(p: argparse._ActionsContainer, *names: str, **kw: Any) -> None:
+    """``add_argument`` of a flag the shared flags (``vpa_common``) may already define."""
+    taken = getattr(p, "_option_string_actions", {})
+    names = tuple(n for n in names if n not in taken)
+    if names:
+        p.add_argument(*names, **kw)
+
+
+class _Verbosity(argparse.Action):
+    """klog's ``--v=N`` as the log level: 5 and up debug, 2 to 4 info (upstream's default is 4),
+    0 and 1 warnings only."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        try:
+            level = int(str(values))
+        except ValueError:
+            raise argparse.ArgumentError(self, f"invalid int value: {values!r}") from None
+        namespace.v = level
+        namespace.log_level = "debug" if level >= 5 else "info" if level >= 2 else "warning"
+
+
+def _upstream_common_flags(p: argparse.ArgumentParser) -> None:
+    """common/flags.go's flags and klog's, as upstream's recommender takes them."""
+    from kvert.vpa.features import gates_help
+    from kvert.vpa.throttle import DEFAULT_BURST, DEFAULT_QPS
+    g = p.add_argument_group("upstream's common flags")
+    _flag(g, "--kube-api-qps", type=float, default=DEFAULT_QPS, metavar="QPS",
+          help=f"requests a second to the API server (default {DEFAULT_QPS:g})")
+    _flag(g, "--kube-api-burst", type=float, default=float(DEFAULT_BURST), metavar="N",
+          help=f"burst of requests to the API server (default {DEFAULT_BURST})")
+    _flag(g, "--vpa-object-namespace", default="", metavar="NS",
+          help="only the VPAs (and pods, checkpoints) of this namespace (default: all namespaces)")
+    _flag(g, "--ignored-vpa-object-namespaces", default="", metavar="NS,...",
+          help="comma-separated namespaces whose VPAs and checkpoints are left alone")
+    _flag(g, "--feature-gates", default="", metavar="GATES",
+          help=f"Gate=true|false,...: the recommender reads PerVPAConfig ({gates_help()})")
+    _flag(g, "--profiling", type=go_bool, nargs="?", const=True, default=False, metavar="BOOL",
+          help="accepted for upstream's /debug/pprof endpoint, which a Python process does not serve")
+    _flag(g, "--v", action=_Verbosity, default=4, metavar="N",
+          help="klog's verbosity as the log level: 5+ debug, 2-4 info, 0-1 warnings (default: 4)")
+    _flag(g, "--stderrthreshold", default="INFO", metavar="SEVERITY",
+          help="accepted: every log line goes to stderr (default: INFO)")
+
+
 def register(vpa_subparsers: argparse._SubParsersAction) -> None:
     """Add ``recommender`` under ``kvert vpa``."""
+    from kvert.vpa.serving import RECOMMENDER_ADDRESS
     r = vpa_subparsers.add_parser(
         "recommender", help="run the VPA recommender against any API server",
         description="Run the VPA recommender against any Kubernetes API server: sample pod usage from\n"
                     "metrics.k8s.io, write each VPA's status.recommendation and conditions, keep\n"
-                    "history in VerticalPodAutoscalerCheckpoints. With --listen, also answer\n"
-                    "RecommendationQuery (autoscaling.kvert.io/v1) over HTTPS. Runs until Ctrl-C.",
+                    "history in VerticalPodAutoscalerCheckpoints (upstream VPA 1.8's, in its format).\n"
+                    "Flags are upstream's; with --listen, it also answers RecommendationQuery\n"
+                    "(autoscaling.kvert.io/v1) over HTTPS. Runs until Ctrl-C.",
         epilog=RECOMMENDER_EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     _common(r)
     r.add_argument("--recommender-interval", "--interval", dest="interval", type=_duration, default=60.0,
                    metavar="DURATION", help="how often metrics are fetched and recommendations written "
                                             "(default: 1m)")
     r.add_argument("--checkpoints-gc-interval", type=_duration, default=600.0, metavar="DURATION",
-                   help="how often checkpoints are written and orphaned ones deleted (default: 10m)")
+                   help="how often orphaned checkpoints are deleted (default: 10m)")
+    r.add_argument("--checkpoints-timeout", type=_duration, default=60.0, metavar="DURATION",
+                   help="checkpoints are written until this long after the loop's start, once "
+                        "--update-worker-count VPAs have theirs (default: 1m)")
+    r.add_argument("--update-worker-count", type=_positive_int, default=10, metavar="N",
+                   help="upstream's concurrent status and checkpoint writers; kvert writes one at a time, "
+                        "and this many VPAs' checkpoints before the timeout applies (default: 10)")
+    r.add_argument("--min-checkpoints", type=_positive_int, default=10, metavar="N",
+                   help="deprecated and without effect, as upstream's (default: 10)")
+    r.add_argument("--checkpoint-write-interval", type=_duration, default=0.0, metavar="DURATION",
+                   help="kvert: write the checkpoints at most this often (default: every loop, as upstream)")
+    r.add_argument("--checkpoint-exact", type=go_bool, nargs="?", const=True, default=False, metavar="BOOL",
+                   help="kvert: checkpoints that give back exactly the recommendation (finer bucket weights "
+                        "when 10000 would move a percentile, times with fractions); default: upstream's "
+                        "bytes, heaviest bucket 10000, whole seconds")
+    r.add_argument("--memory-saver", type=go_bool, nargs="?", const=True, default=False, metavar="BOOL",
+                   help="only keep the pods some VPA matches (default: false)")
+    r.add_argument("--address", default=RECOMMENDER_ADDRESS, metavar="HOST:PORT",
+                   help=f"where /metrics and /health-check are served (default: {RECOMMENDER_ADDRESS})")
     r.add_argument("--recommender-name", default="default",
-                   help="serve the VPAs whose spec.recommenders name this recommender, and those "
-                        "naming none (default: default)")
+                   help="serve the VPAs whose spec.recommenders name this recommender; the default one "
+                        "also serves those naming none (default: default)")
     model = r.add_argument_group("recommendation model", "upstream's recommender flags; a VPA's "
                                  "vpa.kvert.io/FLAG annotations override them for that VPA")
     for flag, name, kind, default in config_flags():
@@ -164,8 +244,20 @@ def register(vpa_subparsers: argparse._SubParsersAction) -> None:
     history = r.add_argument_group("usage history", "where the recommender finds the history of VPAs "
                                    "that have no checkpoints yet, at start (default: nowhere)")
     add_history_flags(history)
+    add_prometheus_history_flags(history)
+    _upstream_common_flags(r)
     _leader_election_flags(r, VPA_RECOMMENDER_LEASE)
     r.set_defaults(func=run_recommender)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
+    return value
 
 
 # -- recommender ------------------------------------------------------------------------------------
@@ -212,27 +304,63 @@ def _ssl_context(args: argparse.Namespace, host: str, clock: Clock) -> tuple[ssl
     return pki.server_context(), pki.ca_cert
 
 
+def recommender_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The Recommender's options from the command's flags (ValueError naming a bad one)."""
+    from kvert.vpa.features import FeatureGateError, VpaGates
+    if args.vpa_object_namespace and args.ignored_vpa_object_namespaces:
+        raise ValueError("--vpa-object-namespace and --ignored-vpa-object-namespaces are mutually "
+                         "exclusive and can't be set together.")
+    try:
+        gates = VpaGates.parse(args.feature_gates)
+    except FeatureGateError as e:
+        raise ValueError(f"--feature-gates: {e}") from None
+    use_checkpoints, _ = storage_from_args(args)
+    return dict(
+        interval=args.interval, name=args.recommender_name, gates=gates,
+        checkpoint_interval=args.checkpoint_write_interval, checkpoint_gc_interval=args.checkpoints_gc_interval,
+        checkpoints_timeout=args.checkpoints_timeout, update_worker_count=args.update_worker_count,
+        exact_checkpoints=args.checkpoint_exact, use_checkpoints=use_checkpoints, memory_saver=args.memory_saver,
+        namespace=args.vpa_object_namespace or None,
+        ignored_namespaces=tuple(n.strip() for n in args.ignored_vpa_object_namespaces.split(",") if n.strip()))
+
+
 async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | None = None,
                             stop: asyncio.Event | None = None) -> int:
     from kvert.apiserver.recommendation_query import QueryServer
     from kvert.clock import WallClock
     from kvert.cluster import assembly as build
-    from kvert.vpa.metrics_source import HttpMetricsSource
+    from kvert.vpa.instruments import HealthCheck, RecommenderMetrics
+    from kvert.vpa.metrics_source import METRICS_PODS_PATH, HttpMetricsSource
     from kvert.vpa.query import QueryService
     from kvert.vpa.recommender import Recommender
+    from kvert.vpa.serving import MetricsServer
+    from kvert.vpa.throttle import ThrottledClient
 
     config = recommender_config(args)
+    options = recommender_options(args)
     listen = parse_listen(args.listen) if args.listen else None
-    history = history_from_args(args)
     clock = WallClock()
-    client = _client(args, "vpa-recommender")
+    instruments = RecommenderMetrics()
+    history = history_from_args(args, instruments=instruments, clock=clock)
+    if args.min_checkpoints != 10:
+        log.warning("DEPRECATION WARNING: The 'min-checkpoints' flag is deprecated and has no effect. "
+                    "It will be removed in a future release.")
+    if args.storage == "checkpoint" and (args.history_prometheus or args.history_file):
+        log.warning("--storage=checkpoint: the history source given is not read")
+    # upstream: unhealthy once five intervals pass without a finished loop
+    health = HealthCheck(clock, args.interval * 5)
+    status_server = MetricsServer(instruments, health, args.address)
+    raw = _client(args, "vpa-recommender")
+    client = ThrottledClient(raw, clock, args.kube_api_qps, int(args.kube_api_burst))
     informers = build.vpa_informers(client, clock)
+    ns = options["namespace"]
+    metrics_path = f"/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods" if ns else METRICS_PODS_PATH
     server = None
 
     def make() -> Recommender:
-        recommender = build.recommender(client, clock, HttpMetricsSource(client), interval=args.interval,
-                                        config=config, checkpoint_interval=args.checkpoints_gc_interval,
-                                        name=args.recommender_name, history=history, informers=informers)
+        recommender = build.recommender(client, clock, HttpMetricsSource(raw, metrics_path), config=config,
+                                        history=history, informers=informers, instruments=instruments,
+                                        health=health, **options)
         if server is not None:     # the API answers from the recommender that leads
             server.recommendation_query = QueryService(recommender)
         return recommender
@@ -248,8 +376,10 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
             url = await server.start()
             print(f"RecommendationQuery API serving {url}/apis/autoscaling.kvert.io/v1"
                   + (f" (CA: {ca})" if ca else ""), flush=True)
-        print(f"vpa recommender running against {client.server} every {_show_default('duration', args.interval)}"
-              + (f", history from {history.source}" if history is not None else ""), flush=True)
+        await status_server.start()
+        print(f"vpa recommender running against {raw.server} every {_show_default('duration', args.interval)}"
+              + (f", history from {history.source}" if history is not None else "")
+              + f" (metrics on {status_server.host}:{status_server.port})", flush=True)
         if ready is not None:
             ready.set()
         await _run_until(runner, stop)
@@ -257,7 +387,8 @@ async def serve_recommender(args: argparse.Namespace, ready: asyncio.Event | Non
         informers.stop()
         if server is not None:
             await server.stop()
-        await client.close()
+        await status_server.stop()
+        await raw.close()
     print("vpa recommender stopped", flush=True)
     return 0
 
@@ -266,5 +397,5 @@ def run_recommender(args: argparse.Namespace) -> int:
     return run_component(args, serve_recommender)
 
 
-__all__ = ["config_flags", "default_kubeconfig", "parse_listen", "recommender_config", "register",
-           "run_recommender", "serve_recommender"]
+__all__ = ["config_flags", "default_kubeconfig", "parse_listen", "recommender_config", "recommender_options",
+           "register", "run_recommender", "serve_recommender"]

@@ -58,7 +58,7 @@ from kvert.vpa import recommender as vpa_recommender
 from kvert.vpa.admission import VpaAdmissionPlugin, VpaMatcher
 from kvert.vpa.features import VpaGates
 from kvert.vpa.history import HistoryProvider
-from kvert.vpa.instruments import AdmissionMetrics, HealthCheck
+from kvert.vpa.instruments import AdmissionMetrics, HealthCheck, RecommenderMetrics
 from kvert.vpa.metrics_source import MetricsSource
 from kvert.vpa.recommendation import RecommenderConfig
 from kvert.vpa.recommender import Recommender
@@ -194,11 +194,22 @@ def vpa_informers(client: Client, clock: Clock) -> InformerFactory:
 def recommender(client: Client, clock: Clock, metrics: MetricsSource, *, informers: InformerFactory | None,
                 interval: float = 60.0, config: RecommenderConfig | None = None,
                 checkpoint_interval: float = 600.0, name: str = "default",
-                history: HistoryProvider | None = None) -> Recommender:
+                history: HistoryProvider | None = None, gates: VpaGates | None = None,
+                checkpoint_gc_interval: float | None = None, checkpoints_timeout: float = 60.0,
+                update_worker_count: int = 10, exact_checkpoints: bool = False, use_checkpoints: bool = True,
+                memory_saver: bool = False, namespace: str | None = None, ignored_namespaces: tuple[str, ...] = (),
+                instruments: RecommenderMetrics | None = None, health: HealthCheck | None = None) -> Recommender:
+    """The VPA recommender (``kvert vpa recommender``'s flags; upstream's defaults but
+    ``checkpoint_interval``, which the command sets to every loop)."""
     # looked up when called, so a test may stand in its own recommender class
     return vpa_recommender.Recommender(client, clock, metrics, interval=interval, config=config,
                                        checkpoint_interval=checkpoint_interval, name=name,
-                                       history=history, informers=informers)
+                                       history=history, informers=informers, gates=gates,
+                                       checkpoint_gc_interval=checkpoint_gc_interval,
+                                       checkpoints_timeout=checkpoints_timeout,
+                                       update_worker_count=update_worker_count, exact_checkpoints=exact_checkpoints,
+                                       use_checkpoints=use_checkpoints, memory_saver=memory_saver, namespace=namespace,
+                                       ignored_namespaces=ignored_namespaces, instruments=instruments, health=health)
 
 
 def updater(client: Client, clock: Clock, *, informers: InformerFactory | None, **options: Any) -> Updater:

@@ -35,7 +35,11 @@ bytes, NaN where a row has only the other; ``oom`` rows: the container was OOM-k
 
     ``job`` defaults to none (upstream's ``--prometheus-cadvisor-job-name`` defaults to
     ``kubernetes-cadvisor``; kvert's scrape jobs have whatever name the user gives them and
-    only the cAdvisor paths export these metrics). Errors (unreachable, HTTP errors,
+    only the cAdvisor paths export these metrics). ``names`` (``SeriesNames``) renames the
+    metrics and labels above, and names the series of pod labels (upstream's
+    ``--metric-for-pod-labels``: an instant query, vector or matrix; each pod's labels from its
+    newest sample); ``observer`` with ``clock`` counts the requests (upstream's
+    ``prometheus_client_api_requests_*`` metrics). Errors (unreachable, HTTP errors,
     ``status: error``, a result that is not a matrix, JSON that is not Prometheus') raise
     ``HistoryError`` naming the URL and the query.
 
@@ -51,14 +55,16 @@ Which VPA a pod's history goes to (``match_history``), within the pod's namespac
    recommender would give it: the oldest VPA (creation time, then name) whose target's
    selector matches its labels (``targets.select_pods``); a live pod no VPA selects is
    dropped (its labels say it is not any VPA's);
-2. a *gone* pod goes to the VPA whose ``targetRef`` would have named it: a Deployment ``D``
+2. a *gone* pod whose last labels are known (``PrometheusHistory`` with a pod-labels metric,
+   upstream's ``--metric-for-pod-labels``) goes to the oldest VPA whose selector matches them;
+3. another *gone* pod goes to the VPA whose ``targetRef`` would have named it: a Deployment ``D``
    owns ``D-<hash>-<suffix>``, a StatefulSet ``S`` owns ``S-<ordinal>``, a CronJob ``C`` owns
    ``C-<scheduled minute>-<suffix>``, a ReplicaSet, DaemonSet, Job or ReplicationController
    (or any other kind) ``R`` owns ``R-<suffix>`` (``<hash>`` and ``<suffix>`` are lower-case
    letters and digits, the suffix 5 of them, an ordinal digits). When several targets fit,
    the longest target name wins, then the oldest VPA. Targets that cannot be read still
    count (the name is in the VPA);
-3. anything else is dropped, counted and logged.
+4. anything else is dropped, counted and logged.
 
 Durations (``history_length``, ``resolution``) are Prometheus durations (``8d``, ``1h30m``,
 ``90s``, ``1w``) or seconds (``parse_duration``).
@@ -77,12 +83,15 @@ import logging
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from kvert.api.durations import format_prometheus_duration, parse_prometheus_duration
+from kvert.clock import Clock
+from kvert.vpa.instruments import RecommenderMetrics
 from kvert.vpa.samples import SampleError, Samples, parse_samples
 from kvert.vpa.targets import select_pods
 
@@ -215,18 +224,19 @@ class FileHistory:
 
 def history_provider(prometheus: str | None = None, file: str | Path | None = None, *,
                      history_length: float | str = DEFAULT_HISTORY_LENGTH,
-                     resolution: float | str = DEFAULT_RESOLUTION) -> HistoryProvider | None:
-    """The provider the recommender's history options ask for: ``PrometheusHistory(prometheus)``,
-    ``FileHistory(file)`` (which must exist), or None with neither (``kvert up``'s
-    ``--vpa-history-*`` and ``kvert vpa recommender``'s ``--history-*`` flags). Raises
-    ``HistoryError`` for both at once, a missing file or a URL that is not http(s), ValueError
-    for a bad duration (both are checked whichever source is used)."""
+                     resolution: float | str = DEFAULT_RESOLUTION,
+                     prometheus_options: Mapping[str, Any] | None = None) -> HistoryProvider | None:
+    """The provider the recommender's history options ask for: ``PrometheusHistory(prometheus,
+    **prometheus_options)``, ``FileHistory(file)`` (which must exist), or None with neither
+    (``kvert up``'s ``--vpa-history-*`` and ``kvert vpa recommender``'s ``--history-*`` flags).
+    Raises ``HistoryError`` for both at once, a missing file or a URL that is not http(s),
+    ValueError for a bad duration (both are checked whichever source is used)."""
     if prometheus and file is not None:
         raise HistoryError("a Prometheus server or a file, not both")
     length = parse_duration(history_length)
     step = parse_duration(resolution)
     if prometheus:
-        return PrometheusHistory(prometheus, history_length=length, resolution=step)
+        return PrometheusHistory(prometheus, history_length=length, resolution=step, **(prometheus_options or {}))
     if file is not None:
         path = Path(file)
         if not path.is_file():
@@ -247,13 +257,53 @@ def regex_escape(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "\\" + ch for ch in text)
 
 
+@dataclass(frozen=True)
+class SeriesNames:
+    """The metric and label names the history is read from: upstream's recommender flags
+    ``--history-cpu-metric``, ``--history-memory-metric``, ``--container-namespace-label``,
+    ``--container-pod-name-label``, ``--container-name-label`` (cAdvisor's series), and
+    ``--metric-for-pod-labels``, ``--pod-label-prefix``, ``--pod-namespace-label``,
+    ``--pod-name-label`` (the series whose labels carry each pod's labels; ``None``: not read).
+    The container label defaults are today's cAdvisor's (``pod``, ``container``); upstream's,
+    ``pod_name`` and ``name``, are the ones cAdvisor dropped in Kubernetes 1.16."""
+
+    cpu_metric: str = "container_cpu_usage_seconds_total"
+    memory_metric: str = "container_memory_working_set_bytes"
+    namespace_label: str = "namespace"
+    pod_label: str = "pod"
+    container_label: str = "container"
+    pod_labels_metric: str | None = None
+    pod_label_prefix: str = "pod_label_"
+    pod_labels_namespace_label: str = "kubernetes_namespace"
+    pod_labels_name_label: str = "kubernetes_pod_name"
+
+
+class RequestObserver(Protocol):
+    """Where the Prometheus client's requests are counted."""
+
+    def observe_request(self, code: str, method: str, seconds: float) -> None: ...
+
+
+class RecommenderRequests:
+    """A RequestObserver onto the recommender's ``prometheus_client_api_requests_count`` and
+    ``prometheus_client_api_requests_duration_seconds`` (labels ``code``, ``method``)."""
+
+    def __init__(self, metrics: RecommenderMetrics) -> None:
+        self.metrics = metrics
+
+    def observe_request(self, code: str, method: str, seconds: float) -> None:
+        self.metrics.prometheus_requests.labels(code, method).inc()
+        self.metrics.prometheus_request_duration.labels(code, method).observe(seconds)
+
+
 class PrometheusHistory:
     """Usage history from a Prometheus server's range queries (see the module docstring)."""
 
     def __init__(self, url: str, *, history_length: float | str = DEFAULT_HISTORY_LENGTH,
                  resolution: float | str = DEFAULT_RESOLUTION, job: str = "", namespace: str | None = None,
                  pod_regex: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 headers: Mapping[str, str] | None = None, ssl: Any = None) -> None:
+                 headers: Mapping[str, str] | None = None, ssl: Any = None, names: SeriesNames | None = None,
+                 observer: RequestObserver | None = None, clock: Clock | None = None) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise HistoryError(f"{url}: not an http(s) URL of a Prometheus server (e.g. http://127.0.0.1:9090)")
@@ -267,29 +317,40 @@ class PrometheusHistory:
         self.timeout = float(timeout)
         self.headers = dict(headers or {})
         self.ssl = ssl
+        self.names = names or SeriesNames()
+        self.observer = observer
+        self.clock = clock
+        # (namespace, pod) -> the pod's labels, from the pod-labels series of the last fetch
+        self.pod_labels: dict[tuple[str, str], dict[str, str]] = {}
 
     # queries
 
     def selector(self) -> str:
+        n = self.names
         parts = []
         if self.job:
             parts.append(f"job={promql_string(self.job)}")
         if self.namespace:
-            parts.append(f"namespace={promql_string(self.namespace)}")
-        parts.append('container!=""')
-        parts.append('container!="POD"')
-        parts.append(f"pod=~{promql_string(self.pod_regex)}" if self.pod_regex else 'pod!=""')
+            parts.append(f"{n.namespace_label}={promql_string(self.namespace)}")
+        parts.append(f'{n.container_label}!=""')
+        parts.append(f'{n.container_label}!="POD"')
+        parts.append(f"{n.pod_label}=~{promql_string(self.pod_regex)}" if self.pod_regex else f'{n.pod_label}!=""')
         return ",".join(parts)
 
     def queries(self) -> dict[str, str]:
+        n = self.names
         sel = self.selector()
         window = format_duration(self.resolution)
+        by = f"{n.namespace_label}, {n.pod_label}, {n.container_label}"
         return {
-            "cpu": (f"sum by (namespace, pod, container) (rate(container_cpu_usage_seconds_total{{{sel}}}[{window}]) "
-                    f"and ignoring(cpu) (container_memory_working_set_bytes{{{sel}}} > 0))"),
-            "memory": f"max by (namespace, pod, container) (container_memory_working_set_bytes{{{sel}}} > 0)",
+            "cpu": (f"sum by ({by}) (rate({n.cpu_metric}{{{sel}}}[{window}]) "
+                    f"and ignoring(cpu) ({n.memory_metric}{{{sel}}} > 0))"),
+            "memory": f"max by ({by}) ({n.memory_metric}{{{sel}}} > 0)",
             "oom": f"container_oom_events_total{{{sel}}}",
         }
+
+    def _key_labels(self) -> tuple[str, str, str]:
+        return self.names.namespace_label, self.names.pod_label, self.names.container_label
 
     def ranges(self, now: float) -> list[tuple[float, float]]:
         """(start, end) pieces of the history, each at most ``MAX_STEPS_PER_QUERY`` steps."""
@@ -318,13 +379,71 @@ class PrometheusHistory:
         queries = self.queries()
         series: dict[str, list[dict]] = {name: [] for name in queries}
         timeout = aiohttp.ClientTimeout(total=self.timeout)
-        async with aiohttp.ClientSession(timeout=timeout, headers=self.headers) as session:
+        async with aiohttp.ClientSession(timeout=timeout, headers=self.headers,
+                                         trace_configs=self._trace_configs()) as session:
             for start, end in self.ranges(now):
                 for name, query in queries.items():
                     series[name].extend(await self.query_range(session, query, start, end))
+            self.pod_labels = await self._read_pod_labels(session, now)
         series = {name: _merge_pieces(items) for name, items in series.items()}
         first_step = float(now) - self.history_length
         return self.parse(series, first_step)
+
+    def _trace_configs(self) -> list:
+        """The client's request counter and duration (promhttp's InstrumentRoundTripper*:
+        requests that got an answer, by status code and lower-case method)."""
+        if self.observer is None or self.clock is None:
+            return []
+        import aiohttp
+
+        observer, clock = self.observer, self.clock
+        trace = aiohttp.TraceConfig()
+
+        async def start(session: Any, ctx: Any, params: Any) -> None:
+            ctx.started = clock.now()
+
+        async def end(session: Any, ctx: Any, params: Any) -> None:
+            observer.observe_request(str(params.response.status), str(params.method).lower(),
+                                     clock.now() - getattr(ctx, "started", clock.now()))
+
+        trace.on_request_start.append(start)
+        trace.on_request_end.append(end)
+        return [trace]
+
+    async def _read_pod_labels(self, session: Any, now: float) -> dict[tuple[str, str], dict[str, str]]:
+        """upstream's ``readLastLabels``: each pod's labels from the newest sample of the
+        pod-labels series (labels named ``PREFIXkey``). A failure leaves the pods without
+        labels (they then go to a VPA by name), logged."""
+        n = self.names
+        if not n.pod_labels_metric:
+            return {}
+        try:
+            data = await prometheus_get(session, self.url + QUERY_PATH, {"query": n.pod_labels_metric,
+                                                                        "time": _num(now)},
+                                        what=f"query {n.pod_labels_metric}", timeout=self.timeout, ssl=self.ssl)
+        except HistoryError as e:
+            log.warning("pod labels not read: %s", e)
+            return {}
+        result = data.get("result") if isinstance(data, dict) else None
+        newest: dict[tuple[str, str], tuple[float, dict[str, str]]] = {}
+        for item in result if isinstance(result, list) else ():
+            metric = item.get("metric") if isinstance(item, Mapping) else None
+            if not isinstance(metric, Mapping):
+                continue
+            ns, pod = metric.get(n.pod_labels_namespace_label), metric.get(n.pod_labels_name_label)
+            if not ns or not pod:
+                continue
+            samples = item.get("values") or ([item["value"]] if item.get("value") else [])
+            try:
+                seen = max(float(v[0]) for v in samples)
+            except (TypeError, ValueError, IndexError):
+                continue
+            labels = {str(k)[len(n.pod_label_prefix):]: str(v) for k, v in metric.items()
+                      if str(k).startswith(n.pod_label_prefix)}
+            key = (str(ns), str(pod))
+            if key not in newest or seen > newest[key][0]:
+                newest[key] = (seen, labels)
+        return {key: labels for key, (_, labels) in newest.items()}
 
     # parsing
 
@@ -332,10 +451,11 @@ class PrometheusHistory:
         """History from the ``result`` matrices of the three queries (``cpu``, ``memory``,
         ``oom``; see the module docstring). Raises HistoryError on a malformed series."""
         url = self.url + QUERY_RANGE_PATH
-        cpu = _by_container(series.get("cpu") or [], url, "cpu")
-        memory = _by_container(series.get("memory") or [], url, "memory")
+        labels = self._key_labels()
+        cpu = _by_container(series.get("cpu") or [], url, "cpu", labels)
+        memory = _by_container(series.get("memory") or [], url, "memory", labels)
         ooms: dict[HistoryKey, list[tuple[np.ndarray, np.ndarray]]] = {}
-        for key, t, v in _series(series.get("oom") or [], url, "oom"):
+        for key, t, v in _series(series.get("oom") or [], url, "oom", labels):
             ooms.setdefault(key, []).append(counter_increases(t, v, first_step, self.resolution))
         out: History = {}
         for key in sorted(set(cpu) | set(memory) | set(ooms)):
@@ -523,17 +643,22 @@ def _parse_matrix(result: list, url: str, what: str, key_labels: Sequence[str] |
     return keys, lengths, times, vals
 
 
-def _series(result: list, url: str, what: str) -> Iterable[tuple[HistoryKey, np.ndarray, np.ndarray]]:
-    keys, lengths, times, values = parse_matrix(result, url, what, ("namespace", "pod", "container"))
+_KEY_LABELS = ("namespace", "pod", "container")
+
+
+def _series(result: list, url: str, what: str,
+            labels: Sequence[str] = _KEY_LABELS) -> Iterable[tuple[HistoryKey, np.ndarray, np.ndarray]]:
+    keys, lengths, times, values = parse_matrix(result, url, what, labels)
     ends = np.cumsum(lengths).tolist()
     for key, end, n in zip(keys, ends, lengths.tolist()):
         yield key, times[end - n:end], values[end - n:end]
 
 
-def _by_container(result: list, url: str, what: str) -> dict[HistoryKey, tuple[np.ndarray, np.ndarray]]:
+def _by_container(result: list, url: str, what: str,
+                  labels: Sequence[str] = _KEY_LABELS) -> dict[HistoryKey, tuple[np.ndarray, np.ndarray]]:
     """Series of one query by container (several series of one container are merged by time)."""
     out: dict[HistoryKey, list[tuple[np.ndarray, np.ndarray]]] = {}
-    for key, t, v in _series(result, url, what):
+    for key, t, v in _series(result, url, what, labels):
         ok = np.isfinite(v) & (v >= 0)
         out.setdefault(key, []).append((t[ok], v[ok]))
     merged = {}
@@ -585,24 +710,29 @@ def owns_by_name(kind: str, name: str, pod: str) -> bool:
 
 
 def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targets: Mapping[tuple[str, str], Any],
-                  live_pods: Sequence[Mapping]) -> tuple[dict[tuple[str, str], tuple[str, str]], list[tuple[str, str]]]:
+                  live_pods: Sequence[Mapping], gone_labels: Mapping[tuple[str, str], Mapping[str, str]] | None = None,
+                  ) -> tuple[dict[tuple[str, str], tuple[str, str]], list[tuple[str, str]]]:
     """Give each (namespace, pod) of a history to a VPA (the rules in the module docstring).
 
     ``vpas``: the VPA objects, oldest first; ``targets``: (namespace, VPA name) -> the resolved
-    ``targets.Target``; ``live_pods``: the live pod objects. Returns ({(ns, pod): (ns, VPA)},
-    [(ns, pod) dropped])."""
+    ``targets.Target``; ``live_pods``: the live pod objects; ``gone_labels``: the last labels of
+    pods that are gone (``PrometheusHistory.pod_labels``), which match them to a VPA's selector
+    before their name is tried, as upstream matches history pods. Returns ({(ns, pod): (ns,
+    VPA)}, [(ns, pod) dropped])."""
     def key_of(obj: Mapping) -> tuple[str, str]:
         meta = obj.get("metadata") or {}
         return meta.get("namespace") or "default", meta.get("name", "")
 
     live = {key_of(p) for p in live_pods}
+    labelled = [{"metadata": {"namespace": ns, "name": name, "labels": dict(labels)}}
+                for (ns, name), labels in sorted((gone_labels or {}).items()) if (ns, name) not in live and labels]
     owner: dict[tuple[str, str], tuple[str, str]] = {}
     for vpa in vpas:
         vkey = key_of(vpa)
         target = targets.get(vkey)
         if target is None or not target.ok:
             continue
-        for pod in select_pods(list(live_pods), vkey[0], target.selector):
+        for pod in select_pods(list(live_pods) + labelled, vkey[0], target.selector):
             owner.setdefault(key_of(pod), vkey)
     refs: dict[str, list[tuple[int, int, tuple[str, str], str, str]]] = {}
     for rank, vpa in enumerate(vpas):
@@ -619,7 +749,8 @@ def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targ
         if pk in live:
             owner_key = owner.get(pk)
         else:
-            owner_key = next((c[2] for c in refs.get(pk[0], []) if owns_by_name(c[3], c[4], pk[1])), None)
+            owner_key = owner.get(pk) or next(
+                (c[2] for c in refs.get(pk[0], []) if owns_by_name(c[3], c[4], pk[1])), None)
         if owner_key is None:
             dropped.append(pk)
         else:
@@ -628,7 +759,8 @@ def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targ
 
 
 __all__ = ["DEFAULT_HISTORY_LENGTH", "DEFAULT_RESOLUTION", "DEFAULT_TIMEOUT", "FileHistory", "History", "HistoryError",
-           "gc_paused", "HistoryKey", "HistoryProvider", "MAX_STEPS_PER_QUERY", "PrometheusHistory", "concat_samples",
-           "container_samples", "counter_increases", "format_duration", "history_provider", "match_history",
-           "name_pattern", "owns_by_name", "parse_duration", "parse_matrix", "prometheus_get", "promql_string",
-           "query_instant", "query_range", "regex_escape", "split_samples"]
+           "gc_paused", "HistoryKey", "HistoryProvider", "MAX_STEPS_PER_QUERY", "PrometheusHistory",
+           "RecommenderRequests", "RequestObserver", "SeriesNames", "concat_samples", "container_samples",
+           "counter_increases", "format_duration", "history_provider", "match_history", "name_pattern", "owns_by_name",
+           "parse_duration", "parse_matrix", "prometheus_get", "promql_string", "query_instant", "query_range",
+           "regex_escape", "split_samples"]

@@ -87,7 +87,7 @@ from kvert.vpa.checkpoint import CheckpointError, checkpoint_for, restore_into
 from kvert.vpa.estimates import BankEstimates
 from kvert.vpa.estimators import BOUND_ORDER, CPU, MEMORY
 from kvert.vpa.features import VpaGates
-from kvert.vpa.history import HistoryProvider, concat_samples, match_history
+from kvert.vpa.history import HistoryProvider, PrometheusHistory, concat_samples, match_history
 from kvert.vpa.instruments import ExecutionTimer, HealthCheck, RecommenderMetrics
 from kvert.vpa.metrics_source import MetricsSource, UsageTable
 from kvert.vpa.recommendation import (
@@ -244,7 +244,8 @@ class Recommender:
         fresh history over the checkpoints (upstream 1.8: "Ensure that VPA checkpoint is loaded
         in the correct order")."""
         try:
-            vpas = {_key(v): v for v in (await self.client.list(VPAS))["items"] if self._mine(v)}
+            vpas = {_key(v): v for v in (await self.client.list(VPAS, namespace=self.namespace))["items"]
+                    if self._mine(v)}
             checkpoints = (await self.client.list(CHECKPOINTS, namespace=self.namespace))["items"]
         except ApiError as e:
             log.warning("cannot read checkpoints (trying again next loop): %s", e)
@@ -346,8 +347,8 @@ class Recommender:
             return 0
         source = str(getattr(self.history, "source", type(self.history).__name__))
         try:
-            vpa_list = [v for v in (await self.client.list(VPAS))["items"] if self._mine(v)]
-            pods = [p for p in (await self.client.list("pods"))["items"] if is_live(p)]
+            vpa_list = [v for v in (await self.client.list(VPAS, namespace=self.namespace))["items"] if self._mine(v)]
+            pods = [p for p in (await self.client.list("pods", namespace=self.namespace))["items"] if is_live(p)]
         except ApiError as e:
             log.warning("usage history not loaded: cannot list VPAs and pods: %s", e)
             return 0
@@ -371,7 +372,8 @@ class Recommender:
             await self._history_condition({k: f"Usage history not loaded: {e}" for k in todo}, False, self.clock.now())
             return 0
         targets = {_key(v): await resolve_target(self.client, v) for v in vpa_list}
-        assigned, dropped = match_history({(k[0], k[1]) for k in history}, vpa_list, targets, pods)
+        labels = self.history.pod_labels if isinstance(self.history, PrometheusHistory) else None
+        assigned, dropped = match_history({(k[0], k[1]) for k in history}, vpa_list, targets, pods, labels)
         live = {_key(p): p for p in pods}
         groups: dict[tuple[str, str, str], list] = {}
         for (ns, pod_name, container), samples in history.items():
