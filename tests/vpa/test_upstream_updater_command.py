@@ -93,3 +93,22 @@ def test_the_command_serves_metrics_and_health(tmp_path):
         assert health == (200, "OK")
     finally:
         up.stop()
+
+
+def test_kube_api_qps_and_burst_pace_requests():
+    # client-go's token bucket (flowcontrol.NewTokenBucketRateLimiter(qps, burst)), which upstream's
+    # --kube-api-qps / --kube-api-burst configure: burst requests at once, then qps a second
+    from kvert.clock import VirtualClock
+    from kvert.vpa.throttle import ThrottledClient
+
+    from tests.kubelet.test_agent_support import cluster
+
+    async def go(clock: VirtualClock, qps: float) -> float:
+        client = ThrottledClient(await cluster(clock), clock, qps, 2)
+        start = clock.now()
+        for _ in range(6):
+            await client.list("pods", namespace="default")
+        return clock.now() - start
+    for qps, took in ((10.0, 0.4), (0.0, 0.0)):
+        clock = VirtualClock()
+        assert clock.run(go(clock, qps)) == pytest.approx(took), qps
