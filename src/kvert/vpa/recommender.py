@@ -803,6 +803,8 @@ class Recommender:
         ns, name = _key(pod)
         uid = pod["metadata"].get("uid", name)
         containers = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or []}
+        allocated = {cs.get("name"): cs.get("resources") for cs in (pod.get("status") or {}).get("containerStatuses")
+                     or () if isinstance(cs.get("resources"), Mapping)}
         for container, term in _oom_kills(pod):
             seen = (uid, container, term["finishedAt"])
             if seen in self._ooms_seen:
@@ -811,7 +813,10 @@ class Recommender:
             spec = containers.get(container)
             if spec is None or scaling_disabled(container_policy(vpa, container)):
                 continue
-            memory = container_requests(spec).get("memory")
+            # the requests in effect: the status' (after an in-place resize) before the spec's, as
+            # upstream's ContainerRequestsAndLimits
+            status_requests = container_requests({"resources": allocated[container]}) if container in allocated else {}
+            memory = status_requests.get("memory") or container_requests(spec).get("memory")
             try:
                 when = parse_time(term["finishedAt"])
             except ValueError:
