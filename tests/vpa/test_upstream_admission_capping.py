@@ -97,3 +97,27 @@ def test_issue_26_requests_only_pods_are_admitted_by_the_api_server():
     assert made["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "200m", "memory": "100Mi"},
                                                           "limits": {"cpu": "200m", "memory": "500Mi"}}
     assert "cpu capped to container limit" in made["metadata"]["annotations"]["vpaUpdates"]
+
+
+def test_reviews_are_counted_as_upstreams_admission_metrics():
+    # upstream: logic/server.go: OnAdmittedPod(applied) for pods, admission latency by status
+    # (applied / skipped) and resource (Pod / VPA)
+    from kvert.registry.admission import Attributes
+    from kvert.vpa.instruments import AdmissionMetrics
+
+    from tests.vpa.test_admission import cluster as fake_cluster
+
+    metrics = AdmissionMetrics()
+    v = vpa(targets={"hamster": {"cpu": "712m"}}, policies=REQUESTS_ONLY)
+    plugin = VpaAdmissionPlugin(fake_cluster(v), WallClock(), metrics=metrics)
+    matched = pod(container(requests={"cpu": "100m"}, limits={"cpu": "200m"}), owner=("ReplicaSet", "hamster-abc"))
+    unmatched = pod(container(requests={"cpu": "100m"}), labels={"app": "other"})
+    for p in (matched, unmatched):
+        asyncio.run(plugin.admit(Attributes("CREATE", "pods", "default", "hamster-1", p)))
+    plugin.admission.review_vpa(vpa(mode="Recreate"))      # nothing to default: skipped
+    value = metrics.registry.get_sample_value
+    assert value("vpa_admission_controller_admission_pods_total", {"applied": "true"}) == 1
+    assert value("vpa_admission_controller_admission_pods_total", {"applied": "false"}) == 1
+    assert value("vpa_admission_controller_admission_latency_seconds_count", {"status": "applied", "resource": "Pod"}) == 1
+    assert value("vpa_admission_controller_admission_latency_seconds_count", {"status": "skipped", "resource": "VPA"}) == 1
+    assert matched["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "200m"}
