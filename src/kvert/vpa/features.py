@@ -87,5 +87,5 @@ def gates_help() -> str:
                      for name, (default, stage, _) in sorted(_KNOWN.items()))
 
 
-__all__ = ["ALL_ALPHA", "ALL_BETA", "CPU_STARTUP_BOOST", "FeatureGateError", "IN_PLACE", "PER_VPA_CONFIG", "VPA_GATES", "VpaGates",
-           "gates_help"]
+__all__ = ["ALL_ALPHA", "ALL_BETA", "CPU_STARTUP_BOOST", "FeatureGateError", "IN_PLACE", "PER_VPA_CONFIG",
+           "VPA_GATES", "VpaGates", "gates_help"]
