@@ -20,7 +20,12 @@ Upstream: ``vertical-pod-autoscaler/pkg/admission-controller`` (``resource/pod``
     (or the LimitRange default limit) to keep its ratio to the original request
     (``GetProportionalLimit``: request 100m / limit 200m with a target of 300m gives 600m),
     then caps it to the LimitRange ``max`` and to request x ``maxLimitRequestRatio``;
-    ``RequestsOnly`` leaves limits alone;
+    ``RequestsOnly`` leaves limits alone and caps the request at the container's limit
+    (upstream's ``capRecommendationToContainerLimit``, note ``cpu capped to container limit``:
+    a request above its limit would make the pod invalid);
+  - CPU startup boost (the ``CPUStartupBoost`` gate, :mod:`kvert.vpa.startup_boost`): the
+    boosted CPU request (and limit), ``vpaCpuStartupBoost/<container>`` marking the original
+    resources; a VPA in mode Off with a boost still boosts, without its recommendation;
   - annotations, as upstream: ``vpaUpdates: "Pod resources updated by NAME: container 0:
     cpu request, memory request, cpu limit, memory limit; container 1: ..."`` (capping notes
     such as ``cpu capped to maxAllowed`` come first within a container) and
@@ -38,8 +43,10 @@ Upstream: ``vertical-pod-autoscaler/pkg/admission-controller`` (``resource/pod``
   from shared informers (:meth:`VpaMatcher.start`, or ``informers=``) or, without them,
   straight from the client.
 
-* :class:`VpaAdmission` -- matcher + mutate + a Warning event; :class:`VpaAdmissionPlugin`
-  wraps it as an in-process :class:`~kvert.registry.admission.AdmissionChain` plugin, and
+* :class:`VpaAdmission` -- matcher + mutate + a Warning event, and VPA validation
+  (:meth:`VpaAdmission.review_vpa`, upstream's gated checks of :mod:`kvert.vpa.vpa_validation`);
+  :class:`VpaAdmissionPlugin` wraps it as an in-process
+  :class:`~kvert.registry.admission.AdmissionChain` plugin (pod CREATE, VPA CREATE/UPDATE), and
   :mod:`kvert.vpa.webhook` serves it as a mutating webhook over HTTPS.
 
 Events: a pod has no uid at admission (and may have no name yet), so the Warning event
