@@ -433,9 +433,7 @@ def _check_host_path(source: Mapping[str, Any]) -> None:
     if check is None:
         return
     test, message = check
-    if not os.path.exists(path):
-        raise MountError(f"hostPath type check failed: {path} {message}")
-    if not test(path):
+    if not os.path.exists(path) or not test(path):
         raise MountError(f"hostPath type check failed: {path} {message}")
 
 

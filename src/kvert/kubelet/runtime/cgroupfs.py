@@ -721,6 +721,7 @@ class CgroupfsRuntime:
         node's cgroups; no container starts afterwards."""
         self._closed = True
         self._kill_everything()
+        shutil.rmtree(self.data_dir / "mounts", ignore_errors=True)
         self.tree.remove("")
         for c in self._containers.values():
             self._finish(c, _exit_code(-signal.SIGKILL), "Error")

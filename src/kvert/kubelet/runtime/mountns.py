@@ -95,10 +95,6 @@ class Plan:
     binds: list[tuple[str, str, bool]] = field(default_factory=list)   # (host path, target, read-only)
     cwd: str = "/"
 
-    @property
-    def empty(self) -> bool:
-        return not self.binds
-
 
 def _normal(path: str) -> str:
     parts: list[str] = []
