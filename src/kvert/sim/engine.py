@@ -43,7 +43,7 @@ import asyncio
 import gc
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +70,8 @@ from kvert.sim.recording import FleetSampler, RecommendationLog, ReplicaLog, Tra
 from kvert.sim.scenario import Policy, Scenario, recommender_config
 from kvert.store import open_store
 from kvert.store.base import Store, seeded_uids
+from kvert.vpa.features import VpaGates
+from kvert.vpa.vpa_validation import gates_needed
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +211,17 @@ def _oom_recorder(ooms: list[tuple[str, str, float, OomKill]], runtime: SimRunti
     return on_oom
 
 
-def _start_vpa(cluster: _SimCluster, policy: Policy, clock: VirtualClock) -> None:
+def policy_gates(policy: Policy, vpas: Iterable[dict | None]) -> VpaGates:
+    """The VPA components' feature gates under ``policy``: its ``featureGates`` when it names
+    them, else those its VPAs need (a policy that names InPlace or a startup boost means the
+    upstream VPA that runs them)."""
+    explicit = (policy.vpa or {}).get("featureGates")
+    if explicit is not None:
+        return VpaGates(explicit)
+    return gates_needed(v for v in vpas if v is not None)
+
+
+def _start_vpa(cluster: _SimCluster, policy: Policy, clock: VirtualClock, gates: VpaGates) -> None:
     """The VPA recommender and updater (sharing one process's informers) and the admission
     controller as an admission plugin of the registry."""
     plane = cluster.plane
@@ -219,16 +231,16 @@ def _start_vpa(cluster: _SimCluster, policy: Policy, clock: VirtualClock) -> Non
     recommender = build.recommender(
         plane.client(build.VPA_RECOMMENDER), clock, FleetMetricsSource(cluster.fleet),
         interval=rec_cfg.get("interval", 60.0), config=recommender_config(rec_cfg, "recommender"),
-        informers=informers,
+        informers=informers, gates=gates,
         # nothing restarts a simulated recommender, so its checkpoints are written only when asked
         checkpoint_interval=rec_cfg.get("checkpoint_interval", math.inf))
     cluster.supervisor.add("vpa-recommender", build.Owning(recommender, informers))
     upd_cfg.setdefault("interval", 60.0)
     cluster.supervisor.add("vpa-updater", build.updater(
-        plane.client(build.VPA_UPDATER), clock, informers=informers,
+        plane.client(build.VPA_UPDATER), clock, informers=informers, gates=gates,
         **{k: v for k, v in upd_cfg.items() if k in build.UPDATER_OPTIONS}))
     plane.registry.admission.plugins.append(
-        build.vpa_admission_plugin(plane.client(build.VPA_ADMISSION), clock, informers))
+        build.vpa_admission_plugin(plane.client(build.VPA_ADMISSION), clock, informers, gates=gates))
 
 
 async def _run_policy(scn: Scenario, policy: Policy, clock: VirtualClock, progress: Progress | None
@@ -245,7 +257,7 @@ async def _run_policy(scn: Scenario, policy: Policy, clock: VirtualClock, progre
     history = RecommendationLog(clock, tracker.start, {(obj["metadata"]["namespace"], obj["metadata"]["name"]): key
                                                        for key, obj in vpas.items() if obj is not None})
     if vpa:
-        _start_vpa(cluster, policy, clock)
+        _start_vpa(cluster, policy, clock, policy_gates(policy, vpas.values()))
 
     informers_of_run = [Informer(admin, "pods", clock=clock), Informer(admin, "nodes", clock=clock)]
     informers_of_run[0].add_handlers(tracker.on_add, tracker.on_update, tracker.on_delete)

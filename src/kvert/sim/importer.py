@@ -14,7 +14,7 @@ as is                the snapshot's own requests, limits, VPAs and HPAs (``vpa: 
 no VPA               none of the VPAs (HPAs kept)
 Recreate             upstream's VPA, updateMode Recreate
 InPlaceOrRecreate    upstream's VPA, InPlaceOrRecreate
-InPlace              upstream's VPA, InPlace (an infeasible resize waits; never evicts)
+InPlace              upstream's VPA 1.7+, InPlace (never evicts; an infeasible resize waits)
 kvert in-place       kvert's opt-in policies: ``vpa.kvert.io/model: in-place`` and
                      ``vpa.kvert.io/capacity-aware`` on InPlaceOrRecreate
 ===================  =======================================================================

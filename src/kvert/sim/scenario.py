@@ -64,6 +64,8 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
         hpa: none                 # the workloads' HPAs are not created under this policy
       - name: as is
         vpa: existing             # each workload's existingVpa (none for those without one)
+      - name: startup boost
+        vpa: {updateMode: InPlaceOrRecreate, spec: {startupBoost: {cpu: {type: Factor, factor: 2, durationSeconds: 60}}}}
       - name: shop's Deployments on InPlace
         vpa: {updateMode: InPlace}
         workloads: {namespaces: [shop], kinds: [Deployment]}   # only these get the policy's VPA;
@@ -78,8 +80,15 @@ A scenario made by ``kvert scenario import`` (``kvert.sim.importer``) uses all o
 
 A policy's ``updateMode`` is one the VPA API accepts: Off, Initial, Recreate,
 InPlaceOrRecreate, Auto (deprecated upstream; kvert's updater treats it as
-InPlaceOrRecreate) and InPlace (kvert's name for InPlaceOrRecreate that never evicts: an
-infeasible resize waits; upstream's API has no such mode yet).
+InPlaceOrRecreate) and InPlace (upstream VPA 1.7's alpha mode: resize in place, never evict;
+an infeasible resize waits for a lower recommendation). Its ``spec`` may carry upstream 1.7's
+CPU startup boost (``startupBoost: {cpu: {type: Factor, factor: 2, durationSeconds: 60}}``,
+or per container in ``resourcePolicy.containerPolicies[].startupBoost``) and the per-VPA
+settings (``updatePolicy.evictAfterOOMSeconds``, ``oomBumpUpRatio``, ...). The VPA's
+components run with the feature gates its objects need (InPlace, CPUStartupBoost,
+PerVPAConfig: a policy that names a gated feature means the upstream VPA that runs it), or
+with the policy's own ``featureGates`` (``vpa: {featureGates: "InPlace=true"}``, upstream's
+``--feature-gates`` form, or a mapping).
 
 A workload's ``hpa`` is created with its Deployment (same name and namespace,
 ``scaleTargetRef`` the Deployment) under every policy but those with ``hpa: none``; the HPA
@@ -144,6 +153,7 @@ from kvert.sim.scenario_fields import (
 )
 from kvert.sim.tracefiles import TraceFileError, TraceLayout, load_bank, read_layout
 from kvert.sim.traces import TraceError, trace_usage
+from kvert.vpa.features import FeatureGateError, VpaGates
 from kvert.vpa.recommendation import DEFAULT_CONFIG, RecommenderConfig
 
 # libyaml's loader where PyYAML has it (an imported scenario of 2 000 workloads is megabytes)
@@ -675,12 +685,17 @@ def _policy(doc: object, path: str) -> Policy:
     if vpa is None or vpa == "none" or vpa is False:
         return Policy(name, None, hpa, existing=select is not None, select=select)
     vpa = as_mapping(vpa, f"{path}.vpa")
-    check_keys(vpa, {"updateMode", "recommender", "updater", "spec", "annotations"}, f"{path}.vpa")
+    check_keys(vpa, {"updateMode", "recommender", "updater", "spec", "annotations", "featureGates"}, f"{path}.vpa")
     mode = vpa.get("updateMode", "InPlaceOrRecreate")
     if mode not in UPDATE_MODES:
         raise ScenarioError(f"{path}.vpa.updateMode: expected one of {', '.join(UPDATE_MODES)}, got {mode!r}")
     out: dict[str, Any] = {"updateMode": mode, "spec": dict(vpa.get("spec") or {})}
     out["annotations"] = _vpa_annotations(vpa.get("annotations"), f"{path}.vpa.annotations")
+    if vpa.get("featureGates") is not None:
+        try:
+            out["featureGates"] = dict(VpaGates.parse(vpa["featureGates"]).set)
+        except FeatureGateError as e:
+            raise ScenarioError(f"{path}.vpa.featureGates: {e}") from None
     for part in ("recommender", "updater"):
         sub = {_snake(k): v for k, v in as_mapping(vpa.get(part) or {}, f"{path}.vpa.{part}").items()}
         for key, camel in (("interval", "interval"), ("checkpoint_interval", "checkpointInterval")):

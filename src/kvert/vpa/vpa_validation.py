@@ -20,7 +20,7 @@ API server's own validation (kvert's refuses it with the same message).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kvert.api.errors import Cause, Invalid
@@ -252,4 +252,17 @@ def review_vpa(vpa: Mapping, old: Mapping | None, gates: VpaGates) -> tuple[list
     return ops, warnings
 
 
-__all__ = ["DEFAULT_UPDATE_POLICY", "Options", "UPDATE_MODES_LIST", "review_vpa", "validate_vpa"]
+def gates_needed(vpas: Iterable[Mapping]) -> VpaGates:
+    """The gates that admit ``vpas`` (what a simulated policy that names these features turns
+    on): an object "already using" a feature is what upstream's validation lets through."""
+    needed: dict[str, bool] = {}
+    for vpa in vpas:
+        uses = Options(VpaGates(), vpa)
+        for gate, used in ((CPU_STARTUP_BOOST, uses.allow_cpu_startup_boost),
+                           (PER_VPA_CONFIG, uses.allow_per_vpa_config), (IN_PLACE, uses.allow_in_place)):
+            if used:
+                needed[gate] = True
+    return VpaGates(needed)
+
+
+__all__ = ["DEFAULT_UPDATE_POLICY", "Options", "gates_needed", "UPDATE_MODES_LIST", "review_vpa", "validate_vpa"]
