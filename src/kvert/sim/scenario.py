@@ -65,7 +65,8 @@ A scenario is a YAML document (see ``examples/scenarios/hamster.yaml``)::
       - name: as is
         vpa: existing             # each workload's existingVpa (none for those without one)
       - name: startup boost
-        vpa: {updateMode: InPlaceOrRecreate, spec: {startupBoost: {cpu: {type: Factor, factor: 2, durationSeconds: 60}}}}
+        vpa: {updateMode: InPlaceOrRecreate,
+              spec: {startupBoost: {cpu: {type: Factor, factor: 2, durationSeconds: 60}}}}
       - name: shop's Deployments on InPlace
         vpa: {updateMode: InPlace}
         workloads: {namespaces: [shop], kinds: [Deployment]}   # only these get the policy's VPA;
