@@ -16,6 +16,7 @@ and the credentials (``--prometheus-bearer-token(-file)``, ``--username``/``--pa
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 UPSTREAM_PROMETHEUS_ADDRESS = "http://prometheus.monitoring.svc"
 STORAGES = ("prometheus", "checkpoint")
 _METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+_LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def add_history_flags(group: argparse._ActionsContainer, prefix: str = "") -> None:
@@ -117,27 +119,61 @@ def storage_from_args(args: argparse.Namespace) -> tuple[bool, bool]:
 
 def _prometheus_options(args: argparse.Namespace, instruments: RecommenderMetrics | None,
                         clock: Clock | None) -> dict[str, Any]:
-    """PrometheusHistory's keyword arguments from upstream's flags (ValueError naming one)."""
-    from kvert.sim.prometheus_history import prometheus_options
-    from kvert.vpa.history import RecommenderRequests, SeriesNames
-    common = prometheus_options(args)              # credentials, TLS, timeout; label names checked
-    labels = common["labels"]
+    """PrometheusHistory's keyword arguments from upstream's flags, as upstream's
+    ``newPrometheusHistoryProviderConfig`` maps them (ValueError naming a flag)."""
+    from kvert.vpa.history import RecommenderRequests, SeriesNames, parse_duration
     names = SeriesNames(cpu_metric=args.history_cpu_metric, memory_metric=args.history_memory_metric,
-                        namespace_label=labels.container_namespace_label, pod_label=labels.container_pod_name_label,
-                        container_label=labels.container_name_label,
+                        namespace_label=args.container_namespace_label, pod_label=args.container_pod_name_label,
+                        container_label=args.container_name_label,
                         pod_labels_metric=args.metric_for_pod_labels or None, pod_label_prefix=args.pod_label_prefix,
-                        pod_labels_namespace_label=labels.pod_namespace_label,
-                        pod_labels_name_label=labels.pod_name_label)
+                        pod_labels_namespace_label=args.pod_namespace_label, pod_labels_name_label=args.pod_name_label)
     for flag, value in (("--history-cpu-metric", names.cpu_metric), ("--history-memory-metric", names.memory_metric)):
         if not _METRIC_NAME.match(value):
             raise ValueError(f"{flag}: {value!r} is not a Prometheus metric name")
-    options: dict[str, Any] = {"job": labels.cadvisor_job, "timeout": common["timeout"], "headers": common["headers"],
-                               "ssl": common["ssl"], "names": names}
+    for flag in ("--container-namespace-label", "--container-pod-name-label", "--container-name-label",
+                 "--pod-namespace-label", "--pod-name-label"):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if not _LABEL_NAME.match(value):
+            raise ValueError(f"{flag}: {value!r} is not a Prometheus label name")
+    try:
+        timeout = parse_duration(args.prometheus_query_timeout)
+    except ValueError as e:
+        raise ValueError(f"--prometheus-query-timeout: {e}") from None
+    options: dict[str, Any] = {"job": args.prometheus_cadvisor_job_name, "timeout": timeout,
+                               "headers": _credentials(args), "ssl": False if args.prometheus_insecure else None,
+                               "names": names}
     if getattr(args, "vpa_object_namespace", ""):
         options["namespace"] = args.vpa_object_namespace
     if instruments is not None and clock is not None:
         options.update(observer=RecommenderRequests(instruments), clock=clock)
     return options
+
+
+def _credentials(args: argparse.Namespace) -> dict[str, str]:
+    """The Authorization header as upstream's: a bearer token (read from
+    --prometheus-bearer-token-file, trimmed) wins over basic auth; basic auth needs a username
+    and a password, from the flags, else $PROMETHEUS_USERNAME / $PROMETHEUS_PASSWORD; the three
+    flags together are refused (ValidateRecommenderConfig)."""
+    import base64
+    token, token_file = args.prometheus_bearer_token or "", args.prometheus_bearer_token_file or ""
+    username, password = args.username or "", args.password or ""
+    if token and token_file and username:
+        raise ValueError("--bearer-token, --bearer-token-file and --username are mutually exclusive and can't be "
+                         "set together.")
+    if token_file:
+        try:
+            token = Path(token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"--prometheus-bearer-token-file: {token_file}: cannot read: "
+                             f"{getattr(e, 'strerror', None) or e}") from None
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    if not (username and password):
+        username = os.environ.get("PROMETHEUS_USERNAME", "")
+        password = os.environ.get("PROMETHEUS_PASSWORD", "")
+    if username and password:
+        return {"Authorization": "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()}
+    return {}
 
 
 def history_from_args(args: argparse.Namespace, prefix: str = "", *, instruments: RecommenderMetrics | None = None,

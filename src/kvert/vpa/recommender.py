@@ -727,7 +727,9 @@ class Recommender:
             raise
         except Exception as e:  # noqa: BLE001
             log.warning("reading pod metrics failed: %s", e)
+            self._metrics_response(error=True)
             return
+        self._metrics_response(error=False)
         if len(table) == 0:
             return
         times = np.where(np.isnan(table.time), now, table.time)
@@ -737,6 +739,11 @@ class Recommender:
             if cutoff is not None:
                 cpu = np.where(t_us[idx] <= cutoff, np.nan, cpu)
             bank.add_samples(slots, t_us[idx], cpu, table.memory[idx], unique=unique)
+
+    def _metrics_response(self, error: bool) -> None:
+        """``metric_server_responses``, as upstream's metrics client counts its answers."""
+        if self.instruments is not None:
+            self.instruments.metric_server_responses.labels(_bool(error), METRICS_CLIENT).inc()
 
     def _map_table(self, table: UsageTable, now: float) -> list:
         """Per bank: (bank, table rows, pod slots, restored cutoffs or None, slots unique)."""
@@ -1152,6 +1159,7 @@ def _selection(workload: Mapping) -> tuple:
 VpaKey = tuple[str, str]
 _NO_CUTOFF = np.iinfo(np.int64).min
 DEFAULT_RECOMMENDER = "default"      # input.DefaultRecommenderName
+METRICS_CLIENT = "default-metrics-client"     # the client_name of upstream's metrics client
 # vpa_types.GetUpdateModes(): what vpa_objects_count is reported for
 UPDATE_MODES = ("Off", "Initial", "Recreate", "Auto", "InPlaceOrRecreate", "InPlace")
 
