@@ -724,8 +724,9 @@ def match_history(pods: Iterable[tuple[str, str]], vpas: Sequence[Mapping], targ
         return meta.get("namespace") or "default", meta.get("name", "")
 
     live = {key_of(p) for p in live_pods}
-    labelled = [{"metadata": {"namespace": ns, "name": name, "labels": dict(labels)}}
-                for (ns, name), labels in sorted((gone_labels or {}).items()) if (ns, name) not in live and labels]
+    labelled: list[Mapping] = [{"metadata": {"namespace": ns, "name": name, "labels": dict(labels)}}
+                               for (ns, name), labels in sorted((gone_labels or {}).items())
+                               if (ns, name) not in live and labels]
     owner: dict[tuple[str, str], tuple[str, str]] = {}
     for vpa in vpas:
         vkey = key_of(vpa)

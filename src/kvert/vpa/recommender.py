@@ -1,40 +1,60 @@
-"""The live VPA recommender (seed 002's Recommender; ``recommender/routines/recommender.go``).
+"""The live VPA recommender (seed 002's Recommender), as upstream VPA 1.8's
+(``recommender/routines/recommender.go``, ``input/cluster_feeder.go``, ``model/``).
 
-``Recommender(client, clock, metrics, interval=60, config=None, checkpoint_interval=600)``;
+``Recommender(client, clock, metrics, interval=60, config=None, checkpoint_interval=600, ...)``;
 ``await r.run()`` until ``r.stop()``. At start it restores the aggregates of every existing VPA
-from its ``VerticalPodAutoscalerCheckpoint`` objects; then, every ``interval`` seconds
-(``run_once``):
+from its ``VerticalPodAutoscalerCheckpoint`` objects (when they cannot be read yet, the next loop
+tries again, and no checkpoint is written before: upstream 1.8's "checkpoints no longer restart
+recommendations from scratch"); then, every ``interval`` seconds (``run_once``, its steps timed
+under upstream's names on ``instruments``: LoadVPAs, LoadPods, LoadMetrics, DeleteRemovedPods,
+UpdateVPAs, MaintainCheckpoints, GarbageCollect):
 
-1. takes the VPAs, their targets (``targets.resolve_target``) and the live pods, and which VPA
-   controls each pod (``targets.PodAssignment``: the oldest VPA whose target selects it).
-   With ``informers`` (``kvert up``, the simulator) these follow the informers' events (VPA
-   add/update/delete, pod add/delete/label change, changes of the targeted workloads' selector
-   or owners), so a loop where nothing changed does no per-VPA or per-pod work; with a plain
-   client they are listed and compared every loop;
+1. takes this recommender's VPAs (``filterVPAs``: the default recommender serves those naming
+   no recommender or naming it, another only those naming it; within ``namespace`` and outside
+   ``ignored_namespaces``), their targets (``targets.resolve_target``) and the pods upstream's
+   pod lister holds -- every phase but Pending (``status.phase!=Pending``: Running, Unknown, and
+   Succeeded/Failed until deleted) -- and which VPA controls each pod (``targets.PodAssignment``:
+   the oldest VPA whose target selects it). With ``memory_saver`` only the pods some VPA
+   matches are kept. A pod's VPA gets an aggregate for each of its containers at once, samples
+   or not (``AddOrUpdateContainer``). With ``informers`` (``kvert up``, the simulator) these
+   follow the informers' events (VPA add/update/delete, pod add/delete/label change, changes of
+   the targeted workloads' selector or owners), so a loop where nothing changed does no per-VPA
+   or per-pod work; with a plain client they are listed and compared every loop;
 2. files the usage table (``metrics.usage_table()``: one CPU and one memory sample per
    container, at the table's time) into the ``AggregateStore`` under (namespace, VPA,
    container): the table's rows are mapped to the banks' pod slots once per table generation
    and matching change, then filed with a few array operations. CPU samples not newer than a
    restored checkpoint's ``lastSampleStart`` are skipped, so a restarted recommender does not
    count a scrape twice;
-3. records OOM kills seen in pod statuses (``containerStatuses[].lastState.terminated`` with
-   reason ``OOMKilled``; time ``finishedAt``; memory: the container's memory request), each
-   (pod uid, container, finishedAt) once; for VPAs with ``vpa.kvert.io/workload: auto``, marks
-   the aggregates of containers whose pods run to completion (``recommendation
-   .runs_to_completion``: restartPolicy OnFailure/Never, or a last run ended with exit code 0)
-   as batch, which turns their CPU target into the mean usage;
-4. estimates the aggregates that got samples, all at once (``estimators.estimate_rows``);
-   the VPAs with an estimate that moved materially (``estimates.BankEstimates.material``),
-   a changed object, match or condition get their ``status.recommendation`` (policy caps per
-   VPA) and conditions computed, and the status is written when it changed materially
-   (``recommendation.status_changed_materially``: targets and conditions always, bounds when
-   they move by more than 10%);
-5. every ``checkpoint_interval`` writes one checkpoint per (VPA, container) with history and
-   deletes the checkpoints of VPAs that are gone; drops aggregates of deleted VPAs and
-   expired ones.
+3. records OOM kills seen in pod statuses (``containerStatuses[].lastState.terminated``, and
+   ``state.terminated`` of a container not restarted -- restartPolicy Never, upstream 1.8 --
+   with reason ``OOMKilled``; time ``finishedAt``; memory: the container's memory request, the
+   status' ``resources`` before the spec's), each (pod uid, container, finishedAt) once; for
+   VPAs with ``vpa.kvert.io/workload: auto``, marks the aggregates of containers whose pods run
+   to completion (``recommendation.runs_to_completion``) as batch, which turns their CPU target
+   into the mean usage;
+4. only then lets the pods deleted since the last loop go (upstream 1.8's deferred
+   ``DeleteRemovedPods``: the OOM of a pod's last update still counts);
+5. estimates the aggregates that changed, all at once (``estimators.estimate_rows``) -- one
+   without samples gets the pod minimum, as upstream's empty histograms give (kvert's in-place
+   model waits for a first sample: ``recommend_without_samples``); the VPAs with an estimate
+   that moved materially (``estimates.BankEstimates.material``), a changed object, match or
+   condition get their ``status`` computed as upstream's ``AsStatus`` (``recommendation``, ``{}``
+   when no container has one, the conditions and ``observedGeneration``), written when it
+   changed materially (``recommendation.status_changed_materially``: targets and conditions
+   always, bounds when they move by more than 10%);
+6. writes the checkpoints (``StoreCheckpoints``, every ``checkpoint_interval``: one per
+   container aggregate, samples or not, in upstream's bytes unless ``exact_checkpoints``, the
+   VPAs written longest ago first, after ``update_worker_count`` VPAs only within
+   ``checkpoints_timeout`` of the loop's start; none for a VPA loading its history) and every
+   ``checkpoint_gc_interval`` deletes those whose VPA is gone, whichever recommender serves it
+   (``GarbageCollectCheckpoints``); not at all without ``use_checkpoints`` (upstream's
+   ``--storage=prometheus``);
+7. drops aggregates of deleted VPAs and, hourly, expired ones and those without samples no
+   pod contributes to any more.
 
 Conditions (upstream's types, reasons and messages; ``lastTransitionTime`` moves only when
-the status flips):
+the status flips; upstream 1.7+ sets no ``observedGeneration`` on them):
 
 * ``RecommendationProvided``: True (no reason) when some container has a recommendation;
   else False, with reason ``NoPodsMatched`` and message ``No pods match this VPA object`` when
@@ -45,8 +65,9 @@ the status flips):
   "has a parent" message when the target cannot be used; removed otherwise
   (``ConfigDeprecated`` is always removed, as upstream);
 * ``LowConfidence`` (kvert: upstream defines but never sets it): True, reason
-  ``LowConfidence``, while some recommended container has less than the confidence interval
-  (24h) of history -- its upper bound is then very wide; False once all have enough;
+  ``LowConfidence``, while some recommended container's history -- first to last CPU sample,
+  the history loaded at start included -- spans less than the confidence interval (24h): its
+  upper bound is then wide; False once all span more;
 * ``FetchingHistory`` (upstream's type): True while ``load_history`` reads the history provider
   for the VPA (message ``Loading usage history from SOURCE``), then False with what was loaded
   (``Loaded N samples of P pods from SOURCE``) or why nothing was; a True left by a
@@ -55,11 +76,15 @@ the status flips):
 History: with ``history=`` (a ``kvert.vpa.history`` provider: Prometheus range queries or a
 trace file) ``run()`` calls ``load_history`` once, after ``restore_checkpoints`` and before the
 first loop: every VPA that got no checkpoint (checkpoints win, as upstream) gets the samples of
-its pods, live ones by selector and gone ones by name (``history.match_history``), so its
-first loop already has a recommendation. History CPU samples carry no request: they weigh the
-minimum sample weight, as upstream's history samples do.
+its pods, live ones by selector, gone ones by their last labels (Prometheus' pod-labels
+series) or by name (``history.match_history``), so its first loop already has a
+recommendation. History CPU samples carry no request: they weigh the minimum sample weight,
+as upstream's history samples do.
 
-VPAs whose ``spec.recommenders`` names other recommenders only are left to them.
+``gates`` (``kvert.vpa.features.VpaGates``): PerVPAConfig lets container policies set
+``oomBumpUpRatio``, ``oomMinBumpUp`` and ``memoryAggregationInterval{Seconds,Count}``.
+``instruments`` (``RecommenderMetrics``) gets upstream's metrics (objects count, latencies,
+aggregate count, metrics API answers); ``health`` is told each finished loop.
 """
 
 from __future__ import annotations
@@ -535,15 +560,14 @@ class Recommender:
         VPAs' and their targets' first, the pods' with ``pods``."""
         informers = self.informers
         assert informers is not None, "only a recommender given informers follows them"
-        if pods:
-            wanted = (("pods", (self._on_pod, self._on_pod_update, self._on_pod_delete)),)
-        else:
-            wanted = ((VPAS, (self._on_vpa, self._on_vpa_update, self._on_vpa_delete)),)
-        for resource, handlers in wanted:
-            if resource not in self._watched:
-                informer = await informers.synced(resource)
-                self._watched.add(resource)
-                informer.add_handlers(*handlers)
+        resource = "pods" if pods else VPAS
+        if resource not in self._watched:
+            informer = await informers.synced(resource)
+            self._watched.add(resource)
+            if pods:
+                informer.add_handlers(self._on_pod, self._on_pod_update, self._on_pod_delete)
+            else:
+                informer.add_handlers(self._on_vpa, self._on_vpa_update, self._on_vpa_delete)
         for resource in sorted(self._watched):
             if (resource == "pods") == pods:
                 informers.informer(resource).catch_up()
