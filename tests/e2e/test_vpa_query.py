@@ -40,7 +40,10 @@ def test_query_for_a_pod_that_does_not_exist(vpa_cluster):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         answer = json.loads(kubectl("create", "-f", str(QUERY), "-o", "json").stdout)
-        if "recommendation" in answer["status"]:
+        # as upstream, before the pods' first samples their VPA recommends the pod minimum
+        # (raised to the example's minAllowed 100m): wait for one from usage
+        recs = (answer["status"].get("recommendation") or {}).get("containerRecommendations") or []
+        if recs and recs[0]["target"]["cpu"] not in ("25m", "100m"):
             break
         time.sleep(1)
     assert "recommendation" in answer["status"], answer["status"]
