@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kvert.cli.history_flags import add_history_flags, history_from_args
 from kvert.cli.node_flags import add_node_flags, node_flags_from_args
+from kvert.vpa.features import FeatureGateError, VpaGates, gates_help
 
 DEFAULT_DATA_DIR = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
 
@@ -44,6 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     vpa.add_argument("--no-vpa", dest="vpa", action="store_false",
                      help="run no VPA component (e.g. to run 'kvert vpa recommender' against the "
                           "cluster instead); the VPA CRDs are still installed")
+    vpa.add_argument("--vpa-feature-gates", default="", metavar="GATES",
+                     help="the VPA components' --feature-gates, upstream's (default: all off): " + gates_help())
     add_history_flags(vpa, prefix="vpa-")
     add_leader_election_flags(p, default=True)
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
@@ -125,6 +128,14 @@ def _scheduler_config(args: argparse.Namespace):
         raise SystemExit(2) from None
 
 
+def _vpa_gates(args: argparse.Namespace) -> VpaGates:
+    try:
+        return VpaGates.parse(args.vpa_feature_gates)
+    except FeatureGateError as e:
+        print(f"kvert up: --vpa-feature-gates: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 async def _up(args: argparse.Namespace) -> int:
     from kvert.cluster.live import Cluster
 
@@ -142,7 +153,7 @@ async def _up(args: argparse.Namespace) -> int:
                       metrics_resolution=args.metrics_resolution,
                       scheduler_config=_scheduler_config(args),
                       leader_elect=args.leader_elect, leader_election=leader_election(args),
-                      runtime=args.runtime)
+                      runtime=args.runtime, vpa_gates=_vpa_gates(args))
     await cluster.start()
     print(f"kvert API server listening at {cluster.url}", flush=True)
     if cluster.node_names:

@@ -43,6 +43,7 @@ from kvert.kubelet.runtime.fleet import Fleet
 from kvert.registry.tokenrequest import TokenRequests
 from kvert.store import open_store
 from kvert.store.base import BaseStore
+from kvert.vpa.features import VpaGates
 from kvert.vpa.metrics_source import LocalMetricsSource
 from kvert.vpa.query import QueryService
 from kvert.vpa.webhook import VpaWebhookServer, register_webhook, webhook_configuration
@@ -155,7 +156,8 @@ class Cluster(ApiServerProcess):
                  kubelet_config: Path | None = None,
                  vpa_intervals: tuple[float, float] = (60.0, 60.0), vpa: bool = True,
                  vpa_history: Any = None, scheduler_config: Any = None, leader_elect: bool = True,
-                 leader_election: dict | None = None, runtime: str = "sim", **server: Any):
+                 leader_election: dict | None = None, runtime: str = "sim", vpa_gates: VpaGates | None = None,
+                 **server: Any):
         super().__init__(**server)
         self.nodes = nodes
         self.runtime = runtime               # the nodes' container runtime: sim | cgroupfs
@@ -165,6 +167,7 @@ class Cluster(ApiServerProcess):
         self.vpa_intervals = vpa_intervals   # (recommender, updater) seconds
         self.vpa = vpa                       # False: no recommender, updater, webhook (--no-vpa)
         self.vpa_history = vpa_history       # the recommender's history provider (kvert.vpa.history)
+        self.vpa_gates = vpa_gates or VpaGates()   # upstream's defaults: InPlace, CPUStartupBoost off
         self.scheduler_config = scheduler_config   # a KubeSchedulerConfiguration (None: default)
         self.leader_elect = leader_elect
         self.leader_election = leader_election or {}   # lease_duration, renew_deadline, retry_period
@@ -224,7 +227,7 @@ class Cluster(ApiServerProcess):
             informers = build.vpa_informers(client, self.clock)
             recommender = build.recommender(client, self.clock, LocalMetricsSource(self.metrics),
                                             interval=self.vpa_intervals[0], history=self.vpa_history,
-                                            informers=informers)
+                                            informers=informers, gates=self.vpa_gates)
             # the API server answers RecommendationQuery from the leading recommender
             assert self.server is not None
             self.server.recommendation_query = QueryService(recommender)
@@ -233,7 +236,7 @@ class Cluster(ApiServerProcess):
         def make_updater(client: Client) -> Component:
             informers = build.vpa_informers(client, self.clock)
             return build.Owning(build.updater(client, self.clock, interval=self.vpa_intervals[1],
-                                              informers=informers), informers)
+                                              informers=informers, gates=self.vpa_gates), informers)
 
         self._add_leader_elected("vpa-recommender", VPA_RECOMMENDER_LEASE, build.VPA_RECOMMENDER,
                                  make_recommender)
@@ -244,7 +247,8 @@ class Cluster(ApiServerProcess):
         calls, registered through a MutatingWebhookConfiguration."""
         client = self.client(build.VPA_ADMISSION)
         assert self.pki is not None
-        self.vpa_webhook = build.vpa_webhook(client, self.clock, ssl_context=self.pki.server_context())
+        self.vpa_webhook = build.vpa_webhook(client, self.clock, ssl_context=self.pki.server_context(),
+                                             gates=self.vpa_gates)
         await self.vpa_webhook.run()
         await register_webhook(client, webhook_configuration(self.vpa_webhook.url, self.pki.ca_pem()))
 
