@@ -327,8 +327,12 @@ def test_orphans_are_collected_whichever_recommender_serves_the_vpa():
                                               "kind": "VerticalPodAutoscalerCheckpoint",
                                               "metadata": {"name": name, "namespace": ns},
                                               "spec": {"vpaObjectName": name, "containerName": "container"}})
-        r = Recommender(client, clock, NoMetrics(), ignored_namespaces=("ignored",))
+        r = Recommender(client, clock, NoMetrics(), ignored_namespaces=("ignored",), checkpoint_gc_interval=600)
         await r.run_once()
+        kept = len((await client.list(CHECKPOINTS))["items"])
+        await clock.sleep(600)
+        await r.run_once()
+        assert kept == 6          # the first collection is an interval after the start (lastCheckpointGC)
         return sorted(f"{c['metadata']['namespace']}/{c['metadata']['name']}"
                       for c in (await client.list(CHECKPOINTS))["items"])
 

@@ -182,7 +182,9 @@ class Recommender:
         self.history_stats: dict[str, int] = {}
         self._fetching_history: set[tuple[str, str]] = set()
         self.last_checkpoint: float | None = None
-        self.last_checkpoint_gc: float | None = None
+        # as upstream's lastCheckpointGC, set when the recommender is made: the first collection
+        # comes one interval after the start
+        self.last_checkpoint_gc: float | None = clock.now()
         self._checkpoint_written: dict[VpaKey, float] = {}
         self.loops = 0
         self._restored_last_us: dict[tuple[str, str, str], int] = {}
