@@ -186,7 +186,7 @@ def history_from_args(args: argparse.Namespace, prefix: str = "", *, instruments
     dest = prefix.replace("-", "_")
     url = getattr(args, f"{dest}history_prometheus", None)
     path = getattr(args, f"{dest}history_file", None)
-    upstream = hasattr(args, "storage")
+    upstream = not prefix and hasattr(args, "storage")      # kvert vpa recommender's upstream flags
     if upstream:
         _, wanted = storage_from_args(args)
         if not wanted:
