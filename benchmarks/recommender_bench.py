@@ -110,7 +110,10 @@ class FakeApi:
 
     async def patch(self, resource: str, name: str, ops: list, kind: str, namespace: str = "", **_: Any) -> dict:
         self.patches += 1
-        obj = dict(self.data[resource][(namespace, name)])
+        try:
+            obj = dict(self.data[resource][(namespace, name)])
+        except KeyError:
+            raise NotFound(resource, name) from None
         obj["metadata"] = dict(obj["metadata"])
         obj["status"] = ops[0]["value"]
         self.put(resource, obj)
