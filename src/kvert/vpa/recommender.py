@@ -182,9 +182,9 @@ class Recommender:
         self.history_stats: dict[str, int] = {}
         self._fetching_history: set[tuple[str, str]] = set()
         self.last_checkpoint: float | None = None
-        # as upstream's lastCheckpointGC, set when the recommender is made: the first collection
-        # comes one interval after the start
-        self.last_checkpoint_gc: float | None = clock.now()
+        # as upstream's lastCheckpointGC, set when the recommender starts (its first loop): the
+        # first collection comes one interval after the start
+        self.last_checkpoint_gc: float | None = None
         self._checkpoint_written: dict[VpaKey, float] = {}
         self.loops = 0
         self._restored_last_us: dict[tuple[str, str, str], int] = {}
@@ -526,7 +526,9 @@ class Recommender:
         if self.use_checkpoints and self.restored:
             if self.last_checkpoint is None or now - self.last_checkpoint >= self.checkpoint_interval:
                 await self.write_checkpoints(self._vpas, started=now)
-            if self.last_checkpoint_gc is None or now - self.last_checkpoint_gc >= self.checkpoint_gc_interval:
+            if self.last_checkpoint_gc is None:
+                self.last_checkpoint_gc = now
+            elif now - self.last_checkpoint_gc >= self.checkpoint_gc_interval:
                 await self.collect_checkpoints()
         step("MaintainCheckpoints")
         self._collect_garbage(now)
