@@ -332,3 +332,15 @@ def test_updaters_with_leader_election_take_turns(tmp_path):
                 p.send_signal(signal.SIGTERM)
                 p.wait(timeout=15)
         up.stop()
+
+
+def test_leader_elect_takes_gos_boolean_form():
+    # upstream's Helm chart passes --leader-elect=true (component-base's pflag boolean)
+    from kvert.cli.main import build_parser
+    parser = build_parser()
+    assert parser.parse_args(["vpa", "recommender", "--leader-elect=true"]).leader_elect is True
+    assert parser.parse_args(["vpa", "updater", "--leader-elect"]).leader_elect is True
+    assert parser.parse_args(["vpa", "updater"]).leader_elect is False
+    assert parser.parse_args(["up", "--leader-elect=false"]).leader_elect is False
+    assert parser.parse_args(["up", "--no-leader-elect"]).leader_elect is False
+    assert parser.parse_args(["up"]).leader_elect is True

@@ -76,6 +76,15 @@ def _kubeconfig(args: argparse.Namespace) -> Path:
     return path
 
 
+def go_bool(text: str) -> bool:
+    """Go's ``strconv.ParseBool``, as upstream's boolean flags take it."""
+    if text in ("1", "t", "T", "TRUE", "true", "True"):
+        return True
+    if text in ("0", "f", "F", "FALSE", "false", "False"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean value {text!r}")
+
+
 def client_from_args(args: argparse.Namespace, manager: str):
     """An HTTP client from ``--kubeconfig`` (else kubectl's default) and ``--context``; in a pod
     (no ``--kubeconfig``, ``$KUBECONFIG`` unset, the kubelet's ``KUBERNETES_SERVICE_*``
@@ -96,5 +105,5 @@ def client_from_args(args: argparse.Namespace, manager: str):
         raise ValueError(f"{path}: not a usable kubeconfig ({e})") from None
 
 
-__all__ = ["client_from_args", "default_kubeconfig", "run_component", "stop_on_signals",
+__all__ = ["client_from_args", "go_bool", "default_kubeconfig", "run_component", "stop_on_signals",
            "until_stopped_or_crashed"]

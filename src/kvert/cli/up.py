@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from kvert.cli.component import go_bool
 from kvert.cli.history_flags import add_history_flags, history_from_args
 from kvert.cli.node_flags import add_node_flags, node_flags_from_args
 from kvert.vpa.features import FeatureGateError, VpaGates, gates_help
@@ -75,8 +76,11 @@ def add_leader_election_flags(parser: argparse.ArgumentParser, *, default: bool)
     """kube-scheduler's and kube-controller-manager's ``--leader-elect*`` flags."""
     group = parser.add_argument_group("leader election", "replicas share a Lease in kube-system; "
                                       "only its holder works")
-    group.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=default,
+    # upstream's components take Go's --leader-elect=true|false; --no-leader-elect is kvert's too
+    group.add_argument("--leader-elect", type=go_bool, nargs="?", const=True, default=default, metavar="BOOL",
                        help=f"take part in leader election (default: {str(default).lower()})")
+    group.add_argument("--no-leader-elect", dest="leader_elect", action="store_false",
+                       help="do not take part in leader election")
     group.add_argument("--leader-elect-lease-duration", type=_seconds, default=15.0, metavar="DURATION",
                        help="how long a standby waits after the last renewal before it takes the "
                             "lease (default: 15s)")

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kvert.cli.component import client_from_args, run_component, stop_on_signals
+from kvert.cli.component import client_from_args, go_bool, run_component, stop_on_signals
 
 if TYPE_CHECKING:
     from kvert.api.quantity import Quantity
@@ -63,15 +63,6 @@ examples:
 
 booleans take Go's form: --register-webhook=false, --unregister-on-exit=false.
 """
-
-
-def go_bool(text: str) -> bool:
-    """Go's ``strconv.ParseBool``, as upstream's boolean flags take it."""
-    if text in ("1", "t", "T", "TRUE", "true", "True"):
-        return True
-    if text in ("0", "f", "F", "FALSE", "false", "False"):
-        return False
-    raise argparse.ArgumentTypeError(f"invalid boolean value {text!r}")
 
 
 def _bool_flag(p: argparse.ArgumentParser | argparse._ArgumentGroup, name: str, default: bool, help: str,

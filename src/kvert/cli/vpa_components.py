@@ -46,14 +46,13 @@ from typing import TYPE_CHECKING, Any
 
 from kvert.auth.policy import VPA_RECOMMENDER_LEASE
 from kvert.cli.component import client_from_args as _client
-from kvert.cli.component import default_kubeconfig, run_component, stop_on_signals
+from kvert.cli.component import default_kubeconfig, go_bool, run_component, stop_on_signals
 from kvert.cli.history_flags import (
     add_history_flags,
     add_prometheus_history_flags,
     history_from_args,
     storage_from_args,
 )
-from kvert.cli.vpa_admission import go_bool
 from kvert.cli.vpa_common import common_flags as _common
 from kvert.cli.vpa_common import duration_arg as _duration
 from kvert.cli.vpa_common import elected as _elected

@@ -21,8 +21,7 @@ import os
 
 from kvert.auth.policy import VPA_UPDATER_LEASE
 from kvert.cli.component import client_from_args as _client
-from kvert.cli.component import run_component, stop_on_signals
-from kvert.cli.vpa_admission import go_bool
+from kvert.cli.component import go_bool, run_component, stop_on_signals
 from kvert.cli.vpa_common import common_flags as _common
 from kvert.cli.vpa_common import duration_arg as _duration
 from kvert.cli.vpa_common import elected as _elected
