@@ -34,14 +34,22 @@ def fraction_arg(text: str) -> float:
     return value
 
 
-def nonnegative_int_arg(text: str) -> int:
+def _int_at_least(text: str, least: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' must not be negative")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"'{text}' {what}")
     return value
+
+
+def nonnegative_int_arg(text: str) -> int:
+    return _int_at_least(text, 0, "must not be negative")
+
+
+def positive_int_arg(text: str) -> int:
+    return _int_at_least(text, 1, "must be at least 1")
 
 
 def show_default(kind: str, value: Any) -> str:
@@ -107,4 +115,4 @@ async def run_until(component: Component, stop: asyncio.Event) -> None:
 
 
 __all__ = ["common_flags", "duration_arg", "elected", "fraction_arg", "leader_election_flags",
-           "nonnegative_int_arg", "run_until", "show_default"]
+           "nonnegative_int_arg", "positive_int_arg", "run_until", "show_default"]

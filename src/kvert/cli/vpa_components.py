@@ -57,6 +57,7 @@ from kvert.cli.vpa_common import common_flags as _common
 from kvert.cli.vpa_common import duration_arg as _duration
 from kvert.cli.vpa_common import elected as _elected
 from kvert.cli.vpa_common import leader_election_flags as _leader_election_flags
+from kvert.cli.vpa_common import positive_int_arg as _positive_int
 from kvert.cli.vpa_common import run_until as _run_until
 from kvert.cli.vpa_common import show_default as _show_default
 
@@ -247,16 +248,6 @@ def register(vpa_subparsers: argparse._SubParsersAction) -> None:
     _upstream_common_flags(r)
     _leader_election_flags(r, VPA_RECOMMENDER_LEASE)
     r.set_defaults(func=run_recommender)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
-    return value
 
 
 # -- recommender ------------------------------------------------------------------------------------
