@@ -347,6 +347,21 @@ def test_every_in_place_resize_marks_the_pod_and_says_so():
     assert resources == {"requests": {"cpu": "1", "memory": "1Gi"}}
 
 
+def test_a_marked_pod_is_resized_without_a_second_annotation_write():
+    # the patch upstream sends again at every resize would leave the pod as it is: kvert skips it
+    async def scenario(w: World):
+        await w.vpa("InPlaceOrRecreate", rec("1", "1Gi"))
+        await w.pod("p0", annotations={"vpaInPlaceUpdated": "true"})
+        before = (await w.live())["p0"]["metadata"]["resourceVersion"]
+        await Updater(w.client, w.clock, min_replicas=1).run_once()
+        pod = (await w.live())["p0"]
+        return before, pod
+    before, pod = run(scenario, replicas=1)
+    assert pod["metadata"]["annotations"] == {"vpaInPlaceUpdated": "true"}
+    assert pod["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}}
+    assert int(pod["metadata"]["resourceVersion"]) == int(before) + 1      # the resize alone
+
+
 def test_gauges_and_counters_of_a_pass():
     # upstream: updater.go counts controlled pods per VPA, in-place updatable and updated pods, and
     # initialises each VPA's evicted / in-place counters at zero (a48532fc6d, eda54cc538;

@@ -1241,15 +1241,21 @@ class Updater:
         expired boosts removed); an annotation patch that fails is only logged, as upstream."""
         ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
         await self.client.resize(ns, name, patch)
+        annotations = (pod.get("metadata") or {}).get("annotations")
         ops: list[dict[str, Any]] = []
-        if not isinstance((pod.get("metadata") or {}).get("annotations"), Mapping):
+        if not isinstance(annotations, Mapping):
             ops.append({"op": "add", "path": "/metadata/annotations", "value": {}})
-        ops.append({"op": "add", "path": f"/metadata/annotations/{IN_PLACE_UPDATED_ANNOTATION}", "value": "true"})
+        if not isinstance(annotations, Mapping) or annotations.get(IN_PLACE_UPDATED_ANNOTATION) != "true":
+            ops.append({"op": "add", "path": f"/metadata/annotations/{IN_PLACE_UPDATED_ANNOTATION}",
+                        "value": "true"})
         ops += [{"op": "remove", "path": f"/metadata/annotations/{_pointer(key)}"} for key in expired]
-        try:
-            await self.client.patch("pods", name, ops, "json", namespace=ns)
-        except ApiError as e:
-            log.info("Failed to patch pod annotations of %s/%s: %s", ns, name, e)
+        # upstream patches the annotation at every resize; a pod that already has it and no
+        # boost to drop would come out of that patch unchanged, so it is not sent
+        if ops:
+            try:
+                await self.client.patch("pods", name, ops, "json", namespace=ns)
+            except ApiError as e:
+                log.info("Failed to patch pod annotations of %s/%s: %s", ns, name, e)
         await self._pod_event(pod, "InPlaceResizedByVPA", "Pod was resized in place by VPA Updater.")
         stats.in_place += 1
         self.in_place_attempts[pod["metadata"].get("uid")] = now
