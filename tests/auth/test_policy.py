@@ -102,6 +102,10 @@ def test_a_node_cannot_delete_a_namespace(cluster):
     ("system:vpa-admission-controller", "create", "mutatingwebhookconfigurations",
      "admissionregistration.k8s.io", "", True),
     ("system:vpa-admission-controller", "create", "pods", "", "", False),
+    # ... records the MultipleVPAs event, and no longer needs update on webhook configurations
+    ("system:vpa-admission-controller", "create", "events", "", "", True),
+    ("system:vpa-admission-controller", "update", "mutatingwebhookconfigurations",
+     "admissionregistration.k8s.io", "", False),
     # the scheduler binds, preempts and writes its explanation; nothing else
     ("system:kube-scheduler", "create", "pods", "", "binding", True),
     ("system:kube-scheduler", "delete", "pods", "", "", True),

@@ -582,11 +582,11 @@ def _kvert_roles() -> list[tuple[str, list[PolicyRule], tuple[str, ...]]]:
             rule("update", groups=(VPA,), resources=("verticalpodautoscalers/status",))],
          (VPA_RECOMMENDER,)),
         ("system:kvert:vpa-admission-controller", [
-            # registers its webhook configuration, replacing a stale one
-            rule("update", groups=("admissionregistration.k8s.io",),
-                 resources=("mutatingwebhookconfigurations",)),
             # the requires-VPA hold reads a namespace's opt-in annotation
-            rule(*READ, groups=(LEGACY,), resources=("namespaces",))],
+            rule(*READ, groups=(LEGACY,), resources=("namespaces",)),
+            # the MultipleVPAs Warning event on VPAs that match the same pods (as
+            # kvert.vpa.rbac grants it in a cluster; registration is delete + create, as upstream)
+            rule("create", "patch", groups=(LEGACY,), resources=("events",))],
          (VPA_ADMISSION,)),
     ]
 
