@@ -50,7 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Vertical Pod Autoscaler tools. 'recommend' computes a VPA recommendation\n"
                     "from recorded usage (a samples file or Prometheus) with the model the live\n"
                     "recommender runs; 'recommender', 'updater' and 'admission-controller' run the\n"
-                    "VPA's components against any API server (kvert up runs them itself).",
+                    "VPA's components against any API server (kvert up runs them itself);\n"
+                    "'manifests' prints what installs them in a cluster (kvert vpa manifests |\n"
+                    "kubectl apply -f -).",
         epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(func=lambda args: _help(p))
     vsub = p.add_subparsers(dest="vpa_command", metavar="COMMAND")
