@@ -141,9 +141,12 @@ class TokenAuthenticator:
         return user
 
     def _find(self, presented: str) -> User | None:
+        # as bytes: compare_digest takes str only when it is ASCII, and a header may carry any
+        # character (a non-ASCII token is simply no match, 401, as kube-apiserver answers)
+        given = presented.encode("utf-8", "surrogateescape")
         for token, user in self._users.items():
             # Compare in constant time so response timing does not leak a token's prefix.
-            if hmac.compare_digest(token, presented):
+            if hmac.compare_digest(token.encode("utf-8", "surrogateescape"), given):
                 return user
         return None
 
