@@ -37,6 +37,7 @@ from kvert.apiserver.authorization import forbidden, request_attributes
 from kvert.apiserver.background import CoroutineComponent, HistoryCompaction, QuotaResync
 from kvert.apiserver.context import RecommendationService, RequestAuthenticator, ServerContext
 from kvert.apiserver.impersonation import impersonated
+from kvert.apiserver.inflight import InflightLimit
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.negotiation import MediaType
 from kvert.apiserver.requestinfo import USER, parse
@@ -86,6 +87,8 @@ class ApiServer:
                                      watches=self.watches, request_metrics=self.request_metrics,
                                      authenticator=authenticator, authorizer=authorizer,
                                      metrics_provider=metrics_provider)
+        # --max-requests-inflight / --max-mutating-requests-inflight (kvert.apiserver.inflight)
+        self.inflight = InflightLimit()
         self.address = ""
         self._runner: web.AppRunner | None = None
         self._background: list[tuple[Component, asyncio.Task[None]]] = []
@@ -151,7 +154,7 @@ class ApiServer:
 
     def make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._headers_arrived, self.request_metrics.middleware,
-                                           self._errors, self._authenticate],
+                                           self._errors, self._authenticate, self.inflight.middleware],
                               client_max_size=negotiation.MAX_BODY_BYTES + 1)
         app.router.add_route("*", "/{tail:.*}", self._dispatch, expect_handler=_expect)
         return app

@@ -45,6 +45,8 @@ async def _serve(args: argparse.Namespace) -> int:
                                host=args.host, port=args.port,
                                kubeconfig=(args.kubeconfig or data_dir / "kubeconfig").expanduser(),
                                compaction_interval=args.compaction_interval,
+                               max_requests_inflight=args.max_requests_inflight,
+                               max_mutating_requests_inflight=args.max_mutating_requests_inflight,
                                metrics_resolution=args.metrics_resolution)
     await process.start()
     print(f"kvert API server listening at {process.url}", flush=True)

@@ -70,6 +70,11 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compaction-interval", type=float, default=300.0,
                    help="seconds between compactions of the store's history (kube-apiserver's "
                         "--etcd-compaction-interval); watches from older versions get 410 Expired (default: 300)")
+    parser.add_argument("--max-requests-inflight", type=_nonnegative, default=400, metavar="N",
+                        help="read-only requests served at once; more get 429 (watches and other long-running "
+                             "requests are not counted, system:masters is always served; 0: no limit; default: 400)")
+    parser.add_argument("--max-mutating-requests-inflight", type=_nonnegative, default=200, metavar="N",
+                        help="mutating requests served at once; more get 429 (0: no limit; default: 200)")
 
 
 def add_leader_election_flags(parser: argparse.ArgumentParser, *, default: bool) -> None:
@@ -95,6 +100,16 @@ def leader_election(args: argparse.Namespace) -> dict:
     return {"lease_duration": args.leader_elect_lease_duration,
             "renew_deadline": args.leader_elect_renew_deadline,
             "retry_period": args.leader_elect_retry_period}
+
+
+def _nonnegative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' must not be negative")
+    return value
 
 
 def _seconds(text: str) -> float:
@@ -149,6 +164,8 @@ async def _up(args: argparse.Namespace) -> int:
                       host=args.host, port=args.port,
                       kubeconfig=(args.kubeconfig or data_dir / "kubeconfig").expanduser(),
                       compaction_interval=args.compaction_interval, nodes=args.nodes,
+                      max_requests_inflight=args.max_requests_inflight,
+                      max_mutating_requests_inflight=args.max_mutating_requests_inflight,
                       node_flags=node_flags,
                       kubelet_config=args.kubelet_config,
                       vpa_intervals=(args.vpa_recommender_interval, args.vpa_updater_interval),

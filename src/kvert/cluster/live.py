@@ -23,6 +23,11 @@ from urllib.parse import urlsplit
 
 from kvert.apiserver.admission.webhook import EndpointServiceResolver, WebhookClient
 from kvert.apiserver.certs import Pki, ensure_client_cert, ensure_pki
+from kvert.apiserver.inflight import (
+    DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+    DEFAULT_MAX_REQUESTS_INFLIGHT,
+    InflightLimit,
+)
 from kvert.apiserver.kubeconfig import write_kubeconfig
 from kvert.apiserver.kubernetesservice import advertised_ip
 from kvert.apiserver.server import ApiServer
@@ -58,8 +63,11 @@ class ApiServerProcess:
 
     def __init__(self, *, data_dir: Path, store_url: str, host: str = "127.0.0.1", port: int = 6443,
                  kubeconfig: Path | None = None, clock: Clock | None = None,
-                 compaction_interval: float = 300.0, metrics_resolution: float = 15.0):
+                 compaction_interval: float = 300.0, metrics_resolution: float = 15.0,
+                 max_requests_inflight: int = DEFAULT_MAX_REQUESTS_INFLIGHT,
+                 max_mutating_requests_inflight: int = DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT):
         self.data_dir = data_dir
+        self.inflight = InflightLimit(max_requests_inflight, max_mutating_requests_inflight)
         self.store_url = store_url
         self.host = host
         self.port = port
@@ -93,6 +101,7 @@ class ApiServerProcess:
                                     webhook_client=WebhookClient(EndpointServiceResolver(self.store))),
                                 token_requests=TokenRequests(signer),
                                 metrics_provider=self.metrics)
+        self.server.inflight = self.inflight
         self.server.kubelet_client_token = self.tokens.ensure(KUBELET_CLIENT)
         self.metrics.server = self.server      # it samples node agents run elsewhere too
         self.control_plane = build.ControlPlane(self.server.registry, self.clock, authorizer)
