@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import ssl
+from collections import OrderedDict
 from typing import Any
 
 from aiohttp import web
@@ -34,6 +35,7 @@ from kvert.kubelet.metrics import resource_metrics
 log = logging.getLogger(__name__)
 
 CACHE_SECONDS = 10.0
+CACHE_ENTRIES = 1024       # at most this many answers kept: random tokens must not grow it without end
 _METHOD_VERBS = {"GET": "get", "HEAD": "get", "POST": "create", "PUT": "update", "PATCH": "patch",
                  "DELETE": "delete"}
 
@@ -49,6 +51,35 @@ def subresource_of(path: str) -> str:
     return "proxy"
 
 
+class DecisionCache:
+    """The authentication and authorization answers of the last ``ttl`` seconds, at most
+    ``size`` of them (the oldest dropped first), as the kubelet's webhook caches are bounded."""
+
+    def __init__(self, ttl: float = CACHE_SECONDS, size: int = CACHE_ENTRIES) -> None:
+        self.ttl = ttl
+        self.size = size
+        # key -> (when, answer); insertion order is age order, since ``now`` only grows
+        self._entries: OrderedDict[tuple, tuple[float, tuple[bool, str | None]]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: tuple, now: float) -> tuple[bool, str | None] | None:
+        entry = self._entries.get(key)
+        if entry is None or now - entry[0] > self.ttl:
+            return None
+        return entry[1]
+
+    def put(self, key: tuple, answer: tuple[bool, str | None], now: float) -> None:
+        self._entries.pop(key, None)
+        self._entries[key] = (now, answer)
+        while self._entries:
+            oldest = next(iter(self._entries.values()))
+            if now - oldest[0] <= self.ttl and len(self._entries) <= self.size:
+                break
+            self._entries.popitem(last=False)
+
+
 class KubeletServer:
     """Runs ``agent`` behind its HTTPS endpoint on ``host:port`` (0: any free port, which
     the agent then reports in its Node's ``daemonEndpoints``)."""
@@ -61,8 +92,8 @@ class KubeletServer:
         self.host = host
         self.port = port
         self.ssl_context = ssl_context
-        # (token, verb, subresource) -> (when, allowed, user name: None when unauthenticated)
-        self._decisions: dict[tuple, tuple[float, bool, str | None]] = {}
+        # (token, verb, subresource) -> (allowed, user name: None when unauthenticated)
+        self._decisions = DecisionCache()
         self._runner: web.AppRunner | None = None
 
     def stop(self) -> None:
@@ -100,13 +131,12 @@ class KubeletServer:
             return web.Response(status=401, text="Unauthorized")
         verb = _METHOD_VERBS.get(request.method, request.method.lower())
         key = (token, verb, subresource_of(request.path))
-        cached = self._decisions.get(key)
         now = self.clock.now()
-        if cached is None or now - cached[0] > CACHE_SECONDS:
-            allowed, user = await self._review(token, verb, key[2])
-            cached = (now, allowed, user)
-            self._decisions[key] = cached
-        _, allowed, user = cached
+        cached = self._decisions.get(key, now)
+        if cached is None:
+            cached = await self._review(token, verb, key[2])
+            self._decisions.put(key, cached, now)
+        allowed, user = cached
         if user is None:
             return web.Response(status=401, text="Unauthorized")
         if not allowed:
