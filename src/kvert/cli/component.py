@@ -85,6 +85,24 @@ def go_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"invalid boolean value {text!r}")
 
 
+def _int_at_least(text: str, least: int, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"'{text}' {what}")
+    return value
+
+
+def nonnegative_int_arg(text: str) -> int:
+    return _int_at_least(text, 0, "must not be negative")
+
+
+def positive_int_arg(text: str) -> int:
+    return _int_at_least(text, 1, "must be at least 1")
+
+
 def client_from_args(args: argparse.Namespace, manager: str):
     """An HTTP client from ``--kubeconfig`` (else kubectl's default) and ``--context``; in a pod
     (no ``--kubeconfig``, ``$KUBECONFIG`` unset, the kubelet's ``KUBERNETES_SERVICE_*``
@@ -105,5 +123,5 @@ def client_from_args(args: argparse.Namespace, manager: str):
         raise ValueError(f"{path}: not a usable kubeconfig ({e})") from None
 
 
-__all__ = ["client_from_args", "go_bool", "default_kubeconfig", "run_component", "stop_on_signals",
-           "until_stopped_or_crashed"]
+__all__ = ["client_from_args", "default_kubeconfig", "go_bool", "nonnegative_int_arg", "positive_int_arg",
+           "run_component", "stop_on_signals", "until_stopped_or_crashed"]

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from kvert.cli.component import go_bool
+from kvert.cli.component import go_bool, nonnegative_int_arg
 from kvert.cli.history_flags import add_history_flags, history_from_args
 from kvert.cli.node_flags import add_node_flags, node_flags_from_args
 from kvert.vpa.features import FeatureGateError, VpaGates, gates_help
@@ -70,10 +70,10 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compaction-interval", type=float, default=300.0,
                    help="seconds between compactions of the store's history (kube-apiserver's "
                         "--etcd-compaction-interval); watches from older versions get 410 Expired (default: 300)")
-    parser.add_argument("--max-requests-inflight", type=_nonnegative, default=400, metavar="N",
+    parser.add_argument("--max-requests-inflight", type=nonnegative_int_arg, default=400, metavar="N",
                         help="read-only requests served at once; more get 429 (watches and other long-running "
                              "requests are not counted, system:masters is always served; 0: no limit; default: 400)")
-    parser.add_argument("--max-mutating-requests-inflight", type=_nonnegative, default=200, metavar="N",
+    parser.add_argument("--max-mutating-requests-inflight", type=nonnegative_int_arg, default=200, metavar="N",
                         help="mutating requests served at once; more get 429 (0: no limit; default: 200)")
 
 
@@ -100,16 +100,6 @@ def leader_election(args: argparse.Namespace) -> dict:
     return {"lease_duration": args.leader_elect_lease_duration,
             "renew_deadline": args.leader_elect_renew_deadline,
             "retry_period": args.leader_elect_retry_period}
-
-
-def _nonnegative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' must not be negative")
-    return value
 
 
 def _seconds(text: str) -> float:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvert.cli.component import nonnegative_int_arg, positive_int_arg
 from kvert.clock.component import Component
 
 if TYPE_CHECKING:
@@ -32,24 +33,6 @@ def fraction_arg(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"'{text}' must be between 0 and 1")
     return value
-
-
-def _int_at_least(text: str, least: int, what: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if value < least:
-        raise argparse.ArgumentTypeError(f"'{text}' {what}")
-    return value
-
-
-def nonnegative_int_arg(text: str) -> int:
-    return _int_at_least(text, 0, "must not be negative")
-
-
-def positive_int_arg(text: str) -> int:
-    return _int_at_least(text, 1, "must be at least 1")
 
 
 def show_default(kind: str, value: Any) -> str:
