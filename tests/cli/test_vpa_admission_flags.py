@@ -245,7 +245,7 @@ def test_self_signed_by_default_registered_by_service_with_metrics(tmp_path, mon
 
     async def go():
         async with Api(tmp_path) as api:
-            metrics_port, server_port = _free_port(), _free_port()
+            metrics_port, server_port = _free_ports(2)
             args = parse("--kubeconfig", str(api.kubeconfig), "--port", str(server_port), "--host", "127.0.0.1",
                          "--address", f"127.0.0.1:{metrics_port}")
             async with Controller(args):
@@ -290,9 +290,16 @@ def test_certificate_files_as_gencerts_names_them(tmp_path):
     run(go())
 
 
-def _free_port() -> int:
+def _free_ports(n: int) -> list[int]:
+    """``n`` distinct free ports: the sockets stay bound until all are picked (one closed
+    before the next is picked may be handed out again)."""
     import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
