@@ -31,6 +31,8 @@ class Pki:
     ca_key: Path
     cert: Path
     key: Path
+    # the CA that client certificates must chain to (--client-ca-file); None: ``ca_cert``
+    client_ca: Path | None = None
 
     def ca_pem(self) -> bytes:
         return self.ca_cert.read_bytes()
@@ -42,7 +44,7 @@ class Pki:
         ctx.load_cert_chain(str(self.cert), str(self.key))
         if client_certificates:
             ctx.verify_mode = ssl.CERT_OPTIONAL
-            ctx.load_verify_locations(cafile=str(self.ca_cert))
+            ctx.load_verify_locations(cafile=str(self.client_ca or self.ca_cert))
         return ctx
 
     def client_context(self) -> ssl.SSLContext:

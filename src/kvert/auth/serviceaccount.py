@@ -3,6 +3,9 @@
 ``ServiceAccountTokens.load_or_create(path)`` keeps an RSA key in a PEM file (mode 0600,
 made on first start, the ``sa.key`` of a kubeadm cluster) and signs tokens with it
 (RS256, ``kid`` = the base64url SHA-256 of the public key's DER, as kube-apiserver).
+Several API servers of one cluster share the keys (:mod:`kvert.auth.sakeys`): one signs,
+all verify, so a rotated-out key keeps its tokens valid until they expire; several issuers
+may be accepted, the first signs.
 :func:`claims` builds what ``pkg/serviceaccount/claims.go`` puts in a bound token::
 
     {"aud": [...], "exp": ..., "iat": ..., "nbf": ..., "iss": ..., "jti": "<uuid>",
@@ -23,20 +26,30 @@ credential id (``JTI=<jti>``) as extra values. Legacy tokens (secrets of type
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from kvert.api.errors import NotFound
 from kvert.api.meta import parse_time
 from kvert.api.types import Obj
+from kvert.auth.sakeys import (
+    FileKeySet,
+    KeyFileError,
+    KeySet,
+    KeySource,
+    PrivateKey,
+    algorithm,
+    new_signing_key,
+    private_pem,
+    public_pem,
+)
 from kvert.auth.user import SERVICE_ACCOUNT_PREFIX, SERVICE_ACCOUNTS, User, service_account_username
 from kvert.clock import Clock
 from kvert.store import Store
@@ -52,7 +65,6 @@ NODE_NAME_KEY = "authentication.kubernetes.io/node-name"
 NODE_UID_KEY = "authentication.kubernetes.io/node-uid"
 CREDENTIAL_ID_KEY = "authentication.kubernetes.io/credential-id"
 _PRIVATE = "kubernetes.io"
-_ALGORITHM = "RS256"
 
 
 def username(namespace: str, name: str) -> str:
@@ -90,25 +102,30 @@ def claims(service_account: Obj, *, audiences: list[str], now: float, expiration
 
 
 class ServiceAccountTokens:
-    """The token signer and verifier: one RSA key and the issuer it signs as."""
+    """The token signer and verifier: its keys (one signs, every one verifies: kube-apiserver's
+    ``--service-account-signing-key-file`` and ``--service-account-key-file``) and its issuers
+    (the first signs, every one is accepted: ``--service-account-issuer`` repeated)."""
 
-    def __init__(self, private_key: rsa.RSAPrivateKey, issuer: str = DEFAULT_ISSUER) -> None:
+    def __init__(self, private_key: PrivateKey | KeySource, issuer: str = DEFAULT_ISSUER, *,
+                 issuers: Sequence[str] = ()) -> None:
+        self.keys: KeySource = (KeySet(private_key) if isinstance(private_key, (rsa.RSAPrivateKey,
+                                                                                 ec.EllipticCurvePrivateKey))
+                                else private_key)
         self.issuer = issuer
-        self._private = private_key
-        self._public = private_key.public_key()
-        der = self._public.public_bytes(serialization.Encoding.DER,
-                                        serialization.PublicFormat.SubjectPublicKeyInfo)
-        self.key_id = base64.urlsafe_b64encode(hashlib.sha256(der).digest()).rstrip(b"=").decode()
+        self.issuers = (issuer, *(i for i in issuers if i != issuer))
+
+    @property
+    def key_id(self) -> str:
+        """The ``kid`` of the key that signs new tokens."""
+        return self.keys.keys().signing_kid
 
     @classmethod
     def load_or_create(cls, path: Path | str, issuer: str = DEFAULT_ISSUER) -> ServiceAccountTokens:
-        """The key in ``path`` (PEM), made there (mode 0600) when the file does not exist."""
+        """The key in ``path`` (PEM), made there (mode 0600) when the file does not exist;
+        read again when the file is replaced (a rotation)."""
         path = Path(path)
         if not path.exists():
-            new_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-            pem = new_key.private_bytes(serialization.Encoding.PEM,
-                                    serialization.PrivateFormat.TraditionalOpenSSL,
-                                    serialization.NoEncryption())
+            pem = private_pem(new_signing_key())
             path.parent.mkdir(parents=True, exist_ok=True)
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -117,32 +134,52 @@ class ServiceAccountTokens:
             else:
                 with os.fdopen(fd, "wb") as f:
                     f.write(pem)
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-        if not isinstance(key, rsa.RSAPrivateKey):
-            raise ValueError(f"{path}: not an RSA private key")
-        return cls(key, issuer)
+        try:
+            return cls(FileKeySet(path), issuer)
+        except KeyFileError as e:
+            raise ValueError(f"{path}: not an RSA private key ({e})") from None
 
     def public_key_pem(self) -> bytes:
-        """The verification key (``sa.pub``), for other verifiers of these tokens."""
-        return self._public.public_bytes(serialization.Encoding.PEM,
-                                         serialization.PublicFormat.SubjectPublicKeyInfo)
+        """The verification key of new tokens (``sa.pub``), for other verifiers of them."""
+        return public_pem(self.keys.keys().signing.public_key())
 
     def sign(self, token_claims: dict[str, Any]) -> str:
-        """A compact JWS of ``token_claims`` with this issuer's ``iss``."""
-        return jwt.encode({**token_claims, "iss": self.issuer}, self._private, algorithm=_ALGORITHM,
-                          headers={"kid": self.key_id, "typ": None})
+        """A compact JWS of ``token_claims`` with this issuer's ``iss``, signed by the
+        current signing key."""
+        self.keys.reload()
+        keys = self.keys.keys()
+        return jwt.encode({**token_claims, "iss": self.issuer}, keys.signing,
+                          algorithm=algorithm(keys.signing), headers={"kid": keys.signing_kid, "typ": None})
 
     def verify(self, token: str) -> dict[str, Any] | None:
-        """The claims of a token this signer issued (signature and issuer checked, nothing
-        about time or audience), or None."""
+        """The claims of a token signed by one of the verification keys as one of the
+        issuers (signature and issuer checked, nothing about time or audience), or None.
+        A token no key verifies makes the keys be read again if their files changed (a
+        peer may have rotated first)."""
         try:
-            decoded = jwt.decode(token, self._public, algorithms=[_ALGORITHM],
-                                 options={"verify_signature": True, "verify_exp": False,
-                                          "verify_nbf": False, "verify_iat": False,
-                                          "verify_aud": False, "verify_iss": False})
+            kid = jwt.get_unverified_header(token).get("kid")
         except jwt.PyJWTError:
             return None
-        return decoded if decoded.get("iss") == self.issuer else None
+        for _ in range(2):
+            found = self._verify(token, kid)
+            if found is not None or not self.keys.reload():
+                break
+        return found if found is not None and found.get("iss") in self.issuers else None
+
+    def _verify(self, token: str, kid: object) -> dict[str, Any] | None:
+        verifying = self.keys.keys().verifying
+        # the key the token names first; upstream tries every key, so do the others too
+        ordered = sorted(verifying.items(), key=lambda item: item[0] != kid)
+        for _, public in ordered:
+            try:
+                found: dict[str, Any] = jwt.decode(
+                    token, public, algorithms=[algorithm(public)],
+                    options={"verify_signature": True, "verify_exp": False, "verify_nbf": False,
+                             "verify_iat": False, "verify_aud": False, "verify_iss": False})
+            except jwt.PyJWTError:
+                continue
+            return found
+        return None
 
 
 def unverified_issuer(token: str) -> str | None:
@@ -171,13 +208,13 @@ class ServiceAccountAuthenticator:
         self.tokens = tokens
         self.store = store
         self.clock = clock
-        # --api-audiences defaults to the issuer
-        self.audiences = tuple(audiences) if audiences else (tokens.issuer,)
+        # --api-audiences defaults to the issuers
+        self.audiences = tuple(audiences) if audiences else tokens.issuers
 
     def authenticate_token(self, token: str) -> tuple[User, float] | None:
         """The user of a valid token and until when the token is accepted; None for a token
         that is not ours. Raises :class:`TokenInvalid` for one of ours that does not hold."""
-        if unverified_issuer(token) != self.tokens.issuer:
+        if unverified_issuer(token) not in self.tokens.issuers:
             return None
         found = self.tokens.verify(token)
         if found is None:
