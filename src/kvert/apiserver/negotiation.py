@@ -16,6 +16,7 @@ import yaml
 
 from kvert.api.errors import ApiError, BadRequest, UnsupportedMediaType
 from kvert.apiserver import protobuf
+from kvert.apiserver.deadline import body_deadline
 
 MAX_BODY_BYTES = 3 * 1024 * 1024   # kube-apiserver's default request size limit
 MAX_DEPTH = 100
@@ -67,6 +68,11 @@ async def read_body(request) -> bytes:
     declared = request.content_length
     if declared is not None and declared > MAX_BODY_BYTES:
         raise _too_large()
+    async with body_deadline(request):   # --request-timeout: a trickled body is cut off
+        return await _read_limited(request)
+
+
+async def _read_limited(request) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:

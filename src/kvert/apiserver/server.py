@@ -36,6 +36,7 @@ from kvert.apiserver.admission import bootstrap
 from kvert.apiserver.authorization import forbidden, request_attributes
 from kvert.apiserver.background import CoroutineComponent, HistoryCompaction, QuotaResync
 from kvert.apiserver.context import RecommendationService, RequestAuthenticator, ServerContext
+from kvert.apiserver.deadline import DEFAULT_REQUEST_TIMEOUT, RequestDeadline
 from kvert.apiserver.impersonation import impersonated
 from kvert.apiserver.inflight import InflightLimit
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
@@ -70,6 +71,9 @@ class ApiServer:
     # closed after IdleTimeout. Settable per instance before start().
     header_timeout = 32.0
     idle_timeout = 90.0
+    # --request-timeout: the body of a request that is not long-running must arrive within
+    # it (kvert.apiserver.deadline); 0: no limit
+    request_timeout = DEFAULT_REQUEST_TIMEOUT
 
     def __init__(self, store: Store, clock: Clock, *, authenticator: RequestAuthenticator | None,
                  admission: AdmissionChain | None = None, seed: int | None = None,
@@ -153,7 +157,9 @@ class ApiServer:
     # ---- lifecycle -------------------------------------------------------------
 
     def make_app(self) -> web.Application:
-        app = web.Application(middlewares=[self._headers_arrived, self.request_metrics.middleware,
+        app = web.Application(middlewares=[self._headers_arrived,
+                                           RequestDeadline(self.request_timeout).middleware,
+                                           self.request_metrics.middleware,
                                            self._errors, self._authenticate, self.inflight.middleware],
                               client_max_size=negotiation.MAX_BODY_BYTES + 1)
         app.router.add_route("*", "/{tail:.*}", self._dispatch, expect_handler=_expect)
