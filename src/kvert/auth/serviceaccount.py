@@ -154,16 +154,14 @@ class ServiceAccountTokens:
     def verify(self, token: str) -> dict[str, Any] | None:
         """The claims of a token signed by one of the verification keys as one of the
         issuers (signature and issuer checked, nothing about time or audience), or None.
-        A token no key verifies makes the keys be read again if their files changed (a
-        peer may have rotated first)."""
+        The key files are looked at first (a stat each): a peer may have rotated, or an old
+        key been retired."""
         try:
             kid = jwt.get_unverified_header(token).get("kid")
         except jwt.PyJWTError:
             return None
-        for _ in range(2):
-            found = self._verify(token, kid)
-            if found is not None or not self.keys.reload():
-                break
+        self.keys.reload()
+        found = self._verify(token, kid)
         return found if found is not None and found.get("iss") in self.issuers else None
 
     def _verify(self, token: str, kid: object) -> dict[str, Any] | None:

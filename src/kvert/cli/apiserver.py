@@ -7,7 +7,7 @@ import asyncio
 import logging
 from pathlib import Path
 
-from kvert.cli.up import add_server_flags, serve_until_stopped
+from kvert.cli.up import add_server_flags, identity_from_args, serve_until_stopped, start_or_exit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,7 +47,8 @@ async def _serve(args: argparse.Namespace) -> int:
                                compaction_interval=args.compaction_interval,
                                max_requests_inflight=args.max_requests_inflight,
                                max_mutating_requests_inflight=args.max_mutating_requests_inflight,
-                               metrics_resolution=args.metrics_resolution)
-    await process.start()
+                               metrics_resolution=args.metrics_resolution,
+                               identity=identity_from_args(args))
+    await start_or_exit(process)
     print(f"kvert API server listening at {process.url}", flush=True)
     return await serve_until_stopped(process)

@@ -10,6 +10,7 @@ from kvert.cli import (
     components,
     demo,
     explain,
+    pki,
     scenario,
     schedule,
     simulate,
@@ -21,7 +22,8 @@ from kvert.cli import (
 )
 
 # Each module adds its subcommand with ``register(subparsers)`` and sets ``func``.
-COMMANDS = (version, up, apiserver, components, simulate, demo, schedule, explain, vpa, stress, snapshot, scenario)
+COMMANDS = (version, up, apiserver, components, simulate, demo, schedule, explain, vpa, stress, snapshot, scenario,
+            pki)
 
 
 def build_parser() -> argparse.ArgumentParser:

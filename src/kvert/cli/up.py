@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                "--vpa-history-length 2d\n"
                "         kvert up --vpa-history-file usage.csv   # timestamp,pod,container,cpu,memory,"
                "event[,namespace]\n"
-               "         sudo kvert up --runtime cgroupfs   # containers are processes in cgroups",
+               "         sudo kvert up --runtime cgroupfs   # containers are processes in cgroups\n"
+               "         kvert up --store etcd://127.0.0.1:2379 --pki-dir /srv/kvert-pki   # on each of "
+               "several hosts: one cluster",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_server_flags(p)
     nodes = p.add_argument_group("nodes", "node agents (simulated containers, or real processes with "
@@ -70,11 +72,51 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compaction-interval", type=float, default=300.0,
                    help="seconds between compactions of the store's history (kube-apiserver's "
                         "--etcd-compaction-interval); watches from older versions get 410 Expired (default: 300)")
+    add_identity_flags(parser)
     parser.add_argument("--max-requests-inflight", type=nonnegative_int_arg, default=400, metavar="N",
                         help="read-only requests served at once; more get 429 (watches and other long-running "
                              "requests are not counted, system:masters is always served; 0: no limit; default: 400)")
     parser.add_argument("--max-mutating-requests-inflight", type=nonnegative_int_arg, default=200, metavar="N",
                         help="mutating requests served at once; more get 429 (0: no limit; default: 200)")
+
+
+def add_identity_flags(parser: argparse.ArgumentParser) -> None:
+    """Where the cluster's CA and ServiceAccount keys come from: API servers that share them
+    accept each other's tokens and certificates (kube-apiserver's flags, and --pki-dir)."""
+    group = parser.add_argument_group(
+        "cluster identity", "API servers of one cluster (e.g. on one etcd) share a PKI directory, or "
+        "are given the same files: then tokens, client certificates and kubeconfigs of one work on all")
+    group.add_argument("--pki-dir", type=Path, default=None, metavar="DIR",
+                       help="the CA (ca.crt, ca.key), serving certificate (apiserver.crt, .key) and "
+                            "ServiceAccount keys (sa.key signs, sa.pub verifies), made by the first "
+                            "server that starts, loaded by the others (default: DATA_DIR/pki)")
+    group.add_argument("--service-account-signing-key-file", type=Path, default=None, metavar="FILE",
+                       help="the private key (RSA or ECDSA, PEM) that signs ServiceAccount tokens "
+                            "(default: PKI_DIR/sa.key)")
+    group.add_argument("--service-account-key-file", type=Path, action="append", default=[], metavar="FILE",
+                       help="PEM public or private keys that verify ServiceAccount tokens; repeatable, "
+                            "several keys per file (default: PKI_DIR/sa.pub; the signing key always verifies)")
+    group.add_argument("--service-account-issuer", action="append", default=[], metavar="URL",
+                       help="the tokens' issuer; repeatable: the first signs, all are accepted "
+                            "(default: https://kubernetes.default.svc.cluster.local)")
+    group.add_argument("--client-ca-file", type=Path, default=None, metavar="FILE",
+                       help="the CA bundle client certificates must chain to (default: PKI_DIR/ca.crt)")
+    group.add_argument("--tls-cert-file", type=Path, default=None, metavar="FILE",
+                       help="the serving certificate, with --tls-private-key-file (default: "
+                            "PKI_DIR/apiserver.crt; kubeconfigs still name PKI_DIR/ca.crt as its CA)")
+    group.add_argument("--tls-private-key-file", type=Path, default=None, metavar="FILE",
+                       help="the serving certificate's key (default: PKI_DIR/apiserver.key)")
+
+
+def identity_from_args(args: argparse.Namespace):
+    """The IdentityOptions of the cluster identity flags."""
+    from kvert.apiserver.identity import IdentityOptions
+    return IdentityOptions(pki_dir=args.pki_dir,
+                           service_account_signing_key_file=args.service_account_signing_key_file,
+                           service_account_key_files=tuple(args.service_account_key_file),
+                           service_account_issuers=tuple(args.service_account_issuer),
+                           client_ca_file=args.client_ca_file, tls_cert_file=args.tls_cert_file,
+                           tls_private_key_file=args.tls_private_key_file)
 
 
 def add_leader_election_flags(parser: argparse.ArgumentParser, *, default: bool) -> None:
@@ -164,12 +206,24 @@ async def _up(args: argparse.Namespace) -> int:
                       metrics_resolution=args.metrics_resolution,
                       scheduler_config=_scheduler_config(args),
                       leader_elect=args.leader_elect, leader_election=leader_election(args),
-                      runtime=args.runtime, vpa_gates=_vpa_gates(args))
-    await cluster.start()
+                      runtime=args.runtime, vpa_gates=_vpa_gates(args),
+                      identity=identity_from_args(args))
+    await start_or_exit(cluster)
     print(f"kvert API server listening at {cluster.url}", flush=True)
     if cluster.node_names:
         print(f"nodes: {', '.join(cluster.node_names)}", flush=True)
     return await serve_until_stopped(cluster)
+
+
+async def start_or_exit(process) -> None:
+    """Start the API server (process); flags or files that make no cluster identity exit 2
+    with the reason, as kube-apiserver refuses bad key files at start."""
+    from kvert.apiserver.identity import IdentityError
+    try:
+        await process.start()
+    except IdentityError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 async def serve_until_stopped(process) -> int:

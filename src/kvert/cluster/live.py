@@ -22,7 +22,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kvert.apiserver.admission.webhook import EndpointServiceResolver, WebhookClient
-from kvert.apiserver.certs import Pki, ensure_client_cert, ensure_pki
+from kvert.apiserver.certs import Pki, ensure_client_cert
+from kvert.apiserver.identity import IdentityOptions, load_identity
 from kvert.apiserver.inflight import (
     DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
     DEFAULT_MAX_REQUESTS_INFLIGHT,
@@ -34,7 +35,7 @@ from kvert.apiserver.server import ApiServer
 from kvert.auth import default_authorizer
 from kvert.auth.authenticator import Authenticator
 from kvert.auth.policy import VPA_RECOMMENDER_LEASE, VPA_UPDATER_LEASE
-from kvert.auth.serviceaccount import ServiceAccountAuthenticator, ServiceAccountTokens
+from kvert.auth.serviceaccount import ServiceAccountAuthenticator
 from kvert.auth.tokens import ADMIN, COMPONENTS, TokenAuthenticator, node_identity
 from kvert.auth.user import KUBELET_CLIENT, MASTERS
 from kvert.client import InProcessClient
@@ -65,8 +66,11 @@ class ApiServerProcess:
                  kubeconfig: Path | None = None, clock: Clock | None = None,
                  compaction_interval: float = 300.0, metrics_resolution: float = 15.0,
                  max_requests_inflight: int = DEFAULT_MAX_REQUESTS_INFLIGHT,
-                 max_mutating_requests_inflight: int = DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT):
+                 max_mutating_requests_inflight: int = DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+                 identity: IdentityOptions | None = None):
         self.data_dir = data_dir
+        # the CA and ServiceAccount keys: DATA_DIR/pki, or a PKI directory shared with other servers
+        self.identity = identity or IdentityOptions()
         self.inflight = InflightLimit(max_requests_inflight, max_mutating_requests_inflight)
         self.store_url = store_url
         self.host = host
@@ -87,9 +91,9 @@ class ApiServerProcess:
         from kvert.apiserver.admission import default_chain
         build.private_dir(self.data_dir)
         now = datetime.datetime.fromtimestamp(self.clock.now(), tz=datetime.UTC)
-        self.pki = ensure_pki(self.data_dir / "pki", now)
+        identity = load_identity(self.identity, self.data_dir, now)
+        self.pki, signer = identity.pki, identity.service_account_tokens
         self.tokens = TokenAuthenticator.load_or_create(self.data_dir / "tokens.csv", self.clock)
-        signer = ServiceAccountTokens.load_or_create(self.data_dir / "pki" / "sa.key")
         self.store = open_store(self.store_url, clock=self.clock)
         authenticator = Authenticator(self.tokens, self.clock,
                                       ServiceAccountAuthenticator(signer, self.store, self.clock))
