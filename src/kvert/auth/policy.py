@@ -305,6 +305,11 @@ def cluster_roles() -> list[dict[str, Any]]:
             rule("*", groups=(LEGACY,), resources=("nodes/proxy", "nodes/metrics", "nodes/stats",
                                                    "nodes/log"))]),
         cluster_role("system:node", node_rules()),
+        # what the CSR approver asks of a kubelet client certificate's requester
+        cluster_role("system:certificates.k8s.io:certificatesigningrequests:nodeclient", [
+            rule("create", groups=(CERTIFICATES,), resources=("certificatesigningrequests/nodeclient",))]),
+        cluster_role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", [
+            rule("create", groups=(CERTIFICATES,), resources=("certificatesigningrequests/selfnodeclient",))]),
         cluster_role("system:kube-scheduler", _kube_scheduler()),
         cluster_role("system:kube-controller-manager", _kube_controller_manager()),
         cluster_role("system:service-account-issuer-discovery", [rule("get", urls=(
@@ -330,6 +335,10 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
         # apiserver-kubelet-client certificate more broadly; this role is made for it)
         cluster_role_binding("kvert:kube-apiserver-kubelet-client", user(KUBELET_CLIENT),
                              role="system:kubelet-api-admin"),
+        # kubeadm's kubeadm:node-autoapprove-certificate-rotation: nodes renew their own
+        # client certificates without an administrator
+        cluster_role_binding("kvert:node-autoapprove-certificate-rotation", group(NODES_GROUP),
+                             role="system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"),
     ]
 
 
@@ -356,11 +365,24 @@ CONTROLLER_IDENTITIES = {
     "daemonset": "daemon-set-controller",
     "replicationcontroller": "replication-controller",
     "horizontalpodautoscaling": "horizontal-pod-autoscaler",
+    "csrapproving": "certificate-controller",
+    "csrsigning": "certificate-controller",
 }
 
 
 def _controller_rules() -> dict[str, list[PolicyRule]]:
     return {
+        "certificate-controller": [
+            rule("get", "list", "watch", "delete", groups=(CERTIFICATES,), resources=("certificatesigningrequests",)),
+            rule("update", groups=(CERTIFICATES,),
+                 resources=("certificatesigningrequests/status", "certificatesigningrequests/approval")),
+            rule("approve", groups=(CERTIFICATES,), resources=("signers",),
+                 names=("kubernetes.io/kube-apiserver-client-kubelet",)),
+            rule("sign", groups=(CERTIFICATES,), resources=("signers",),
+                 names=("kubernetes.io/legacy-unknown", "kubernetes.io/kube-apiserver-client",
+                        "kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving")),
+            rule("create", groups=(AUTHZ,), resources=("subjectaccessreviews",)),
+            events_rule()],
         "clusterrole-aggregation-controller": [
             # full permissions on clusterroles, to mutate them in any way
             rule("escalate", "get", "list", "watch", "update", "patch", groups=(RBAC_GROUP,),

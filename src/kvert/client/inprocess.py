@@ -55,8 +55,10 @@ class InProcessClient:
         meta = obj.get("metadata") if isinstance(obj, dict) else None
         self._check("create", resource,
                     namespace or (meta.get("namespace", "") if isinstance(meta, dict) else ""))
+        # the whole identity, as a request's: a CSR records its requester's groups
         return await self.registry.create(resource, obj, namespace=namespace, dry_run=dry_run,
-                                          user=self.user)
+                                          user=self.user,
+                                          requester=self.identity if isinstance(self.identity, User) else None)
 
     async def update(self, resource: str, obj: Obj, *, subresource: str = "",
                      dry_run: bool = False) -> Obj:

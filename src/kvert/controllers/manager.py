@@ -17,6 +17,11 @@ only when named, with it: ``controllers=ALL_CONTROLLERS + ("root-ca-cert-publish
 settings={"root-ca-cert-publisher": {"ca_pem": pem}}``. The HPA controller reads pod
 metrics from ``settings={"horizontalpodautoscaling": {"metrics": provider}}`` (anything with
 ``pod_metrics(namespace)``), else through the client's ``get_path`` (metrics.k8s.io).
+
+The CSR signer (``csrsigning``) needs the cluster CA's certificate and key, so it too runs only
+when named, with ``settings={"csrsigning": {"ca_cert": pem, "ca_key": pem}}``; so does kvert's
+approver of kubelet serving certificates (``kubelet-serving-approver``), which upstream's
+controller manager does not have.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from typing import Any
 from kvert.client.base import Client
 from kvert.clock import Clock
 from kvert.controllers.base import Controller, InformerFactory
+from kvert.controllers.certificates_approving import CSRApprovingController, KubeletServingApprover
+from kvert.controllers.certificates_signing import CSRSigningController
 from kvert.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kvert.controllers.cronjob import CronJobController
 from kvert.controllers.daemonset import DaemonSetController
@@ -57,7 +64,7 @@ ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
                    "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished", "endpoints",
                    "endpointslice", "nodeipam", "statefulset", "replicationcontroller", "daemonset",
-                   "horizontalpodautoscaling")
+                   "horizontalpodautoscaling", "csrapproving")
 
 
 def _garbage_collector(client: Client, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -88,6 +95,9 @@ _FACTORIES: dict[str, Callable[..., Controller]] = {
     "replicationcontroller": ReplicationControllerController,
     "daemonset": DaemonSetController,
     "horizontalpodautoscaling": HorizontalController,
+    "csrapproving": CSRApprovingController,
+    "csrsigning": CSRSigningController,
+    "kubelet-serving-approver": KubeletServingApprover,
 }
 
 
