@@ -39,6 +39,10 @@ class WatchServing(Protocol):
     async def serve(self, request: web.Request, rt: ResourceType,
                     info: RequestInfo) -> web.StreamResponse: ...
 
+    def terminated_samples(self) -> list[tuple[dict[str, str], float]]:
+        """apiserver_terminated_watchers_total: streams cut off for not reading."""
+        ...
+
 
 class RequestSamples(Protocol):
     """The server's request counters, as ``/metrics`` exposes them."""

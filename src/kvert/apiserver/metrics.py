@@ -152,7 +152,10 @@ def apiserver_metrics(ctx: ServerContext) -> str:
                  ctx.request_metrics.samples()),
                 ("apiserver_storage_objects", "gauge",
                  "Number of stored objects at the time of last check split by kind.",
-                 _storage_samples(ctx.store))]
+                 _storage_samples(ctx.store)),
+                ("apiserver_terminated_watchers_total", "counter",
+                 "Counter of watchers closed due to unresponsiveness broken by resource type.",
+                 ctx.watches.terminated_samples())]
     return exposition([f for f in families if f[3]])
 
 

@@ -5,11 +5,19 @@ A watch from a compacted resourceVersion answers 200 and then one ERROR event ca
 BOOKMARK events when the client allowed them, and every stream ends after its timeout
 (``timeoutSeconds``, or a random 30-60 minutes like kube-apiserver's default) so clients
 re-establish watches and spread their load.
+
+A client that stops reading is dropped, as the watch cache drops a cacheWatcher whose
+buffer stays full: once the socket takes no more and more than ``MAX_PENDING`` events wait
+for it, the connection is aborted and the buffered events are dropped (counted in
+``apiserver_terminated_watchers_total``). The client re-watches from the last
+resourceVersion it got and is replayed every later event (or told 410 Expired when that
+version was compacted), as client-go's reflector does after a broken watch.
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any
 
 from aiohttp import web
@@ -26,6 +34,9 @@ from kvert.store.base import Watch
 
 BOOKMARK_INTERVAL = 60.0
 MIN_REQUEST_TIMEOUT = 1800
+# Events that may wait for a stream whose client is not reading: the watch cache's largest
+# channel for a watch that no index serves (maxWatchChanSizeWithoutIndex).
+MAX_PENDING = 100
 
 
 class WatchHub:
@@ -36,6 +47,9 @@ class WatchHub:
         self.clock = clock
         self._active: set[Watch] = set()
         self._random = random.Random()
+        self.max_pending = MAX_PENDING
+        # apiserver_terminated_watchers_total by (group, resource)
+        self.terminated: Counter[tuple[str, str]] = Counter()
 
     def stop_all(self) -> None:
         for watch in list(self._active):
@@ -75,6 +89,7 @@ class WatchHub:
             await _write(response, {"type": "ERROR", "object": expired.to_status()})
             return response
         self._active.add(watch)
+        watch.bound(self.max_pending, lambda: self._terminate(request, rt))
         try:
             await self._pump(response, watch, rt, timeout, allow_bookmarks, as_table,
                              include_object)
@@ -84,6 +99,19 @@ class WatchHub:
             self._active.discard(watch)
             watch.stop()
         return response
+
+    def _terminate(self, request: web.Request, rt: ResourceType) -> None:
+        """The client fell ``max_pending`` events behind with its socket full: cut it off
+        (its transport's buffered bytes go too; the stream cannot be ended cleanly while
+        a write is stuck)."""
+        self.terminated[rt.group, rt.plural] += 1
+        transport = request.transport
+        if transport is not None:
+            transport.abort()
+
+    def terminated_samples(self) -> list[tuple[dict[str, str], float]]:
+        return [({"group": group, "resource": resource}, n)
+                for (group, resource), n in sorted(self.terminated.items())]
 
     async def _pump(self, response: web.StreamResponse, watch: Watch, rt: ResourceType,
                     timeout: float, allow_bookmarks: bool, as_table: bool,
@@ -111,7 +139,12 @@ class WatchHub:
                                resource_version=obj.get("metadata", {}).get("resourceVersion", ""),
                                with_columns=first)
                 first = False
-            await _write(response, {"type": event.type, "object": obj})
+            # a write waits only while the socket takes no more: the watch is stalled
+            watch.stalled = True
+            try:
+                await _write(response, {"type": event.type, "object": obj})
+            finally:
+                watch.stalled = False
 
 
 async def _write(response: web.StreamResponse, event: dict[str, Any]) -> None:

@@ -763,6 +763,42 @@ class Watch:
         self._buf: deque[Queued] = deque()
         self._waiters: list[asyncio.Future[None]] = []
         self._stopped = False
+        # the bound of a consumer that must not fall behind without end (``bound``)
+        self._max_pending: int | None = None
+        self._allowance = 0
+        self._on_overflow: Callable[[], None] | None = None
+        self.stalled = False
+        self.overflowed = False
+
+    def bound(self, max_pending: int, on_overflow: Callable[[], None]) -> None:
+        """Stop this watch (``overflowed``) and call ``on_overflow`` when more than
+        ``max_pending`` events wait while its consumer says it is ``stalled`` (an HTTP
+        stream whose client stopped reading): the watch cache's cacheWatcher, whose input
+        channel full for its time budget terminates it. Events queued before the bound
+        (the initial state, a replay) are allowed on top, as they are taken; a consumer
+        that is not stalled takes whatever a burst queued on its next turn, so in-process
+        consumers, which never call this, are never bounded."""
+        self._max_pending = max_pending
+        self._allowance = len(self._buf) + max_pending
+        self._on_overflow = on_overflow
+
+    def _check_bound(self) -> None:
+        most = self._max_pending
+        if most is None or not self.stalled or len(self._buf) <= self._allowance:
+            return
+        self.overflowed = True
+        # what was buffered is dropped: the client re-watches from its last version.
+        # Unsubscribed on the loop's next turn: the store may be iterating its watches.
+        self._stopped = True
+        self._buf.clear()
+        self._wake()
+        asyncio.get_running_loop().call_soon(self.stop)
+        if self._on_overflow is not None:
+            self._on_overflow()
+
+    def _taken(self, n: int) -> None:
+        if self._max_pending is not None:
+            self._allowance = max(self._max_pending, self._allowance - n)
 
     # ---- feeding (by the store) ---------------------------------------------------------
 
@@ -799,6 +835,8 @@ class Watch:
         if self._stopped:
             return
         self._buf.append(item)
+        if self._max_pending is not None:
+            self._check_bound()
         if self._waiters:
             self._wake()
 
@@ -849,6 +887,7 @@ class Watch:
         buf = self._buf
         events = [self._decode(item) for item in buf]
         buf.clear()
+        self._taken(len(events))
         return events
 
     def pending(self) -> int:
@@ -859,6 +898,7 @@ class Watch:
         if not self._buf and not self._stopped:
             await self._ready(timeout)
         if self._buf:
+            self._taken(1)
             return self._decode(self._buf.popleft())
         return None
 

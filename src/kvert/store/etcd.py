@@ -708,6 +708,8 @@ class _EtcdWatch(Watch):
         while inbox:
             buf.append(inbox.popleft())
             moved = True
+        if moved and self._max_pending is not None:
+            self._check_bound()
         if self._ended:
             Watch._terminate(self)
         elif moved and self._waiters:
