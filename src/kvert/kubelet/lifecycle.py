@@ -72,6 +72,7 @@ from kvert.kubelet.runtime.base import (
     PodSandboxConfig,
     Runtime,
 )
+from kvert.kubelet.securitycontext import SecurityContextError, linux_security, verify_run_as_non_root
 from kvert.kubelet.services import NodeServices
 from kvert.kubelet.tokens import MountError
 from kvert.kubelet.usage import UsageError, container_annotations
@@ -517,13 +518,21 @@ class PodWorker:
             rec.retry_at = now + ERROR_RETRY
             await agent.event(ps.pod, "Warning", "Failed", f"Error: {e}")
             return False
+        try:
+            verify_run_as_non_root(ps.pod, spec)
+        except SecurityContextError as e:
+            rec.waiting_reason, rec.waiting_message = "CreateContainerConfigError", str(e)
+            rec.retry_at = now + ERROR_RETRY
+            await agent.event(ps.pod, "Warning", "Failed", f"Error: {e}")
+            return False
         config = ContainerConfig(name=rec.name, image=spec.get("image", ""),
                                  resources=ContainerResources(linux=linux), annotations=annotations,
                                  command=expand_command(spec.get("command") or [], env),
                                  args=expand_command(spec.get("args") or [], env),
                                  env=env, working_dir=str(spec.get("workingDir") or ""),
                                  stdin=bool(spec.get("stdin")), stdin_once=bool(spec.get("stdinOnce")),
-                                 ports=ports, mounts=self.mounts(spec, env))
+                                 ports=ports, mounts=self.mounts(spec, env),
+                                 security=linux_security(ps.pod, spec))
         try:
             new_id = await agent.runtime.create_container(ps.sandbox_id, config)
         except CriError as e:
@@ -654,12 +663,14 @@ class PodWorker:
         agent.trigger("pod_terminated")
 
     async def evict(self, eviction: Eviction) -> None:
-        """Node-pressure eviction: stop the containers within the eviction's grace period,
-        then the pod is Failed / Evicted with the DisruptionTarget condition."""
+        """Eviction: stop the containers within the eviction's grace period, then the pod is
+        Failed / Evicted, with the DisruptionTarget condition for node pressure (a local
+        storage eviction has none)."""
         await self.refresh()
+        condition = eviction.condition()
         self.ps.ended = {"reason": "Evicted", "message": eviction.message,
-                         "condition": {**eviction.condition(),
-                                       "lastTransitionTime": format_time(self.agent.clock.now())}}
+                         "condition": {**condition, "lastTransitionTime": format_time(self.agent.clock.now())}
+                         if condition is not None else None}
         await self.finish("Failed", int(eviction.grace_period))
         await self.write_status()
 

@@ -66,6 +66,19 @@ class Mount:
 
 
 @dataclass(frozen=True)
+class LinuxContainerSecurity:
+    """CRI ``LinuxContainerSecurityContext``, the part a runtime of processes applies: the
+    user and groups the container's processes run as (None: the image's user, root where
+    there are no images), ``no_new_privs`` (execve never grants privileges: setuid bits and
+    file capabilities are ignored) and ``privileged``."""
+    run_as_user: int | None = None
+    run_as_group: int | None = None
+    supplemental_groups: tuple[int, ...] = ()
+    no_new_privs: bool = False
+    privileged: bool = False
+
+
+@dataclass(frozen=True)
 class ContainerConfig:
     name: str
     image: str
@@ -80,6 +93,7 @@ class ContainerConfig:
     stdin_once: bool = False           # close it when the first attach ends
     ports: tuple[int, ...] = ()        # the TCP containerPorts the spec declares
     mounts: tuple[Mount, ...] = ()     # the volumes at their mountPaths (a simulated container has no files)
+    security: LinuxContainerSecurity = LinuxContainerSecurity()
 
 
 @dataclass

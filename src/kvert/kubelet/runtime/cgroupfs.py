@@ -11,9 +11,14 @@ docs/kubernetes-choices.md); the image is recorded, never pulled. The image
 pod's usage profile (``kvert.io/usage``) in ``KVERT_USAGE``; the image ``kvert.IMAGE_REPOSITORY``
 (any tag) runs this installation's ``kvert`` with the container's arguments.
 
-A container with mounts (its volumes, ``ContainerConfig.mounts``) runs in a mount namespace
-of its own, where they are bound at their mountPaths over the host's filesystem
-(``mountns``); the host's mounts do not change.
+Every container runs in a mount namespace of its own (``mountns``), where its volumes
+(``ContainerConfig.mounts``) are bound at their mountPaths over the host's filesystem, kvert's
+data directory is covered by an empty tmpfs (the store, the PKI, the admin kubeconfig, the
+other pods' volumes and logs) and ``/sys/fs/cgroup`` is read-only (but for a privileged
+container); the host's mounts do not change. Then the child takes the container's user,
+groups and no_new_privs (``credentials``: ``runAsUser``, ``runAsGroup``, the supplemental
+groups), last before exec; a process exec'd in the container joins its mounts and takes
+the same.
 
 Output goes to a CRI-format log file per container instance under
 ``<data_dir>/pods/<namespace>_<pod>_<uid>/<container>/<n>.log`` (``crilog``).
@@ -21,7 +26,9 @@ Output goes to a CRI-format log file per container instance under
 A container that ends by SIGKILL while its cgroup's ``oom_kill`` counter grew was
 OOM-killed (reason ``OOMKilled``); otherwise exit code 0 is ``Completed`` and anything
 else ``Error``, a signal ``128 + signal``. When the main process ends, what is left in
-the container's cgroup is killed. Resource updates are written all or nothing: a refused
+the container's cgroup is killed, and a stopped pod's cgroup loses every process it has
+(``NodeCgroups.kill``: ``cgroup.kill``, or frozen and killed, so a process that forks or
+daemonizes meanwhile goes too) before it is removed. Resource updates are written all or nothing: a refused
 write (a memory limit under the pages in use: EBUSY) restores what was written and raises
 ``CriError``, so the node agent keeps the old values and retries, as with the sim runtime.
 """
@@ -50,7 +57,7 @@ import kvert
 from kvert.clock import wait_event
 from kvert.clock.base import Clock
 from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
-from kvert.kubelet.runtime import mountns
+from kvert.kubelet.runtime import credentials, mountns
 from kvert.kubelet.runtime.base import (
     ContainerConfig,
     ContainerResources,
@@ -66,6 +73,8 @@ from kvert.kubelet.runtime.base import (
 )
 from kvert.kubelet.runtime.cgroupfs_tree import ROOT, CgroupError, NodeCgroups, detect, write_value
 from kvert.kubelet.runtime.crilog import FileLog, LogWriter
+from kvert.kubelet.runtime.logrotation import DEFAULT_POLICY, LogRotatePolicy
+from kvert.kubelet.runtime.logrotation import disk_usage as log_disk_usage
 from kvert.kubelet.usage import USAGE_ANNOTATION
 
 log = logging.getLogger(__name__)
@@ -104,6 +113,7 @@ class _Container:
     reason: str = ""
     oom_base: int = 0
     mounts: mountns.Plan | None = None     # its own mount namespace (None: the host's)
+    creds: credentials.Credentials = field(default_factory=credentials.Credentials)
     proc: asyncio.subprocess.Process | None = None
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     listeners: list[asyncio.Queue] = field(default_factory=list)
@@ -167,12 +177,16 @@ class CgroupfsRuntime:
 
     id_scheme = "cgroupfs"      # of containerIDs, as containerd:// or cri-o://
     real_processes = True       # probes reach them (kvert.kubelet.prober)
+    # containerLogMaxSize / containerLogMaxFiles (the node agent's assembly sets the node's)
+    log_policy: LogRotatePolicy = DEFAULT_POLICY
 
     def __init__(self, clock: Clock, tree: NodeCgroups, data_dir: Path, *, name: str = "node",
-                 cgroup_driver: str = "cgroupfs") -> None:
+                 cgroup_driver: str = "cgroupfs", masked: Sequence[Path] | None = None) -> None:
         self.clock = clock
         self.tree = tree
         self.data_dir = Path(data_dir)
+        # what no container sees (an empty directory in its mount namespace)
+        self.masked = [Path(p) for p in masked] if masked is not None else kvert_directories(self.data_dir)
         self.name = name
         self.cgroup_driver = cgroup_driver
         self._sandboxes: dict[str, _Sandbox] = {}
@@ -282,6 +296,7 @@ class CgroupfsRuntime:
             return
         for c in self._of(sandbox_id):
             await self._kill(c, 0)
+        self.tree.kill(sandbox.rel)     # whatever is left in the pod's cgroups, wherever it forked
         sandbox.state = "notready"
 
     async def remove_pod_sandbox(self, sandbox_id: str) -> None:
@@ -348,10 +363,12 @@ class CgroupfsRuntime:
         resources = (config.resources.linux if config.resources is not None else None) or LinuxContainerResources()
         container_id = os.urandom(32).hex()
         try:
-            mounts = mountns.plan(config.mounts, self._staging(container_id), config.working_dir or "/") \
-                if config.mounts else None
+            mounts = mountns.plan(config.mounts, self._staging(container_id), config.working_dir or "/",
+                                  masks=[str(p) for p in self.masked],
+                                  readonly=[] if config.security.privileged else [str(ROOT)])
         except OSError as e:
             raise CriError(f"container {config.name!r}: mounts: {e.strerror or e}") from None
+        creds = credentials.resolve(config.security)
         rel = f"{sandbox.rel}/{container_id}"
         try:
             self.tree.create(rel)
@@ -371,7 +388,8 @@ class CgroupfsRuntime:
         path = self._pod_logs(sandbox.config) / config.name / f"{int(logs[-1].stem) + 1 if logs else 0}.log"
         self._logs[path] = FileLog(path)
         self._containers[container_id] = _Container(container_id, sandbox_id, config, rel, resources, argv, env,
-                                                    self.clock.now(), self._logs[path], mounts=mounts)
+                                                    self.clock.now(), self._logs[path], mounts=mounts,
+                                                    creds=creds)
         return container_id
 
     def _staging(self, container_id: str) -> Path:
@@ -384,10 +402,11 @@ class CgroupfsRuntime:
     def _joiner(self, c: _Container, *, exec_in: int | None = None):
         """What the child runs between fork and exec: join the container's cgroups, take its
         oom_score_adj (kept across exec), then make its mount namespace (or, for a process
-        exec'd in the container, join that of its main process ``exec_in``)."""
+        exec'd in the container, join that of its main process ``exec_in``), then take the
+        container's user, groups and no_new_privs (all of it needs root until then)."""
         procs = [str(p) for p in self.tree.procs_files(c.rel)]
         adj = str(c.resources.oom_score_adj)
-        plan, cwd = c.mounts, c.config.working_dir or "/"
+        plan, cwd, creds = c.mounts, c.config.working_dir or "/", c.creds
         if plan is not None:
             mountns.load()
 
@@ -399,16 +418,20 @@ class CgroupfsRuntime:
                 write_value("/proc/self/oom_score_adj", adj)
             except OSError:
                 pass     # lowering it needs CAP_SYS_RESOURCE: the process keeps the runtime's
-            if plan is None:
-                return
             try:
-                if exec_in is not None:
-                    mountns.enter(exec_in, cwd)
-                else:
-                    mountns.apply(plan)
+                if plan is not None:
+                    if exec_in is not None:
+                        mountns.enter(exec_in, cwd)
+                    else:
+                        mountns.apply(plan)
             except OSError as e:
                 # the parent learns only that preexec failed: the reason goes to the log
                 os.write(2, f"kvert: container mounts: {e}\n".encode())
+                raise
+            try:
+                credentials.apply(creds)
+            except OSError as e:
+                os.write(2, f"kvert: container user: {e}\n".encode())
                 raise
         return join
 
@@ -445,7 +468,7 @@ class CgroupfsRuntime:
         """Copy the output to the log (and attached streams) until the process ends; then
         the container's status."""
         assert c.proc is not None
-        writer = LogWriter(c.log.path, self.clock)
+        writer = LogWriter(c.log.path, self.clock, self.log_policy)
         pumps = [asyncio.ensure_future(self._pump(c, c.proc.stdout, "stdout", writer)),
                  asyncio.ensure_future(self._pump(c, c.proc.stderr, "stderr", writer))]
         try:
@@ -471,7 +494,7 @@ class CgroupfsRuntime:
             data = await stream.read(_READ)
             if not data:
                 return
-            writer.write(name, data)
+            await writer.append(name, data)     # waits while the log rotates
             for queue in c.listeners:
                 queue.put_nowait((name, data))
 
@@ -582,10 +605,7 @@ class CgroupfsRuntime:
                 ps = out.setdefault(sandbox.config.uid, PodStats())
                 stats = self.tree.stats(c.rel)
                 memory = stats.working_set if c.state == "running" else 0
-                try:
-                    disk = c.log.path.stat().st_size
-                except OSError:
-                    disk = 0
+                disk = log_disk_usage(c.log.path)     # its logs, rotated ones too (no writable layer)
                 ps.containers[c.config.name] = ContainerStats(memory=memory, disk=disk, inodes=1)
                 ps.memory += memory
                 ps.disk += disk
@@ -742,6 +762,16 @@ class CgroupfsRuntime:
                     self.tree.remove(child.name)
 
 
+def kvert_directories(data_dir: Path) -> list[Path]:
+    """What a node's containers must not see by default: its own data directory and, for a
+    node of ``kvert up`` (``<data-dir>/nodes/<name>``), the cluster's (the store, the PKI,
+    the kubeconfigs and every node's pods)."""
+    out = [data_dir]
+    if data_dir.parent.name == "nodes":
+        out.insert(0, data_dir.parent.parent)
+    return out
+
+
 def _numbered_logs(directory: Path) -> list[Path]:
     """``0.log``, ``1.log``, ... of a container's log directory, in order."""
     found = [p for p in directory.glob("*.log") if p.stem.isdigit()] if directory.is_dir() else []
@@ -788,4 +818,4 @@ async def _drain(stream: asyncio.StreamReader | None, write) -> None:
         await write(data)
 
 
-__all__ = ["CgroupfsRuntime", "STRESS_ENV", "STRESS_IMAGE", "machine_capacity", "unavailable"]
+__all__ = ["CgroupfsRuntime", "STRESS_ENV", "STRESS_IMAGE", "kvert_directories", "machine_capacity", "unavailable"]

@@ -1,7 +1,7 @@
 """One node's cgroups on the machine's cgroup filesystem, v1 or v2.
 
 A node owns ``kvert-<node>`` under each controller's root (v1: ``cpu``, ``cpuacct``,
-``cpuset``, ``memory``, ``pids``, each its own hierarchy or co-mounted; v2: the unified
+``cpuset``, ``memory``, ``pids`` and ``freezer``, each its own hierarchy or co-mounted; v2: the unified
 ``/sys/fs/cgroup``, recognized by its ``cgroup.controllers``). Where a root is not
 writable (a container, a delegated subtree) the node nests under this process's own
 cgroup, read from ``/proc/self/cgroup``. Paths below the node's base are relative,
@@ -11,6 +11,11 @@ Writes are all-or-nothing: ``write`` reads each file's value first and, when a w
 refused (cgroup v1 answers a memory limit below the pages in use with EBUSY; a v1 child's
 CFS quota above its parent's is EINVAL), restores what it already changed and raises
 ``CgroupError``. A file that does not exist (a controller this machine lacks) is skipped.
+
+Killing a cgroup kills everything below it, at once where the kernel can: v2's
+``cgroup.kill`` (Linux 5.14) kills every process of the subtree so that none forks away
+meanwhile; without it the subtree is frozen (v2 ``cgroup.freeze``, the v1 freezer) while
+each process is signalled, then thawed, as runc's ``signalAllProcesses`` does.
 """
 
 from __future__ import annotations
@@ -18,13 +23,15 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
-V1_CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory", "pids")
+V1_CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory", "pids", "freezer")
 V2_CONTROLLERS = ("cpu", "cpuset", "memory", "pids")
 UNIFIED = ""                     # the one controller key of a v2 tree
+FREEZE_TIMEOUT = 1.0             # seconds a freeze may take before the kill goes on unfrozen
 
 
 class CgroupError(OSError):
@@ -204,8 +211,7 @@ class NodeCgroups:
                 pass
         return sorted(out)
 
-    def kill(self, rel: str, sig: int = signal.SIGKILL) -> list[int]:
-        """Signal every process in ``rel`` and below; the pids signalled."""
+    def _subtree_pids(self, rel: str) -> set[int]:
         pids: set[int] = set()
         for d in self.dirs(rel):
             for procs in d.rglob("cgroup.procs") if d.is_dir() else []:
@@ -213,12 +219,63 @@ class NodeCgroups:
                     pids.update(int(x) for x in procs.read_text().split())
                 except OSError:
                     pass
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
+        return pids
+
+    def kill(self, rel: str, sig: int = signal.SIGKILL) -> list[int]:
+        """Signal every process in ``rel`` and below; the pids signalled (SIGKILL: with
+        ``cgroup.kill`` or frozen, see the module docstring)."""
+        pids = self._subtree_pids(rel)
+        if not pids:
+            return []
+        if sig == signal.SIGKILL and self._cgroup_kill(rel):
+            return sorted(pids)
+        frozen = sig == signal.SIGKILL and self._freeze(rel, True)
+        try:
+            if frozen:
+                pids = self._subtree_pids(rel)     # none can fork now
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        finally:
+            if frozen:
+                self._freeze(rel, False)
         return sorted(pids)
+
+    def _cgroup_kill(self, rel: str) -> bool:
+        """v2's ``cgroup.kill``: whether this kernel has it (and took the write)."""
+        if self.version != 2:
+            return False
+        path = self.file(rel, "cgroup.kill")
+        try:
+            write_value(path, "1")
+        except OSError:
+            return False
+        return True
+
+    def _freeze(self, rel: str, frozen: bool) -> bool:
+        """Freeze (or thaw) ``rel`` and below, waiting a moment for the kernel to finish;
+        whether the request was taken (a freeze to be undone)."""
+        if self.version == 2:
+            control, value, state, done = "cgroup.freeze", "1" if frozen else "0", "cgroup.events", \
+                "frozen 1" if frozen else "frozen 0"
+        else:
+            control = state = "freezer.state"
+            value = done = "FROZEN" if frozen else "THAWED"
+        try:
+            write_value(self.file(rel, control), value)
+        except OSError:
+            return False
+        deadline = time.monotonic() + FREEZE_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                if done in self.read(rel, state).splitlines():
+                    break
+            except OSError:
+                break
+            time.sleep(0.001)
+        return True
 
     def remove(self, rel: str) -> bool:
         """Remove ``rel`` and everything below it; False while processes remain in it."""

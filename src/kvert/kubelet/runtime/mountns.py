@@ -13,6 +13,12 @@ mounts never change):
   for a file's subPath), bound over the ancestor. When that ancestor is ``/`` the shadow
   becomes the container's root (``chroot``). A mountPath inside another volume is made in
   that volume, as runc does;
+* after the volumes, the runtime's *masked* directories (kvert's data directory: the store,
+  the PKI, the admin kubeconfig, every pod's volumes and logs) are covered by an empty
+  read-only tmpfs, so only the container's own volumes, bound before, are left of them;
+  and the *read-only* trees (``/sys/fs/cgroup``: a container cannot raise its own limits or
+  move itself out of its cgroup) are bound over themselves and remounted read-only, every
+  mount below them too;
 * ``kubectl exec`` joins the container's namespace and root (``setns``) before it runs.
 
 :func:`plan` is computed in the runtime (it reads the host's paths), :func:`apply` runs in
@@ -24,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -94,6 +101,8 @@ class Plan:
     shadows: list[Shadow] = field(default_factory=list)
     binds: list[tuple[str, str, bool]] = field(default_factory=list)   # (host path, target, read-only)
     cwd: str = "/"
+    masks: list[str] = field(default_factory=list)      # covered by an empty read-only tmpfs
+    readonly: list[str] = field(default_factory=list)   # remounted read-only with every mount below
 
 
 def _normal(path: str) -> str:
@@ -115,11 +124,17 @@ def _within(path: str, root: str) -> str | None:
     return path[len(prefix):] if path.startswith(prefix) else None
 
 
-def plan(mounts: Sequence[Mount], staging: Path, cwd: str = "/") -> Plan:
-    """What :func:`apply` does for ``mounts``: the host is only read, except that a mountPath
-    inside another volume is made in that volume's directory. ``staging`` is a directory of
-    the runtime's own (an empty mount point per shadow is made below it)."""
-    result = Plan(cwd=cwd or "/")
+def plan(mounts: Sequence[Mount], staging: Path, cwd: str = "/", *, masks: Sequence[str] = (),
+         readonly: Sequence[str] = ()) -> Plan:
+    """What :func:`apply` does for ``mounts``, ``masks`` and ``readonly`` (directories): the
+    host is only read, except that a mountPath inside another volume is made in that
+    volume's directory. ``staging`` is a directory of the runtime's own (an empty mount
+    point per shadow is made below it)."""
+    masked = [os.path.realpath(m) for m in masks if os.path.isdir(m)]
+    # a directory inside another masked one is gone already
+    masked = [m for m in masked if not any(o != m and _within(m, o) is not None for o in masked)]
+    result = Plan(cwd=cwd or "/", masks=sorted(set(masked)),
+                  readonly=[os.path.realpath(r) for r in readonly if os.path.isdir(r)])
     placed: list[tuple[str, str]] = []           # (container path, host path) of planned binds
     shadows: dict[str, Shadow] = {}
     for m in sorted(mounts, key=lambda m: len(PurePosixPath(_normal(m.container_path)).parts)):
@@ -199,7 +214,32 @@ def apply(p: Plan) -> None:
             _bind(copy, s.directory)
     for host, target, readonly in p.binds:
         _bind(host, target, readonly)
+    for path in p.readonly:
+        _readonly_tree(path)
+    for path in p.masks:
+        # a volume bound inside a masked directory goes with it (hostPaths into kvert's data)
+        _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=755")
     os.chdir(p.cwd)
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo path: space, tab, newline and backslash are octal escapes (``\\040``)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def _mount_points(below: str, mountinfo: str = "/proc/self/mountinfo") -> list[str]:
+    """The mount points at ``below`` or under it, in this namespace."""
+    with open(mountinfo) as f:
+        points = [_unescape(line.split()[4]) for line in f if len(line.split()) > 4]
+    return [m for m in points if _within(m, below) is not None]
+
+
+def _readonly_tree(path: str) -> None:
+    """``path`` and every mount below it read-only in this namespace (a remount of each
+    mount point alone: the host's mounts keep their flags)."""
+    _bind(path, path)
+    for point in _mount_points(path):
+        _mount(None, point, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _vfs_flags(point))
 
 
 def enter(pid: int, cwd: str = "/") -> None:
