@@ -162,10 +162,15 @@ def test_forbidden_carries_the_authorizers_reason(cluster):
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "elsewhere"},
         "spec": {"nodeName": "node-2", "containers": [{"name": "c", "image": "nginx"}]}})
     assert code == 201
+    code, status = cluster.json("node", "GET", "/api/v1/namespaces/default/pods/elsewhere")
+    assert (code, status["message"]) == (403, (
+        'pods "elsewhere" is forbidden: User "system:node:node-1" cannot get resource "pods" in API '
+        'group "" in the namespace "default": no relationship found between node \'node-1\' and this '
+        'object'))
+    # a delete the authorizer leaves to NodeRestriction, which refuses it (admitPod)
     code, status = cluster.json("node", "DELETE", "/api/v1/namespaces/default/pods/elsewhere")
     assert (code, status["message"]) == (403, (
-        'pods "elsewhere" is forbidden: User "system:node:node-1" cannot delete resource "pods" in API '
-        'group "" in the namespace "default": node "node-1" can only delete pods with spec.nodeName set '
+        'pods "elsewhere" is forbidden: node "node-1" can only delete pods with spec.nodeName set '
         'to itself'))
     code, status = cluster.json("node", "DELETE", "/api/v1/namespaces/default")
     assert (code, status["message"]) == (403, (

@@ -343,7 +343,7 @@ async def _eviction(ctx: ServerContext, request: web.Request, rt: ResourceType,
     if not isinstance(body, dict):
         raise BadRequest("the request body must be an Eviction object")
     # Seed 001 section 14: an allowed eviction answers 200 OK.
-    status = await ctx.registry.evict(info.namespace, info.name, body)
+    status = await ctx.registry.evict(info.namespace, info.name, body, user=_user(request))
     return json_response(status, status["code"])
 
 

@@ -1,22 +1,19 @@
-"""The Node authorizer (``plugin/pkg/auth/authorizer/node``) with NodeRestriction's limits.
+"""The Node authorizer (``plugin/pkg/auth/authorizer/node``).
 
-A node is the user ``system:node:NAME`` in the group ``system:nodes``. It may read and
-write what running its pods takes, and only for itself: its own Node object and status
-and its Lease in ``kube-node-lease``; the pods bound to it (``spec.nodeName``): get them,
-list/watch them with the field selector ``spec.nodeName=NAME``, write their status,
-evict and delete them; the secrets, config maps, PVCs, resource claims and service
-accounts (and their tokens) its pods use; ResourceSlices of its own; everything else by
-the static ``system:node`` rules (``kvert.auth.policy.node_rules``).
+A node is the user ``system:node:NAME`` in the group ``system:nodes``. It may read what
+running its pods takes, and only for itself: its own Node object and its Lease in
+``kube-node-lease``; the pods bound to it (``spec.nodeName``): get them, list/watch them with
+the field selector ``spec.nodeName=NAME``; the secrets, config maps, PVCs, resource claims
+and service accounts (and their tokens) its pods use; ResourceSlices of its own; everything
+else by the static ``system:node`` rules (``kvert.auth.policy.node_rules``).
 
-Upstream, the NodeRestriction admission plugin refuses what needs a stored object (a pod
-bound to another node, another node's Node object); kvert refuses it here, reading the
-pod or slice from the store, so an in-process client meets the same limits. A created
-Node or Lease is named in the request body, which an authorizer does not see: creating
-them stays allowed, as upstream before admission. kvert's own additions (documented in
-docs/kubernetes-choices.md): a node may patch the pods bound to it (the node agent writes
-its admission explanation as an annotation), may not create pods (kvert has no static
-pods, hence no mirror pods), and a request about a pod that does not exist is allowed to
-reach the registry, which answers 404.
+As upstream, the writes whose limits need the request body or the object written are
+allowed here and held to the node's own objects by the NodeRestriction admission plugin
+(``kvert.apiserver.admission.noderestriction``), which every write path runs: creating and
+updating Nodes and their status, creating and deleting pods, writing pod status, evicting
+pods. kvert's addition (docs/kubernetes-choices.md): a node may patch pods (the node agent
+writes its admission explanation as an annotation; NodeRestriction lets that annotation,
+and nothing else, change, and only on the pods bound to the node).
 """
 
 from __future__ import annotations
@@ -101,7 +98,7 @@ class NodeAuthorizer:
     def _related(self, node: str, kind: str, namespace: str, name: str) -> bool:
         """Whether a pod bound to ``node`` uses the ``kind`` object ``namespace/name``
         (the node authorizer graph's pod edges)."""
-        return any(name in _references(pod, kind) for pod in self._pods_on(node, namespace))
+        return any(name in pod_references(pod, kind) for pod in self._pods_on(node, namespace))
 
     def _relationship(self, node: str, kind: str, attrs: Attributes) -> tuple[Decision, str]:
         if not attrs.name:
@@ -187,11 +184,8 @@ class NodeAuthorizer:
     def _node(self, node: str, attrs: Attributes) -> tuple[Decision, str]:
         verb, name = attrs.verb, attrs.name
         if attrs.subresource == "":
-            if verb == "create":
-                return _ALLOW
-            if verb in ("update", "patch"):
-                return _ALLOW if name == node else _no(
-                    f'node "{node}" is not allowed to modify node "{name}"')
+            if verb in ("create", "update", "patch"):
+                return _ALLOW   # NodeRestriction limits a node to its own Node object
             if verb in ("get", "list", "watch"):
                 if name == node:
                     return _ALLOW
@@ -199,49 +193,42 @@ class NodeAuthorizer:
                     return _no(f"node '{node}' cannot read all nodes, only its own Node object")
                 return _no(f"node '{node}' cannot read '{name}', only its own Node object")
         elif attrs.subresource == "status" and verb in ("update", "patch"):
-            return _ALLOW if name == node else _no(
-                f'node "{node}" is not allowed to modify node "{name}"')
+            return _ALLOW       # NodeRestriction: only its own Node's status
         return _no()
 
-    def _bound(self, node: str, attrs: Attributes, refusal: str) -> tuple[Decision, str]:
-        """Allowed for a pod bound to ``node``; a pod that does not exist is left to the
-        registry (404)."""
-        pod = self._get("pods", attrs.namespace, attrs.name) if attrs.name else None
-        if pod is None and attrs.name:
+    def _bound(self, node: str, attrs: Attributes) -> tuple[Decision, str]:
+        """A read of a pod bound to ``node`` (the graph's pod vertex); a pod that does not
+        exist is left to the registry (404)."""
+        if not attrs.name:
+            return _no("No Object name found")
+        pod = self._get("pods", attrs.namespace, attrs.name)
+        if pod is None or (pod.get("spec") or {}).get("nodeName") == node:
             return _ALLOW
-        if pod is not None and (pod.get("spec") or {}).get("nodeName") == node:
-            return _ALLOW
-        return _no(refusal)
+        return _no(f"no relationship found between node '{node}' and this object")
 
     def _pod(self, node: str, attrs: Attributes) -> tuple[Decision, str]:
         verb, sub = attrs.verb, attrs.subresource
         if sub == "":
             if verb == "get":
-                return self._bound(node, attrs, f"no relationship found between node '{node}' "
-                                                "and this object")
+                return self._bound(node, attrs)
             if verb in ("list", "watch"):
                 if _selected_node(attrs, "spec.nodeName") == node:
                     return _ALLOW
                 if attrs.name:
-                    return self._bound(node, attrs, f"no relationship found between node "
-                                                    f"'{node}' and this object")
+                    return self._bound(node, attrs)
                 return _no("can only list/watch pods with spec.nodeName field selector")
-            if verb == "delete":
-                return self._bound(node, attrs, f'node "{node}" can only delete pods with '
-                                                "spec.nodeName set to itself")
-            if verb == "patch":
-                return self._bound(node, attrs, f'node "{node}" can only patch pods with '
-                                                "spec.nodeName set to itself")
+            if verb in ("create", "delete", "patch"):
+                # mirror pods, and kvert's explanation annotation: NodeRestriction limits
+                # them to the pods bound to the node
+                return _ALLOW
         elif sub == "status" and verb in ("update", "patch"):
-            return self._bound(node, attrs, f'node "{node}" can only update pod status for pods '
-                                            "with spec.nodeName set to itself")
+            return _ALLOW       # NodeRestriction: only pods bound to the node
         elif sub == "eviction" and verb == "create":
-            return self._bound(node, attrs, f'node "{node}" can only evict pods with '
-                                            "spec.nodeName set to itself")
+            return _ALLOW       # NodeRestriction: only pods bound to the node
         return _no()
 
 
-def _references(pod: Obj, kind: str) -> set[str]:
+def pod_references(pod: Obj, kind: str) -> set[str]:
     """Names of the ``kind`` objects (secrets, configmaps, persistentvolumeclaims,
     resourceclaims, serviceaccounts) a pod uses, as the node authorizer graph links them."""
     spec = pod.get("spec") or {}

@@ -106,7 +106,8 @@ class InProcessClient:
                     grace_period_seconds: int | None = None) -> Obj:
         self._check("create", "pods", namespace, pod_name, "eviction")
         return await self.registry.evict(namespace, pod_name,
-                                         eviction_body(namespace, pod_name, grace_period_seconds))
+                                         eviction_body(namespace, pod_name, grace_period_seconds),
+                                         user=self.user)
 
     async def resize(self, namespace: str, pod_name: str, patch: Patch,
                      patch_type: str = "strategic") -> Obj:
@@ -130,5 +131,5 @@ class InProcessClient:
         if (resource, subresource) == ("pods", "binding"):
             return await self.registry.bind(namespace, name, deep_copy(body))
         if (resource, subresource) == ("pods", "eviction"):
-            return await self.registry.evict(namespace, name, deep_copy(body))
+            return await self.registry.evict(namespace, name, deep_copy(body), user=self.user)
         raise RouteNotFound()

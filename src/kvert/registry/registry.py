@@ -376,8 +376,16 @@ class Registry:
                 continue
         raise Conflict("pods", name, "too many concurrent writes; try again")
 
-    async def evict(self, namespace: str, name: str, eviction: Obj | None = None) -> Obj:
-        return await evict(self, namespace, name, eviction or {})
+    async def evict(self, namespace: str, name: str, eviction: Obj | None = None, *,
+                    user: str = "") -> Obj:
+        """``pods/eviction``: admitted as the create of that subresource (NodeRestriction
+        holds a node to its own pods), then the pod deleted within its disruption budget."""
+        eviction = eviction or {}
+        attrs = Attributes(CREATE, "pods", namespace, name, deep_copy(eviction),
+                           subresource="eviction", user=user)
+        await self.admission.admit(attrs)
+        await self.admission.validate(attrs)
+        return await evict(self, namespace, name, eviction)
 
     # ---- service accounts ------------------------------------------------------
 

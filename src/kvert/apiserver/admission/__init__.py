@@ -4,14 +4,16 @@
 plugin's ``admit`` in order, then validation, then every ``validate``), following
 kube-apiserver's ``AllOrderedPlugins`` restricted to what kvert implements::
 
-    NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
-    RuntimeClass, MutatingAdmissionWebhook, ValidatingAdmissionWebhook, ResourceQuota
+    NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, Priority,
+    DefaultTolerationSeconds, RuntimeClass, MutatingAdmissionWebhook,
+    ValidatingAdmissionWebhook, ResourceQuota
 
 ServiceAccount only with ``service_accounts=True``: it refuses pods until their
 ServiceAccount exists and gives them token volumes, which needs the ServiceAccount and
 root CA publisher controllers and a token signer (``kvert up`` has them; a simulation does
-not). (NodeRestriction, PodSecurity, TaintNodesByCondition, storage and certificate
-plugins, and the CEL admission policies are not implemented.)
+not). NodeRestriction is always on (kube-apiserver leaves it off by default; kubeadm,
+whose clusters ``kvert up`` follows, turns it on). (PodSecurity, TaintNodesByCondition,
+storage and certificate plugins, and the CEL admission policies are not implemented.)
 
 What the API server must do besides running the chain (:func:`bootstrap` does the first
 two, idempotently):
@@ -36,6 +38,7 @@ from kvert.store.base import Store
 
 from .lifecycle import IMMORTAL_NAMESPACES, NamespaceLifecycle
 from .limitranger import LimitRanger
+from .noderestriction import NodeRestriction
 from .priority import Priority, builtin_priority_classes
 from .quota import ResourceQuota, recalculate_quota_usage
 from .runtimeclass import RuntimeClass
@@ -53,6 +56,7 @@ def default_plugins(store: Store, clock: Clock, *, webhook_client: WebhookClient
         NamespaceLifecycle(store),
         LimitRanger(store),
         *([ServiceAccount(store, clock)] if service_accounts else []),
+        NodeRestriction(store),
         Priority(store),
         DefaultTolerationSeconds(),
         RuntimeClass(store),
@@ -90,6 +94,7 @@ async def bootstrap(registry: Registry) -> None:
 
 __all__ = [
     "DefaultTolerationSeconds", "LimitRanger", "MutatingAdmissionWebhook", "NamespaceLifecycle",
+    "NodeRestriction",
     "Priority", "ResourceQuota", "RuntimeClass", "SYSTEM_NAMESPACES", "ServiceAccount",
     "ValidatingAdmissionWebhook",
     "WebhookClient", "bootstrap", "builtin_priority_classes", "default_chain", "default_namespaces",
