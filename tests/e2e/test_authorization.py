@@ -79,11 +79,18 @@ def test_the_scheduler_binds_and_the_controller_manager_cannot_create_deployment
     assert not _can(manager, "create", "clusterrolebindings")
 
 
-def test_a_node_touches_only_its_own_node_and_cannot_delete_namespaces(as_identity, kubectl):
+def test_a_node_touches_only_its_own_node_and_cannot_delete_namespaces(as_identity, kubectl, tmp_path):
     node = as_identity("system:node:node-1")
     assert _can(node, "get", "nodes/node-1")
     assert _can(node, "patch", "nodes/node-1", "--subresource=status")
-    assert not _can(node, "patch", "nodes/node-2", "--subresource=status")
+    # as upstream, the Node authorizer allows it (node_authorizer.go authorizeNode) and
+    # NodeRestriction refuses the write itself
+    assert _can(node, "patch", "nodes/node-2", "--subresource=status")
+    other = tmp_path / "node-3.json"
+    other.write_text(json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-3"}}))
+    refused = node("create", "-f", str(other), check=False)
+    assert refused.returncode != 0
+    assert 'nodes "node-3" is forbidden: node "node-1" is not allowed to modify node "node-3"' in refused.stderr
     kubectl("create", "namespace", "keep-me")
     refused = node("delete", "namespace", "keep-me", check=False)
     assert refused.returncode != 0
