@@ -422,3 +422,17 @@ def test_unknown_node_is_refused(env):
     anonymous_node = InProcessClient(env.registry, "system:node:")
     assert env.refused(anonymous_node.create(LEASES, _lease("x"))).endswith(
         'could not determine node from user "system:node:"')
+
+
+def test_allow_creating_a_mirror_pod_bound_to_self(env):
+    uid = env.get("nodes", "mynode")["metadata"]["uid"]
+    mirror = pod("mirror", "mynode", annotations={"kubernetes.io/config.mirror": "x"}, volumes=[])
+    mirror["spec"].pop("serviceAccountName")
+    mirror["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": "mynode",
+                                              "uid": uid, "controller": True}]
+    assert env.as_node(env.node.create("pods", mirror))["spec"]["nodeName"] == "mynode"
+    # "forbid creating a mirror pod with a mismatched node uid"
+    mirror["metadata"]["name"] = "mirror2"
+    mirror["metadata"]["ownerReferences"][0]["uid"] = "other"
+    assert env.refused(env.node.create("pods", mirror)).endswith(
+        f"node mynode UID mismatch: expected other got {uid}")
