@@ -267,7 +267,8 @@ def test_validating_webhook_sees_delete_and_warnings_are_collected(ca):
             assert delete["oldObject"]["metadata"]["name"] == "web"
             assert delete["options"]["kind"] == "DeleteOptions"
             # warnings end up on the attributes the API server returns as Warning headers
-            webhook = registry.admission.plugins[6]
+            webhook = next(p for p in registry.admission.plugins
+                           if p.name == "ValidatingAdmissionWebhook")
             attrs = Attributes("CREATE", "pods", "default", "w2", new_pod("w2"))
             await webhook.validate(attrs)
             assert attrs.options["warnings"] == ["CREATE noted"]
