@@ -114,6 +114,27 @@ def ensure_client_cert(pki: Pki, name: str, user: str, groups: tuple[str, ...],
     return cert_path.read_bytes(), key_path.read_bytes()
 
 
+# the API server's credential for node agents' kubelet endpoints (kubeadm's apiserver-kubelet-client:
+# its group is kubeadm's; kvert binds nothing to it, the user's own binding is system:kubelet-api-admin)
+KUBELET_CLIENT_CERT = "apiserver-kubelet-client"
+KUBELET_CLIENT_GROUPS = ("kubeadm:cluster-admins",)
+
+
+def kubelet_client_context(cert: Path, key: Path, ca: Path | None) -> ssl.SSLContext:
+    """How the API server dials a node agent: presenting ``cert`` (kube-apiserver's
+    ``--kubelet-client-certificate``/``-key``, no bearer token) and, given ``ca``
+    (``--kubelet-certificate-authority``), trusting only serving certificates it signed for
+    the address dialled; without it the serving certificate is not checked, as upstream."""
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    ctx.load_cert_chain(str(cert), str(key))
+    if ca is None:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    else:
+        ctx.load_verify_locations(cafile=str(ca))
+    return ctx
+
+
 def _builder(subject: x509.Name, issuer: x509.Name, public_key, now: datetime.datetime,
              days: int) -> x509.CertificateBuilder:
     return (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer)

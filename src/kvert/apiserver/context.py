@@ -2,13 +2,14 @@
 
 The handlers (``rest``, ``watch``, ``reviews``, ``metrics``, ``podlogs``, ...) are called by
 the server, so they may not import it: they are handed this context instead, which the
-server builds and keeps current (a kubelet-client token or a RecommendationQuery service
+server builds and keeps current (the kubelet-client TLS settings or a RecommendationQuery service
 set on the server after it was built is set here). This module sits below every handler
 and imports none of them.
 """
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -72,7 +73,8 @@ class ServerContext:
     # the node agents of this process (node proxy, logs, exec, metrics.k8s.io), or None
     metrics_provider: NodeMetricsProvider | None = None
     api_audiences: tuple[str, ...] = DEFAULT_API_AUDIENCES
-    # how this server authenticates to node agents' kubelet endpoints (kubeletclient)
-    kubelet_client_token: str | None = None
+    # how this server dials node agents' kubelet endpoints: its client certificate and the CA
+    # their serving certificates must chain to (kubeletclient); None: it reaches none
+    kubelet_tls: ssl.SSLContext | None = None
     # autoscaling.kvert.io RecommendationQuery, or None: the group is not served
     recommendation_query: RecommendationService | None = None

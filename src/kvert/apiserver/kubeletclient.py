@@ -3,10 +3,14 @@ agent in this process directly (``ApiServer.metrics_provider``), or a node agent
 elsewhere through its HTTPS endpoint (``kvert node-agent``'s kubelet port, at the node's
 ``InternalIP`` and ``status.daemonEndpoints.kubeletEndpoint.Port``).
 
-The remote endpoint is called as kube-apiserver calls it: with the API server's own
-kubelet-client identity (``kube-apiserver-kubelet-client``, bound to
-``system:kubelet-api-admin``) as a bearer token, and without verifying the kubelet's
-serving certificate (kube-apiserver's default without ``--kubelet-certificate-authority``).
+The remote endpoint is called as kube-apiserver calls it: presenting the API server's
+kubelet-client certificate (``kube-apiserver-kubelet-client``, bound to
+``system:kubelet-api-admin``; never a bearer token, so a listener that captures the call
+learns nothing it can replay), and, with ``--kubelet-certificate-authority``, verifying the
+node agent's serving certificate against that CA and the address dialled (a Node whose
+status points elsewhere gets no request at all: the TLS handshake fails first). A dial that
+fails answers as kube-apiserver's: 500 with ``Get "URL": ...`` for logs and proxied GETs, and
+``error dialing backend: ...`` for streams.
 Streams go over WebSocket (remotecommand ``v5.channel.k8s.io``; port-forward's
 ``v4.channel.k8s.io`` channels, one connection per forwarded port).
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import ssl
 import struct
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -61,15 +66,15 @@ class LocalNode:
 class RemoteNode:
     """A node agent reached through its kubelet endpoint."""
     base: str            # https://HOST:PORT
-    token: str
+    tls: ssl.SSLContext  # the client certificate, and the CA serving certificates must chain to
     remote = True
 
     def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
+        return {}        # the client certificate is the credential
 
     def _session(self) -> aiohttp.ClientSession:
         return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT),
-                                     connector=aiohttp.TCPConnector(ssl=False))
+                                     connector=aiohttp.TCPConnector(ssl=self.tls))
 
     @staticmethod
     def _path(*parts: str) -> str:
@@ -88,7 +93,7 @@ class RemoteNode:
             except aiohttp.WSServerHandshakeError as e:
                 raise RemoteCommandError(f"the node agent refused: {e.status} {e.message}") from e
             except aiohttp.ClientError as e:
-                raise RemoteCommandError(f"the node agent cannot be reached: {e}") from e
+                raise RemoteCommandError(f"error dialing backend: {_reason(e)}") from e
             async with ws:
                 return await _bridge(ws, io)
 
@@ -106,14 +111,15 @@ class RemoteNode:
                                           max_msg_size=0)
         except aiohttp.ClientError as e:
             await session.close()
-            raise ConnectionError(f"the node agent cannot be reached: {e}") from e
+            raise ConnectionError(f"error dialing backend: {_reason(e)}") from e
         return await pipe(lambda reader, writer: _forward(ws, session, reader, writer))
 
     async def get_text(self, path: str) -> str:
         """A GET of the agent's ``path`` (its metrics, health)."""
+        url = f"{self.base}/{path}"
         async with self._session() as session:
             try:
-                async with session.get(f"{self.base}/{path}", headers=self._headers()) as answer:
+                async with session.get(url, headers=self._headers()) as answer:
                     if answer.status == 404:
                         raise NotFound("nodes", "", f"the node agent serves no /{path}")
                     if answer.status != 200:
@@ -121,7 +127,7 @@ class RemoteNode:
                                        503, "ServiceUnavailable")
                     return await answer.text()
             except aiohttp.ClientError as e:
-                raise ApiError(f"error dialing backend: {e}", 503, "ServiceUnavailable") from None
+                raise dial_error(url, e) from None
 
     async def proxy_log(self, request: web.Request, namespace: str, pod: str, container: str) -> web.StreamResponse:
         url = f"{self.base}/containerLogs/{self._path(namespace, pod, container)}"
@@ -129,8 +135,7 @@ class RemoteNode:
             try:
                 upstream = await session.get(url, params=list(request.query.items()), headers=self._headers())
             except aiohttp.ClientError as e:
-                # kube-apiserver's "error dialing backend", as a 503 (the node, not the server, failed)
-                raise ApiError(f"error dialing backend: {e}", 503, "ServiceUnavailable") from None
+                raise dial_error(url, e) from None
             async with upstream:
                 response = web.StreamResponse(status=upstream.status, headers={
                     "Content-Type": upstream.headers.get("Content-Type", "text/plain")})
@@ -139,6 +144,21 @@ class RemoteNode:
                     await response.write(chunk)
                 await response.write_eof()
                 return response
+
+
+def _reason(e: aiohttp.ClientError) -> str:
+    """What failed, as Go's net/http and crypto/tls say it where Python's words differ little."""
+    if isinstance(e, aiohttp.ClientConnectorCertificateError):
+        return f"tls: failed to verify certificate: {e.certificate_error}"
+    if isinstance(e, aiohttp.ClientConnectorError):
+        return str(e.os_error) or str(e)
+    return str(e) or type(e).__name__
+
+
+def dial_error(url: str, e: aiohttp.ClientError) -> ApiError:
+    """kube-apiserver's answer when the kubelet cannot be reached: the transport's error as a
+    500 without a reason (``responsewriters.ErrorNegotiated`` of a ``*url.Error``)."""
+    return ApiError(f'Get "{url}": {_reason(e)}', 500, "")
 
 
 async def _bridge(ws: aiohttp.ClientWebSocketResponse, io: Any) -> int:
@@ -235,10 +255,10 @@ def remote_node(server: NodeAgents, node: str) -> RemoteNode:
     port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
     address = next((a.get("address") for a in status.get("addresses") or []
                     if a.get("type") == "InternalIP"), None)
-    # stand-ins for a server may have no token at all
-    token = getattr(server, "kubelet_client_token", None)
-    if not port or not address or not token:
+    # stand-ins for a server may have no kubelet-client credential at all
+    tls = getattr(server, "kubelet_tls", None)
+    if not port or not address or tls is None:
         raise NotFound("nodes", node, f'node "{node}" has no node agent in this API server\'s process '
                                       "and no kubelet endpoint it can reach")
     host = f"[{address}]" if ":" in address else address
-    return RemoteNode(f"https://{host}:{port}", token)
+    return RemoteNode(f"https://{host}:{port}", tls)

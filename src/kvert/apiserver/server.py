@@ -127,13 +127,13 @@ class ApiServer:
         self.context.metrics_provider = value
 
     @property
-    def kubelet_client_token(self) -> str | None:
-        """How this server authenticates to node agents' kubelet endpoints (kubeletclient)."""
-        return self.context.kubelet_client_token
+    def kubelet_tls(self) -> ssl.SSLContext | None:
+        """How this server dials node agents' kubelet endpoints (kubeletclient)."""
+        return self.context.kubelet_tls
 
-    @kubelet_client_token.setter
-    def kubelet_client_token(self, value: str | None) -> None:
-        self.context.kubelet_client_token = value
+    @kubelet_tls.setter
+    def kubelet_tls(self, value: ssl.SSLContext | None) -> None:
+        self.context.kubelet_tls = value
 
     @property
     def api_audiences(self) -> tuple[str, ...]:

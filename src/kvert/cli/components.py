@@ -172,16 +172,29 @@ async def _node_agent(args: argparse.Namespace) -> int:
         await client.close()
         raise ValueError(f"node {args.name} is run by another agent (its Lease in kube-node-lease "
                          "is fresh); choose another --name")
+    import ssl
+
     from kvert.apiserver.certs import ensure_pki
+    from kvert.client.http import kubeconfig_cluster
     from kvert.cluster.kubeletserver import KubeletServer
+    from kvert.kubelet.servingcert import ServingCertificates
     pki = ensure_pki(checkpoint / "pki", datetime.datetime.fromtimestamp(WallClock().now(), datetime.UTC),
                      names=(args.address, args.name, "localhost"))
+    # the kubelet's --client-ca-file: the cluster CA of its kubeconfig signs the API server's
+    # client certificate; the self-signed serving certificate is replaced by one from the CSR API
+    ctx = pki.server_context()
+    ca = kubeconfig_cluster((args.kubeconfig or default_kubeconfig()).expanduser(), args.context)[1]
+    if ca:
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        ctx.load_verify_locations(cadata=ca.decode())
 
     def make(client: Client, clock: Clock) -> KubeletServer:
         agent = build.node(args.runtime, client, clock, config, name=args.name, checkpoint_dir=checkpoint,
                            host_ip=args.address)
-        return KubeletServer(agent, client, clock, host=args.address, port=args.port,
-                             ssl_context=pki.server_context())
+        serving = ServingCertificates(client, clock, node_name=args.name, names=(args.address, args.name),
+                                      directory=checkpoint / "pki", ssl_context=ctx)
+        return KubeletServer(agent, client, clock, host=args.address, port=args.port, ssl_context=ctx,
+                             serving=serving)
     return await _serve(f"node-agent/{args.name}", make, client, args)
 
 

@@ -78,6 +78,17 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
                              "requests are not counted, system:masters is always served; 0: no limit; default: 400)")
     parser.add_argument("--max-mutating-requests-inflight", type=nonnegative_int_arg, default=200, metavar="N",
                         help="mutating requests served at once; more get 429 (0: no limit; default: 200)")
+    kubelet = parser.add_argument_group("node agents", "how the API server reaches node agents' kubelet "
+                                        "endpoints (logs, exec, attach, port-forward, node proxy)")
+    kubelet.add_argument("--kubelet-client-certificate", type=Path, default=None, metavar="FILE",
+                         help="the client certificate presented to node agents (default: one for "
+                              "kube-apiserver-kubelet-client from the cluster CA, "
+                              "DATA_DIR/pki/apiserver-kubelet-client.crt)")
+    kubelet.add_argument("--kubelet-client-key", type=Path, default=None, metavar="FILE",
+                         help="its private key (default: DATA_DIR/pki/apiserver-kubelet-client.key)")
+    kubelet.add_argument("--kubelet-certificate-authority", type=Path, default=None, metavar="FILE",
+                         help="the CA node agents' serving certificates must chain to, for the address "
+                              "dialled, e.g. DATA_DIR/pki/ca.crt (default: not verified, as kube-apiserver)")
 
 
 def add_identity_flags(parser: argparse.ArgumentParser) -> None:
@@ -198,6 +209,9 @@ async def _up(args: argparse.Namespace) -> int:
                       compaction_interval=args.compaction_interval, nodes=args.nodes,
                       max_requests_inflight=args.max_requests_inflight,
                       max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+                      kubelet_client_certificate=args.kubelet_client_certificate,
+                      kubelet_client_key=args.kubelet_client_key,
+                      kubelet_certificate_authority=args.kubelet_certificate_authority,
                       node_flags=node_flags,
                       kubelet_config=args.kubelet_config,
                       vpa_intervals=(args.vpa_recommender_interval, args.vpa_updater_interval),

@@ -5,16 +5,21 @@ Paths are the kubelet's: ``/exec`` and ``/attach/NS/POD/CONTAINER`` and
 ``/portForward/NS/POD`` (the streams of ``kvert.client.httpstream``),
 ``/containerLogs/NS/POD/CONTAINER`` (PodLogOptions as query), ``/metrics/cadvisor``,
 ``/metrics/resource`` (what metrics-server scrapes), ``/metrics`` and ``/healthz``. Requests are
-authenticated and authorized as the kubelet does with ``--authentication-token-webhook`` and
-``--authorization-mode=Webhook``: the bearer token through a TokenReview, then a
+authenticated and authorized as the kubelet does with ``--client-ca-file``,
+``--authentication-token-webhook`` and ``--authorization-mode=Webhook``: a client certificate
+the cluster CA signed (the TLS context's verify locations) names the user (common name) and
+its groups (organizations); otherwise the bearer token is checked through a TokenReview; then a
 SubjectAccessReview for the node's subresource the path maps to (``nodes/proxy`` for streams and
 logs as upstream maps ``/containerLogs``, ``nodes/metrics``, ``nodes/stats``, ``nodes/log``), each
-answer cached for ten seconds. The serving certificate is the agent's own (self-signed, as a
-kubelet's is without a certificate from the cluster).
+answer cached for ten seconds. The serving certificate starts as the agent's own self-signed
+one and is replaced, without a restart, by the one the cluster issues through the CSR API
+(``kvert.kubelet.servingcert``), which the API server verifies.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import ssl
 from collections import OrderedDict
@@ -24,6 +29,7 @@ from aiohttp import web
 
 from kvert.api.errors import ApiError, BadRequest, NotFound
 from kvert.apiserver.podlogs import log_options, stream_log
+from kvert.auth.authenticator import certificate_user
 from kvert.client.base import Client
 from kvert.client.httpstream import portforward, remotecommand
 from kvert.client.httpstream.remotecommand import stream_options
@@ -31,6 +37,7 @@ from kvert.clock import Clock
 from kvert.cluster.metrics import kubelet_metrics_text
 from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.metrics import resource_metrics
+from kvert.kubelet.servingcert import ServingCertificates
 
 log = logging.getLogger(__name__)
 
@@ -85,13 +92,15 @@ class KubeletServer:
     the agent then reports in its Node's ``daemonEndpoints``)."""
 
     def __init__(self, agent: NodeAgent, client: Client, clock: Clock, *, host: str, port: int,
-                 ssl_context: ssl.SSLContext):
+                 ssl_context: ssl.SSLContext, serving: ServingCertificates | None = None):
         self.agent = agent
         self.client = client
         self.clock = clock
         self.host = host
         self.port = port
         self.ssl_context = ssl_context
+        # requests and renews the serving certificate into ssl_context (None: keep it as given)
+        self.serving = serving
         # (token, verb, subresource) -> (allowed, user name: None when unauthenticated)
         self._decisions = DecisionCache()
         self._runner: web.AppRunner | None = None
@@ -116,25 +125,37 @@ class KubeletServer:
         self.port = self._runner.addresses[0][1]     # the one bound for port 0
         self.agent.kubelet_port = self.port
         log.info("node %s: kubelet endpoint at https://%s:%d", self.agent.name, self.host, self.port)
+        certificates = asyncio.ensure_future(self.serving.run()) if self.serving is not None else None
         try:
             await self.agent.run()
         finally:
+            if certificates is not None:
+                certificates.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await certificates
             await self._runner.cleanup()
 
     # -- authentication and authorization ------------------------------------------------------
 
     @web.middleware
     async def _authorize(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        verb = _METHOD_VERBS.get(request.method, request.method.lower())
+        subresource = subresource_of(request.path)
+        # a verified client certificate first, as the kubelet's x509 authenticator
+        transport = request.transport
+        peer = certificate_user(transport.get_extra_info("peercert") if transport is not None else None)
         header = request.headers.get("Authorization", "")
         token = header[7:].strip() if header.lower().startswith("bearer ") else ""
-        if not token:
+        if peer is None and not token:
             return web.Response(status=401, text="Unauthorized")
-        verb = _METHOD_VERBS.get(request.method, request.method.lower())
-        key = (token, verb, subresource_of(request.path))
+        key: tuple = (("x509", peer.name, peer.groups) if peer is not None else token, verb, subresource)
         now = self.clock.now()
         cached = self._decisions.get(key, now)
         if cached is None:
-            cached = await self._review(token, verb, key[2])
+            if peer is not None:
+                cached = await self._access(peer.name, list(peer.groups), "", {}, verb, subresource)
+            else:
+                cached = await self._review(token, verb, subresource)
             self._decisions.put(key, cached, now)
         allowed, user = cached
         if user is None:
@@ -155,13 +176,18 @@ class KubeletServer:
         if not status.get("authenticated"):
             return False, None
         user = status.get("user") or {}
+        return await self._access(user.get("username", ""), user.get("groups") or [], user.get("uid", ""),
+                                  user.get("extra") or {}, verb, subresource)
+
+    async def _access(self, name: str, groups: list[str], uid: str, extra: dict, verb: str,
+                      subresource: str) -> tuple[bool, str | None]:
+        """(allowed, name): may the user ``verb`` this node's ``subresource`` (a SubjectAccessReview)."""
         access = await self.client.create("authorization.k8s.io/subjectaccessreviews", {
             "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-            "spec": {"user": user.get("username", ""), "groups": user.get("groups") or [],
-                     "uid": user.get("uid", ""), "extra": user.get("extra") or {},
+            "spec": {"user": name, "groups": groups, "uid": uid, "extra": extra,
                      "resourceAttributes": {"verb": verb, "resource": "nodes", "subresource": subresource,
                                             "name": self.agent.name}}})
-        return bool((access.get("status") or {}).get("allowed")), user.get("username", "")
+        return bool((access.get("status") or {}).get("allowed")), name
 
     # -- handlers ------------------------------------------------------------------------------
 

@@ -22,7 +22,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kvert.apiserver.admission.webhook import EndpointServiceResolver, WebhookClient
-from kvert.apiserver.certs import Pki, ensure_client_cert
+from kvert.apiserver.certs import (
+    KUBELET_CLIENT_CERT,
+    KUBELET_CLIENT_GROUPS,
+    Pki,
+    ensure_client_cert,
+    kubelet_client_context,
+)
 from kvert.apiserver.identity import IdentityOptions, load_identity
 from kvert.apiserver.inflight import (
     DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
@@ -44,6 +50,7 @@ from kvert.clock import Clock, WallClock
 from kvert.cluster import assembly as build
 from kvert.cluster.metrics import LocalNodeMetrics
 from kvert.cluster.supervisor import Component, Supervisor
+from kvert.controllers.manager import ALL_CONTROLLERS
 from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.runtime.fleet import Fleet
 from kvert.registry.tokenrequest import TokenRequests
@@ -67,8 +74,14 @@ class ApiServerProcess:
                  compaction_interval: float = 300.0, metrics_resolution: float = 15.0,
                  max_requests_inflight: int = DEFAULT_MAX_REQUESTS_INFLIGHT,
                  max_mutating_requests_inflight: int = DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
-                 identity: IdentityOptions | None = None):
+                 identity: IdentityOptions | None = None,
+                 kubelet_client_certificate: Path | None = None, kubelet_client_key: Path | None = None,
+                 kubelet_certificate_authority: Path | None = None):
         self.data_dir = data_dir
+        # how the server dials node agents (None: the PKI's kubelet-client certificate and CA)
+        self.kubelet_client_certificate = kubelet_client_certificate
+        self.kubelet_client_key = kubelet_client_key
+        self.kubelet_certificate_authority = kubelet_certificate_authority
         # the CA and ServiceAccount keys: DATA_DIR/pki, or a PKI directory shared with other servers
         self.identity = identity or IdentityOptions()
         self.inflight = InflightLimit(max_requests_inflight, max_mutating_requests_inflight)
@@ -106,7 +119,7 @@ class ApiServerProcess:
                                 token_requests=TokenRequests(signer),
                                 metrics_provider=self.metrics)
         self.server.inflight = self.inflight
-        self.server.kubelet_client_token = self.tokens.ensure(KUBELET_CLIENT)
+        self.server.kubelet_tls = self._kubelet_tls(now)
         self.metrics.server = self.server      # it samples node agents run elsewhere too
         self.control_plane = build.ControlPlane(self.server.registry, self.clock, authorizer)
         self.supervisor.start()
@@ -125,6 +138,19 @@ class ApiServerProcess:
         for user in COMPONENTS:
             self.write_component_kubeconfig(user)
         self.supervisor.add("node-metrics", self.metrics)
+
+    def _kubelet_tls(self, now: datetime.datetime):
+        """kube-apiserver's --kubelet-client-certificate/-key and --kubelet-certificate-authority,
+        by default a certificate for kube-apiserver-kubelet-client from the cluster CA (as
+        kubeadm makes apiserver-kubelet-client.crt); node agents' serving certificates are
+        verified only given the CA, as upstream."""
+        assert self.pki is not None
+        cert, key = self.kubelet_client_certificate, self.kubelet_client_key
+        if cert is None or key is None:
+            ensure_client_cert(self.pki, KUBELET_CLIENT_CERT, KUBELET_CLIENT, KUBELET_CLIENT_GROUPS, now)
+            cert = self.pki.ca_cert.parent / f"{KUBELET_CLIENT_CERT}.crt"
+            key = self.pki.ca_cert.parent / f"{KUBELET_CLIENT_CERT}.key"
+        return kubelet_client_context(cert, key, self.kubelet_certificate_authority)
 
     def address(self) -> tuple[str, int]:
         """Where this server is reached on this machine: the address its Endpoints name."""
@@ -191,13 +217,19 @@ class Cluster(ApiServerProcess):
     async def start(self) -> None:
         await super().start()
         assert self.pki is not None
+        assert self.control_plane is not None
         settings = {"root-ca-cert-publisher": {"ca_pem": self.pki.ca_pem()},
                     # the HPA reads what the API server serves under metrics.k8s.io
-                    "horizontalpodautoscaling": {"metrics": self.metrics}}
+                    "horizontalpodautoscaling": {"metrics": self.metrics},
+                    # CSRs signed with the cluster CA; reviews answered by this server's authorizer
+                    "csrsigning": {"ca_cert": self.pki.ca_pem(), "ca_key": self.pki.ca_key.read_bytes()},
+                    "csrapproving": {"authorizer": self.control_plane.authorizer}}
+        controllers = ALL_CONTROLLERS + ("csrsigning", "kubelet-serving-approver")
         self._add_leader_elected("controller-manager", "kube-controller-manager",
                                  build.CONTROLLER_MANAGER,
                                  lambda client: build.controller_manager(
-                                     client, self.clock, settings=settings, root_ca=True))
+                                     client, self.clock, settings=settings, root_ca=True,
+                                     controllers=controllers))
         self._add_leader_elected("scheduler", "kube-scheduler", build.SCHEDULER,
                                  lambda client: build.scheduler(client, self.clock,
                                                                 config=self.scheduler_config))
