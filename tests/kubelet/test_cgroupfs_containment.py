@@ -232,3 +232,19 @@ def test_a_daemonized_process_does_not_outlive_its_pod(tmp_path):
         await rt.remove_pod_sandbox(sandbox)
         assert _processes_with(f"sleep\0{marker}") == []
     _run(tmp_path / "node", body)
+
+
+def test_a_user_runs_this_installations_kvert_image(tmp_path):
+    # the image's files are readable by its user, even where the interpreter lives in
+    # root's 0700 home; the rest of that home is not there
+    import kvert
+
+    async def body(rt, sandbox):
+        cid = await rt.create_container(sandbox, ContainerConfig(
+            name="c", image=f"{kvert.IMAGE_REPOSITORY}:latest", args=("version",),
+            security=LinuxContainerSecurity(run_as_user=65534),
+            resources=ContainerResources(linux=LinuxContainerResources(memory_limit_in_bytes=MEMORY))))
+        await rt.start_container(cid)
+        lines = await _output(rt, sandbox, cid)
+        assert (await rt.container_status(cid)).exit_code == 0, lines
+    _run(tmp_path / "node", body)

@@ -362,13 +362,14 @@ class CgroupfsRuntime:
         env.setdefault("HOSTNAME", sandbox.config.name)
         resources = (config.resources.linux if config.resources is not None else None) or LinuxContainerResources()
         container_id = os.urandom(32).hex()
+        creds = credentials.resolve(config.security)
         try:
             mounts = mountns.plan(config.mounts, self._staging(container_id), config.working_dir or "/",
                                   masks=[str(p) for p in self.masked],
-                                  readonly=[] if config.security.privileged else [str(ROOT)])
+                                  readonly=[] if config.security.privileged else [str(ROOT)],
+                                  expose=self._image_files(config) if creds.uid else [])
         except OSError as e:
             raise CriError(f"container {config.name!r}: mounts: {e.strerror or e}") from None
-        creds = credentials.resolve(config.security)
         rel = f"{sandbox.rel}/{container_id}"
         try:
             self.tree.create(rel)
@@ -391,6 +392,15 @@ class CgroupfsRuntime:
                                                     self.clock.now(), self._logs[path], mounts=mounts,
                                                     creds=creds)
         return container_id
+
+    @staticmethod
+    def _image_files(config: ContainerConfig) -> list[str]:
+        """What the images that run this installation's kvert need to read: its interpreter
+        and its sources (a user's container reaches them even below root's 0700 home)."""
+        if not (_is_image(config.image, STRESS_IMAGE) or _is_image(config.image, kvert.IMAGE_REPOSITORY)):
+            return []
+        return [os.path.realpath(sys.executable), sys.prefix, sys.base_prefix,
+                str(Path(kvert.__file__).resolve().parents[1])]
 
     def _staging(self, container_id: str) -> Path:
         """Empty mount points for a container's mount namespace (nothing shows there on the host)."""

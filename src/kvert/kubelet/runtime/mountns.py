@@ -103,6 +103,9 @@ class Plan:
     cwd: str = "/"
     masks: list[str] = field(default_factory=list)      # covered by an empty read-only tmpfs
     readonly: list[str] = field(default_factory=list)   # remounted read-only with every mount below
+    # (directory, its entries, staging): a directory others may not search replaced by a
+    # searchable tmpfs holding only those entries (the files an image needs, below /root)
+    expose: list[tuple[str, list[str], str]] = field(default_factory=list)
 
 
 def _normal(path: str) -> str:
@@ -125,7 +128,7 @@ def _within(path: str, root: str) -> str | None:
 
 
 def plan(mounts: Sequence[Mount], staging: Path, cwd: str = "/", *, masks: Sequence[str] = (),
-         readonly: Sequence[str] = ()) -> Plan:
+         readonly: Sequence[str] = (), expose: Sequence[str] = ()) -> Plan:
     """What :func:`apply` does for ``mounts``, ``masks`` and ``readonly`` (directories): the
     host is only read, except that a mountPath inside another volume is made in that
     volume's directory. ``staging`` is a directory of the runtime's own (an empty mount
@@ -135,6 +138,19 @@ def plan(mounts: Sequence[Mount], staging: Path, cwd: str = "/", *, masks: Seque
     masked = [m for m in masked if not any(o != m and _within(m, o) is not None for o in masked)]
     result = Plan(cwd=cwd or "/", masks=sorted(set(masked)),
                   readonly=[os.path.realpath(r) for r in readonly if os.path.isdir(r)])
+    entries: dict[str, list[str]] = {}
+    for path in expose:
+        parts = PurePosixPath(os.path.realpath(path)).parts
+        for i in range(1, len(parts) - 1):
+            ancestor = os.path.join(*parts[:i + 1]) if i else "/"
+            if not os.stat(ancestor).st_mode & 0o001:      # others cannot search it
+                names = entries.setdefault(ancestor, [])
+                if parts[i + 1] not in names:
+                    names.append(parts[i + 1])
+                break
+    for n, (directory, names) in enumerate(sorted(entries.items())):
+        result.expose.append((directory, names, str(staging / f"expose{n}")))
+        os.makedirs(staging / f"expose{n}", exist_ok=True)
     placed: list[tuple[str, str]] = []           # (container path, host path) of planned binds
     shadows: dict[str, Shadow] = {}
     for m in sorted(mounts, key=lambda m: len(PurePosixPath(_normal(m.container_path)).parts)):
@@ -214,6 +230,16 @@ def apply(p: Plan) -> None:
             _bind(copy, s.directory)
     for host, target, readonly in p.binds:
         _bind(host, target, readonly)
+    for directory, names, staging in p.expose:
+        _mount("tmpfs", staging, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755")
+        for name in names:
+            source, place = os.path.join(directory, name), os.path.join(staging, name)
+            if os.path.isdir(source):
+                os.mkdir(place)
+            else:
+                Path(place).touch()
+            _bind(source, place)
+        _bind(staging, directory)
     for path in p.readonly:
         _readonly_tree(path)
     for path in p.masks:
