@@ -27,6 +27,7 @@ from kvert.apiserver.tables import to_table
 from kvert.auth import escalation
 from kvert.auth.rbac import GROUP as RBAC_GROUP
 from kvert.registry import patch as patches
+from kvert.registry.admission import collecting_warnings
 from kvert.registry.apply import manager_from_user_agent
 
 # Every request for v1 Endpoints but a watch (whose headers are sent before the handler
@@ -66,7 +67,11 @@ async def handle(ctx: ServerContext, request: web.Request, info: RequestInfo) ->
     handler = _VERBS.get((method, bool(info.name), info.subresource or None))
     if handler is None:
         raise MethodNotAllowed()
-    return await handler(ctx, request, rt, info)
+    with collecting_warnings() as admission_warnings:
+        response = await handler(ctx, request, rt, info)
+    if admission_warnings:
+        request[WARNINGS] = [*request.get(WARNINGS, ()), *admission_warnings]
+    return response
 
 
 # ---- reads -----------------------------------------------------------------------

@@ -7,7 +7,9 @@ server run exactly the same chain.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -85,14 +87,45 @@ class AdmissionChain:
         return calls
 
     async def admit(self, attrs: Attributes) -> None:
-        for admit in self._for(attrs.resource)[0]:
-            await admit(attrs)
+        try:
+            for admit in self._for(attrs.resource)[0]:
+                await admit(attrs)
+        finally:
+            _forward_warnings(attrs)
 
     async def validate(self, attrs: Attributes) -> None:
-        for validate in self._for(attrs.resource)[1]:
-            await validate(attrs)
+        try:
+            for validate in self._for(attrs.resource)[1]:
+                await validate(attrs)
+        finally:
+            _forward_warnings(attrs)
 
 
 def _acts_on(plugin: Plugin, resource: str) -> bool:
     resources: frozenset[str] | None = getattr(plugin, "resources", None)
     return resources is None or resource in resources
+
+
+# The warnings plugins put on ``attrs.options["warnings"]`` (a webhook's, PodSecurity's
+# ``would violate PodSecurity ...``) go to whoever serves the request, as kube-apiserver's
+# ``warning.AddWarning`` does through the request context: the API server collects them
+# around a request and sends them as Warning headers.
+_warnings: ContextVar[list[str] | None] = ContextVar("admission_warnings", default=None)
+
+
+@contextmanager
+def collecting_warnings() -> Iterator[list[str]]:
+    """The admission warnings of the writes made inside the block."""
+    sink: list[str] = []
+    token = _warnings.set(sink)
+    try:
+        yield sink
+    finally:
+        _warnings.reset(token)
+
+
+def _forward_warnings(attrs: Attributes) -> None:
+    found = attrs.options.pop("warnings", None)
+    sink = _warnings.get()
+    if found and sink is not None:
+        sink.extend(w for w in found if w not in sink)

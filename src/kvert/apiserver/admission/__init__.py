@@ -4,15 +4,17 @@
 plugin's ``admit`` in order, then validation, then every ``validate``), following
 kube-apiserver's ``AllOrderedPlugins`` restricted to what kvert implements::
 
-    NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, Priority,
-    DefaultTolerationSeconds, RuntimeClass, MutatingAdmissionWebhook,
+    NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, PodSecurity,
+    Priority, DefaultTolerationSeconds, RuntimeClass, MutatingAdmissionWebhook,
     ValidatingAdmissionWebhook, ResourceQuota
 
 ServiceAccount only with ``service_accounts=True``: it refuses pods until their
 ServiceAccount exists and gives them token volumes, which needs the ServiceAccount and
 root CA publisher controllers and a token signer (``kvert up`` has them; a simulation does
 not). NodeRestriction is always on (kube-apiserver leaves it off by default; kubeadm,
-whose clusters ``kvert up`` follows, turns it on). (PodSecurity, TaintNodesByCondition,
+whose clusters ``kvert up`` follows, turns it on). PodSecurity (``podsecurity``) enforces
+the ``pod-security.kubernetes.io/*`` namespace labels; unlabelled namespaces are privileged.
+(TaintNodesByCondition,
 storage and certificate plugins, and the CEL admission policies are not implemented.)
 
 What the API server must do besides running the chain (:func:`bootstrap` does the first
@@ -39,6 +41,7 @@ from kvert.store.base import Store
 from .lifecycle import IMMORTAL_NAMESPACES, NamespaceLifecycle
 from .limitranger import LimitRanger
 from .noderestriction import NodeRestriction
+from .podsecurity import PodSecurity
 from .priority import Priority, builtin_priority_classes
 from .quota import ResourceQuota, recalculate_quota_usage
 from .runtimeclass import RuntimeClass
@@ -57,6 +60,7 @@ def default_plugins(store: Store, clock: Clock, *, webhook_client: WebhookClient
         LimitRanger(store),
         *([ServiceAccount(store, clock)] if service_accounts else []),
         NodeRestriction(store),
+        PodSecurity(store),
         Priority(store),
         DefaultTolerationSeconds(),
         RuntimeClass(store),
@@ -94,7 +98,7 @@ async def bootstrap(registry: Registry) -> None:
 
 __all__ = [
     "DefaultTolerationSeconds", "LimitRanger", "MutatingAdmissionWebhook", "NamespaceLifecycle",
-    "NodeRestriction",
+    "NodeRestriction", "PodSecurity",
     "Priority", "ResourceQuota", "RuntimeClass", "SYSTEM_NAMESPACES", "ServiceAccount",
     "ValidatingAdmissionWebhook",
     "WebhookClient", "bootstrap", "builtin_priority_classes", "default_chain", "default_namespaces",
