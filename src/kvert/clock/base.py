@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 
@@ -52,3 +53,17 @@ async def sleep_unless(clock: Clock, seconds: float, wake: asyncio.Event) -> Non
         for t in (sleeper, waker):
             if not t.done():
                 t.cancel()
+
+
+def wait_for_kernel(done: Callable[[], bool], timeout: float, interval: float = 0.001) -> bool:
+    """Poll ``done`` in real time for at most ``timeout`` seconds; whether it came true.
+
+    For a state the kernel reaches on its own (a cgroup's freezer settling), which no Clock
+    of the cluster's governs: a virtual clock would never let the kernel catch up."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if done():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)

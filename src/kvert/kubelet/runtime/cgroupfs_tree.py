@@ -23,9 +23,10 @@ from __future__ import annotations
 import errno
 import os
 import signal
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from kvert.clock.base import wait_for_kernel
 
 ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("cpu", "cpuacct", "cpuset", "memory", "pids", "freezer")
@@ -267,14 +268,13 @@ class NodeCgroups:
             write_value(self.file(rel, control), value)
         except OSError:
             return False
-        deadline = time.monotonic() + FREEZE_TIMEOUT
-        while time.monotonic() < deadline:
+        def settled() -> bool:
             try:
-                if done in self.read(rel, state).splitlines():
-                    break
+                return done in self.read(rel, state).splitlines()
             except OSError:
-                break
-            time.sleep(0.001)
+                return True
+
+        wait_for_kernel(settled, FREEZE_TIMEOUT)
         return True
 
     def remove(self, rel: str) -> bool:
