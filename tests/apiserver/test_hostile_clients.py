@@ -16,14 +16,16 @@ Expected values are upstream's:
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import socket
 from urllib.parse import urlsplit
 
-from aiohttp import ClientSession
+from aiohttp import ClientSession, TCPConnector
 
 from kvert.apiserver.admission import default_chain
 from kvert.apiserver.inflight import InflightLimit
+from kvert.apiserver.responses import encode_chunks, encode_json
 from kvert.apiserver.server import ApiServer
 from kvert.auth.tokens import ADMIN, TokenAuthenticator
 from kvert.clock import WallClock
@@ -31,11 +33,9 @@ from kvert.store import open_store
 
 
 def run(tmp_path, scenario, *, request_timeout: float = 60.0, inflight: InflightLimit | None = None,
-        history: int | None = None):
+        user: str = ADMIN):
     async def main():
         store = open_store("memory", clock=WallClock())
-        if history is not None:
-            store._history = history
         tokens = TokenAuthenticator.load_or_create(tmp_path / "tokens.csv")
         server = ApiServer(store, WallClock(), authenticator=tokens, seed=1,
                            admission=default_chain(store, WallClock()))
@@ -44,8 +44,10 @@ def run(tmp_path, scenario, *, request_timeout: float = 60.0, inflight: Inflight
             server.inflight = inflight
         await server.bootstrap()
         url = await server.start("127.0.0.1", 0)
+        # an ordinary user: system:masters is served over the in-flight limits
+        token = tokens.ensure("mallory") if user == "mallory" else tokens.token_for(ADMIN)
         try:
-            return await scenario(url, tokens.token_for(ADMIN), server, store)
+            return await scenario(url, token, server, store)
         finally:
             await server.stop()
             store.close()
@@ -250,3 +252,76 @@ def test_a_dropped_watcher_rewatching_from_its_version_gets_every_event_or_410(t
     assert code == 200
     assert gone["type"] == "ERROR"
     assert (gone["object"]["code"], gone["object"]["reason"]) == (410, "Expired")
+
+
+# ---- a flood of parallel LISTs ----------------------------------------------------------------
+
+
+async def _stalled_list(url: str, token: str) -> socket.socket:
+    """A LIST whose client never reads its (several MB) answer."""
+    parts = urlsplit(url)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, (parts.hostname, parts.port))
+    await loop.sock_sendall(sock, (f"GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\n"
+                                   f"Host: {parts.netloc}\r\nAuthorization: Bearer {token}\r\n\r\n").encode())
+    return sock
+
+
+def test_1200_parallel_lists_get_200s_and_429s_and_no_5xx(tmp_path):
+    """The attack: 1 200 parallel LISTs of 300 objects (issue 27: 97 MB to 2.05 GB, never a
+    429). A LIST's answer is now sent from within its in-flight slot, so the answers held
+    for readers that do not take them are bounded by --max-requests-inflight: with every
+    slot held by such readers, all 1 200 get 429 with Retry-After 1 at once; once they are
+    gone, a flood gets 200s (300 items each) and 429s, never a 5xx."""
+    limit = 5
+
+    async def scenario(url, token, server, store):
+        for i in range(300):
+            store.create("configmaps", {**_configmap(f"cm-{i}", "y" * 20_000),
+                                        "metadata": {"name": f"cm-{i}", "namespace": "default"}})
+        stalled = [await _stalled_list(url, token) for _ in range(limit)]
+        await _wait_for(lambda: server.inflight.in_flight[False] == limit, "the slots held")
+        headers = {"Authorization": f"Bearer {token}"}
+
+        async def list_once(session: ClientSession) -> tuple[int, str | None, int]:
+            async with session.get(url + "/api/v1/namespaces/default/configmaps") as r:
+                if r.status == 200:
+                    return r.status, None, len((await r.json())["items"])
+                return r.status, r.headers.get("Retry-After"), len(await r.read())
+
+        async with ClientSession(headers=headers, connector=TCPConnector(limit=0)) as session:
+            flooded = await asyncio.gather(*(list_once(session) for _ in range(1200)))
+            held = server.inflight.in_flight[False]
+            for sock in stalled:
+                sock.close()
+            await _wait_for(lambda: server.inflight.in_flight[False] == 0, "the slots released")
+            after = await asyncio.gather(*(list_once(session) for _ in range(60)))
+        return flooded, held, after
+
+    flooded, held, after = run(tmp_path, scenario, inflight=InflightLimit(read_only=limit, mutating=limit),
+                               user="mallory")
+    assert {(code, retry) for code, retry, _ in flooded} == {(429, "1")}
+    assert held == limit
+    codes = {code for code, _, _ in after}
+    assert 200 in codes and codes <= {200, 429}
+    assert {n for code, _, n in after if code == 200} == {300}
+    assert all(retry == "1" for code, retry, _ in after if code == 429)
+
+
+def test_a_list_sent_in_chunks_is_byte_for_byte_the_one_encoded_at_once():
+    """Streaming changes nothing a client sees: the chunks join into the same JSON (Go's
+    escapes included), and the decoded items are let go of as they are encoded."""
+    items = [{"metadata": {"name": f"o-{i}"}, "data": {"d": "<&>\u2028" + "z" * 3000}} for i in range(100)]
+    body = {"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "7"},
+            "items": items}
+    whole = encode_json(body)
+    chunks = encode_chunks(dict(body, items=list(items)))
+    assert len(chunks) > 1 and b"".join(chunks) == whole
+    for empty in ({"kind": "List", "items": []}, {"items": [{"a": 1}]}, {"rows": [1], "z": 2}):
+        assert b"".join(encode_chunks(copy.deepcopy(empty))) == encode_json(empty)
+    kept = list(items)
+    encode_chunks({"items": kept})
+    assert kept == [None] * 100

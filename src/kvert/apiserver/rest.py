@@ -22,7 +22,7 @@ from kvert.api.meta import deep_copy
 from kvert.apiserver import decoding, negotiation, options, podlogs, portforward, remotecommand, reviews
 from kvert.apiserver.context import ServerContext
 from kvert.apiserver.requestinfo import USER, RequestInfo
-from kvert.apiserver.responses import WARNINGS, encode_json, json_response
+from kvert.apiserver.responses import WARNINGS, encode_json, json_response, stream_json
 from kvert.apiserver.tables import to_table
 from kvert.auth import escalation
 from kvert.auth.rbac import GROUP as RBAC_GROUP
@@ -93,18 +93,19 @@ async def _list(ctx: ServerContext, request: web.Request, rt: ResourceType,
                                    resource_version=opts.resource_version)
     listing["apiVersion"], listing["kind"] = rt.api_version, f"{rt.kind}List"
     accept = negotiation.parse_accept(request.headers.get("Accept"))
+    # sent from here, chunk by chunk, within the in-flight limit (responses.stream_json)
     if negotiation.wants(accept, "Table", "meta.k8s.io"):
         meta = listing["metadata"]
-        return json_response(to_table(rt, listing["items"], now=ctx.clock.now(),
-                                      include_object=q.get("includeObject", "Metadata"),
-                                      resource_version=meta.get("resourceVersion", ""),
-                                      continue_token=meta.get("continue", ""),
-                                      remaining_item_count=meta.get("remainingItemCount")))
+        return await stream_json(request, to_table(
+            rt, listing.pop("items"), now=ctx.clock.now(),
+            include_object=q.get("includeObject", "Metadata"),
+            resource_version=meta.get("resourceVersion", ""), continue_token=meta.get("continue", ""),
+            remaining_item_count=meta.get("remainingItemCount")), items_key="rows")
     if negotiation.wants(accept, "PartialObjectMetadataList", "meta.k8s.io"):
-        return json_response({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
-                              "metadata": listing["metadata"],
-                              "items": [_partial(o) for o in listing["items"]]})
-    return json_response(listing)
+        return await stream_json(request, {"kind": "PartialObjectMetadataList",
+                                           "apiVersion": "meta.k8s.io/v1", "metadata": listing["metadata"],
+                                           "items": [_partial(o) for o in listing.pop("items")]})
+    return await stream_json(request, listing)
 
 
 def _render_object(ctx: ServerContext, request: web.Request, rt: ResourceType,

@@ -42,7 +42,7 @@ from kvert.apiserver.inflight import InflightLimit
 from kvert.apiserver.metrics import NodeMetricsProvider, RequestMetrics
 from kvert.apiserver.negotiation import MediaType
 from kvert.apiserver.requestinfo import USER, parse
-from kvert.apiserver.responses import WARNINGS, json_response
+from kvert.apiserver.responses import WARNINGS, json_response, warning_header
 from kvert.apiserver.watch import WatchHub
 from kvert.auth.attributes import Decision
 from kvert.auth.authenticator import certificate_user
@@ -247,8 +247,9 @@ class ApiServer:
     async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             response = await handler(request)
-            for warning in request.get(WARNINGS, ()):
-                response.headers.add("Warning", f'299 - "{_quote(warning)}"')
+            if not response.prepared:    # a streamed response sent its own (responses.stream_json)
+                for warning in request.get(WARNINGS, ()):
+                    response.headers.add("Warning", warning_header(warning))
             return response
         except ApiError as e:
             return json_response(e.to_status(), e.code)
@@ -438,10 +439,6 @@ def _openapi_v3(types: Sequence[ResourceType], path: str, wanted_hash: str) -> w
     cache = "public, immutable" if wanted_hash else "no-cache, private"
     return web.Response(body=body, headers={"Content-Type": "application/json", "ETag": f'"{digest}"',
                                             "Cache-Control": cache})
-
-
-def _quote(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _reason_for(code: int) -> str:
