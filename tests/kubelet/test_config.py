@@ -226,3 +226,21 @@ def test_to_json():
     j = config.to_json()
     assert j["capacity"]["memory"] == "16Gi" and j["kubeReserved"] == {"memory": "1Gi"}
     assert j["evictionHard"]["memory.available"] == "100Mi"
+
+
+def test_container_log_rotation_and_local_storage_isolation_fields():
+    # KubeletConfiguration defaults (kubelet-config.v1beta1): containerLogMaxSize 10Mi,
+    # containerLogMaxFiles 5, containerLogMaxWorkers 1, containerLogMonitorInterval 10s,
+    # localStorageCapacityIsolation true
+    config = NodeConfig.from_flags()
+    assert (config.container_log_max_size, config.container_log_max_files, config.container_log_max_workers,
+            config.container_log_monitor_interval, config.local_storage_capacity_isolation) == \
+        (10 * 2**20, 5, 1, 10.0, True)
+    config = NodeConfig.from_argv(["--container-log-max-size=1Mi", "--container-log-max-files", "2",
+                                   "--container-log-monitor-interval=3s", "--local-storage-capacity-isolation=false"])
+    assert (config.container_log_max_size, config.container_log_max_files, config.container_log_monitor_interval,
+            config.local_storage_capacity_isolation) == (2**20, 2, 3.0, False)
+    with pytest.raises(ConfigError, match=r"containerLogMaxFiles \(--container-log-max-files\): 1 must be greater"):
+        NodeConfig.from_argv(["--container-log-max-files=1"])
+    with pytest.raises(ConfigError, match="containerLogMaxWorkers"):
+        NodeConfig.from_argv(["--container-log-max-workers=0"])

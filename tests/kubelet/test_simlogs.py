@@ -3,7 +3,8 @@ of its life computed from its usage profile when read."""
 
 from __future__ import annotations
 
-from kvert.kubelet.runtime.simlogs import USAGE_EVERY, ContainerLog
+from kvert.kubelet.runtime.logrotation import LogRotatePolicy
+from kvert.kubelet.runtime.simlogs import USAGE_EVERY, ContainerLog, record_bytes
 from kvert.kubelet.usage import parse_container_usage
 
 
@@ -40,3 +41,21 @@ def test_a_follower_gets_only_the_lines_after_what_it_saw():
     everything = log.lines(1000.0 + 5 * USAGE_EVERY)
     for seen in (999.0, 1000.0, 1060.0, 1061.0, 1180.0, 1300.0):
         assert log.lines(1000.0 + 5 * USAGE_EVERY, after=seen) == [line for line in everything if line[0] > seen]
+
+
+def test_a_flood_of_lines_is_rotated_and_bounded_like_the_kubelets_files():
+    # containerLogMaxSize / containerLogMaxFiles as pkg/kubelet/logs/container_log_manager.go
+    # keeps them: the current file and at most MaxFiles-1 rotated ones; kubectl logs shows
+    # only the current file
+    log = _log()
+    log.policy = LogRotatePolicy(max_size=4096, max_files=3)
+    line = "x" * 16
+    for i in range(10_000):
+        log.say(1000.0 + i / 100, line)
+    size = record_bytes(line)
+    assert size == len(b"2026-01-02T15:04:05.000000000Z stdout F " + line.encode() + b"\n")
+    assert log.written == 10_000 * size
+    assert len(log.rotated) == 2
+    assert log.disk_usage <= 3 * (4096 + size)
+    assert log.disk_usage == log.current_bytes + sum(log.rotated)
+    assert len(log.events) * size == log.current_bytes < 4096 + size

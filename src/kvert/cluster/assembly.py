@@ -48,6 +48,7 @@ from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.config import NodeConfig, load_kubelet_configuration
 from kvert.kubelet.runtime.cgroupfs import CgroupfsRuntime
 from kvert.kubelet.runtime.fleet import Fleet
+from kvert.kubelet.runtime.logrotation import LogRotatePolicy
 from kvert.kubelet.runtime.sim import SimRuntime
 from kvert.registry import Registry
 from kvert.registry.serviceip import first_ip
@@ -165,6 +166,7 @@ def sim_node(client: Client, clock: Clock, config: NodeConfig, *, name: str, tic
                          memory_capacity=config.capacity.get("memory"),
                          disk_capacity=config.capacity.get("ephemeral-storage"), name=name,
                          system_memory=system_memory, **runtime_options)
+    runtime.log_policy = LogRotatePolicy(config.container_log_max_size, config.container_log_max_files)
     return NodeAgent(client, clock, config, runtime, name=name, **agent_options)
 
 
@@ -174,6 +176,7 @@ def cgroupfs_node(client: Client, clock: Clock, config: NodeConfig, *, name: str
     hierarchy); container logs under ``checkpoint_dir``. Raises
     ``kvert.kubelet.runtime.cgroupfs_tree.CgroupError`` without a usable cgroup filesystem."""
     runtime = CgroupfsRuntime.open(clock, name, checkpoint_dir, cgroup_driver=config.cgroup_driver)
+    runtime.log_policy = LogRotatePolicy(config.container_log_max_size, config.container_log_max_files)
     config.cgroup_version = runtime.tree.version
     return NodeAgent(client, clock, config, runtime, name=name, checkpoint_dir=checkpoint_dir, **agent_options)
 

@@ -46,7 +46,7 @@ import json
 import logging
 import math
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +77,12 @@ from kvert.kubelet.eviction import (
     SIGNAL_RESOURCE,
     Eviction,
     EvictionManager,
+    has_local_storage_limits,
+    local_storage_evictions,
     make_observations,
 )
 from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, PodWorker, parse_start_time
+from kvert.kubelet.localstorage import empty_dir_usage
 from kvert.kubelet.metrics import ContainerSample, UsageTracker, cadvisor_metrics, container_sample, node_summary
 from kvert.kubelet.podstate import ContainerRecord, PodState
 from kvert.kubelet.runtime.base import (
@@ -87,6 +90,7 @@ from kvert.kubelet.runtime.base import (
     CriError,
     EventedRuntime,
     LinuxContainerResources,
+    NodeStats,
     Runtime,
     is_evented,
 )
@@ -224,7 +228,8 @@ class NodeAgent:
             await self.restore()
             loops = [self._reconcile_loop(), self._heartbeat_loop(), self._pleg_loop(),
                      self.volumes.run()]
-            if self.eviction.thresholds and hasattr(self.runtime, "node_stats"):
+            if (self.eviction.thresholds or self.config.local_storage_capacity_isolation) and \
+                    hasattr(self.runtime, "node_stats"):
                 loops.append(self._eviction_loop())
             for coro in loops:
                 self._tasks.append(asyncio.ensure_future(coro))
@@ -889,7 +894,7 @@ class NodeAgent:
         events = self._events
         quiet = (events is not None and not self.eviction.node_conditions
                  and not self.eviction.thresholds_first_observed_at and not any(self.pressure.values())
-                 and events.runtime.stats_static())
+                 and events.runtime.stats_static() and not self._local_storage_limited())
         return events if quiet else None
 
     def _memory_watch_level(self) -> int | None:
@@ -921,6 +926,9 @@ class NodeAgent:
         result, eviction = self.eviction.decide(self.clock.now(), observations, active,
                                                 lambda pod: stats.pods.get(_uid(pod)))
         await self._set_pressure(result.conditions)
+        # local storage limits first: a pod evicted for them ends this pass, as upstream
+        if self.config.local_storage_capacity_isolation and await self._local_storage_pass(active, stats):
+            return True
         if result.starved is None or not result.candidates:
             return False
         await self.event(self.node_ref(), "Warning", "EvictionThresholdMet",
@@ -931,6 +939,25 @@ class NodeAgent:
         ps = self.pods[_uid(eviction.pod)]
         await self.evict(ps, eviction)
         return True
+
+    def _local_storage_limited(self) -> bool:
+        """Whether an active pod has a local storage limit (the eviction loop must poll)."""
+        return self.config.local_storage_capacity_isolation and any(
+            ps.active and has_local_storage_limits(ps.pod) for ps in self.pods.values())
+
+    async def _local_storage_pass(self, active: Callable[[], list[dict[str, Any]]], stats: NodeStats) -> bool:
+        """``localStorageEviction``: evict every active pod past an ephemeral-storage limit or
+        an emptyDir sizeLimit. Returns whether one was."""
+        pods = [pod for pod in active() if has_local_storage_limits(pod)]
+        if not pods:
+            return False
+        # on the loop, not in a thread: in virtual time a thread's wait would let the clock jump
+        volumes = {_uid(p): empty_dir_usage(p, self.volumes) for p in pods}
+        evictions = local_storage_evictions(pods, lambda pod: stats.pods.get(_uid(pod)),
+                                            lambda pod: volumes[_uid(pod)])
+        for eviction in evictions:
+            await self.evict(self.pods[_uid(eviction.pod)], eviction)
+        return bool(evictions)
 
     async def evict(self, ps: PodState, eviction: Eviction) -> None:
         """Kill the pod as the eviction manager decided and wait (at most 30 s) until it is."""

@@ -104,6 +104,11 @@ FLAGS = {
     "nodeLabels": "--node-labels",
     "hostnameOverride": "--hostname-override",
     "featureGates": "--feature-gates",
+    "containerLogMaxSize": "--container-log-max-size",
+    "containerLogMaxFiles": "--container-log-max-files",
+    "containerLogMaxWorkers": "--container-log-max-workers",
+    "containerLogMonitorInterval": "--container-log-monitor-interval",
+    "localStorageCapacityIsolation": "--local-storage-capacity-isolation",
 }
 IGNORE_EVICTION_FLAG = "--experimental-node-allocatable-ignore-eviction-threshold"
 
@@ -465,6 +470,15 @@ class NodeConfig:
     qos_reserved: dict[str, int] = field(default_factory=dict)
     ignore_eviction_threshold: bool = False
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    # container log rotation (kvert.kubelet.runtime.logrotation): rotate at this many bytes
+    # (negative: never), keep this many files; workers and interval are accepted for
+    # compatibility (kvert rotates at the write that fills the file, see logrotation)
+    container_log_max_size: int = 10 * 2**20
+    container_log_max_files: int = 5
+    container_log_max_workers: int = 1
+    container_log_monitor_interval: float = 10.0
+    # ephemeral-storage limits and emptyDir sizeLimits enforced by eviction
+    local_storage_capacity_isolation: bool = True
 
     def feature(self, name: str) -> bool:
         """Is the feature gate ``name`` on for this node (``kvert.api.features``)?"""
@@ -519,6 +533,14 @@ class NodeConfig:
             raise ConfigError(field_label("podsPerCore"), f"{self.pods_per_core} must not be a negative number")
         if self.eviction_max_pod_grace_period < 0:
             raise ConfigError(field_label("evictionMaxPodGracePeriod"), "must not be negative")
+        if self.container_log_max_files <= 1:
+            raise ConfigError(field_label("containerLogMaxFiles"),
+                              f"{self.container_log_max_files} must be greater than 1")
+        if self.container_log_max_workers < 1:
+            raise ConfigError(field_label("containerLogMaxWorkers"),
+                              f"{self.container_log_max_workers} must be greater than or equal to 1")
+        if self.container_log_monitor_interval <= 0:
+            raise ConfigError(field_label("containerLogMonitorInterval"), "must be a positive duration")
 
     def pod_capacity(self) -> int:
         """maxPods, lowered to podsPerCore x cores when podsPerCore is set."""
@@ -614,7 +636,8 @@ class NodeConfig:
                 flag, value = arg.split("=", 1)
             else:
                 flag = arg
-                boolean = flag in ("--cgroups-per-qos", "--cpu-cfs-quota", IGNORE_EVICTION_FLAG)
+                boolean = flag in ("--cgroups-per-qos", "--cpu-cfs-quota", "--local-storage-capacity-isolation",
+                                   IGNORE_EVICTION_FLAG)
                 if boolean and (i + 1 >= len(args) or args[i + 1].startswith("--")):
                     value = "true"
                 else:
@@ -820,9 +843,24 @@ def _build(doc: Mapping[str, Any], *, capacity: object, node_name: str | None,
         qos_reserved=_parse_qos_reserved(get("qosReserved", "")),
         ignore_eviction_threshold=ignore_eviction,
         feature_gates=_parse_gates(get("featureGates", "")),
+        container_log_max_size=_parse_size(get("containerLogMaxSize", "10Mi"), "containerLogMaxSize"),
+        container_log_max_files=_parse_int(get("containerLogMaxFiles", 5), "containerLogMaxFiles"),
+        container_log_max_workers=_parse_int(get("containerLogMaxWorkers", 1), "containerLogMaxWorkers"),
+        container_log_monitor_interval=parse_duration(get("containerLogMonitorInterval", "10s"),
+                                                      field_label("containerLogMonitorInterval")),
+        local_storage_capacity_isolation=_parse_bool(get("localStorageCapacityIsolation", True),
+                                                     "localStorageCapacityIsolation"),
     )
     check_reservation(config)
     return config
+
+
+def _parse_size(value: object, name: str) -> int:
+    """A quantity of bytes (``containerLogMaxSize``: ``"10Mi"``)."""
+    try:
+        return Quantity.parse(str(value).strip()).value()
+    except QuantityError as err:
+        raise ConfigError(field_label(name), str(err)) from None
 
 
 def _parse_gates(value: object) -> dict[str, bool]:

@@ -39,6 +39,18 @@ unless they tolerate the ``node.kubernetes.io/memory-pressure`` NoSchedule taint
 pressure refuses every pod but critical ones; reason ``Evicted``, message "The node had
 condition: [MemoryPressure]. ".
 
+Local storage limits (``localStorageEviction``, with LocalStorageCapacityIsolation, on by
+default): every pass, before node pressure is looked at, a pod is evicted (grace period 1 s,
+an ``Evicted`` event, no DisruptionTarget condition: upstream passes none for these) when
+
+* an ``emptyDir`` (not ``medium: Memory``) holds more than its ``sizeLimit``: "Usage of
+  EmptyDir volume "cache" exceeds the limit "1Mi". ";
+* the pod's ephemeral storage (its containers' logs and writable layers, and its emptyDir
+  volumes) is above the sum of its containers' ``limits.ephemeral-storage``: "Pod ephemeral
+  local storage usage exceeds the total limit of containers 10Mi. ";
+* a container's logs and writable layer are above its own limit: "Container c exceeded its
+  local ephemeral storage limit "10Mi". ".
+
 Where upstream relies on Go map order (threshold and condition order) kvert keeps the
 configuration's order.
 """
@@ -445,10 +457,114 @@ class Eviction:
     annotations: dict[str, str]
     signal: str
     resource: str
+    disruption_condition: bool = True     # local storage evictions have none
 
-    def condition(self) -> dict:
+    def condition(self) -> dict | None:
+        if not self.disruption_condition:
+            return None
         return {"type": DISRUPTION_TARGET, "status": "True", "reason": TERMINATION_BY_KUBELET,
                 "message": self.message}
+
+
+# -- local storage limits (localStorageEviction) ------------------------------------------------------
+
+SIGNAL_EMPTY_DIR_FS_LIMIT = "emptydirfs.limit"
+SIGNAL_EPHEMERAL_POD_FS_LIMIT = "ephemeralpodfs.limit"
+SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT = "ephemeralcontainerfs.limit"
+
+
+def disk_backed_empty_dirs(pod: Mapping[str, Any]) -> list[tuple[str, Quantity | None]]:
+    """The pod's emptyDir volumes on the node's disk (not ``medium: Memory``), with their
+    ``sizeLimit`` (None without one): what counts as the pod's ephemeral storage."""
+    out = []
+    for volume in (pod.get("spec") or {}).get("volumes") or []:
+        source = volume.get("emptyDir") if isinstance(volume, Mapping) else None
+        if source is None or (source or {}).get("medium") == "Memory":
+            continue
+        size = (source or {}).get("sizeLimit")
+        out.append((str(volume.get("name", "")), Quantity.parse(size) if size not in (None, "") else None))
+    return out
+
+
+def _ephemeral_limit(container: Mapping[str, Any]) -> Quantity | None:
+    limit = ((container.get("resources") or {}).get("limits") or {}).get(EPHEMERAL_STORAGE)
+    if limit in (None, ""):
+        return None
+    q = Quantity.parse(limit)
+    return q if q.value() != 0 else None
+
+
+def pod_ephemeral_limit(pod: Mapping[str, Any]) -> Quantity | None:
+    """``PodLimits(pod)[ephemeral-storage]``: the containers' limits added up (an init
+    container's own, when larger), printed in the format of the first; None when no
+    container has one."""
+    spec = pod.get("spec") or {}
+    containers = [c for c in spec.get("containers") or [] if isinstance(c, Mapping)]
+    limits = [q for q in (_ephemeral_limit(c) for c in containers) if q is not None]
+    amount = pod_resources(pod).limits.get(EPHEMERAL_STORAGE)
+    if amount is None:
+        return None
+    init = [q for q in (_ephemeral_limit(c) for c in spec.get("initContainers") or []
+                        if isinstance(c, Mapping)) if q is not None]
+    fmt = (limits or init)[0].format if (limits or init) else BINARY_SI
+    return Quantity.from_int(amount, fmt)
+
+
+def local_storage_eviction(pod: dict, stats: PodStats | None,
+                           volumes: Mapping[str, int]) -> Eviction | None:
+    """``localStorageEviction`` for one pod: the first limit it exceeds (emptyDir sizeLimit,
+    then the pod's total, then a container's own) as an eviction, or None. ``stats``: its
+    containers' usage (``disk``: logs and writable layer); ``volumes``: the bytes each of its
+    emptyDir volumes holds. A critical pod is never evicted."""
+    if stats is None or is_critical_pod(pod):
+        return None
+
+    def evict(message: str, signal: str) -> Eviction:
+        return Eviction(pod, HARD_EVICTION_GRACE_SECONDS, message, {}, signal, EPHEMERAL_STORAGE,
+                        disruption_condition=False)
+
+    empty_dirs = disk_backed_empty_dirs(pod)
+    for name, size in empty_dirs:
+        used = volumes.get(name)
+        if used is not None and size is not None and size.value() > 0 and used > size.value():
+            return evict(f'Usage of EmptyDir volume "{name}" exceeds the limit "{size}". ',
+                         SIGNAL_EMPTY_DIR_FS_LIMIT)
+    limit = pod_ephemeral_limit(pod)
+    if limit is not None:
+        total = sum(c.disk for c in stats.containers.values()) + \
+            sum(volumes.get(name, 0) for name, _ in empty_dirs)
+        if total > limit.value():
+            return evict(f"Pod ephemeral local storage usage exceeds the total limit of containers {limit}. ",
+                         SIGNAL_EPHEMERAL_POD_FS_LIMIT)
+    own = {c.get("name"): _ephemeral_limit(c) for c in (pod.get("spec") or {}).get("containers") or []
+           if isinstance(c, Mapping)}
+    for name, cstats in stats.containers.items():
+        threshold = own.get(name)
+        if threshold is not None and cstats.disk > threshold.value():
+            return evict(f'Container {name} exceeded its local ephemeral storage limit "{threshold}". ',
+                         SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT)
+    return None
+
+
+def local_storage_evictions(pods: Iterable[dict], stats: Stats,
+                            volumes: Callable[[dict], Mapping[str, int]]) -> list[Eviction]:
+    """``localStorageEviction`` over the active pods: every pod past a local storage limit."""
+    out = []
+    for pod in pods:
+        eviction = local_storage_eviction(pod, stats(pod), volumes(pod))
+        if eviction is not None:
+            out.append(eviction)
+    return out
+
+
+def has_local_storage_limits(pod: Mapping[str, Any]) -> bool:
+    """Whether any local storage limit applies to the pod (else its usage need not be read)."""
+    spec = pod.get("spec") or {}
+    if any(_ephemeral_limit(c) is not None for c in spec.get("containers") or [] if isinstance(c, Mapping)):
+        return True
+    if any(_ephemeral_limit(c) is not None for c in spec.get("initContainers") or [] if isinstance(c, Mapping)):
+        return True
+    return any(size is not None for _, size in disk_backed_empty_dirs(pod))
 
 
 @dataclass
@@ -554,7 +670,10 @@ class EvictionManager:
 __all__ = [
     "AdmitResult", "CONDITION_TAINT", "ContainerStats", "Eviction", "EvictionManager", "FsStats",
     "MONITORING_INTERVAL", "NodeStats", "Observation", "PassResult", "PodStats", "REASON", "SIGNAL_CONDITION",
-    "SIGNAL_RESOURCE", "Threshold", "admit", "by_eviction_priority", "eviction_message", "is_critical_pod",
+    "SIGNAL_EMPTY_DIR_FS_LIMIT", "SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT", "SIGNAL_EPHEMERAL_POD_FS_LIMIT",
+    "SIGNAL_RESOURCE", "Threshold", "admit", "by_eviction_priority", "disk_backed_empty_dirs", "eviction_message",
+    "has_local_storage_limits", "is_critical_pod", "local_storage_eviction", "local_storage_evictions",
+    "pod_ephemeral_limit",
     "make_observations", "node_conditions", "node_conditions_last_observed_at", "node_conditions_observed_since",
     "rank", "thresholds_first_observed_at", "thresholds_from_config", "thresholds_met",
     "thresholds_met_grace_period", "thresholds_updated_stats",

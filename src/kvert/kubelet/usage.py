@@ -16,7 +16,11 @@ trace), or ``series`` (the name of a workload whose recorded usage a simulation'
 holds: ``kvert.kubelet.runtime.tracebank``; both resources, per replica); optionally
 ``exitAfter`` (a duration: the process exits that long after it starts) and ``exitCode``
 (default 0); ``disk`` (a memory-like profile: bytes written to the container's writable
-layer and logs, for the node's ``nodefs`` signals; default 0) and ``pids`` (processes it
+layer and logs, for the node's ``nodefs`` signals; default 0), ``logs`` (a memory-like
+profile too: the bytes the container has written to its log so far, so a flood is
+``{"profile": "linear", "start": 0, "rate": "50Mi/s"}``; the node's disk holds what its
+log rotation keeps of them, ``containerLogMaxSize`` x ``containerLogMaxFiles`` at most,
+and they count in the container's ephemeral storage) and ``pids`` (processes it
 runs, for ``pid.available``; default 1). A profile is a bare quantity (constant) or an
 object with ``profile`` and its parameters. Quantities are Kubernetes quantities (cpu ``"250m"`` or
 ``0.25``; memory ``"128Mi"``); durations are Go durations (``"90s"``, ``"1h30m"``), a
@@ -259,6 +263,7 @@ class ContainerUsage:
     exit_after: float | None = None
     exit_code: int = 0
     disk: Profile | None = None        # bytes written to its writable layer and logs
+    logs: Profile | None = None        # bytes written to its log so far (before rotation)
     pids: int = 1                      # processes it runs
 
 
@@ -375,10 +380,11 @@ def parse_container_usage(spec: object, name: str = "", path: str = "") -> Conta
     spec = _decoded(spec, path)
     if not isinstance(spec, Mapping):
         raise UsageError(f"{path}: expected an object with cpu/memory or replay")
-    _check_keys(spec, {"cpu", "memory", "replay", "series", "exitAfter", "exitCode", "disk", "pids"}, path)
+    _check_keys(spec, {"cpu", "memory", "replay", "series", "exitAfter", "exitCode", "disk", "logs", "pids"}, path)
     extra: dict[str, Any] = {}
-    if "disk" in spec:
-        extra["disk"] = parse_profile("memory", spec["disk"], f"{path}.disk", seed=_seed_for(name, "disk"))
+    for key in ("disk", "logs"):
+        if key in spec:
+            extra[key] = parse_profile("memory", spec[key], f"{path}.{key}", seed=_seed_for(name, key))
     if "pids" in spec:
         pids = spec["pids"]
         if isinstance(pids, bool) or not isinstance(pids, int) or pids < 0:
@@ -411,10 +417,21 @@ def parse_container_usage(spec: object, name: str = "", path: str = "") -> Conta
 
 def disk_usage(usages: Sequence[ContainerUsage], t: float, started_at: Sequence[float]) -> np.ndarray:
     """Bytes each container has written (its ``disk`` profile; 0 without one) at time ``t``."""
+    return _bytes_profile(usages, [u.disk for u in usages], t, started_at)
+
+
+def log_written(usages: Sequence[ContainerUsage], t: float, started_at: Sequence[float]) -> np.ndarray:
+    """Bytes each container has written to its log by time ``t`` (its ``logs`` profile; 0
+    without one), before rotation drops any."""
+    return _bytes_profile(usages, [u.logs for u in usages], t, started_at)
+
+
+def _bytes_profile(usages: Sequence[ContainerUsage], profiles: Sequence[Profile | None], t: float,
+                   started_at: Sequence[float]) -> np.ndarray:
     out = np.zeros(len(usages))
-    idx = [i for i, u in enumerate(usages) if u.disk is not None]
+    idx = [i for i, p in enumerate(profiles) if p is not None]
     if idx:
-        batch = UsageBatch([ContainerUsage(cpu=Constant(), memory=usages[i].disk) for i in idx])  # type: ignore[arg-type]
+        batch = UsageBatch([ContainerUsage(cpu=Constant(), memory=profiles[i]) for i in idx])  # type: ignore[arg-type]
         _, values = batch.evaluate(t, np.asarray([started_at[i] for i in idx], dtype=float))
         out[idx] = values
     return out
@@ -501,7 +518,7 @@ def container_usage_spec(obj: Mapping[str, Any], container: str | Mapping[str, A
 def _seed_noise(spec: dict[str, Any], identity: str) -> None:
     """Give each noisy profile without a ``seed`` one derived from ``identity`` (the pod and
     container), written into the spec so the runtime that parses it sees the same one."""
-    for resource in ("cpu", "memory", "disk"):
+    for resource in ("cpu", "memory", "disk", "logs"):
         profile = spec.get(resource)
         if isinstance(profile, Mapping) and profile.get("noise") and "seed" not in profile:
             spec[resource] = {**profile, "seed": _seed_for(identity, resource)}
@@ -633,6 +650,7 @@ def usage_at(usage: ContainerUsage | Profile, t: float, started_at: float = 0.0)
 __all__ = [
     "ANCHORS", "Constant", "ContainerUsage", "DEFAULT_CPU_MILLI", "DEFAULT_MEMORY_BYTES", "Diurnal",
     "Linear", "Profile", "Replay", "Spikes", "USAGE_ANNOTATION", "UsageBatch", "UsageError",
-    "container_annotations", "container_usage_spec", "default_usage_spec", "parse_container_usage",
+    "container_annotations", "container_usage_spec", "default_usage_spec", "disk_usage", "log_written",
+    "parse_container_usage",
     "parse_profile", "parse_usage_annotation", "pod_usage", "usage_at", "usage_for_container", "usage_many",
 ]

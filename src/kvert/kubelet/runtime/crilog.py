@@ -4,14 +4,27 @@ Each line of a file is ``<RFC3339Nano time> <stream> <tag> <text>``: stream ``st
 ``stderr``, tag ``F`` for a full line or ``P`` for a part of a line longer than
 ``MAX_LINE`` bytes (the rest follows in the next records), as containerd writes them under
 ``/var/log/pods/<namespace>_<pod>_<uid>/<container>/<restart>.log``.
+
+With a rotation policy (``logrotation.LogRotatePolicy``: the kubelet's
+``containerLogMaxSize`` / ``containerLogMaxFiles``) the writer rotates its file as soon as a
+write takes it to the policy's size, rather than on the kubelet's 10 s poll: a flood is
+bounded by ``max_files`` files of about ``max_size`` (plus one read of output), however fast
+it writes. Rotating (compressing the older files) runs in a worker thread; the process's
+output waits in its pipe meanwhile, so nothing is lost and the event loop is not held up.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
 from kvert.clock.base import Clock
+from kvert.kubelet.runtime.logrotation import LogRotatePolicy, rotate
+
+log = logging.getLogger(__name__)
 
 MAX_LINE = 16 * 1024
 
@@ -31,14 +44,52 @@ def parse_timestamp(text: str) -> float:
 
 
 class LogWriter:
-    """Appends a process's output to its log file, one record per line."""
+    """Appends a process's output to its log file, one record per line; with a ``policy``,
+    ``append`` rotates the file when it reaches the policy's size."""
 
-    def __init__(self, path: Path, clock: Clock) -> None:
+    def __init__(self, path: Path, clock: Clock, policy: LogRotatePolicy | None = None) -> None:
         self.path = path
         self.clock = clock
+        self.policy = policy
+        self.rotations = 0
         self._partial = {"stdout": b"", "stderr": b""}
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(path, "ab")
+        self.size = self._file.tell()
+        # the rotation thread swaps the file while close() may run (a cancelled pump)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._rotating: asyncio.Future[Path] | None = None
+
+    async def append(self, stream: str, data: bytes) -> None:
+        """``write``, then rotate if the file reached the policy's size. While a rotation
+        runs, every stream's next append waits for it (its process's pipe fills meanwhile)."""
+        while self._rotating is not None:
+            await asyncio.wait([self._rotating])
+        self.write(stream, data)
+        policy = self.policy
+        if policy is None or not policy.enabled or self.size < policy.max_size or self._closed:
+            return
+        rotating = self._rotating = asyncio.ensure_future(
+            asyncio.to_thread(rotate, self.path, policy, self.clock.now(), self.reopen))
+        try:
+            await asyncio.wait([rotating])
+            rotating.result()
+            self.rotations += 1
+        except OSError as e:      # the next write that finds the file full tries again
+            log.warning("rotating the container log %s: %s", self.path, e)
+        finally:
+            self._rotating = None
+
+    def reopen(self) -> None:
+        """``ReopenContainerLog``: write to a new file at ``path`` (the old one was renamed)."""
+        with self._lock:
+            if self._closed:
+                return
+            new = open(self.path, "ab")
+            self._file.close()
+            self._file = new
+            self.size = new.tell()
 
     def write(self, stream: str, data: bytes) -> None:
         buffered = self._partial[stream] + data
@@ -52,8 +103,11 @@ class LogWriter:
             rest = rest[MAX_LINE:]
         self._partial[stream] = rest
         if out:
-            self._file.write(b"".join(out))
-            self._file.flush()
+            chunk = b"".join(out)
+            with self._lock:
+                self._file.write(chunk)
+                self._file.flush()
+                self.size += len(chunk)
 
     @staticmethod
     def _records(stamp: bytes, stream: str, line: bytes, final: bool) -> list[bytes]:
@@ -64,11 +118,13 @@ class LogWriter:
     def close(self) -> None:
         """Write what is left of unfinished lines (a process that ended without a newline)."""
         stamp = format_timestamp(self.clock.now()).encode()
-        for stream, rest in self._partial.items():
-            if rest:
-                self._file.write(b"".join(self._records(stamp, stream, rest, final=True)))
-        self._partial = {"stdout": b"", "stderr": b""}
-        self._file.close()
+        with self._lock:
+            for stream, rest in self._partial.items():
+                if rest:
+                    self._file.write(b"".join(self._records(stamp, stream, rest, final=True)))
+            self._partial = {"stdout": b"", "stderr": b""}
+            self._closed = True
+            self._file.close()
 
 
 def read_log(path: Path) -> list[tuple[float, str]]:

@@ -77,6 +77,7 @@ from kvert.kubelet.runtime.base import (
     PodStats,
 )
 from kvert.kubelet.runtime.fleet import Fleet
+from kvert.kubelet.runtime.logrotation import DEFAULT_POLICY, LogRotatePolicy, retained_bytes
 from kvert.kubelet.runtime.simlogs import ContainerLog
 from kvert.kubelet.runtime.simshell import Filesystem
 from kvert.kubelet.runtime.tracebank import TraceBankError
@@ -88,6 +89,7 @@ from kvert.kubelet.usage import (
     ContainerUsage,
     UsageError,
     disk_usage,
+    log_written,
     parse_container_usage,
 )
 
@@ -207,6 +209,9 @@ class SimRuntime:
     ``cpu_capacity`` (millicores) and ``memory_capacity`` (bytes) bound the node as a whole;
     None means unbounded. ``name`` seeds the (deterministic) ids.
     """
+
+    # containerLogMaxSize / containerLogMaxFiles (the node agent's assembly sets the node's)
+    log_policy: LogRotatePolicy = DEFAULT_POLICY
 
     def __init__(self, clock: Clock, tick: float = 1.0, *, cpu_capacity: int | None = None,
                  memory_capacity: int | None = None, name: str = "sim", disk_capacity: int | None = None,
@@ -505,11 +510,9 @@ class SimRuntime:
         running = [c for c in containers if c.state == "running"]
         pods_ws = int(round(sum(c.memory for c in running)))
         processes = self.system_processes + sum(c.usage.pids for c in running)
-        disks: list[float] | None = None
+        disks = self._disks(containers, now)
         nodefs = None
         if self.disk_capacity:
-            disks = disk_usage([c.usage for c in containers], now,
-                               [c.started_at or c.created_at for c in containers]).tolist()
             used = int(sum(disks))
             inodes = self.inodes or 0
             nodefs = FsStats(self.disk_capacity, max(0, self.disk_capacity - used), inodes,
@@ -520,7 +523,7 @@ class SimRuntime:
             for i, c in enumerate(containers):
                 ps = pods.setdefault(self._sandboxes[c.sandbox_id].config.uid, PodStats())
                 memory = int(round(c.memory)) if c.state == "running" else 0
-                disk = int(disks[i]) if disks is not None else 0
+                disk = int(disks[i])
                 ps.containers[c.config.name] = ContainerStats(memory=memory, disk=disk, inodes=CONTAINER_INODES)
                 ps.memory += memory
                 ps.disk += disk
@@ -536,6 +539,17 @@ class SimRuntime:
         return NodeStats(time=now, memory_capacity=capacity, memory_working_set=pods_ws + self.system_memory,
                          pods_memory_limit=pods_limit, pods_memory_working_set=pods_ws, nodefs=nodefs,
                          max_pid=self.max_pid, processes=processes, pod_stats=pod_stats)
+
+    def _disks(self, containers: list[_Container], now: float) -> list[float]:
+        """Each container's ephemeral storage: its writable layer (``disk`` profile) and its
+        logs, as rotation keeps them (the ``logs`` profile's bytes, and what was said)."""
+        usages = [c.usage for c in containers]
+        started = [c.started_at or c.created_at for c in containers]
+        disks = disk_usage(usages, now, started).tolist()
+        written = log_written(usages, now, started).tolist() if any(u.logs is not None for u in usages) \
+            else [0.0] * len(containers)
+        return [disk + retained_bytes(int(w), self.log_policy) + c.log.disk_usage
+                for c, disk, w in zip(containers, disks, written)]
 
     def memory_working_set(self) -> int:
         """The working sets of all running containers together (bytes), now."""
@@ -607,7 +621,7 @@ class SimRuntime:
             raise CriError(f"container {config.name!r}: invalid {USAGE_ANNOTATION}: {err}") from None
         container_id = self._new_id("container")
         c = _Container(self, container_id, sandbox_id, config, usage, resources, created_at=self.clock.now(),
-                       log=ContainerLog(usage))
+                       log=ContainerLog(usage, policy=self.log_policy))
         self._containers[container_id] = c
         self._sync(c)
         self.stats_events.set()
