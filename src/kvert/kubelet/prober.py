@@ -1,6 +1,7 @@
 """Container probes (pkg/kubelet/prober): startup, readiness and liveness, run against the
-real processes of a runtime that has them (``runtime.real_processes``: cgroupfs); a
-simulated container has no process to ask, and is started and ready once it runs.
+real processes of a runtime that has them (``runtime.real_processes``: cgroupfs), and the
+exec probes of a simulated container that runs a program (``runtime.runs_program``); any
+other simulated container has no process to ask, and is started and ready once it runs.
 
 One worker per probe of a running container instance (app containers and sidecars), as the
 kubelet's prober workers:
@@ -46,8 +47,19 @@ EventSink = Callable[[str, str, str], Awaitable[None]]     # (type, reason, mess
 
 
 def probes_run(runtime: Runtime) -> bool:
-    """Whether the runtime's containers are processes a probe can reach."""
-    return bool(getattr(runtime, "real_processes", False))
+    """Whether the runtime's containers are processes a probe can reach (all of them, or,
+    in the simulated runtime, the containers running a program: ``runs_program``)."""
+    return bool(getattr(runtime, "real_processes", False)) or callable(getattr(runtime, "runs_program", None))
+
+
+def _probed_kinds(runtime: Runtime, container_id: str) -> tuple[str, ...]:
+    """The probe handlers that run for a container: every one for a real process; ``exec``
+    only for a simulated container's program (its ports are not the host's, so an httpGet
+    or tcpSocket probe passes as it did before); none for a simulated workload."""
+    if getattr(runtime, "real_processes", False):
+        return ("httpGet", "tcpSocket", "exec", "grpc")
+    runs_program = getattr(runtime, "runs_program", None)
+    return ("exec",) if callable(runs_program) and runs_program(container_id) else ()
 
 
 @dataclass
@@ -198,9 +210,10 @@ class Prober:
             if cid in self._instances:
                 continue
             instance = _Instance(cid, str(spec.get("name", "")), spec, started_at)
+            handlers = _probed_kinds(self.runtime, cid)
             for kind in KINDS:
                 probe = spec.get(_FIELDS[kind])
-                if isinstance(probe, dict):
+                if isinstance(probe, dict) and any(h in probe for h in handlers):
                     instance.states[kind] = _State(kind, probe, result=kind == "liveness")
             self._instances[cid] = instance
             for kind in instance.states:

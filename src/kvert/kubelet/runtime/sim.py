@@ -1,9 +1,17 @@
 """An in-memory container runtime: the Runtime protocol over simulated containers.
 
-Containers do not run anything; each follows a usage profile (``kvert.kubelet.usage``)
-given in ``ContainerConfig.annotations["kvert.io/usage"]`` (the node agent fills it with
+Each container follows a usage profile (``kvert.kubelet.usage``) given in
+``ContainerConfig.annotations["kvert.io/usage"]`` (the node agent fills it with
 ``usage.container_annotations(pod, container)``). Without it a container uses a constant
 half of the cpu its shares stand for (at least 10m) and 16Mi.
+
+Programs. A container whose command (or known image's entrypoint) the simulated shell can
+run runs it (``simprograms``): its output is the container's log, its exit status ends the
+container (reason ``Completed`` for 0, ``Error`` otherwise), and what it listens on
+(``simnet``: ``nc -l``, ``httpd``, agnhost ``netexec``) answers port-forward; the usage
+profile still gives its cpu and memory. Any other container runs no program: its log is
+made of kvert's lifecycle and usage lines (``simlogs``) and it runs until stopped (or its
+``exitAfter``).
 
 Time. The runtime's containers are rows of a ``Fleet`` (``kvert.kubelet.runtime.fleet``:
 its own, or one shared by every simulated node of a process), which advances *lazily*, in
@@ -57,7 +65,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -79,6 +87,8 @@ from kvert.kubelet.runtime.base import (
 from kvert.kubelet.runtime.fleet import Fleet
 from kvert.kubelet.runtime.logrotation import DEFAULT_POLICY, LogRotatePolicy, retained_bytes
 from kvert.kubelet.runtime.simlogs import ContainerLog
+from kvert.kubelet.runtime.simnet import PodNetwork
+from kvert.kubelet.runtime.simprograms import MainProcess, ProgramLog, program_argv
 from kvert.kubelet.runtime.simshell import Filesystem
 from kvert.kubelet.runtime.tracebank import TraceBankError
 from kvert.kubelet.usage import (
@@ -126,6 +136,7 @@ class _Sandbox:
     state: str = "ready"
     created_at: float = 0.0
     slot: int = -1              # its row in the fleet's sandboxes
+    network: PodNetwork = field(default_factory=PodNetwork)     # where its programs listen
 
 
 class _Container:
@@ -133,7 +144,7 @@ class _Container:
 
     def __init__(self, runtime: SimRuntime, container_id: str, sandbox_id: str, config: ContainerConfig,
                  usage: ContainerUsage, resources: LinuxContainerResources, created_at: float,
-                 log: ContainerLog):
+                 log: ContainerLog, argv: list[str] | None = None):
         self.id = container_id
         self.sandbox_id = sandbox_id
         self.config = config
@@ -150,6 +161,8 @@ class _Container:
         self.memory_override: float | None = None
         self.log = log
         self.fs: Filesystem | None = None      # what exec sees, made at the first exec
+        self.argv = argv                       # the program it runs (None: a simulated workload)
+        self.process: MainProcess | None = None
         self._rows = runtime.fleet.rows
         self.slot = runtime.fleet.add_row(self, runtime.node, runtime._sandboxes[sandbox_id].slot)
 
@@ -433,7 +446,8 @@ class SimRuntime:
     def _oom(self, c: _Container, now: float, scope: str, usage: float, limit: float) -> None:
         c.oom_events += 1
         self.fleet.oom_killed(c.slot, now)
-        c.log.say(now, f"killed: out of memory ({scope} limit {int(limit)}, usage {int(usage)})")
+        if c.argv is None:
+            c.log.say(now, f"killed: out of memory ({scope} limit {int(limit)}, usage {int(usage)})")
         self._finish(c, now, OOM_EXIT_CODE, "OOMKilled")
         kill = OomKill(now, c.id, c.sandbox_id, c.config.name, scope, int(usage), int(limit))
         self.oom_kills.append(kill)
@@ -448,8 +462,16 @@ class SimRuntime:
         c.memory = 0.0
         self.fleet.set_running(c.slot, False)
         c.log.finished_at = now
-        c.log.say(now, f"exited: code {code}" + (f" ({reason})" if reason else ""))
+        if c.process is not None:
+            c.process.stop()
+        if c.argv is None:
+            c.log.say(now, f"exited: code {code}" + (f" ({reason})" if reason else ""))
         self.events.set()
+
+    def _program_exited(self, c: _Container, code: int) -> None:
+        self.advance()           # an OOM kill or exitAfter before this moment comes first
+        if c.state == "running" and self._containers.get(c.id) is c:
+            self._finish(c, self.clock.now(), code, "Completed" if code == 0 else "Error")
 
     # -- status ----------------------------------------------------------------------------------
 
@@ -599,7 +621,10 @@ class SimRuntime:
         if sandbox_id not in self._sandboxes:
             return
         for cid in [c.id for c in self._containers.values() if c.sandbox_id == sandbox_id]:
-            self.fleet.drop_row(self._containers.pop(cid).slot)
+            removed = self._containers.pop(cid)
+            if removed.process is not None:
+                removed.process.stop()
+            self.fleet.drop_row(removed.slot)
         for key in [k for k in self._removed_logs if k[0] == sandbox_id]:
             del self._removed_logs[key]
         self.fleet.drop_sandbox(self._sandboxes.pop(sandbox_id).slot)
@@ -620,8 +645,10 @@ class SimRuntime:
         except (UsageError, TraceBankError) as err:
             raise CriError(f"container {config.name!r}: invalid {USAGE_ANNOTATION}: {err}") from None
         container_id = self._new_id("container")
+        argv = program_argv(config)
         c = _Container(self, container_id, sandbox_id, config, usage, resources, created_at=self.clock.now(),
-                       log=ContainerLog(usage, policy=self.log_policy))
+                       log=ProgramLog(usage, policy=self.log_policy) if argv is not None
+                       else ContainerLog(usage, policy=self.log_policy), argv=argv)
         self._containers[container_id] = c
         self._sync(c)
         self.stats_events.set()
@@ -639,10 +666,16 @@ class SimRuntime:
         c.state = "running"
         c.started_at = now
         c.log.started_at = now
-        command = " ".join(c.config.command + c.config.args)
-        c.log.say(now, f"started: image {c.config.image}" + (f", command {command}" if command else ""))
         self._sync(c)
         c.memory = self.fleet.memory_at(c.slot, now)
+        if c.argv is None:
+            command = " ".join(c.config.command + c.config.args)
+            c.log.say(now, f"started: image {c.config.image}" + (f", command {command}" if command else ""))
+            return
+        c.process = MainProcess(c.argv, c.config, self._filesystem(c), self._env(c),
+                                self._sandbox(c.sandbox_id).network, c.log, self.clock,
+                                on_exit=lambda code: self._program_exited(c, code))
+        c.process.start()
 
     async def stop_container(self, container_id: str, timeout_seconds: int = 0) -> None:
         self.advance()
@@ -658,6 +691,8 @@ class SimRuntime:
         self._check_failure("remove_container")
         removed = self._containers.pop(container_id, None)
         if removed is not None:
+            if removed.process is not None:
+                removed.process.stop()
             self._removed_logs[(removed.sandbox_id, removed.config.name)] = removed.log
             self.fleet.drop_row(removed.slot)
             self.stats_events.set()
@@ -674,9 +709,10 @@ class SimRuntime:
             raise CriError(f"container {container_id[:12]}: cannot set memory limit {limit} below the current "
                            f"usage {int(round(c.memory))} (the kernel refused it)")
         c.resources = linux
-        c.log.say(self.clock.now(), f"resources updated: cpu shares {linux.cpu_shares}, cpu quota "
-                                    f"{linux.cpu_quota}/{linux.cpu_period}, memory limit "
-                                    f"{linux.memory_limit_in_bytes or 'none'}")
+        if c.argv is None:
+                c.log.say(self.clock.now(), f"resources updated: cpu shares {linux.cpu_shares}, cpu quota "
+                                        f"{linux.cpu_quota}/{linux.cpu_period}, memory limit "
+                                        f"{linux.memory_limit_in_bytes or 'none'}")
         self._sync(c)
 
     def container_log(self, sandbox_id: str, name: str, *, previous: bool = False) -> ContainerLog | None:
@@ -704,17 +740,31 @@ class SimRuntime:
             c.fs = simstreams.new_filesystem(sandbox.name, sandbox.namespace, c.config.image)
         return c.fs
 
+    def runs_program(self, container_id: str) -> bool:
+        """Whether the container runs a program (its exec probes are run, ``prober``)."""
+        c = self._containers.get(container_id)
+        return c is not None and c.argv is not None
+
+    def _env(self, c: _Container) -> dict[str, str]:
+        return {"HOSTNAME": self._sandbox(c.sandbox_id).config.name, **dict(c.config.env)}
+
     async def exec(self, container_id: str, command, io) -> int:
         c = self._running(container_id)
-        env = {"HOSTNAME": self._sandbox(c.sandbox_id).config.name, **dict(c.config.env)}
-        return await simstreams.exec_in(self._filesystem(c), env, " ".join(c.config.command + c.config.args),
-                                        command, io, self.clock)
+        return await simstreams.exec_in(self._filesystem(c), self._env(c), " ".join(c.config.command + c.config.args),
+                                        command, io, self.clock, network=self._sandbox(c.sandbox_id).network)
 
     async def attach(self, container_id: str, io) -> None:
-        await simstreams.attach_to(self._running(container_id).log, self.clock, io)
+        c = self._running(container_id)
+        if c.process is not None:
+            await c.process.attach(io)
+            return
+        await simstreams.attach_to(c.log, self.clock, io)
 
     async def port_forward(self, sandbox_id: str, port: int):
         sandbox = self._sandbox(sandbox_id)
+        listening = await sandbox.network.dial(port)
+        if listening is not None:
+            return listening
         running = [c for c in self._containers.values() if c.sandbox_id == sandbox_id and c.state == "running"]
         ports = {p: c for c in running for p in c.config.ports}
         for c in running:

@@ -11,21 +11,28 @@ found" (exit 127 in a script; an exec of it fails as a missing executable does).
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import io as iolib
+import math
 import os
 import posixpath
 import re
 import tarfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from kvert.clock import WallClock
 from kvert.clock.base import Clock
 
 NOT_FOUND = 127
 MAX_SLEEP = 3600.0
+# Every loop iteration takes this much of the container's clock: a busy loop
+# (``while true; do :; done``) paces itself instead of holding the node agent's event loop.
+LOOP_STEP = 0.001
+TIMED_OUT = 124          # timeout(1)'s exit status when the command ran out of time
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # where a variable stands until its command runs (``VAR_OPEN name VAR_CLOSE``): a list's
 # later commands see what its earlier ones assigned, and ``$?`` the status just before
@@ -115,7 +122,10 @@ class _Ctx:
         return b"".join(chunks)
 
 
-def _reader_of(data: bytes) -> Callable[[], Awaitable[bytes | None]]:
+Ctx = _Ctx      # what commands defined elsewhere (``simnet``) are given
+
+
+def reader_of(data: bytes) -> Callable[[], Awaitable[bytes | None]]:
     pending = [data] if data else []
 
     async def read() -> bytes | None:
@@ -389,11 +399,27 @@ class _Exit(Exception):
         self.code = code
 
 
+class Network(Protocol):
+    """The pod's network namespace as programs see it: the ports they listen on."""
+
+    def listen(self, port: int, serve: Serve) -> None:
+        """Accept connections to ``port`` with ``serve``; OSError when it is taken."""
+
+    def close(self, port: int) -> None: ...
+
+
+Serve = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Coroutine[Any, Any, None]]
+Command = Callable[["Shell", list[str], "_Ctx"], Awaitable[int]]
+
+
 class Shell:
-    """One exec's shell over a container's filesystem and environment."""
+    """One shell over a container's filesystem and environment: an exec's, or the
+    container's own program (``max_sleep`` unbounded, ``commands`` adding the servers an
+    image has, ``network`` where they listen)."""
 
     def __init__(self, fs: Filesystem, env: dict[str, str], *, clock: Clock | None = None,
-                 processes: list[str] | None = None) -> None:
+                 processes: list[str] | None = None, commands: Mapping[str, Command] | None = None,
+                 network: Network | None = None, max_sleep: float = MAX_SLEEP) -> None:
         self.fs = fs
         self.clock = clock or WallClock()
         self.env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -401,9 +427,12 @@ class Shell:
         self.cwd = "/"
         self.status = 0
         self.processes = processes or []
+        self.commands: dict[str, Command] = {**_BUILTINS, **(commands or {})}
+        self.network = network
+        self.max_sleep = max_sleep
 
     def has(self, name: str) -> bool:
-        return posixpath.basename(name) in _BUILTINS
+        return posixpath.basename(name) in self.commands
 
     async def run(self, argv: list[str], ctx: _Ctx) -> int:
         """Run one command line (already split)."""
@@ -426,10 +455,12 @@ class Shell:
                 for word in await self._words(words, ctx):
                     self.env[name] = word
                     await self.script(body, ctx)
+                    await self.clock.sleep(LOOP_STEP)
             else:
                 _, condition, body, negate = part
                 while (await self.script(condition, ctx) == 0) != negate:
                     await self.script(body, ctx)
+                    await self.clock.sleep(LOOP_STEP)
                 self.status = 0
         return self.status
 
@@ -473,7 +504,7 @@ class Shell:
                 into.append(data)
             step = _Ctx(stdin, ctx.out if last else capture, ctx.err)
             code = await self._simple(cmd, step)
-            stdin = _reader_of(b"".join(captured))
+            stdin = reader_of(b"".join(captured))
         return code
 
     def _expand(self, text: str) -> str:
@@ -487,7 +518,7 @@ class Shell:
         for op, target in cmd.redirects:
             if op == "<":
                 try:
-                    stdin = _reader_of(self.fs.read(self.fs.resolve(self.cwd, target)))
+                    stdin = reader_of(self.fs.read(self.fs.resolve(self.cwd, target)))
                 except OSError:
                     await err(f"sh: 1: cannot open {target}: No such file\n".encode())
                     return 2
@@ -529,7 +560,7 @@ class Shell:
         argv = argv[assignments:]
         if not argv:
             return 0
-        builtin = _BUILTINS.get(posixpath.basename(argv[0]))
+        builtin = self.commands.get(posixpath.basename(argv[0]))
         if builtin is None:
             await ctx.err(f"sh: 1: {argv[0]}: not found\n".encode())
             return NOT_FOUND
@@ -844,8 +875,58 @@ async def _dd(sh: Shell, args: list[str], ctx: _Ctx) -> int:
     return 0
 
 
+_SLEEP_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def sleep_seconds(arg: str) -> float:
+    """busybox sleep's operand: a number with an optional s/m/h/d suffix, or ``infinity``."""
+    unit = _SLEEP_UNITS.get(arg[-1:], 0.0)
+    value = float(arg[:-1] if unit else arg)
+    if value < 0 or math.isnan(value):
+        raise ValueError(f"invalid number '{arg}'")
+    return value * (unit or 1.0)
+
+
 async def _sleep(sh: Shell, args: list[str], ctx: _Ctx) -> int:
-    await sh.clock.sleep(min(float(args[0]) if args else 0.0, MAX_SLEEP))
+    try:
+        seconds = sum(sleep_seconds(a) for a in args)
+    except ValueError:
+        await ctx.err(f"sleep: invalid number '{' '.join(args)}'\n".encode())
+        return 1
+    seconds = min(seconds, sh.max_sleep)
+    if math.isinf(seconds):
+        await asyncio.Event().wait()        # until the container is stopped
+    await sh.clock.sleep(seconds)
+    return 0
+
+
+async def _timeout(sh: Shell, args: list[str], ctx: _Ctx) -> int:
+    if len(args) < 2:
+        await ctx.err(b"Usage: timeout [-s SIG] SECS PROG ARGS\n")
+        return 1
+    try:
+        seconds = sleep_seconds(args[0])
+    except ValueError:
+        await ctx.err(f"timeout: invalid number '{args[0]}'\n".encode())
+        return 1
+    work = asyncio.ensure_future(sh.run(args[1:], ctx))
+    timer = asyncio.ensure_future(sh.clock.sleep(seconds))
+    try:
+        await asyncio.wait({work, timer}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (work, timer):
+            task.cancel()
+    return work.result() if work.done() and not work.cancelled() else TIMED_OUT
+
+
+YES_LIMIT = 1 << 20      # what ``yes`` writes at most (a pipeline here holds a command's output)
+
+
+async def _yes(sh: Shell, args: list[str], ctx: _Ctx) -> int:
+    chunk = ((" ".join(args) or "y") + "\n").encode() * 256
+    for _ in range(YES_LIMIT // len(chunk)):
+        await ctx.out(chunk)
+        await sh.clock.sleep(LOOP_STEP)
     return 0
 
 
@@ -1023,13 +1104,13 @@ async def _sh(sh: Shell, args: list[str], ctx: _Ctx) -> int:
             await sh.script(line.decode("utf-8", "replace"), ctx)
 
 
-_BUILTINS: dict[str, Callable[[Shell, list[str], _Ctx], Awaitable[int]]] = {
+_BUILTINS: dict[str, Command] = {
     "echo": _echo, "printf": _printf, "cat": _cat, "ls": _ls, "pwd": _pwd, "cd": _cd,
     "mkdir": _mkdir, "rm": _rm, "touch": _touch, "test": _test_cmd, "[": _bracket,
     "true": _true, "false": _false, "exit": _exit, "env": _env, "printenv": _env,
     "hostname": _hostname, "uname": _uname, "whoami": _whoami, "id": _id, "date": _date, "dd": _dd, "seq": _seq,
     "gzip": _gzip, "uptime": _uptime,
-    "sleep": _sleep, "ps": _ps, "head": _head, "tail": _tail, "wc": _wc, "tar": _tar,
+    "sleep": _sleep, "timeout": _timeout, "yes": _yes, "ps": _ps, "head": _head, "tail": _tail, "wc": _wc, "tar": _tar,
     "sh": _sh, "bash": _sh, "ash": _sh,
 }
 

@@ -1,7 +1,8 @@
 """What a simulated container answers to exec, attach and port-forward.
 
-exec runs ``simshell`` over the container instance's in-memory filesystem; attach streams
-the container's log lines as they happen (a simulated process has no other output); a
+exec runs ``simshell`` over the container instance's in-memory filesystem; attach to a
+container without a program (``simprograms``) streams its log lines as they happen; a
+port a program listens on answers as that program does (``simnet``); otherwise a
 port the pod's spec declares (``containerPort``, TCP) answers HTTP: an image with a known
 web root (nginx, httpd) serves the files under it from that filesystem (an index page to
 begin with, 404 for what is not there), any other image a short page naming the pod and
@@ -19,7 +20,8 @@ from kvert.client.httpstream.portforward import pipe
 from kvert.clock.base import Clock
 from kvert.kubelet.runtime.base import CriError, StreamIO
 from kvert.kubelet.runtime.simlogs import ContainerLog
-from kvert.kubelet.runtime.simshell import Filesystem, Shell, run
+from kvert.kubelet.runtime.simnet import COMMANDS
+from kvert.kubelet.runtime.simshell import Filesystem, Network, Shell, run
 
 ATTACH_POLL_SECONDS = 1.0
 REQUEST_HEAD_LIMIT = 64 * 1024
@@ -57,8 +59,9 @@ def new_filesystem(hostname: str, namespace: str, image: str = "") -> Filesystem
 
 
 async def exec_in(fs: Filesystem, env: dict[str, str], main_command: str, argv: Sequence[str], io: StreamIO,
-                  clock: Clock) -> int:
-    shell = Shell(fs, env, clock=clock, processes=[main_command or "(simulated)", " ".join(argv)])
+                  clock: Clock, network: Network | None = None) -> int:
+    shell = Shell(fs, env, clock=clock, processes=[main_command or "(simulated)", " ".join(argv)],
+                  commands=COMMANDS, network=network)
     return await run(shell, list(argv), io)
 
 
