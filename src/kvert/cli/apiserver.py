@@ -47,6 +47,7 @@ async def _serve(args: argparse.Namespace) -> int:
                                compaction_interval=args.compaction_interval,
                                max_requests_inflight=args.max_requests_inflight,
                                max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+                               request_timeout=args.request_timeout,
                                kubelet_client_certificate=args.kubelet_client_certificate,
                                kubelet_client_key=args.kubelet_client_key,
                                kubelet_certificate_authority=args.kubelet_certificate_authority,

@@ -78,6 +78,9 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
                              "requests are not counted, system:masters is always served; 0: no limit; default: 400)")
     parser.add_argument("--max-mutating-requests-inflight", type=nonnegative_int_arg, default=200, metavar="N",
                         help="mutating requests served at once; more get 429 (0: no limit; default: 200)")
+    parser.add_argument("--request-timeout", type=_seconds, default=60.0, metavar="DURATION",
+                        help="how long a request that is not long-running (watches, exec, logs are) may "
+                             "take to send its body, a Go duration (0: no limit; default: 1m0s)")
     kubelet = parser.add_argument_group("node agents", "how the API server reaches node agents' kubelet "
                                         "endpoints (logs, exec, attach, port-forward, node proxy)")
     kubelet.add_argument("--kubelet-client-certificate", type=Path, default=None, metavar="FILE",
@@ -209,6 +212,7 @@ async def _up(args: argparse.Namespace) -> int:
                       compaction_interval=args.compaction_interval, nodes=args.nodes,
                       max_requests_inflight=args.max_requests_inflight,
                       max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+                      request_timeout=args.request_timeout,
                       kubelet_client_certificate=args.kubelet_client_certificate,
                       kubelet_client_key=args.kubelet_client_key,
                       kubelet_certificate_authority=args.kubelet_certificate_authority,

@@ -29,6 +29,7 @@ from kvert.apiserver.certs import (
     ensure_client_cert,
     kubelet_client_context,
 )
+from kvert.apiserver.deadline import DEFAULT_REQUEST_TIMEOUT
 from kvert.apiserver.identity import IdentityOptions, load_identity
 from kvert.apiserver.inflight import (
     DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
@@ -74,6 +75,7 @@ class ApiServerProcess:
                  compaction_interval: float = 300.0, metrics_resolution: float = 15.0,
                  max_requests_inflight: int = DEFAULT_MAX_REQUESTS_INFLIGHT,
                  max_mutating_requests_inflight: int = DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
                  identity: IdentityOptions | None = None,
                  kubelet_client_certificate: Path | None = None, kubelet_client_key: Path | None = None,
                  kubelet_certificate_authority: Path | None = None):
@@ -85,6 +87,8 @@ class ApiServerProcess:
         # the CA and ServiceAccount keys: DATA_DIR/pki, or a PKI directory shared with other servers
         self.identity = identity or IdentityOptions()
         self.inflight = InflightLimit(max_requests_inflight, max_mutating_requests_inflight)
+        # --request-timeout: how long a request body may take (kvert.apiserver.deadline)
+        self.request_timeout = request_timeout
         self.store_url = store_url
         self.host = host
         self.port = port
@@ -119,6 +123,7 @@ class ApiServerProcess:
                                 token_requests=TokenRequests(signer),
                                 metrics_provider=self.metrics)
         self.server.inflight = self.inflight
+        self.server.request_timeout = self.request_timeout
         self.server.kubelet_tls = self._kubelet_tls(now)
         self.metrics.server = self.server      # it samples node agents run elsewhere too
         self.control_plane = build.ControlPlane(self.server.registry, self.clock, authorizer)
