@@ -25,6 +25,8 @@ from typing import Protocol
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
+from kvert.auth.tokens import file_stamp
+
 PrivateKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
 PublicKey = rsa.RSAPublicKey | ec.EllipticCurvePublicKey
 
@@ -152,14 +154,6 @@ class KeySet:
         return False
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 class FileKeySet:
     """The signing key file and the verification key files, read again when any of them
     changed (inode, size or mtime): files are replaced by rename, so a reader sees the old
@@ -175,7 +169,7 @@ class FileKeySet:
         return (self.signing_file, *self.key_files)
 
     def _read(self) -> Keys:
-        self._stamps = tuple(_stamp(p) for p in self._paths())
+        self._stamps = tuple(file_stamp(p) for p in self._paths())
         verifying = [key for path in self.key_files for key in read_public_keys(path)]
         return build_keys(read_signing_key(self.signing_file), verifying)
 
@@ -183,7 +177,7 @@ class FileKeySet:
         return self._keys
 
     def reload(self) -> bool:
-        if tuple(_stamp(p) for p in self._paths()) == self._stamps:
+        if tuple(file_stamp(p) for p in self._paths()) == self._stamps:
             return False
         try:
             self._keys = self._read()

@@ -64,7 +64,8 @@ def _read(path: Path) -> dict[str, User]:
     return users
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of ``path``, None when absent: what tells a replaced file."""
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -78,7 +79,7 @@ class TokenAuthenticator:
         self._users = users
         self._path = path
         self._clock = clock or WallClock()
-        self._stamp = _stamp(path) if path is not None else None
+        self._stamp = file_stamp(path) if path is not None else None
         self._checked = self._clock.now()
 
     @classmethod
@@ -116,7 +117,7 @@ class TokenAuthenticator:
             f.write(_row(token, user, tuple(groups)))
             f.flush()
             self._users[token] = User(user, user, tuple(groups))
-        self._stamp = _stamp(self._path)
+        self._stamp = file_stamp(self._path)
         return token
 
     def _reload_if_changed(self, *, now_or_never: bool = False) -> None:
@@ -126,7 +127,7 @@ class TokenAuthenticator:
         if now - self._checked < RELOAD_INTERVAL and not now_or_never:
             return
         self._checked = now
-        stamp = _stamp(self._path)
+        stamp = file_stamp(self._path)
         if stamp is not None and stamp != self._stamp:
             self._stamp = stamp
             self._users = _read(self._path)

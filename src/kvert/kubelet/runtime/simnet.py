@@ -186,19 +186,26 @@ async def _nc(sh: Shell, args: list[str], ctx: Ctx) -> int:
 
 # -- HTTP -------------------------------------------------------------------------------------
 
+async def read_request_line(reader: asyncio.StreamReader) -> tuple[str, str]:
+    """The method and target of the HTTP request ``reader`` brings (its head read whole, up to
+    a bound); ``GET /`` for what is no request line."""
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < REQUEST_HEAD_LIMIT:
+        chunk = await reader.read(4096)
+        if not chunk:
+            break
+        head += chunk
+    parts = head.split(b"\r\n", 1)[0].split()
+    if len(parts) < 2:
+        return "GET", "/"
+    return parts[0].decode("latin-1"), parts[1].decode("latin-1")
+
+
 def http_server(answer: Answer) -> Serve:
     """A connection handler answering one HTTP request with ``answer``."""
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            head = b""
-            while b"\r\n\r\n" not in head and len(head) < REQUEST_HEAD_LIMIT:
-                chunk = await reader.read(4096)
-                if not chunk:
-                    break
-                head += chunk
-            parts = head.split(b"\r\n", 1)[0].split()
-            method, target = (parts[0].decode("latin-1"), parts[1].decode("latin-1")) if len(parts) >= 2 \
-                else ("GET", "/")
+            method, target = await read_request_line(reader)
             status, kind, body = await answer(method, target)
             writer.write(f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\nContent-Type: {kind}\r\n"
                          f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()

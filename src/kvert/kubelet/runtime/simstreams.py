@@ -20,11 +20,10 @@ from kvert.client.httpstream.portforward import pipe
 from kvert.clock.base import Clock
 from kvert.kubelet.runtime.base import CriError, StreamIO
 from kvert.kubelet.runtime.simlogs import ContainerLog
-from kvert.kubelet.runtime.simnet import COMMANDS
+from kvert.kubelet.runtime.simnet import COMMANDS, read_request_line
 from kvert.kubelet.runtime.simshell import Filesystem, Network, Shell, run
 
 ATTACH_POLL_SECONDS = 1.0
-REQUEST_HEAD_LIMIT = 64 * 1024
 
 
 # where a web server image serves its files from, and its first page
@@ -105,18 +104,11 @@ async def connect(ports: set[int], port: int, answer) -> tuple[asyncio.StreamRea
 
 async def _respond(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, answer) -> None:
     with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-        head = b""
-        while b"\r\n\r\n" not in head and len(head) < REQUEST_HEAD_LIMIT:
-            chunk = await reader.read(4096)
-            if not chunk:
-                break
-            head += chunk
-        parts = head.split(b"\r\n", 1)[0].split()
-        method, path = (parts[0], parts[1].decode("latin-1")) if len(parts) >= 2 else (b"GET", "/")
+        method, path = await read_request_line(reader)
         status, body = answer(path)
         reason = {200: "OK", 404: "Not Found"}[status]
         kind = "text/html" if body.lstrip().startswith(b"<") else "text/plain; charset=utf-8"
         writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: {kind}\r\nContent-Length: "
-                     f"{len(body)}\r\nConnection: close\r\n\r\n".encode() + (b"" if method == b"HEAD" else body))
+                     f"{len(body)}\r\nConnection: close\r\n\r\n".encode() + (b"" if method == "HEAD" else body))
         await writer.drain()
     writer.close()
