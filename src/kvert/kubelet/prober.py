@@ -53,13 +53,14 @@ def probes_run(runtime: Runtime) -> bool:
 
 
 def _probed_kinds(runtime: Runtime, container_id: str) -> tuple[str, ...]:
-    """The probe handlers that run for a container: every one for a real process; ``exec``
-    only for a simulated container's program (its ports are not the host's, so an httpGet
+    """The probe handlers that run for a container: every one for a real process (or a
+    runtime that does not say which of its containers run programs); ``exec`` only for a
+    simulated container's program (its ports are not the host's, so an httpGet
     or tcpSocket probe passes as it did before); none for a simulated workload."""
-    if getattr(runtime, "real_processes", False):
-        return ("httpGet", "tcpSocket", "exec", "grpc")
     runs_program = getattr(runtime, "runs_program", None)
-    return ("exec",) if callable(runs_program) and runs_program(container_id) else ()
+    if getattr(runtime, "real_processes", False) or not callable(runs_program):
+        return ("httpGet", "tcpSocket", "exec", "grpc")
+    return ("exec",) if runs_program(container_id) else ()
 
 
 @dataclass
