@@ -38,12 +38,9 @@ a node's limits too).
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
-from cryptography import x509
-
+from kvert.api.certificates import parse_request, request_pem
 from kvert.api.meta import deep_copy
 from kvert.api.types import Obj
 from kvert.auth.node import LEASE_NAMESPACE, pod_references
@@ -353,28 +350,11 @@ class NodeRestriction:
         if _spec(csr).get("signerName") not in (KUBELET_SERVING, KUBE_APISERVER_CLIENT_KUBELET):
             return
         try:
-            common_name = _common_name(_spec(csr).get("request"))
-        except ValueError as e:
+            common_name = parse_request(request_pem(csr)).common_name
+        except (ValueError, TypeError) as e:
             raise forbidden(attrs, f"unable to parse csr: {e}") from None
         if common_name != f"{NODE_PREFIX}{node}":
             raise forbidden(attrs, f"can only create a node CSR with CN={NODE_PREFIX}{node}")
-
-
-def _common_name(request: Any) -> str:
-    """The subject CN of a CSR's ``spec.request`` (base64 of a PEM CERTIFICATE REQUEST), as
-    ``certapi.ParseCSR`` reads it; ValueError says why it cannot be read."""
-    try:
-        pem = base64.b64decode(request, validate=True) if isinstance(request, str) else b""
-    except (binascii.Error, ValueError):
-        pem = b""
-    if b"-----BEGIN CERTIFICATE REQUEST-----" not in pem:
-        raise ValueError("PEM block type must be CERTIFICATE REQUEST")
-    try:
-        csr = x509.load_pem_x509_csr(pem)
-    except ValueError as e:
-        raise ValueError(f"x509: malformed certificate request: {e}") from None
-    names = csr.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
-    return str(names[0].value) if names else ""
 
 
 def _token_audiences(pod: Obj) -> set[str]:
