@@ -16,13 +16,21 @@ from kvert.cli.main import main
 SRC = str(Path(kvert.__file__).resolve().parents[1])
 
 
-def stress(*args: str, env: dict | None = None, timeout: float = 30) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kvert.cli.main", "stress", *args], capture_output=True,
+# as `kvert stress`, and as the cgroupfs runtime runs the kvert/stress image: the module alone
+ENTRYPOINTS = [("kvert.cli.main", "stress"), ("kvert.cli.stress",)]
+
+
+def stress(*args: str, env: dict | None = None, timeout: float = 30,
+           entrypoint: tuple[str, ...] = ENTRYPOINTS[0]) -> subprocess.CompletedProcess:
+    module, *command = entrypoint
+    return subprocess.run([sys.executable, "-m", module, *command, *args], capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": SRC, **(env or {})})
 
 
-def test_stress_follows_the_profile_and_exits_as_it_says():
-    result = stress("--usage", json.dumps({"cpu": "100m", "memory": "8Mi", "exitAfter": "1s", "exitCode": 3}))
+@pytest.mark.parametrize("entrypoint", ENTRYPOINTS)
+def test_stress_follows_the_profile_and_exits_as_it_says(entrypoint):
+    result = stress("--usage", json.dumps({"cpu": "100m", "memory": "8Mi", "exitAfter": "1s", "exitCode": 3}),
+                    entrypoint=entrypoint)
     assert result.returncode == 3, result.stderr
     assert result.stdout.splitlines() == ["usage: cpu=100m memory=8Mi", "exiting with code 3"]
 
@@ -36,8 +44,9 @@ def test_stress_reads_the_profile_from_the_environment():
     ((), {"KVERT_USAGE": ""}, "no usage profile"),
     (("--usage", '{"cpu": "lots"}'), {}, "--usage.cpu"),
 ])
-def test_stress_refuses_a_missing_or_bad_profile(args, env, message):
-    result = stress(*args, env=env)
+@pytest.mark.parametrize("entrypoint", ENTRYPOINTS)
+def test_stress_refuses_a_missing_or_bad_profile(args, env, message, entrypoint):
+    result = stress(*args, env=env, entrypoint=entrypoint)
     assert result.returncode == 2 and message in result.stderr
 
 

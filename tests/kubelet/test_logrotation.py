@@ -143,6 +143,28 @@ def test_two_rotations_in_one_second_keep_both_files_in_order(tmp_path):
     assert rotated_name(log, NOW + 0.5).name == f"0.log.{_stamp(NOW + 2)}"
 
 
+def test_a_second_freed_by_removal_is_not_reused(tmp_path):
+    # many rotations in one second: after the oldest is removed its second is free, but a file
+    # named by it would sort before the newer ones and be the next removed
+    log = tmp_path / "0.log"
+    (tmp_path / f"0.log.{_stamp(NOW + 1)}").write_text("")
+    (tmp_path / f"0.log.{_stamp(NOW + 2)}.gz").write_text("")
+    assert rotated_name(log, NOW).name == f"0.log.{_stamp(NOW + 3)}"
+
+
+def test_rotations_faster_than_a_second_keep_the_newest_files(tmp_path):
+    log = tmp_path / "0.log"
+    policy = LogRotatePolicy(max_size=1, max_files=3)
+    for i in range(8):
+        log.write_text(f"round {i}\n")
+        rotate(log, policy, NOW, lambda: None)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert len(names) == 2      # the current log is not reopened here: max_files - 1 rotated files
+    newest = tmp_path / names[-1]
+    assert newest.read_text() == "round 7\n"
+    assert gzip.decompress((tmp_path / names[0]).read_bytes()) == b"round 6\n"
+
+
 def test_what_rotation_keeps_of_a_flood_is_bounded():
     policy = LogRotatePolicy(max_size=10 * 2**20, max_files=5)
     assert retained_bytes(3 * 2**20, policy) == 3 * 2**20

@@ -133,9 +133,10 @@ def _is_image(image: str, repository: str) -> bool:
     return name == repository or (not repository.split("/")[0].count(".") and name == f"docker.io/{repository}")
 
 
-def _kvert_entrypoint() -> tuple[list[str], dict[str, str]]:
-    """This installation's ``kvert``, as the image's entrypoint would run it."""
-    return [sys.executable, "-m", "kvert.cli.main"], {"PYTHONPATH": str(Path(kvert.__file__).resolve().parents[1])}
+def _kvert_entrypoint(module: str = "kvert.cli.main") -> tuple[list[str], dict[str, str]]:
+    """This installation's ``kvert`` (or one command's ``module``), as the image's entrypoint
+    would run it."""
+    return [sys.executable, "-m", module], {"PYTHONPATH": str(Path(kvert.__file__).resolve().parents[1])}
 
 
 def _exit_code(returncode: int) -> int:
@@ -335,8 +336,7 @@ class CgroupfsRuntime:
         entrypoint: list[str] = []
         command = list(config.command)
         if _is_image(config.image, STRESS_IMAGE):
-            entrypoint, extra = _kvert_entrypoint()
-            entrypoint.append("stress")
+            entrypoint, extra = _kvert_entrypoint("kvert.cli.stress")
             env.update(extra)
             usage = (config.annotations or {}).get(USAGE_ANNOTATION)
             if usage:

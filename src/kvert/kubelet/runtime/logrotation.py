@@ -15,8 +15,9 @@ rotation time as a suffix, ``0.log.20260102-150405``, compressed with gzip to
 
 So a container keeps at most ``max_files`` files, each about ``max_size`` or (compressed)
 less. One difference: upstream names the rotated file by the second it was rotated in and
-a second rotation within that second would replace the first; kvert takes the next free
-second instead (the names still sort oldest to newest), so no rotated file is lost.
+a second rotation within that second would replace the first; kvert takes the first second
+after every rotated file's (so the names still sort oldest to newest and no rotated file is
+lost, even when several rotations fall in one second).
 """
 
 from __future__ import annotations
@@ -125,17 +126,23 @@ def compress(log: Path) -> Path:
     return target
 
 
+def _stamp_of(rotated: Path, log: Path) -> int | None:
+    """The second a rotated file of ``log`` is named by, or None for a name not of that form."""
+    stamp = rotated.name[len(log.name) + 1:].removesuffix(COMPRESS_SUFFIX).removesuffix(TMP_SUFFIX)
+    try:
+        return int(datetime.strptime(stamp, TIMESTAMP_FORMAT).replace(tzinfo=UTC).timestamp())
+    except ValueError:
+        return None
+
+
 def rotated_name(log: Path, now: float) -> Path:
-    """``<log>.<YYYYMMDD-HHMMSS>`` of ``now`` (UTC), or of the first later second no rotated
-    file of this log has, plain or compressed."""
-    second = int(now)
-    while True:
-        stamp = datetime.fromtimestamp(second, UTC).strftime(TIMESTAMP_FORMAT)
-        candidate = log.with_name(f"{log.name}.{stamp}")
-        taken = candidate.exists() or candidate.with_name(candidate.name + COMPRESS_SUFFIX).exists()
-        if not taken:
-            return candidate
-        second += 1
+    """``<log>.<YYYYMMDD-HHMMSS>`` of ``now`` (UTC), or of the second after the newest
+    rotated file of this log when that is not earlier: a freed earlier second is never
+    reused, or the new file would sort before older ones and be removed first."""
+    stamps = [s for s in (_stamp_of(p, log) for p in _rotated(log)) if s is not None]
+    second = max([int(now), *(s + 1 for s in stamps)])
+    stamp = datetime.fromtimestamp(second, UTC).strftime(TIMESTAMP_FORMAT)
+    return log.with_name(f"{log.name}.{stamp}")
 
 
 def rotate_latest(log: Path, now: float, reopen: Callable[[], None]) -> Path:
