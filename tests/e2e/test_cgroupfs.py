@@ -184,3 +184,30 @@ def test_exec_cp_and_port_forward_reach_the_real_process(kubectl, tmp_path):
     finally:
         forward.kill()
         forward.wait()
+
+
+def test_a_job_of_echo_hi_completes_and_logs_hi(kubectl):
+    # the kubectl book's example, as on the simulated runtime (tests/e2e/test_programs.py)
+    kubectl("create", "job", "hi", "--image=busybox", "--", "echo", "hi")
+    kubectl("wait", "--for=condition=complete", "job/hi", "--timeout=60s")
+    assert kubectl("logs", "job/hi").stdout == "hi\n"
+    pod = kubectl.json("get", "pods", "-l", "job-name=hi")["items"][0]
+    terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (pod["status"]["phase"], terminated["exitCode"], terminated["reason"]) == ("Succeeded", 0, "Completed")
+
+
+def test_kubectl_debug_runs_a_process_in_the_pod_and_attaches(kubectl):
+    kubectl("run", "debuggee", "--image=busybox", "--restart=Never", "--", "sleep", "3600")
+    wait_for(lambda: kubectl.json("get", "pod", "debuggee")["status"].get("phase") == "Running", timeout=30)
+    before = kubectl.json("get", "pod", "debuggee")["status"]["containerStatuses"][0]["containerID"]
+    result = kubectl("debug", "debuggee", "-i", "--image=busybox", "--container=dbg", "--",
+                     "sh", "-c", "read name; echo hello $name; cat /proc/self/cgroup", input="kvert\n", timeout=60)
+    assert "hello kvert" in result.stdout
+    # a process of the pod: in the pod's cgroup (its id in the path), beside the pod's container
+    uid = kubectl.json("get", "pod", "debuggee")["metadata"]["uid"]
+    assert uid.replace("-", "_") in result.stdout or uid in result.stdout
+    status = wait_for(lambda: next((s for s in kubectl.json("get", "pod", "debuggee")["status"].get(
+        "ephemeralContainerStatuses") or [] if s["state"].get("terminated")), None), timeout=30)
+    assert (status["name"], status["state"]["terminated"]["exitCode"]) == ("dbg", 0)
+    app = kubectl.json("get", "pod", "debuggee")["status"]["containerStatuses"][0]
+    assert (app["containerID"], app["restartCount"]) == (before, 0)

@@ -83,6 +83,15 @@ def test_stdin_reaches_the_command():
     assert sh("head -n 1", stdin=b"x\ny\n")[1] == "x\n"
 
 
+def test_read_takes_one_line_and_leaves_the_rest_to_the_next_command():
+    # POSIX read: fields split on blanks, the last name takes the rest of the line
+    assert sh("read a b; echo \"[$a] [$b]\"; cat", stdin=b"one two three\nnext\n")[1] == "[one] [two three]\nnext\n"
+    assert sh("read; echo $REPLY", stdin=b"  spaced  \n")[1] == "spaced\n"
+    # the end of input: status 1, the name empty
+    assert sh("read x; echo $? [$x]")[1] == "1 []\n"
+    assert sh("while read line; do echo got $line; done", stdin=b"a\nb\n")[1] == "got a\ngot b\n"
+
+
 def test_tar_as_kubectl_cp_runs_it():
     fs = Filesystem({"/tmp/d/a.txt": b"A", "/tmp/d/sub/b.txt": b"BB"})
     shell = Shell(fs, {})

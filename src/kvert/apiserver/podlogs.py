@@ -79,14 +79,17 @@ def choose_container(pod: dict, wanted: str) -> str:
     name = (pod.get("metadata") or {}).get("name", "")
     names = [c.get("name", "") for c in spec.get("containers") or []]
     inits = [c.get("name", "") for c in spec.get("initContainers") or []]
+    ephemeral = [c.get("name", "") for c in spec.get("ephemeralContainers") or []]
     if not wanted:
         if len(names) == 1:
             return names[0]
         message = f"a container name must be specified for pod {name}, choose one of: [{' '.join(names)}]"
         if inits:
             message += f" or one of the init containers: [{' '.join(inits)}]"
+        if ephemeral:
+            message += f" or one of the ephemeral containers: [{' '.join(ephemeral)}]"
         raise BadRequest(message)
-    if wanted not in names and wanted not in inits:
+    if wanted not in names and wanted not in inits and wanted not in ephemeral:
         raise BadRequest(f"container {wanted} is not valid for pod {name}")
     return wanted
 
@@ -94,7 +97,8 @@ def choose_container(pod: dict, wanted: str) -> str:
 def _waiting(pod: dict, container: str) -> str:
     """The waiting reason of a container that has not started (the kubelet's refusal)."""
     status = pod.get("status") or {}
-    for cs in (status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or []):
+    for cs in ((status.get("containerStatuses") or []) + (status.get("initContainerStatuses") or [])
+               + (status.get("ephemeralContainerStatuses") or [])):
         if cs.get("name") == container:
             state = cs.get("state") or {}
             if "waiting" in state and not cs.get("lastState", {}).get("terminated"):

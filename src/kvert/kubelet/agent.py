@@ -586,7 +586,9 @@ class NodeAgent:
         if entry.get("pod_cgroup"):
             ps.pod_cgroup = LinuxContainerResources(**entry["pod_cgroup"])
         records = entry.get("containers") or {}
-        for c, kind in rz.allocatable_containers(pod):
+        ephemeral = [(c, "ephemeral") for c in (pod.get("spec") or {}).get("ephemeralContainers") or []
+                     if c.get("name") in records]      # the others start when the worker syncs
+        for c, kind in rz.allocatable_containers(pod) + ephemeral:
             rec = ContainerRecord(c.get("name", ""), kind)
             if rec.name in records:
                 rec.load(records[rec.name])
@@ -623,7 +625,7 @@ class NodeAgent:
         ps = self._restore_pod(pod, entry)
         ps.actuated = {}
         for name, rec in ps.containers.items():
-            if rec.id:
+            if rec.id and name in allocated:
                 ps.actuated[name] = deep_copy(allocated[name])
         self.save(ps)
 

@@ -454,6 +454,23 @@ class PodWorker:
                 if policy == "Never" or (policy == "OnFailure" and st.exit_code == 0):
                     continue
             await self.start_or_restart(rec, c, always=True)
+        await self.ephemeral_step(spec)
+
+    async def ephemeral_step(self, spec: dict[str, Any]) -> None:
+        """Start each ephemeral container once, after the pod's containers: it is never
+        restarted (an ephemeral container has no restart policy of its own)."""
+        ps = self.ps
+        for c in spec.get("ephemeralContainers") or []:
+            name = c.get("name", "")
+            rec = ps.containers.get(name)
+            if rec is None:
+                rec = ps.containers[name] = ContainerRecord(name, "ephemeral")
+                self.agent.save(ps)
+            if rec.id or rec.lost:
+                if rec.status is not None and rec.status.state == "created":
+                    await self.start_or_restart(rec, c, always=True)
+                continue
+            await self.start_or_restart(rec, c, always=True)
 
     async def start_or_restart(self, rec: ContainerRecord, spec: dict[str, Any], *, always: bool) -> bool:
         """Create and start the container (again, after back-off if it exited); True when it
@@ -556,7 +573,8 @@ class PodWorker:
         rec.restart_now = False
         rec.retry_at = 0.0
         rec.waiting_reason = rec.waiting_message = ""
-        ps.actuated[rec.name] = deep_copy(ps.allocated.get(rec.name) or {"requests": {}, "limits": {}})
+        if rec.kind != "ephemeral":      # no resources of its own: nothing to actuate or resize
+            ps.actuated[rec.name] = deep_copy(ps.allocated.get(rec.name) or {"requests": {}, "limits": {}})
         agent.save(ps)
         await agent.event(ps.pod, "Normal", "Pulled",
                           f'Container image "{spec.get("image", "")}" already present on machine')
@@ -636,7 +654,7 @@ class PodWorker:
         recs = list(ps.containers.values())
         apps = [r for r in recs if r.kind == "app"]
         sidecars = [r for r in recs if r.kind == "sidecar"][::-1]
-        others = [r for r in recs if r.kind == "init"]
+        others = [r for r in recs if r.kind in ("init", "ephemeral")]
         for rec in apps + sidecars + others:
             if rec.status is not None and rec.status.state in ("running", "created"):
                 await agent.event(ps.pod, "Normal", "Killing", f"Stopping container {rec.name}")
@@ -765,10 +783,16 @@ class PodWorker:
         resources = rz.format_requirements(actual)
         if resources:
             out["resources"] = resources
+        if rec.kind == "ephemeral":
+            # no probes, no resources: never ready, and started only as the runtime says
+            out.pop("started")
+            out.pop("allocatedResources", None)
+            out.pop("resources", None)
+            out["ready"] = False
         return out
 
     def will_restart(self, rec: ContainerRecord) -> bool:
-        if self.ps.terminal:
+        if self.ps.terminal or rec.kind == "ephemeral":
             return False
         st = rec.status
         if st is None or st.state != "exited":
@@ -806,6 +830,8 @@ class PodWorker:
                          if c.get("name") in ps.containers]
         app_statuses = [self.container_status(ps.containers[c["name"]], c, now) for c in app_specs
                         if c.get("name") in ps.containers]
+        ephemeral_statuses = [self.container_status(ps.containers[c["name"]], c, now)
+                              for c in spec.get("ephemeralContainers") or [] if c.get("name") in ps.containers]
         initialized = self.initialized()
         if ps.terminal:
             phase = ps.terminal
@@ -827,6 +853,8 @@ class PodWorker:
         if init_statuses:
             status["initContainerStatuses"] = init_statuses
         status["containerStatuses"] = app_statuses
+        if ephemeral_statuses:
+            status["ephemeralContainerStatuses"] = ephemeral_statuses
         generation = (pod.get("metadata") or {}).get("generation")
         if generation:
             status["observedGeneration"] = generation

@@ -70,7 +70,7 @@ def container_sample(pod: Mapping[str, Any], status: ContainerStatus, *, image: 
     meta = pod.get("metadata") or {}
     if image is None:
         spec = pod.get("spec") or {}
-        image = next((c.get("image", "") for key in ("containers", "initContainers")
+        image = next((c.get("image", "") for key in ("containers", "initContainers", "ephemeralContainers")
                       for c in spec.get(key) or [] if c.get("name") == status.name), "")
     return ContainerSample(namespace=meta.get("namespace", ""), pod=meta.get("name", ""), container=status.name,
                            image=image, status=status,

@@ -18,7 +18,7 @@ from kvert.kubelet.runtime.base import ContainerStatus, LinuxContainerResources
 @dataclass
 class ContainerRecord:
     name: str
-    kind: str                          # "init" | "sidecar" | "app"
+    kind: str                          # "init" | "sidecar" | "app" | "ephemeral"
     id: str = ""                       # the current runtime container
     status: ContainerStatus | None = None
     restart_count: int = 0

@@ -73,6 +73,7 @@ from . import (
     crd,
     dra,
     endpoints,
+    ephemeral,
     misc,
     networking,
     node,
@@ -324,6 +325,12 @@ def validate_csr_approval(new: Obj, old: Obj) -> list[Cause]:
 def validate_pod_resize(new: Obj, old: Obj) -> list[Cause]:
     """Causes that make a ``pods/resize`` write invalid (see :mod:`.resize`)."""
     return resize.validate_pod_resize(new, old)
+
+
+@_update_entry
+def validate_pod_ephemeral_containers(new: Obj, old: Obj) -> list[Cause]:
+    """Causes that make a ``pods/ephemeralcontainers`` write invalid (see :mod:`.ephemeral`)."""
+    return _kind_unchanged(new, old) + ephemeral.validate_pod_ephemeral_containers_update(new, old)
 
 
 @_create_entry

@@ -105,6 +105,7 @@ _FIXED_GVKS = {
 _SUBRESOURCES = {
     "status": (("get", "patch", "update"), None),
     "resize": (("get", "patch", "update"), None),
+    "ephemeralcontainers": (("get", "patch", "update"), None),
     "scale": (("get", "patch", "update"), SCALE),
     "binding": (("create",), BINDING),
     "eviction": (("create",), EVICTION),

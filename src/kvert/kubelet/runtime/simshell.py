@@ -108,12 +108,37 @@ class Filesystem:
 Write = Callable[[bytes], Awaitable[None]]
 
 
+Read = Callable[[], Awaitable[bytes | None]]
+
+
+class _Input:
+    """A reader with room to put back what a command read past its need (``read`` takes
+    one line of a chunk; the next command gets the rest)."""
+
+    def __init__(self, read: Read) -> None:
+        self._read = read
+        self._pending = b""
+
+    async def __call__(self) -> bytes | None:
+        if self._pending:
+            chunk, self._pending = self._pending, b""
+            return chunk
+        return await self._read()
+
+    def unread(self, data: bytes) -> None:
+        self._pending = data + self._pending
+
+
 @dataclass
 class _Ctx:
     """One command's streams: stdin as a reader, stdout/stderr as writers."""
-    stdin: Callable[[], Awaitable[bytes | None]]
+    stdin: Read
     out: Write
     err: Write
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.stdin, _Input):
+            self.stdin = _Input(self.stdin)
 
     async def read_all(self) -> bytes:
         chunks = []
@@ -581,6 +606,34 @@ async def _echo(sh: Shell, args: list[str], ctx: _Ctx) -> int:
         newline, args = False, args[1:]
     await ctx.out((" ".join(args) + ("\n" if newline else "")).encode())
     return 0
+
+
+async def _read(sh: Shell, args: list[str], ctx: _Ctx) -> int:
+    """``read [-r] [NAME...]``: one line of stdin, split on blanks into the names (the last
+    takes the rest; ``REPLY`` when none is named); status 1 at the end of input."""
+    names = [a for a in args if not a.startswith("-")] or ["REPLY"]
+    raw = "-r" in args
+    buffer = b""
+    while b"\n" not in buffer:
+        chunk = await ctx.stdin()
+        if chunk is None:
+            break
+        buffer += chunk
+    if not buffer:
+        for name in names:
+            sh.env[name] = ""
+        return 1
+    line, newline, rest = buffer.partition(b"\n")
+    stdin = ctx.stdin
+    if rest and isinstance(stdin, _Input):
+        stdin.unread(rest)
+    text = line.decode("utf-8", "replace")
+    if not raw:
+        text = re.sub(r"\\(.)", r"\1", text)
+    fields = text.split(None, len(names) - 1) if len(names) > 1 else [text.strip()]
+    for i, name in enumerate(names):
+        sh.env[name] = fields[i] if i < len(fields) else ""
+    return 0 if newline else 1
 
 
 async def _printf(sh: Shell, args: list[str], ctx: _Ctx) -> int:
@@ -1105,7 +1158,7 @@ async def _sh(sh: Shell, args: list[str], ctx: _Ctx) -> int:
 
 
 _BUILTINS: dict[str, Command] = {
-    "echo": _echo, "printf": _printf, "cat": _cat, "ls": _ls, "pwd": _pwd, "cd": _cd,
+    "echo": _echo, "printf": _printf, "read": _read, "cat": _cat, "ls": _ls, "pwd": _pwd, "cd": _cd,
     "mkdir": _mkdir, "rm": _rm, "touch": _touch, "test": _test_cmd, "[": _bracket,
     "true": _true, "false": _false, "exit": _exit, "env": _env, "printenv": _env,
     "hostname": _hostname, "uname": _uname, "whoami": _whoami, "id": _id, "date": _date, "dd": _dd, "seq": _seq,

@@ -27,7 +27,12 @@ from kvert.registry.strategies.certificates import (
 )
 from kvert.registry.strategies.core import NodeStrategy, SecretStrategy, ServiceStrategy
 from kvert.registry.strategies.namespaces import NamespaceFinalizeStrategy, NamespaceStrategy
-from kvert.registry.strategies.pods import PodResizeStrategy, PodStatusStrategy, PodStrategy
+from kvert.registry.strategies.pods import (
+    PodEphemeralContainersStrategy,
+    PodResizeStrategy,
+    PodStatusStrategy,
+    PodStrategy,
+)
 from kvert.registry.strategies.workloads import (
     CreatedWithStatus,
     CustomResourceDefinitionStrategy,
@@ -44,6 +49,7 @@ STRATEGIES: Mapping[tuple[str, str], Strategy] = {
     ("pods", ""): PodStrategy(),
     ("pods", "status"): PodStatusStrategy(),
     ("pods", "resize"): PodResizeStrategy(),
+    ("pods", "ephemeralcontainers"): PodEphemeralContainersStrategy(),
     ("nodes", ""): NodeStrategy(),
     ("namespaces", ""): NamespaceStrategy(),
     ("namespaces", "finalize"): NamespaceFinalizeStrategy(),

@@ -1,5 +1,6 @@
 """Pods, as upstream's ``pkg/registry/core/pod/strategy.go`` splits them: the pod itself,
-``pods/status`` (the node agent's) and ``pods/resize`` (container resources only).
+``pods/status`` (the node agent's), ``pods/resize`` (container resources only) and
+``pods/ephemeralcontainers`` (the debugging containers ``kubectl debug`` adds).
 ``pods/binding`` and ``pods/eviction`` are not updates of the pod: the registry's ``bind``
 and ``kvert.registry.eviction`` serve them."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import cast
 
 from kvert.api import pods, validation
+from kvert.api.defaults import default_container
 from kvert.api.errors import Cause
 from kvert.api.kinds import ResourceType
 from kvert.api.meta import deep_copy
@@ -27,6 +29,7 @@ from kvert.registry.strategies.base import (
 _DEFAULT_GRACE_SECONDS = 30
 
 _validate_pod_resize = copy_free_update(validation.validate_pod_resize)
+_validate_pod_ephemeral_containers = copy_free_update(validation.validate_pod_ephemeral_containers)
 
 
 class PodStrategy(DefaultStrategy):
@@ -71,6 +74,34 @@ class PodResizeStrategy(SubresourceStrategy):
 
     def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         return _validate_pod_resize(new, old)
+
+
+class PodEphemeralContainersStrategy(SubresourceStrategy):
+    """``pods/ephemeralcontainers``: ``spec.ephemeralContainers`` only; as Kubernetes'
+    ``dropNonEphemeralContainerUpdates``, every other change sent there is dropped."""
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj, clock: Clock) -> Obj:
+        return merge_ephemeral_containers(new, old)
+
+    def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        return _validate_pod_ephemeral_containers(new, old)
+
+
+def merge_ephemeral_containers(new: Obj, old: Obj) -> Obj:
+    """The stored pod with the write's ephemeral containers (copied: defaulting and admission
+    may change them); the rest shared with ``old``, which the write path only reads."""
+    merged = dict(old)
+    merged["metadata"] = dict(old["metadata"])
+    spec = merged["spec"] = dict(old["spec"])
+    wanted = (new.get("spec") or {}).get("ephemeralContainers")
+    if wanted:
+        spec["ephemeralContainers"] = deep_copy(wanted)
+        for c in spec["ephemeralContainers"]:
+            if isinstance(c, dict):
+                default_container(c, host_network=False)    # as decoding the write would
+    else:
+        spec.pop("ephemeralContainers", None)
+    return with_resource_version_of(merged, new)
 
 
 def merge_resize(new: Obj, old: Obj) -> Obj:
