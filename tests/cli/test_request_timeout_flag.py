@@ -29,6 +29,15 @@ def test_a_bad_value_is_an_argparse_error_naming_the_flag(command, capsys):
     assert "--request-timeout" in err and 'invalid duration "soon"' in err
 
 
+@pytest.mark.parametrize("command", ["apiserver", "up"])
+def test_a_negative_value_is_refused(command, capsys):
+    # ServerRunOptions.Validate: "--request-timeout can not be negative value"
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args([command, "--request-timeout=-1s"])
+    assert exit_.value.code == 2
+    assert "argument --request-timeout: can not be negative value" in capsys.readouterr().err
+
+
 def test_the_timeout_reaches_the_api_server(tmp_path: Path):
     async def started_timeout() -> float:
         process = ApiServerProcess(data_dir=tmp_path / "k", store_url="memory", port=0, request_timeout=2.0)

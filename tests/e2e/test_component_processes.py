@@ -49,11 +49,17 @@ class Process:
 
 
 def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
-    api = KvertUp(tmp_path / "data", command="apiserver", args=("--metrics-resolution", "2")).start()
+    # the API server verifies node agents' serving certificates against the cluster CA, which
+    # the controller manager signs their CSRs with (kube-controller-manager's csrsigning)
+    pki = tmp_path / "data" / "pki"
+    api = KvertUp(tmp_path / "data", command="apiserver", args=(
+        "--metrics-resolution", "2", "--kubelet-certificate-authority", str(pki / "ca.crt"))).start()
     kubeconfig = str(api.kubeconfig)
     k = Kubectl(kubectl_binary, api.kubeconfig, tmp_path / "home")
     env = {**os.environ, "KVERT_HOME": str(tmp_path / "home")}
-    parts = [Process("controller-manager", "--kubeconfig", kubeconfig, env=env),
+    parts = [Process("controller-manager", "--kubeconfig", kubeconfig, "--controllers", "*,kubelet-serving-approver",
+                     "--cluster-signing-cert-file", str(pki / "ca.crt"),
+                     "--cluster-signing-key-file", str(pki / "ca.key"), env=env),
              Process("scheduler", "--kubeconfig", kubeconfig, env=env),
              Process("node-agent", "--data-dir", str(api.data_dir), "--name", "worker-1", "--port", "0",
                      env=env)]
@@ -65,6 +71,13 @@ def test_components_as_their_own_processes(tmp_path: Path, kubectl_binary):
         wait_for(lambda: len(k.json("get", "pods")["items"]) == 2 and all(
             p["status"].get("phase") == "Running" and p["spec"].get("nodeName") == "worker-1"
             for p in k.json("get", "pods")["items"]), timeout=60)
+        # the agent's serving certificate came through the CSR API: approved and issued
+        csr = wait_for(lambda: next((c for c in k.json("get", "csr")["items"]
+                                     if c["spec"]["signerName"] == "kubernetes.io/kubelet-serving"
+                                     and c["status"].get("certificate")), None), timeout=30)
+        assert csr["spec"]["username"] == "system:node:worker-1"
+        row = next(line for line in k("get", "csr").stdout.splitlines() if line.startswith(csr["metadata"]["name"]))
+        assert row.split()[-1] == "Approved,Issued"
         # logs and exec reach the agent through its kubelet endpoint, as kube-apiserver's do
         pod = k.json("get", "pods")["items"][0]["metadata"]["name"]
         assert k("logs", pod).stdout.startswith("started: image ")

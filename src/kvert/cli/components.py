@@ -14,10 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kvert.api.durations import parse_go_duration
 from kvert.cli.component import client_from_args as _client
 from kvert.cli.component import default_kubeconfig, run_component, until_stopped_or_crashed
 from kvert.cli.node_flags import add_node_flags, node_flags_from_args
 from kvert.cli.up import add_leader_election_flags, leader_election
+from kvert.controllers.manager import ALL_CONTROLLERS
 
 if TYPE_CHECKING:           # the commands load their components when run
     from kvert.client.base import Client
@@ -62,7 +64,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog=EXAMPLES["controller-manager"])
     _common(c)
     c.add_argument("--controllers", default="*",
-                   help="comma-separated controllers to run, '*' for all (default: *)")
+                   help="controllers to run, comma-separated: '*' enables those on by default, "
+                        "'foo' enables foo, '-foo' disables it (kubelet-serving-approver is off by "
+                        "default; default: *)")
+    c.add_argument("--cluster-signing-cert-file", type=Path, default=None, metavar="FILE",
+                   help="the CA certificate (PEM) csrsigning issues CSRs' certificates with; csrsigning "
+                        "runs only with it and --cluster-signing-key-file")
+    c.add_argument("--cluster-signing-key-file", type=Path, default=None, metavar="FILE",
+                   help="the CA's private key (PEM) for --cluster-signing-cert-file")
+    c.add_argument("--cluster-signing-duration", type=_duration, default=365 * 24 * 3600.0,
+                   metavar="DURATION",
+                   help="the longest validity of a certificate csrsigning issues (a CSR's "
+                        "expirationSeconds may ask for less), a Go duration (default: 8760h0m0s)")
     c.add_argument("--root-ca-file", type=Path, default=None, metavar="FILE",
                    help="the CA published to every namespace as ConfigMap kube-root-ca.crt "
                         "(default: the kubeconfig's certificate authority)")
@@ -134,20 +147,78 @@ async def _scheduler(args: argparse.Namespace) -> int:
                         _client(args, "kube-scheduler"), args, lease="kube-scheduler")
 
 
+# kvert's controllers upstream does not run unless named
+DISABLED_BY_DEFAULT = frozenset({"kubelet-serving-approver"})
+KNOWN_CONTROLLERS = ALL_CONTROLLERS + ("root-ca-cert-publisher", "csrsigning", "kubelet-serving-approver")
+
+
+def enabled_controllers(flag: str, known: tuple[str, ...] = KNOWN_CONTROLLERS) -> tuple[str, ...]:
+    """The controllers ``--controllers`` enables, in ``known``'s order, as kube-controller-manager
+    reads it (``IsControllerEnabled``): a name enables, ``-name`` disables, the first mention
+    wins, and ``*`` enables every controller not named that is on by default. Raises
+    ValueError naming an unknown controller."""
+    items = [item.strip() for item in flag.split(",") if item.strip()]
+    for item in items:
+        name = item.removeprefix("-")
+        if name != "*" and name not in known:
+            raise ValueError(f'--controllers: "{name}" is not in the list of known controllers '
+                             f"({', '.join(known)})")
+
+    def enabled(name: str) -> bool:
+        for item in items:
+            if item == name:
+                return True
+            if item == "-" + name:
+                return False
+        return "*" in items and name not in DISABLED_BY_DEFAULT
+    return tuple(name for name in known if enabled(name))
+
+
+def signing_settings(args: argparse.Namespace) -> dict | None:
+    """csrsigning's keyword arguments from the --cluster-signing-* flags, or None without them."""
+    cert, key = args.cluster_signing_cert_file, args.cluster_signing_key_file
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise ValueError("--cluster-signing-cert-file and --cluster-signing-key-file go together")
+    if args.cluster_signing_duration <= 0:
+        raise ValueError("--cluster-signing-duration must be positive")
+    try:
+        return {"ca_cert": cert.read_bytes(), "ca_key": key.read_bytes(),
+                "duration_seconds": int(args.cluster_signing_duration)}
+    except OSError as e:
+        raise ValueError(f"--cluster-signing-{'cert' if e.filename == str(cert) else 'key'}-file: "
+                         f"{e.strerror}: {e.filename}") from None
+
+
 async def _controller_manager(args: argparse.Namespace) -> int:
     from kvert.cluster import assembly as build
-    from kvert.controllers.manager import ALL_CONTROLLERS
-    wanted = tuple(ALL_CONTROLLERS) if args.controllers.strip() == "*" else tuple(
-        c.strip() for c in args.controllers.split(",") if c.strip())
-    unknown = [c for c in wanted if c not in ALL_CONTROLLERS]
-    if unknown:
-        raise ValueError(f"--controllers: unknown {', '.join(unknown)}; known: {', '.join(ALL_CONTROLLERS)}")
-    ca_pem = args.root_ca_file.read_bytes() if args.root_ca_file else _kubeconfig_ca(args)
-    settings = {"root-ca-cert-publisher": {"ca_pem": ca_pem}}
+    wanted = list(enabled_controllers(args.controllers))
+    signing = signing_settings(args)
+    settings: dict[str, dict] = {}
+    if "csrsigning" in wanted:
+        if signing is None:
+            print("skipping CSR signer controller because no csr cert/key was specified", flush=True)
+            wanted.remove("csrsigning")
+        else:
+            settings["csrsigning"] = signing
+    root_ca = "root-ca-cert-publisher" in wanted
+    if root_ca:
+        wanted.remove("root-ca-cert-publisher")
+        ca_pem = args.root_ca_file.read_bytes() if args.root_ca_file else _kubeconfig_ca(args)
+        settings["root-ca-cert-publisher"] = {"ca_pem": ca_pem}
+        root_ca = bool(ca_pem)
     return await _serve("controller-manager",
                         lambda client, clock: build.controller_manager(
-                            client, clock, controllers=wanted, settings=settings, root_ca=bool(ca_pem)),
+                            client, clock, controllers=tuple(wanted), settings=settings, root_ca=root_ca),
                         _client(args, "kube-controller-manager"), args, lease="kube-controller-manager")
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_go_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _kubeconfig_ca(args: argparse.Namespace) -> bytes:

@@ -78,7 +78,7 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
                              "requests are not counted, system:masters is always served; 0: no limit; default: 400)")
     parser.add_argument("--max-mutating-requests-inflight", type=nonnegative_int_arg, default=200, metavar="N",
                         help="mutating requests served at once; more get 429 (0: no limit; default: 200)")
-    parser.add_argument("--request-timeout", type=_seconds, default=60.0, metavar="DURATION",
+    parser.add_argument("--request-timeout", type=_non_negative_seconds, default=60.0, metavar="DURATION",
                         help="how long a request that is not long-running (watches, exec, logs are) may "
                              "take to send its body, a Go duration (0: no limit; default: 1m0s)")
     kubelet = parser.add_argument_group("node agents", "how the API server reaches node agents' kubelet "
@@ -156,6 +156,14 @@ def leader_election(args: argparse.Namespace) -> dict:
     return {"lease_duration": args.leader_elect_lease_duration,
             "renew_deadline": args.leader_elect_renew_deadline,
             "retry_period": args.leader_elect_retry_period}
+
+
+def _non_negative_seconds(text: str) -> float:
+    """kube-apiserver's ``--request-timeout can not be negative value``."""
+    value = _seconds(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("can not be negative value")
+    return value
 
 
 def _seconds(text: str) -> float:
