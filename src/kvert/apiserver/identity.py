@@ -49,6 +49,7 @@ class IdentityOptions:
     service_account_signing_key_file: Path | None = None
     service_account_key_files: tuple[Path, ...] = ()
     service_account_issuers: tuple[str, ...] = ()
+    service_account_max_token_expiration: float = 0.0   # seconds; 0: TokenRequest has no limit
     client_ca_file: Path | None = None
     tls_cert_file: Path | None = None
     tls_private_key_file: Path | None = None

@@ -113,6 +113,11 @@ def add_identity_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--service-account-issuer", action="append", default=[], metavar="URL",
                        help="the tokens' issuer; repeatable: the first signs, all are accepted "
                             "(default: https://kubernetes.default.svc.cluster.local)")
+    group.add_argument("--service-account-max-token-expiration", type=_max_token_expiration, default=0.0,
+                       metavar="DURATION",
+                       help="the longest validity of a token TokenRequest issues; a request for longer is "
+                            "shortened to it, with a warning (a Go duration from 1h to 2^32s; default: "
+                            "0, no limit)")
     group.add_argument("--client-ca-file", type=Path, default=None, metavar="FILE",
                        help="the CA bundle client certificates must chain to (default: PKI_DIR/ca.crt)")
     group.add_argument("--tls-cert-file", type=Path, default=None, metavar="FILE",
@@ -129,6 +134,7 @@ def identity_from_args(args: argparse.Namespace):
                            service_account_signing_key_file=args.service_account_signing_key_file,
                            service_account_key_files=tuple(args.service_account_key_file),
                            service_account_issuers=tuple(args.service_account_issuer),
+                           service_account_max_token_expiration=args.service_account_max_token_expiration,
                            client_ca_file=args.client_ca_file, tls_cert_file=args.tls_cert_file,
                            tls_private_key_file=args.tls_private_key_file)
 
@@ -156,6 +162,15 @@ def leader_election(args: argparse.Namespace) -> dict:
     return {"lease_duration": args.leader_elect_lease_duration,
             "renew_deadline": args.leader_elect_renew_deadline,
             "retry_period": args.leader_elect_retry_period}
+
+
+def _max_token_expiration(text: str) -> float:
+    """kube-apiserver's bounds on ``--service-account-max-token-expiration`` (0: unset)."""
+    value = _seconds(text)
+    if value != 0 and not 3600 <= value <= 2**32:
+        raise argparse.ArgumentTypeError("the service-account-max-token-expiration must be between 1 hour "
+                                         "and 2^32 seconds")
+    return value
 
 
 def _non_negative_seconds(text: str) -> float:

@@ -120,7 +120,8 @@ class ApiServerProcess:
                                 admission=default_chain(
                                     self.store, self.clock, service_accounts=True,
                                     webhook_client=WebhookClient(EndpointServiceResolver(self.store))),
-                                token_requests=TokenRequests(signer),
+                                token_requests=TokenRequests(signer, max_expiration_seconds=int(
+                                    self.identity.service_account_max_token_expiration)),
                                 metrics_provider=self.metrics)
         self.server.inflight = self.inflight
         self.server.request_timeout = self.request_timeout
