@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import time
+from pathlib import Path
 
 import pytest
 
@@ -34,7 +36,9 @@ def stress_pod(name: str, usage: dict, resources: dict) -> str:
 def kubectl(kubectl_binary, tmp_path_factory):
     up = KvertUp(tmp_path_factory.mktemp("kvert"), args=(
         "--runtime", "cgroupfs", "--no-vpa", "--metrics-resolution", "2")).start()
-    yield Kubectl(kubectl_binary, up.kubeconfig, tmp_path_factory.mktemp("home"))
+    k = Kubectl(kubectl_binary, up.kubeconfig, tmp_path_factory.mktemp("home"))
+    k.data_dir = up.data_dir         # what a pod must not reach
+    yield k
     assert up.stop() == 0
 
 
@@ -211,3 +215,56 @@ def test_kubectl_debug_runs_a_process_in_the_pod_and_attaches(kubectl):
     assert (status["name"], status["state"]["terminated"]["exitCode"]) == ("dbg", 0)
     app = kubectl.json("get", "pod", "debuggee")["status"]["containerStatuses"][0]
     assert (app["containerID"], app["restartCount"]) == (before, 0)
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_pod_cannot_reach_beyond_itself(kubectl):
+    # issue 27's attack through kubectl: a pod read the cluster-admin token from the data
+    # directory, raised its own memory limit and left a process behind that outlived it
+    data = kubectl.data_dir
+    marker = str(800000 + secrets.randbelow(99999))
+    script = (f"id -u; cat {data}/tokens.csv {data}/pki/ca.key {data}/kvert.db; echo read-done; "
+              "path=$(grep -E '^0::|:memory:' /proc/self/cgroup | head -1 | cut -d: -f3); "
+              "for f in /sys/fs/cgroup$path/memory.max /sys/fs/cgroup/memory$path/memory.limit_in_bytes; do "
+              "test -f $f && (echo 4294967296 > $f && echo raised); done; "
+              f"(setsid nohup sleep {marker} >/dev/null 2>&1 &) & echo spawned; exec sleep {marker}1")
+    kubectl("create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "intruder"},
+        "spec": {"terminationGracePeriodSeconds": 1, "securityContext": {"runAsUser": 1000, "runAsNonRoot": True},
+                 "containers": [{"name": "c", "image": "busybox", "command": ["sh", "-c", script],
+                                 "resources": {"limits": {"memory": "64Mi"}}}]}}))
+    log = wait_for(lambda: (lambda out: out if "spawned" in out else None)(
+        kubectl("logs", "intruder", check=False).stdout), timeout=30)
+    lines = log.splitlines()
+    assert lines[0] == "1000"
+    admin_token = (data / "tokens.csv").read_text().split(",")[0]
+    assert admin_token not in log and "PRIVATE KEY" not in log and "raised" not in log
+    assert "read-done" in lines
+    wait_for(lambda: len(_processes_with(f"sleep\0{marker}")) >= 2, timeout=20)
+    kubectl("delete", "pod", "intruder", "--wait=true", "--timeout=60s")
+    assert wait_for(lambda: _processes_with(f"sleep\0{marker}") == [], timeout=20)
+
+
+def test_run_as_non_root_with_uid_0_is_refused_as_the_kubelet_does(kubectl):
+    kubectl("create", "-f", "-", input=json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "rooty"},
+        "spec": {"securityContext": {"runAsNonRoot": True, "runAsUser": 0},
+                 "containers": [{"name": "c", "image": "busybox", "command": ["sleep", "60"]}]}}))
+    waiting = wait_for(lambda: (kubectl.json("get", "pod", "rooty")["status"].get("containerStatuses") or [{}])[0]
+                       .get("state", {}).get("waiting", {}).get("reason") == "CreateContainerConfigError"
+                       and kubectl.json("get", "pod", "rooty")["status"]["containerStatuses"][0]["state"]["waiting"],
+                       timeout=30)
+    # pkg/kubelet/kuberuntime/security_context_others.go verifyRunAsNonRoot
+    assert waiting["message"] == "container's runAsUser breaks non-root policy (pod: \"rooty_default(" + \
+        kubectl.json("get", "pod", "rooty")["metadata"]["uid"] + ')", container: c)'
+    kubectl("delete", "pod", "rooty", "--wait=false")
