@@ -146,8 +146,9 @@ def test_aggregated_legacy_has_only_the_core_group():
 def test_aggregated_groups():
     doc = discovery.aggregated_discovery(TYPES, legacy=False)
     names = [item["metadata"]["name"] for item in doc["items"]]
-    assert names[0] == "apps" and "" not in names
-    apps = doc["items"][0]["versions"][0]["resources"]
+    # kube-aggregator lists its own group first (handler_apis.go), then kube-apiserver's
+    assert names[:2] == ["apiregistration.k8s.io", "apps"] and "" not in names
+    apps = doc["items"][1]["versions"][0]["resources"]
     deploy = next(r for r in apps if r["resource"] == "deployments")
     scale = next(s for s in deploy["subresources"] if s["subresource"] == "scale")
     assert scale["responseKind"] == {"group": "autoscaling", "version": "v1", "kind": "Scale"}

@@ -590,6 +590,13 @@ def default_network_policy(obj: Obj) -> None:
         spec["policyTypes"] = ["Ingress", "Egress"] if _list(spec, "egress") else ["Ingress"]
 
 
+def default_api_service(obj: Obj) -> None:
+    """SetDefaults_ServiceReference (apiregistration/v1): a service's port is 443."""
+    service = _dict(_dict(obj, "spec"), "service")
+    if service is not None and service.get("port") is None:
+        service["port"] = 443
+
+
 # The defaulting function of each kind, by the ``defaults`` name its KindSpec gives
 # (kvert.api.kindspecs); RoleBinding's serves ClusterRoleBinding too.
 DEFAULTERS: dict[str, Callable[[Obj], None]] = {
@@ -615,6 +622,7 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "ResourceClaim": default_resource_claim,
     "ResourceClaimTemplate": default_resource_claim_template,
     "RoleBinding": default_rbac_binding,
+    "APIService": default_api_service,
 }
 
 # A name missing from DEFAULTERS fails tests/api/test_kind_completeness.py.

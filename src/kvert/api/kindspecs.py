@@ -145,6 +145,8 @@ PACKAGES: dict[str, tuple[str, str | None]] = {
     "apiextensions.k8s.io/v1": ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
                                 "apiext"),
     "admissionregistration.k8s.io/v1": ("io.k8s.api.admissionregistration.v1", "admreg"),
+    "apiregistration.k8s.io/v1": ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1",
+                                  "apireg"),
     # Served from a CustomResourceDefinition in Kubernetes: named the way the CRD OpenAPI
     # builder names them (reversed group), and never protobuf.
     "autoscaling.k8s.io/v1": ("io.k8s.autoscaling.v1", None),
@@ -253,6 +255,8 @@ BUILTIN_KINDS: tuple[KindSpec, ...] = (
        "mutatingwebhookconfigurations", CLUSTER, patch="WebhookConfiguration"),
     _k("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration",
        "validatingwebhookconfigurations", CLUSTER, patch="WebhookConfiguration"),
+    _k("apiregistration.k8s.io/v1", "APIService", "apiservices", CLUSTER, ("status",), (),
+       ("api-extensions",), defaults=OWN),
     # Served from a CRD in Kubernetes: custom-resource merge semantics, JSON only, the CRD's
     # printer columns (kvert.apiserver.tables.VPA_PRINTER_COLUMNS).
     _k("autoscaling.k8s.io/v1", "VerticalPodAutoscaler", "verticalpodautoscalers", NS,

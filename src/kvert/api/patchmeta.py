@@ -461,6 +461,8 @@ _TYPES.update({
                                        "CertificateSigningRequestStatus"),
     "CertificateSigningRequestSpec": {"usages": (ATOMIC, None), "groups": (ATOMIC, None)},
     "CertificateSigningRequestStatus": {"conditions": (_map("type"), None)},
+    # apiregistration.k8s.io/v1 (kube-aggregator): status.conditions merge by type
+    "APIService": _kind("APIServiceSpec", "ConditionsStatus"),
     "CSIStorageCapacity": {"metadata": (None, "ObjectMeta"),
                            "nodeTopology": (ATOMIC_MAP, "LabelSelector")},
     "Workload": _kind("WorkloadSpec"),

@@ -38,6 +38,7 @@ from kvert.apiserver.inflight import (
 )
 from kvert.apiserver.kubeconfig import write_kubeconfig
 from kvert.apiserver.kubernetesservice import advertised_ip
+from kvert.apiserver.metrics import METRICS_TYPES
 from kvert.apiserver.server import ApiServer
 from kvert.auth import default_authorizer
 from kvert.auth.authenticator import Authenticator
@@ -130,6 +131,10 @@ class ApiServerProcess:
         self.control_plane = build.ControlPlane(self.server.registry, self.clock, authorizer)
         self.supervisor.start()
         await self.control_plane.bootstrap(self.supervisor)
+        # kube-apiserver's aggregator: APIServices registered for what this server serves
+        self.supervisor.add("apiservices", build.controller_manager(
+            self.client(build.APISERVER, (MASTERS,)), self.clock, controllers=("apiservices",),
+            settings={"apiservices": {"local_group_versions": [(t.group, t.version) for t in METRICS_TYPES]}}))
         # A store of our own starts its history at start, as kube-apiserver's watch cache
         # does; a shared etcd's history is everyone's: compacted only on the interval.
         for name, component in self.server.background_components(

@@ -21,7 +21,8 @@ metrics from ``settings={"horizontalpodautoscaling": {"metrics": provider}}`` (a
 The CSR signer (``csrsigning``) needs the cluster CA's certificate and key, so it too runs only
 when named, with ``settings={"csrsigning": {"ca_cert": pem, "ca_key": pem}}``; so does kvert's
 approver of kubelet serving certificates (``kubelet-serving-approver``), which upstream's
-controller manager does not have.
+controller manager does not have. ``apiservices`` (APIService autoregistration and
+availability) is kube-apiserver's aggregator upstream: the API server runs it, when named.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 
 from kvert.client.base import Client
 from kvert.clock import Clock
+from kvert.controllers.apiservices import APIServiceController
 from kvert.controllers.base import Controller, InformerFactory
 from kvert.controllers.certificates_approving import CSRApprovingController, KubeletServingApprover
 from kvert.controllers.certificates_signing import CSRSigningController
@@ -98,6 +100,7 @@ _FACTORIES: dict[str, Callable[..., Controller]] = {
     "csrapproving": CSRApprovingController,
     "csrsigning": CSRSigningController,
     "kubelet-serving-approver": KubeletServingApprover,
+    "apiservices": APIServiceController,
 }
 
 

@@ -66,6 +66,7 @@ from kvert.api.types import Obj
 
 from . import (
     admissionregistration,
+    apiregistration,
     apps,
     autoscaling,
     batch,
@@ -217,6 +218,10 @@ _RULES: dict[str, Rules] = {
     "ValidatingWebhookConfiguration": Rules(
         admissionregistration.validate_validating_configuration,
         admissionregistration.validate_validating_configuration_update),
+    "APIService": Rules(
+        apiregistration.validate_api_service,
+        apiregistration.validate_api_service_update,
+        apiregistration.validate_api_service_status_update),
 }
 
 # A name missing from _RULES leaves its kind with the metadata checks only, and fails

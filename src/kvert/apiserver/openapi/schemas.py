@@ -48,6 +48,7 @@ PACKAGES = {
     "resource.v1": "io.k8s.api.resource.v1",
     "admissionregistration.v1": "io.k8s.api.admissionregistration.v1",
     "apiextensions.v1": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+    "apiregistration.v1": "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1",
     "meta.v1": "io.k8s.apimachinery.pkg.apis.meta.v1",
     "version": "io.k8s.apimachinery.pkg.version",
     # autoscaling.k8s.io is served as a custom resource: its definitions are named the way the
@@ -2493,6 +2494,42 @@ expression!  str  CEL expression evaluated to a boolean.
 """
 
 
+_APIREG = r"""
+@apiregistration.v1.APIService kind
+APIService represents a server for one API group version: served locally, or by the in-cluster service it names (an aggregated API).
+spec    APIServiceSpec    The group version and how to reach its server.
+status  APIServiceStatus  Whether the server is available.
+
+@apiregistration.v1.APIServiceSpec
+The group version an APIService registers and where its server is. The name of the APIService must be "version.group".
+service                ServiceReference  The service of the API server, reached on its port (443 by default). Absent: the group version is served locally by this server.
+group                  str    API group this server hosts.
+version                str    API version this server hosts, for example "v1".
+insecureSkipTLSVerify  bool   Skip TLS verification of the server's certificate. Strongly discouraged: use caBundle.
+caBundle               bytes  PEM CA bundle that verifies the serving certificate of the API server. If unspecified, the system trust roots are used.
+groupPriorityMinimum!  int32  The least priority of this group: the group with the highest value is preferred by clients (20 before 10). Equal values are ordered by name. *.k8s.io groups are around 18000, others are recommended in the 2000s.
+versionPriority!       int32  Order of this version within its group, highest first; equal priorities are ordered by Kubernetes version rules (GA before beta before alpha, then by number).
+
+@apiregistration.v1.ServiceReference
+A reference to a service.
+namespace  str    Namespace of the service.
+name       str    Name of the service.
+port       int32  Port of the service that hosts the API server (1-65535). Default 443.
+
+@apiregistration.v1.APIServiceStatus
+The state of an APIService.
+conditions  [APIServiceCondition]  Current service state of the APIService.
+
+@apiregistration.v1.APIServiceCondition
+One aspect of an APIService's state.
+type!               str    Type of the condition: Available.
+status!             str(False|True|Unknown)  Status of the condition: True, False or Unknown.
+lastTransitionTime  time   Last time the condition changed status.
+reason              str    One-word CamelCase reason for the last transition.
+message             str    Human readable details of the last transition.
+"""
+
+
 _VPA = r"""
 @vpa.v1.VerticalPodAutoscaler kind
 A VerticalPodAutoscaler recommends and applies container resource requests for the pods of a workload, in place when possible.
@@ -2886,7 +2923,8 @@ timeAdded  time                            When the taint was added.
 """
 
 
-ALL_TEXT = (_META, _POD, _NODE, _CORE, _CORE_WORKLOADS, _APPS, _AUTOSCALING, _BATCH, _MISC, _APIEXT, _ADMREG, _VPA, _WORKLOAD, _DRA)
+ALL_TEXT = (_META, _POD, _NODE, _CORE, _CORE_WORKLOADS, _APPS, _AUTOSCALING, _BATCH, _MISC, _APIEXT, _ADMREG,
+            _APIREG, _VPA, _WORKLOAD, _DRA)
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -2990,6 +3028,8 @@ def kind_definition(group: str, version: str, kind: str) -> str:
         return f"io.k8s.api.core.{version}.{kind}"
     if group == "apiextensions.k8s.io":
         return f"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{version}.{kind}"
+    if group == "apiregistration.k8s.io":
+        return f"io.k8s.kube-aggregator.pkg.apis.apiregistration.{version}.{kind}"
     if group in BUILTIN_GROUPS:
         return f"io.k8s.api.{group.split('.')[0]}.{version}.{kind}"
     # custom resources: the reversed group, as the CRD OpenAPI builder names them
@@ -3001,7 +3041,7 @@ BUILTIN_GROUPS = frozenset({
     "coordination.k8s.io", "events.k8s.io", "admissionregistration.k8s.io", "networking.k8s.io",
     "storage.k8s.io", "rbac.authorization.k8s.io", "authorization.k8s.io", "authentication.k8s.io",
     "discovery.k8s.io", "certificates.k8s.io",
-    "flowcontrol.apiserver.k8s.io", "resource.k8s.io"})
+    "flowcontrol.apiserver.k8s.io", "resource.k8s.io", "apiregistration.k8s.io"})
 
 
 def check() -> list[str]:

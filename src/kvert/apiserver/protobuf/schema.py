@@ -823,6 +823,30 @@ certificates.CertificateSigningRequestCondition
  3 message str o
  4 lastUpdateTime meta.Time o
  5 lastTransitionTime meta.Time o
+apireg.APIService
+ 1 metadata meta.ObjectMeta o
+ 2 spec apireg.APIServiceSpec o
+ 3 status apireg.APIServiceStatus o
+apireg.APIServiceSpec
+ 1 service *apireg.ServiceReference o
+ 2 group str o
+ 3 version str o
+ 4 insecureSkipTLSVerify bool o
+ 5 caBundle bytes o
+ 7 groupPriorityMinimum i32
+ 8 versionPriority i32
+apireg.ServiceReference
+ 1 namespace str o
+ 2 name str o
+ 3 port *i32 o
+apireg.APIServiceStatus
+ 1 conditions []apireg.APIServiceCondition o
+apireg.APIServiceCondition
+ 1 type str
+ 2 status str
+ 3 lastTransitionTime meta.Time o
+ 4 reason str o
+ 5 message str o
 storage.CSIStorageCapacity
  1 metadata meta.ObjectMeta o
  2 nodeTopology *meta.LabelSelector o
