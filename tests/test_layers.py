@@ -10,6 +10,7 @@ which load components on demand, import kvert modules inside functions."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import kvert
@@ -48,7 +49,7 @@ LAZY_ALLOWED = {
 
 def _imports(path: Path) -> list[tuple[int, str]]:
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -130,6 +131,26 @@ def _targets(node: ast.AST, module: str, is_package: bool, known: dict[str, Path
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _tree(path: Path) -> ast.Module:
+    """A source file's syntax tree, parsed once for all the checks here."""
+    return ast.parse(path.read_text(), str(path))
+
+
+def _inside_functions(tree: ast.AST) -> set[int]:
+    """The ids of the nodes inside a function or lambda, in one walk."""
+    inside: set[int] = set()
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, nested = stack.pop()
+        if nested:
+            inside.add(id(node))
+        nested = nested or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        stack.extend((child, nested) for child in ast.iter_child_nodes(node))
+    return inside
+
+
+@functools.lru_cache(maxsize=None)
 def import_graph(root: Path = ROOT) -> tuple[dict[str, set[str]], list[str]]:
     """Each module's kvert imports wherever they are written, and the imports written inside
     a function (``path:line: module imports target``)."""
@@ -137,11 +158,8 @@ def import_graph(root: Path = ROOT) -> tuple[dict[str, set[str]], list[str]]:
     graph: dict[str, set[str]] = {m: set() for m in known}
     nested: list[str] = []
     for module, path in known.items():
-        tree = ast.parse(path.read_text(), str(path))
-        in_function: set[int] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                in_function.update(id(n) for n in ast.walk(node))
+        tree = _tree(path)
+        in_function = _inside_functions(tree)
         for node in ast.walk(tree):
             for target in _targets(node, module, path.name == "__init__.py", known):
                 graph[module].add(target)
