@@ -147,7 +147,7 @@ def test_replay_a_recorded_cluster(tmp_path, kubectl_binary):
                                  "vpa": {"updateMode": "InPlaceOrRecreate", "updater": {"minReplicas": 1}}})
     (tmp_path / "replay" / "scenario.yaml").write_text(yaml.safe_dump(scenario, sort_keys=False))
     out = tmp_path / "report"
-    kvert("simulate", str(tmp_path / "replay"), "--policy", "as is", "--policy", "no VPA",
+    kvert("simulate", str(tmp_path / "replay"), "--parallel", "2", "--policy", "as is", "--policy", "no VPA",
           "--policy", "InPlaceOrRecreate", "--policy", "InPlaceOrRecreate, min 1 replica",
           "--json-only", "--no-progress", "-o", str(out))
     report = json.loads((out / "report.json").read_text())
