@@ -40,11 +40,8 @@ import asyncio
 import base64
 import collections
 import json
-import re
-import signal
 import socket
 import ssl
-import subprocess
 import sys
 import tempfile
 import threading
@@ -57,6 +54,10 @@ from aiohttp import ClientSession, TCPConnector
 
 from kvert.auth.tokens import TokenAuthenticator
 
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent)]
+from tests.e2e.conftest import KvertUp  # noqa: E402
+
 GIB = 1 << 30
 MIB = 1 << 20
 TARGET = 1 * GIB
@@ -68,60 +69,30 @@ WRITERS = 16
 
 # -- the server process --------------------------------------------------------------------------------------
 
-class Server:
-    """``kvert apiserver`` in a child process on a free port with its own data directory; its
-    output is drained by a thread (a full pipe would stall it) and kept for a failure's report."""
+class Server(KvertUp):
+    """``kvert apiserver`` (the tests' ``KvertUp``) with the default in-flight limits; its
+    output is drained by a thread once it has started (a full pipe would stall the server
+    during the load) and kept for a failure's report."""
 
     def __init__(self, data_dir: Path, store: str):
-        self.data_dir = data_dir
-        self.store = store
-        self.proc: subprocess.Popen | None = None
-        self.url = ""
-        self.output: collections.deque[str] = collections.deque(maxlen=200)
+        super().__init__(data_dir, store, args=("--max-requests-inflight", "400",
+                                                "--max-mutating-requests-inflight", "200"), command="apiserver")
 
     def start(self, timeout: float = 60.0) -> Server:
-        cmd = [sys.executable, "-m", "kvert.cli.main", "apiserver", "--port", "0", "--data-dir", str(self.data_dir),
-               "--log-level", "warning", "--max-requests-inflight", "400", "--max-mutating-requests-inflight", "200"]
-        if self.store:
-            cmd += ["--store", self.store]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        deadline = time.monotonic() + timeout
-        assert self.proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            self.output.append(line)
-            m = re.search(r"listening at (\S+)", line)
-            if m:
-                self.url = m.group(1)
-            if "press Ctrl-C" in line:
-                threading.Thread(target=self._drain, daemon=True).start()
-                return self
-        self.stop()
-        raise RuntimeError("kvert apiserver did not start:\n" + "".join(self.output))
+        super().start(timeout)
+        threading.Thread(target=self._drain, daemon=True).start()
+        return self
 
     def _drain(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.output.append(line)
+        proc = self.proc
+        if proc is not None and proc.stdout is not None:
+            for line in proc.stdout:
+                self.output.append(line)
 
     @property
     def pid(self) -> int:
         assert self.proc is not None
         return self.proc.pid
-
-    def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
 
 
 def proc_status(pid: int, field: str) -> int:

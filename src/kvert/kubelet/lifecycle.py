@@ -466,9 +466,8 @@ class PodWorker:
             if rec is None:
                 rec = ps.containers[name] = ContainerRecord(name, "ephemeral")
                 self.agent.save(ps)
-            if rec.id or rec.lost:
-                if rec.status is not None and rec.status.state == "created":
-                    await self.start_or_restart(rec, c, always=True)
+            started_before = bool(rec.id or rec.lost)
+            if started_before and not (rec.status is not None and rec.status.state == "created"):
                 continue
             await self.start_or_restart(rec, c, always=True)
 
