@@ -1,5 +1,7 @@
-"""Feature gates (``--feature-gates A=true,B=false``), for behaviours where Kubernetes 1.35
-and the seeds differ: upstream's behaviour is the default, the seed's is behind a gate.
+"""Feature gates (``--feature-gates A=true,B=false``): upstream's gates where Kubernetes 1.36
+(the baseline) keeps a behaviour switchable, with 1.36's defaults (1.37 alpha gates off), and
+kvert's own gates for behaviours where the seeds and upstream differ: upstream's behaviour is
+the default, the seed's is behind a gate.
 
 Upstream gates keep upstream's names and defaults; gates that exist only in kvert (a seed
 behaviour no Kubernetes release has) start with ``Kvert``.
@@ -11,6 +13,25 @@ from collections.abc import Mapping
 
 # name -> (default, stage, what turning it on does)
 GATES: dict[str, tuple[bool, str, str]] = {
+    "PodLevelResources": (
+        True, "beta",
+        "pod-level spec.resources (KEP-2837); off, a pod that sets them is refused"),
+    "InPlacePodLevelResourcesVerticalScaling": (
+        True, "beta",
+        "pod-level resources are resized in place through pods/resize (KEP-5419, beta in 1.36); "
+        "off, a change to spec.resources is refused as in 1.35"),
+    "NodeDeclaredFeatures": (
+        True, "beta",
+        "nodes declare features in status.declaredFeatures; the scheduler filters on them and "
+        "a pod update that needs an undeclared feature is refused (KEP-5328, beta in 1.36)"),
+    "InPlacePodVerticalScalingSchedulerPreemption": (
+        False, "alpha",
+        "the scheduler preempts lower-priority pods so that a Deferred resize can proceed "
+        "(KEP-5836, alpha in 1.37)"),
+    "InPlacePodVerticalScalingMemoryBackedVolumes": (
+        False, "alpha",
+        "the sizeLimit of a memory-backed emptyDir may be resized in place (KEP-6030, alpha in "
+        "1.37)"),
     "InPlacePodVerticalScalingExclusiveCPUs": (
         False, "alpha",
         "Guaranteed pods on a static CPU manager node may be resized in place to whole CPUs "
