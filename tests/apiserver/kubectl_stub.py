@@ -133,7 +133,7 @@ class StubServer:
         accept = req.headers.get("Accept", "")
         if path == "/version":
             return web.json_response({
-                "major": "1", "minor": "35", "gitVersion": "v1.35.0+kvert",
+                "major": "1", "minor": "36", "gitVersion": "v1.36.0+kvert",
                 "gitCommit": "0000000000000000000000000000000000000000",
                 "gitTreeState": "clean", "buildDate": "2025-12-17T00:00:00Z",
                 "goVersion": "python3.11", "compiler": "cpython", "platform": "linux/amd64"})

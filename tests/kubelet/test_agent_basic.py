@@ -32,7 +32,7 @@ def test_registers_the_seed_004_node_with_its_allocatable_and_a_lease():
         assert types["Ready"]["status"] == "True" and types["Ready"]["reason"] == "KubeletReady"
         for t in ("MemoryPressure", "DiskPressure", "PIDPressure"):
             assert types[t]["status"] == "False"
-        assert status["nodeInfo"]["kubeletVersion"] == "v1.35.0-kvert"
+        assert status["nodeInfo"]["kubeletVersion"] == "v1.36.0-kvert"
         assert status["nodeInfo"]["containerRuntimeVersion"].startswith("sim://")
         assert {"type": "InternalIP", "address": "127.0.0.1"} in status["addresses"]
         labels = node["metadata"]["labels"]

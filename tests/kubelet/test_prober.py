@@ -185,7 +185,7 @@ def test_http_probe_status_codes(status, ok):
         if ok:
             request = json.loads(output)["request"]
             assert request.startswith("GET /health-check HTTP/1.1\r\n")
-            assert "User-Agent: kube-probe/1.35\r\n" in request and "X-Probe: 1\r\n" in request
+            assert "User-Agent: kube-probe/1.36\r\n" in request and "X-Probe: 1\r\n" in request
         else:
             assert output == f"HTTP probe failed with statuscode: {status}"
     asyncio.run(main())

@@ -27,8 +27,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-import kvert
-from kvert.api import kinds
+from kvert.api import kinds, version
 from kvert.api.errors import ApiError, InternalError, MethodNotAllowed, RouteNotFound, Unauthorized
 from kvert.api.kinds import ResourceType
 from kvert.apiserver import discovery, metrics, negotiation, openapi, recommendation_query, rest
@@ -57,7 +56,6 @@ from kvert.store.base import Store
 
 log = logging.getLogger(__name__)
 
-KUBERNETES_VERSION = ("1", "35")
 # the longest request line or header line read (Go's limit is 1 MiB for all headers)
 MAX_HEADER_LINE = 64 * 1024
 STREAMING_SUBRESOURCES = frozenset({"exec", "attach", "portforward"})
@@ -362,9 +360,8 @@ class ApiServer:
         return json_response(document)
 
     def version_info(self) -> dict[str, str]:
-        major, minor = KUBERNETES_VERSION
-        return {"major": major, "minor": minor,
-                "gitVersion": f"v{major}.{minor}.0+kvert-{kvert.__version__}",
+        return {"major": str(version.MAJOR), "minor": str(version.MINOR),
+                "gitVersion": version.SERVER_GIT_VERSION,
                 "gitCommit": "", "gitTreeState": "clean", "buildDate": "1970-01-01T00:00:00Z",
                 "goVersion": f"python{platform.python_version()}", "compiler": "cpython",
                 "platform": f"{platform.system().lower()}/{platform.machine()}"}

@@ -52,6 +52,7 @@ from typing import Any
 
 from kvert.api.conditions import conditions_of, find_condition, new_condition
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
+from kvert.api.version import KUBELET_VERSION
 from kvert.api.meta import deep_copy, format_micro_time, format_time
 from kvert.api.pods import pod_requests, qos_class
 from kvert.api.resources import parse_resource_list
@@ -98,7 +99,6 @@ from kvert.kubelet.tokens import ProjectedVolumes
 
 log = logging.getLogger(__name__)
 
-KUBELET_VERSION = "v1.35.0-kvert"
 LEASE_NAMESPACE = "kube-node-lease"
 KUBELET_PORT = 10250
 STATUS_REPORT_SECONDS = 300.0       # nodeStatusReportFrequency

@@ -32,12 +32,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvert.api.version import KUBERNETES_RELEASE
 from kvert.clock.base import Clock
 from kvert.kubelet.runtime.base import CriError, Runtime
 
 log = logging.getLogger(__name__)
 
-USER_AGENT = "kube-probe/1.35"       # the kubelet's: kube-probe/<major>.<minor>
+USER_AGENT = f"kube-probe/{KUBERNETES_RELEASE}"  # the kubelet's: kube-probe/<major>.<minor>
 PROBE_HOST = "127.0.0.1"
 MAX_BODY = 10 * 1024
 KINDS = ("startup", "readiness", "liveness")
