@@ -9,7 +9,8 @@ behaviour no Kubernetes release has) start with ``Kvert``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 # name -> (default, stage, what turning it on does)
 GATES: dict[str, tuple[bool, str, str]] = {
@@ -20,6 +21,10 @@ GATES: dict[str, tuple[bool, str, str]] = {
         True, "beta",
         "pod-level resources are resized in place through pods/resize (KEP-5419, beta in 1.36); "
         "off, a change to spec.resources is refused as in 1.35"),
+    "InPlacePodVerticalScalingInitContainers": (
+        True, "beta",
+        "running non-sidecar init containers may be resized in place (kubernetes#137352, 1.36); "
+        "off, their resources are immutable as in 1.35"),
     "NodeDeclaredFeatures": (
         True, "beta",
         "nodes declare features in status.declaredFeatures; the scheduler filters on them and "
@@ -86,6 +91,36 @@ def parse_feature_gates(value: str | Mapping[str, object] | None,
     return out
 
 
+# The API server's gates, process-wide as kube-apiserver's DefaultFeatureGate: validation of the
+# served kinds reads them (set once at start from --feature-gates; tests use overridden()).
+_server_gates: dict[str, bool] = {}
+
+
+def set_server_gates(gates: Mapping[str, bool]) -> None:
+    """Set the API server's gates (``kvert apiserver --feature-gates``, ``kvert up``)."""
+    unknown = [name for name in gates if name not in GATES]
+    if unknown:
+        raise FeatureGateError(f"unrecognized feature gate: {unknown[0]}")
+    _server_gates.clear()
+    _server_gates.update(gates)
+
+
+def server_enabled(name: str) -> bool:
+    """Is the gate on for the API server's validation and admission?"""
+    return enabled(_server_gates, name)
+
+
+@contextmanager
+def overridden(**gates: bool) -> Iterator[None]:
+    """The API server's gates with ``gates`` changed, restored on exit (for tests)."""
+    saved = dict(_server_gates)
+    set_server_gates({**saved, **gates})
+    try:
+        yield
+    finally:
+        set_server_gates(saved)
+
+
 def enabled(gates: Mapping[str, bool] | None, name: str,
             known: Mapping[str, tuple[bool, str, str]] = GATES) -> bool:
     """Is the gate on, given the gates set (the default otherwise)?"""
@@ -94,4 +129,5 @@ def enabled(gates: Mapping[str, bool] | None, name: str,
     return bool((gates or {}).get(name, known[name][0]))
 
 
-__all__ = ["FeatureGateError", "GATES", "enabled", "parse_feature_gates"]
+__all__ = ["FeatureGateError", "GATES", "enabled", "overridden", "parse_feature_gates",
+           "server_enabled", "set_server_gates"]
