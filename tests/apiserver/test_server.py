@@ -202,6 +202,9 @@ def test_send_initial_events_ends_with_the_initial_events_bookmark(tmp_path):
 def test_subresources_binding_eviction_resize_scale(tmp_path):
     async def scenario(api, server, store):
         await api.call("POST", "/api/v1/namespaces/default/pods", POD)
+        # 1.36's PodResizeValidator refuses a resize on a node that does not exist
+        await api.call("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {
+            "name": "n1"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}})
         bind = await api.call("POST", "/api/v1/namespaces/default/pods/web/binding",
                               {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "web"},
                                "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}})

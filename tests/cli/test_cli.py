@@ -35,7 +35,8 @@ def test_every_command_has_help_with_an_example(name, capsys):
 
 def test_version(capsys):
     assert main(["version"]) == 0
-    assert capsys.readouterr().out.startswith(f"kvert {kvert.__version__} ")
+    out = capsys.readouterr().out
+    assert out.startswith(f"kvert {kvert.__version__} (Kubernetes v1.36.0, Python ")
 
 
 def test_console_script_is_installed():

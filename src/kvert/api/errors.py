@@ -19,7 +19,9 @@ class Cause:
     reason: str = "FieldValueInvalid"
 
     def to_dict(self) -> dict[str, str]:
-        return {"reason": self.reason, "message": self.message, "field": self.field}
+        # every member is omitempty in Go's StatusCause
+        full = {"reason": self.reason, "message": self.message, "field": self.field}
+        return {k: v for k, v in full.items() if v}
 
 
 # Constructors for the cause types Kubernetes' field validation emits, so messages read

@@ -2,6 +2,7 @@
 
 import pytest
 
+from kvert.api import features
 from kvert.api.validation import validate_pod_resize, validate_update
 from kvert.api.validation.resize import drop_non_resize_updates
 from .validation_helpers import (FORBIDDEN, INVALID, NOT_SUPPORTED, assert_cause, assert_valid,
@@ -106,9 +107,49 @@ def test_memory_limit_may_decrease():
     assert_valid(validate_pod_resize(new, OLD))
 
 
-def test_resize_policy_may_change_through_resize():
+def test_resize_policy_may_not_change_through_resize():
+    """Kubernetes 1.35/1.36 (the issue's measurement against kube-apiserver 1.36.2): the
+    comparison in ValidatePodResize restores only cpu and memory, so a changed resizePolicy
+    alone is 422 ``only cpu and memory resources are mutable``."""
     new = edit(OLD, lambda p: container(p)["resizePolicy"][1].update(restartPolicy="RestartContainer"))
-    assert_valid(validate_pod_resize(new, OLD))
+    assert_cause(validate_pod_resize(new, OLD), "spec", FORBIDDEN,
+                 "only cpu and memory resources are mutable")
+
+
+def test_a_container_added_through_resize_is_refused():
+    """dropNonResizeUpdates leaves a write with a different number of containers to the
+    validation, which refuses it (422), rather than dropping the new container."""
+    from kvert.registry.strategies.pods import merge_resize
+    extra = {"name": "extra", "image": "busybox"}
+    written = edit(OLD, lambda p: p["spec"]["containers"].append(extra))
+    merged = merge_resize(written, OLD)
+    assert merged["spec"]["containers"][-1]["name"] == "extra"
+    assert_cause(validate_pod_resize(merged, OLD), "spec", FORBIDDEN,
+                 "only cpu and memory resources are mutable")
+
+
+def test_the_qos_change_message_shows_the_current_class():
+    """ValidatePodResize: field.Invalid(spec, newPod.Status.QOSClass, ...) -- the status the
+    resized pod still carries, i.e. the class it has now, not the one it would get."""
+    new = edit(OLD, lambda p: container(p)["resources"]["requests"].update(cpu="100m"))
+    causes = validate_pod_resize(new, OLD)
+    assert_cause(causes, "spec", INVALID, 'Invalid value: "Guaranteed": Pod QOS Class may not change')
+
+
+def test_a_running_pod_whose_node_reports_no_resources_cannot_be_resized():
+    """isPodResizeRequestSupported: the first running container's status has no resources
+    -> Forbidden ``Pod running on node without support for resize``; with resources, or no
+    running container, the resize is allowed."""
+    def with_status(resources):
+        st = {"name": "c1", "state": {"running": {}}}
+        if resources:
+            st["resources"] = {"requests": {"cpu": "500m"}}
+        return edit(OLD, lambda p: p["status"].update(containerStatuses=[st]))
+    old = with_status(False)
+    assert_cause(validate_pod_resize(edit(old, set_cpu("650m")), old), "spec", FORBIDDEN,
+                 "Pod running on node without support for resize")
+    old = with_status(True)
+    assert_valid(validate_pod_resize(edit(old, set_cpu("650m")), old))
 
 
 def test_seed_policy_names_point_to_todays_names():
@@ -142,12 +183,25 @@ def test_sidecars_can_be_resized():
     assert_valid(validate_pod_resize(new, old))
 
 
-def test_plain_init_containers_cannot_be_resized():
+def test_plain_init_containers_cannot_be_resized_with_the_1_35_gate():
     old = sidecar_pod()
     new = edit(old, lambda p: p["spec"]["initContainers"][0]["resources"].update(
         requests={"cpu": "200m", "memory": "10Mi"}, limits={"cpu": "200m", "memory": "10Mi"}))
-    assert_cause(validate_pod_resize(new, old), "spec", FORBIDDEN,
-                 "resources for non-sidecar init containers are immutable")
+    with features.overridden(InPlacePodVerticalScalingInitContainers=False):
+        assert_cause(validate_pod_resize(new, old), "spec", FORBIDDEN,
+                     "resources for non-sidecar init containers are immutable")
+
+
+def test_plain_init_containers_are_resizable_in_1_36():
+    """kubernetes#137352 (InPlacePodVerticalScalingInitContainers, on in 1.36): a non-sidecar
+    init container's cpu and memory may change; its other fields still may not."""
+    old = sidecar_pod()
+    new = edit(old, lambda p: p["spec"]["initContainers"][0]["resources"].update(
+        requests={"cpu": "200m", "memory": "10Mi"}, limits={"cpu": "200m", "memory": "10Mi"}))
+    assert_valid(validate_pod_resize(new, old))
+    renamed = edit(old, lambda p: p["spec"]["initContainers"][0].update(image="busybox:2"))
+    assert_cause(validate_pod_resize(renamed, old), "spec", FORBIDDEN,
+                 "only cpu and memory resources are mutable")
 
 
 def test_sidecar_restart_policy_counts_for_never_pods():
@@ -156,15 +210,17 @@ def test_sidecar_restart_policy_counts_for_never_pods():
     old["spec"]["containers"][0]["resizePolicy"] = []
     new = edit(old, lambda p: p["spec"]["initContainers"][1].update(resizePolicy=[
         {"resourceName": "memory", "restartPolicy": "RestartContainer"}]))
-    assert_valid(validate_pod_resize(new, old))
+    # the policy itself may not change through /resize, but a sidecar's RestartContainer is
+    # valid in a Never pod: the only cause is the immutability one
+    causes = validate_pod_resize(new, old)
+    assert [c.message for c in causes] == [
+        "Forbidden: only cpu and memory resources for sidecar containers are mutable"]
 
 
 @pytest.mark.parametrize("change, message", [
     (lambda p: p["spec"].update(os={"name": "windows"}), "windows pods cannot be resized"),
     (lambda p: p["metadata"].update(annotations={"kubernetes.io/config.mirror": "x"}),
      "static pods cannot be resized"),
-    (lambda p: p["spec"].update(resources={"limits": {"cpu": "1", "memory": "1Gi"}}),
-     "pods with pod-level resources cannot be resized"),
 ])
 def test_pods_that_cannot_be_resized(change, message):
     old = edit(OLD, change)
@@ -246,3 +302,30 @@ def test_a_resize_is_judged_as_checking_the_whole_spec_would(requests, limits, p
         resize_module._differs_only_in_resources = original
     assert sorted((c.field, c.reason, c.message) for c in narrowed) == \
         sorted((c.field, c.reason, c.message) for c in whole)
+
+
+def level_pod(cpu="1", memory="1Gi"):
+    """A Guaranteed pod whose pod-level resources cover its one container's."""
+    p = edit(OLD, lambda q: q["spec"].update(resources={
+        "requests": {"cpu": cpu, "memory": memory}, "limits": {"cpu": cpu, "memory": memory}}))
+    return p
+
+
+def test_pod_level_resources_cannot_be_resized_with_the_1_35_gate():
+    old = level_pod()
+    with features.overridden(InPlacePodLevelResourcesVerticalScaling=False):
+        assert_cause(validate_pod_resize(level_pod(cpu="2"), old), "", FORBIDDEN,
+                     "pods with pod-level resources cannot be resized")
+
+
+def test_pod_level_cpu_and_memory_resize_in_1_36():
+    """KEP-5419 (InPlacePodLevelResourcesVerticalScaling, beta in 1.36): pod-level cpu and
+    memory change through /resize; removing them is refused like a container's."""
+    old = level_pod()
+    assert_valid(validate_pod_resize(level_pod(cpu="2", memory="2Gi"), old))
+    removed = edit(old, lambda p: p["spec"]["resources"]["requests"].pop("memory"))
+    assert_cause(validate_pod_resize(removed, old), "spec.resources.requests", FORBIDDEN,
+                 "resource requests cannot be removed")
+    hugepages = edit(old, lambda p: p["spec"]["resources"]["limits"].update({"hugepages-2Mi": "2Mi"}))
+    assert_cause(validate_pod_resize(hugepages, old), "spec", FORBIDDEN,
+                 "only cpu and memory resources are mutable")

@@ -1,37 +1,40 @@
 """The ``pods/resize`` subresource: which in-place changes to container resources are allowed.
 
-Seed 000 (KEP 1287) and today's ``ValidatePodResize`` agree on the core rules:
+Seed 000 (KEP 1287) and ``ValidatePodResize`` of Kubernetes 1.36 agree on the core rules:
 
-* only ``spec.containers[*].resources`` (cpu and memory requests/limits) and
-  ``resizePolicy`` may change; anything else -> ``Forbidden: only cpu and memory resources are
-  mutable``; sidecars (init containers with ``restartPolicy: Always``) likewise, other init
-  containers not at all -> ``resources for non-sidecar init containers are immutable``;
+* only cpu and memory requests and limits may change: of ``spec.containers[*].resources``, of
+  sidecars (init containers with ``restartPolicy: Always``; other changes ``only cpu and
+  memory resources for sidecar containers are mutable``), of other init containers while the
+  InPlacePodVerticalScalingInitContainers gate is on (1.36, kubernetes#137352; off, ``resources
+  for non-sidecar init containers are immutable``) and of the pod-level ``spec.resources``
+  while InPlacePodLevelResourcesVerticalScaling is on (KEP-5419, beta in 1.36; off, ``pods with
+  pod-level resources cannot be resized``); anything else -> ``Forbidden: only cpu and memory
+  resources are mutable``, containers added or removed included (``dropNonResizeUpdates``
+  leaves such a write to the validation) and ``resizePolicy`` too (upstream copies it from
+  the write but the comparison restores only cpu and memory);
 * the new pod must itself be valid (requests <= limits, resizePolicy names and values,
   ``restartPolicy: Never`` needs ``NotRequired``: the seed's "RestartNotRequired");
-* the QoS class may not change -> ``Pod QOS Class may not change as a result of resizing``;
+* the QoS class may not change -> ``Pod QOS Class may not change as a result of resizing``,
+  the value shown being the pod's current ``status.qosClass``;
 * requests and limits may not be removed (``resource requests cannot be removed``);
-* Windows pods, static (mirror) pods and pods with pod-level ``spec.resources`` cannot be
-  resized.
+* a running pod whose node reports no container resources in its status ran on a node
+  without resize support -> ``Pod running on node without support for resize``;
+* Windows pods and static (mirror) pods cannot be resized.
 
 Choices (documented for kvert):
 
 * Memory limit decreases are allowed whatever the memory ``resizePolicy``: seed 000 has the
   node agent lower the limit in a control loop, and Kubernetes 1.35 dropped the 1.33/1.34
   rule "memory limits cannot be decreased unless resizePolicy is RestartContainer".
-* ``resizePolicy`` may change through the subresource (the KEP lists it as resizable;
-  Kubernetes 1.33/1.34 still rejected such changes).
-* Kubernetes' version-skew check ("Pod running on node without support for resize") is not
-  applied: every kvert node agent supports resize.
-* Kubernetes' registry first *drops* non-resize changes (``dropNonResizeUpdates``) and then
-  validates; :func:`validate_pod_resize` reports them instead, so a client learns its change
-  was not applied. :func:`drop_non_resize_updates` is provided for a registry that wants
-  Kubernetes' behaviour.
+* :func:`drop_non_resize_updates` is Kubernetes' ``dropNonResizeUpdates`` for a registry that
+  wants it; kvert's resize strategy (``merge_resize``) does the same.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from kvert.api.features import server_enabled
 from kvert.api.meta import deep_copy
 from kvert.api.pods import compute_qos_class, qos_class
 from kvert.api.types import Obj
@@ -74,7 +77,9 @@ def validate_pod_resize(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(_validate_resized_pod(new, old))
 
-    if _pod_level_resources_set(old) or _pod_level_resources_set(new):
+    pod_level_resize = server_enabled("InPlacePodLevelResourcesVerticalScaling")
+    init_resize = server_enabled("InPlacePodVerticalScalingInitContainers")
+    if not pod_level_resize and (_pod_level_resources_set(old) or _pod_level_resources_set(new)):
         return [forbidden("", "pods with pod-level resources cannot be resized")]
     if MIRROR_POD_ANNOTATION in _annotations(old):
         return [forbidden("", "static pods cannot be resized")]
@@ -95,14 +100,21 @@ def validate_pod_resize(new: Obj, old: Obj) -> Causes:
     except (ValueError, TypeError, KeyError, AttributeError):
         old_qos = new_qos = None  # malformed resources are reported by the pod validation above
     if old_qos != new_qos:
-        errs.append(invalid("spec", new_qos, "Pod QOS Class may not change as a result of resizing"))
+        # upstream shows the new pod's status.qosClass: the class the pod has now
+        current = (new.get("status") or {}).get("qosClass", "")
+        errs.append(invalid("spec", current, "Pod QOS Class may not change as a result of resizing"))
+    if not _resize_supported_by_node(old):
+        errs.append(forbidden("spec", "Pod running on node without support for resize"))
 
     for field in ("containers", "initContainers"):
         for i, (nc, oc) in enumerate(zip(_containers(new_spec, field), _containers(old_spec, field))):
-            if field == "initContainers" and not is_sidecar(oc):
+            if field == "initContainers" and not is_sidecar(oc) and not init_resize:
                 continue
             errs.extend(_validate_container_resize(_resources(nc), _resources(oc),
                                                    child(index(f"spec.{field}", i), "resources")))
+    if pod_level_resize:
+        errs.extend(_validate_container_resize(dict_field(new_spec, "resources"),
+                                               dict_field(old_spec, "resources"), "spec.resources"))
 
     munged = deep_copy(new_spec)
     for i, (nc, oc) in enumerate(zip(_containers(munged, "containers"),
@@ -113,14 +125,22 @@ def validate_pod_resize(new: Obj, old: Obj) -> Causes:
         _containers(munged, "containers")[i] = restored
     for i, (nc, oc) in enumerate(zip(_containers(munged, "initContainers"),
                                      _containers(old_spec, "initContainers"))):
-        if is_sidecar(oc):
+        if is_sidecar(oc) or init_resize:
             restored = _restore_non_resizable(nc, oc)
             if restored != oc and not semantically_equal(restored, oc):
                 errs.append(forbidden("spec", "only cpu and memory resources for sidecar "
-                                              "containers are mutable"))
+                                              "containers are mutable" if is_sidecar(oc) else
+                                              "only cpu and memory resources are mutable"))
             _containers(munged, "initContainers")[i] = restored
         elif nc != oc and not semantically_equal(nc, oc):
             errs.append(forbidden("spec", "resources for non-sidecar init containers are immutable"))
+    if pod_level_resize and ("resources" in munged or "resources" in old_spec):
+        restored_level = _restore_cpu_memory(dict_field(munged, "resources"),
+                                             dict_field(old_spec, "resources"))
+        if restored_level or "resources" in old_spec:
+            munged["resources"] = restored_level
+        else:
+            munged.pop("resources", None)
     if errs:
         return errs
     if munged != old_spec and not semantically_equal(munged, old_spec):
@@ -223,11 +243,33 @@ def _restore_non_resizable(new_c: Any, old_c: Any) -> Any:
         out["resources"] = res
     else:
         out.pop("resources", None)
-    if "resizePolicy" in old_c:
-        out["resizePolicy"] = old_c["resizePolicy"]
-    else:
-        out.pop("resizePolicy", None)
+    # resizePolicy is left as written: upstream's comparison restores only cpu and memory, so
+    # a changed policy is a change the subresource may not make
     return out
+
+
+def _restore_cpu_memory(new_res: Obj, old_res: Obj) -> Obj:
+    """Pod-level ``resources`` with cpu and memory taken from ``old_res``."""
+    res: Obj = {}
+    for part in ("requests", "limits"):
+        merged = {k: v for k, v in dict_field(new_res, part).items() if k not in RESIZABLE_RESOURCES}
+        merged.update({k: v for k, v in dict_field(old_res, part).items() if k in RESIZABLE_RESOURCES})
+        if merged or part in old_res:
+            res[part] = merged
+    for other in new_res:
+        if other not in ("requests", "limits"):
+            res[other] = new_res[other]
+    return res
+
+
+def _resize_supported_by_node(pod: Obj) -> bool:
+    """``isPodResizeRequestSupported``: the first running container's status must report its
+    resources (a node without resize support never does); no running container, no telling."""
+    for status in dict_field(pod, "status").get("containerStatuses") or []:
+        if isinstance(status, dict) and isinstance(status.get("state"), dict) \
+                and "running" in status["state"]:
+            return status.get("resources") is not None
+    return True
 
 
 def drop_non_resize_updates(new: Obj, old: Obj) -> Obj:

@@ -5,8 +5,8 @@ plugin's ``admit`` in order, then validation, then every ``validate``), followin
 kube-apiserver's ``AllOrderedPlugins`` restricted to what kvert implements::
 
     NamespaceLifecycle, LimitRanger, ServiceAccount, NodeRestriction, PodSecurity,
-    Priority, DefaultTolerationSeconds, RuntimeClass, MutatingAdmissionWebhook,
-    ValidatingAdmissionWebhook, ResourceQuota
+    Priority, DefaultTolerationSeconds, RuntimeClass, PodResizeValidator,
+    MutatingAdmissionWebhook, ValidatingAdmissionWebhook, ResourceQuota
 
 ServiceAccount only with ``service_accounts=True``: it refuses pods until their
 ServiceAccount exists and gives them token volumes, which needs the ServiceAccount and
@@ -41,6 +41,7 @@ from kvert.store.base import Store
 from .lifecycle import IMMORTAL_NAMESPACES, NamespaceLifecycle
 from .limitranger import LimitRanger
 from .noderestriction import NodeRestriction
+from .podresize import PodResizeValidator
 from .podsecurity import PodSecurity
 from .priority import Priority, builtin_priority_classes
 from .quota import ResourceQuota, recalculate_quota_usage
@@ -64,6 +65,7 @@ def default_plugins(store: Store, clock: Clock, *, webhook_client: WebhookClient
         Priority(store),
         DefaultTolerationSeconds(),
         RuntimeClass(store),
+        PodResizeValidator(store),
         MutatingAdmissionWebhook(store, client),
         ValidatingAdmissionWebhook(store, client),
         ResourceQuota(store, clock),

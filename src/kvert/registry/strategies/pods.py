@@ -111,9 +111,22 @@ def merge_resize(new: Obj, old: Obj) -> Obj:
     give away) what the write path only reads: the status and the spec's other fields. The
     metadata and spec are new dicts and the containers copies (admission may change their
     resources: LimitRanger)."""
+    new_spec = new.get("spec") or {}
+    if any(len(new_spec.get(f) or []) != len((old.get("spec") or {}).get(f) or [])
+           for f in ("containers", "initContainers")):
+        # as dropNonResizeUpdates: containers added or removed are left for the validation
+        # to refuse, not silently dropped
+        return with_resource_version_of(
+            {**new, "status": old.get("status"), "metadata": dict(old["metadata"])}, new)
     merged = dict(old)
     merged["metadata"] = dict(old["metadata"])
     spec = merged["spec"] = dict(old["spec"])
+    if "resources" in new_spec or "resources" in spec:
+        # pod-level resources (KEP-5419); the validation decides whether they may change
+        if "resources" in new_spec:
+            spec["resources"] = deep_copy(new_spec["resources"])
+        else:
+            spec.pop("resources", None)
     # Sidecars (restartable init containers) resize like app containers; validation refuses
     # changes to ordinary init containers.
     for field_name in ("containers", "initContainers"):
