@@ -7,7 +7,13 @@ import asyncio
 import logging
 from pathlib import Path
 
-from kvert.cli.up import add_server_flags, identity_from_args, serve_until_stopped, start_or_exit
+from kvert.cli.up import (
+    add_server_flags,
+    apply_server_gates,
+    identity_from_args,
+    serve_until_stopped,
+    start_or_exit,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--metrics-resolution", type=float, default=15.0,
                    help="seconds between samples of in-process node agents' usage (none here: "
                         "metrics.k8s.io is empty unless node agents run in this process)")
+    p.add_argument("--feature-gates", default="", metavar="GATES",
+                   help="Name=true|false,... for the API server's validation and admission, "
+                        "Kubernetes 1.36's defaults otherwise (see docs/kubernetes-choices.md)")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                    help="log verbosity (default: info)")
     p.set_defaults(func=run)
@@ -34,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    apply_server_gates(args.feature_gates, "kvert apiserver")
     return asyncio.run(_serve(args))
 
 

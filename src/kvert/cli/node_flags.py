@@ -35,7 +35,9 @@ def add_node_flags(group: argparse._ActionsContainer) -> None:
     group.add_argument("--eviction-pressure-transition-period", default="5m0s",
                        help="how long a pressure condition stays after its threshold is last met (default: 5m0s)")
     group.add_argument("--feature-gates", default="",
-                       help="e.g. InPlacePodVerticalScalingExclusiveCPUs=true (see docs/kubernetes-choices.md)")
+                       help="Name=true|false,..., Kubernetes 1.36's defaults otherwise; with kvert "
+                            "up also the API server's, e.g. InPlacePodLevelResourcesVerticalScaling="
+                            "false (see docs/kubernetes-choices.md)")
     group.add_argument("--enforce-node-allocatable", default="pods",
                        help="pods[,kube-reserved][,system-reserved] (default: pods)")
     group.add_argument("--cpu-manager-policy", default="none", choices=["none", "static"],

@@ -12,6 +12,7 @@ from pathlib import Path
 from kvert.cli.component import go_bool, nonnegative_int_arg
 from kvert.cli.history_flags import add_history_flags, history_from_args
 from kvert.cli.node_flags import add_node_flags, node_flags_from_args
+from kvert.api.features import parse_feature_gates, set_server_gates
 from kvert.vpa.features import FeatureGateError, VpaGates, gates_help
 
 DEFAULT_DATA_DIR = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
@@ -191,7 +192,18 @@ def _seconds(text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    apply_server_gates(args.feature_gates, "kvert up")
     return asyncio.run(_up(args))
+
+
+def apply_server_gates(text: str, command: str) -> None:
+    """--feature-gates for the API server of this process (kube-apiserver's are process-wide
+    too); exits 2 naming a bad gate."""
+    try:
+        set_server_gates(parse_feature_gates(text))
+    except FeatureGateError as e:
+        print(f"{command}: --feature-gates: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _vpa_history(args: argparse.Namespace):
