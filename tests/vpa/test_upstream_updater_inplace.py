@@ -43,6 +43,9 @@ class World:
 
     async def start(self, replicas: int) -> World:
         self.client = await cluster(self.clock)
+        # the pods' node: 1.36's PodResizeValidator refuses a resize on a node that is missing
+        await self.client.create("nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+                                           "status": {"allocatable": {"cpu": "64", "memory": "256Gi"}}})
         await self.client.create("apps/deployments", {
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "hamster", "namespace": NS},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "hamster"}},

@@ -9,10 +9,10 @@ import os
 import sys
 from pathlib import Path
 
+from kvert.api.features import parse_feature_gates, set_server_gates
 from kvert.cli.component import go_bool, nonnegative_int_arg
 from kvert.cli.history_flags import add_history_flags, history_from_args
 from kvert.cli.node_flags import add_node_flags, node_flags_from_args
-from kvert.api.features import parse_feature_gates, set_server_gates
 from kvert.vpa.features import FeatureGateError, VpaGates, gates_help
 
 DEFAULT_DATA_DIR = Path(os.environ.get("KVERT_HOME", Path.home() / ".kvert"))
