@@ -348,7 +348,7 @@ async def _eviction(ctx: ServerContext, request: web.Request, rt: ResourceType,
     body = _decode(request, rt, await _body(request, rt), opts, "eviction")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be an Eviction object")
-    # Seed 001 section 14: an allowed eviction answers 200 OK.
+    # An allowed eviction answers 201 Created, as upstream's create handler (seed 001 said 200).
     status = await ctx.registry.evict(info.namespace, info.name, body, user=_user(request))
     return json_response(status, status["code"])
 

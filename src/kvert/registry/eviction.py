@@ -1,6 +1,7 @@
 """``pods/eviction``: a delete that respects PodDisruptionBudgets (seed 001 section 14).
 
-- no budget selects the pod: delete it (200);
+- no budget selects the pod: delete it (201 Created with a success ``Status``: upstream's
+  EvictionREST is a create, and its create handler fills the Status' code with 201);
 - one budget: it must have seen its latest spec and allow a disruption; the registry
   takes that disruption from ``status.disruptionsAllowed`` (recording the pod in
   ``disruptedPods``) and deletes the pod; with none left the answer is 429;
@@ -44,7 +45,7 @@ async def evict(registry: WritePath, namespace: str, name: str, eviction: Obj) -
     async def delete() -> Obj:
         await registry.delete("pods", name, namespace=namespace, grace_period_seconds=grace,
                               preconditions=preconditions, dry_run=dry_run)
-        return status_success(200)
+        return status_success(201)
 
     for _ in range(_RETRIES):
         pod = registry.store.get("pods", namespace, name)

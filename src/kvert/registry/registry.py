@@ -353,10 +353,13 @@ class Registry:
         for _ in range(_PATCH_RETRIES):
             pod = self.store.get("pods", namespace, name)
             if pod["metadata"].get("deletionTimestamp"):
-                raise Conflict("pods", name, f"pod {name} is being deleted, cannot be assigned to a host")
+                raise BindingConflict(name, f"pod {name} is being deleted, cannot be assigned to a host")
             current = pod["spec"].get("nodeName")
             if current:
-                raise Conflict("pods", name, f"pod {name} is already assigned to node \"{current}\"")
+                raise BindingConflict(name, f"pod {name} is already assigned to node \"{current}\"")
+            # As upstream's BindingREST: a pod not yet ready for scheduling cannot be bound.
+            if pod["spec"].get("schedulingGates"):
+                raise BindingConflict(name, f"pod {name} has non-empty .spec.schedulingGates")
             pod["spec"]["nodeName"] = node
             # As kube-apiserver: the binding's annotations land on the pod in the same write.
             extra = (binding.get("metadata") or {}).get("annotations") or {}
@@ -418,6 +421,15 @@ class Registry:
         except NotFound:
             return
         raise AlreadyExists(resource, name_of(obj))
+
+
+class BindingConflict(Conflict):
+    """409 on ``pods/binding``: upstream names the subresource as the resource
+    (``Operation cannot be fulfilled on pods/binding "web": ...``, details kind ``pods/binding``)."""
+
+    def __init__(self, name: str, detail: str) -> None:
+        ApiError.__init__(self, f'Operation cannot be fulfilled on pods/binding "{name}": {detail}',
+                          409, "Conflict", {"name": name, "kind": "pods/binding"})
 
 
 def _scale_of(obj: Obj) -> Obj:
