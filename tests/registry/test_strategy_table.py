@@ -29,7 +29,8 @@ def _served_writes() -> list[tuple[str, str]]:
 def test_the_protocol_names_the_hooks_the_registry_calls():
     assert HOOKS == sorted([
         "decode", "names_own_uid", "prepare_for_create", "validate", "prepare_for_update",
-        "validate_update", "check_schema", "grace_period_seconds", "gc_policy", "deletion_mark"])
+        "validate_update", "check_schema", "grace_period_seconds", "gc_policy", "deletion_mark",
+        "check_delete"])
 
 
 @pytest.mark.parametrize("resource, subresource", _served_writes())

@@ -277,6 +277,17 @@ class Registry:
                      orphan_dependents: bool | None = None) -> Obj:
         """Delete (or mark for deletion) one object; see ``kvert.registry.deletion`` for the
         options. Returns the object as it is now (its last state when it is gone)."""
+        main_strategy(by_key(resource)).check_delete(by_key(resource), name)
+        return await self._delete(resource, name, namespace=namespace,
+                                  grace_period_seconds=grace_period_seconds,
+                                  preconditions=preconditions, dry_run=dry_run, user=user,
+                                  propagation_policy=propagation_policy,
+                                  orphan_dependents=orphan_dependents)
+
+    async def _delete(self, resource: str, name: str, *, namespace: str,
+                      grace_period_seconds: int | None, preconditions: dict[str, Any] | None,
+                      dry_run: bool, user: str, propagation_policy: str | None,
+                      orphan_dependents: bool | None) -> Obj:
         rt = by_key(resource)
         strategy = main_strategy(rt)
         namespace = _scope(rt, namespace)
@@ -309,11 +320,11 @@ class Registry:
         deleted = []
         for obj in listing["items"]:
             try:
-                deleted.append(await self.delete(resource, name_of(obj), namespace=namespace_of(obj),
-                                                 grace_period_seconds=grace_period_seconds,
-                                                 dry_run=dry_run, user=user,
-                                                 propagation_policy=propagation_policy,
-                                                 orphan_dependents=orphan_dependents))
+                deleted.append(await self._delete(resource, name_of(obj), namespace=namespace_of(obj),
+                                                  grace_period_seconds=grace_period_seconds,
+                                                  preconditions=None, dry_run=dry_run, user=user,
+                                                  propagation_policy=propagation_policy,
+                                                  orphan_dependents=orphan_dependents))
             except NotFound:
                 continue   # gone meanwhile: that is what was asked
         return deleted

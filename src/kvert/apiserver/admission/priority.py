@@ -19,7 +19,9 @@ already marked as default. Only one default can exist``). Names with the ``syste
 prefix and values above 1e9 are API validation's business (422), as in Kubernetes.
 
 The two built-in classes (:func:`builtin_priority_classes`) are created by the API
-server at start, as kube-apiserver's scheduling post-start hook does.
+server at start, as kube-apiserver's scheduling post-start hook does; deleting one is
+refused (403) by the PriorityClass strategy (kvert.registry.strategies.scheduling), as
+upstream's PriorityClass storage does, whatever admission plugins are enabled.
 """
 
 from __future__ import annotations

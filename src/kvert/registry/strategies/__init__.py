@@ -33,6 +33,7 @@ from kvert.registry.strategies.pods import (
     PodStatusStrategy,
     PodStrategy,
 )
+from kvert.registry.strategies.scheduling import PriorityClassStrategy
 from kvert.registry.strategies.workloads import (
     CreatedWithStatus,
     CustomResourceDefinitionStrategy,
@@ -66,6 +67,7 @@ STRATEGIES: Mapping[tuple[str, str], Strategy] = {
                                                                      "desiredReplicas": 0}),
     ("batch/jobs", ""): JobStrategy(),
     ("apiextensions.k8s.io/customresourcedefinitions", ""): CustomResourceDefinitionStrategy(),
+    ("scheduling.k8s.io/priorityclasses", ""): PriorityClassStrategy(),
     (_CSR, ""): CertificateSigningRequestStrategy(),
     (_CSR, "status"): CertificateSigningRequestStatusStrategy(),
     (_CSR, "approval"): CertificateSigningRequestApprovalStrategy(),

@@ -91,6 +91,11 @@ class DeleteStrategy(Protocol):
         """Delete: what marks an object that stays while finalizers hold it, besides its
         ``deletionTimestamp`` (a namespace's Terminating phase); None for nothing."""
 
+    def check_delete(self, rt: ResourceType, name: str) -> None:
+        """Delete of one object by name, before it is read (a REST storage's own ``Delete``):
+        raise to refuse it. Not called for the items of a deletecollection, which upstream's
+        generic store deletes without the kind's ``Delete``."""
+
 
 @runtime_checkable
 class Strategy(CreateStrategy, UpdateStrategy, SchemaStrategy, DeleteStrategy, Protocol):
@@ -159,6 +164,9 @@ class DefaultStrategy:
         return BACKGROUND
 
     def deletion_mark(self, rt: ResourceType) -> Callable[[Obj], None] | None:
+        return None
+
+    def check_delete(self, rt: ResourceType, name: str) -> None:
         return None
 
 
