@@ -86,14 +86,17 @@ CASES = [
         {"example.com/gpu": "1.5"}), "status.capacity.example.com/gpu", INVALID, "must be an integer"),
     (NODE, "negative allocatable", lambda n: n["status"]["allocatable"].update(cpu="-1"),
      "status.allocatable.cpu", INVALID, "must be greater than or equal to 0"),
+    # Taint paths under metadata: upstream ValidateNode/ValidateNodeUpdate (validation.go) root
+    # validateNodeTaints at field.NewPath("metadata"); a real apiserver answers e.g.
+    # 'metadata.taints[1]: Duplicate value: ...: taints must be unique by key and effect pair'.
     (NODE, "taint without effect", lambda n: n["spec"]["taints"][0].pop("effect"),
-     "spec.taints[0].effect", REQUIRED, None),
+     "metadata.taints[0].effect", REQUIRED, None),
     (NODE, "taint effect unknown", lambda n: n["spec"]["taints"][0].update(effect="NoRun"),
-     "spec.taints[0].effect", NOT_SUPPORTED, None),
+     "metadata.taints[0].effect", NOT_SUPPORTED, None),
     (NODE, "taint key invalid", lambda n: n["spec"]["taints"][0].update(key="a b"),
-     "spec.taints[0].key", INVALID, None),
+     "metadata.taints[0].key", INVALID, None),
     (NODE, "duplicate taint", lambda n: n["spec"]["taints"].append(
-        {"key": "dedicated", "value": "other", "effect": "NoSchedule"}), "spec.taints[2]", DUPLICATE,
+        {"key": "dedicated", "value": "other", "effect": "NoSchedule"}), "metadata.taints[2]", DUPLICATE,
      "taints must be unique by key and effect pair"),
     (NODE, "bad pod CIDR", lambda n: n["spec"].update(podCIDR="10.0.0.0", podCIDRs=["10.0.0.0"]),
      "spec.podCIDRs[0]", INVALID, "must be a valid CIDR value"),

@@ -1,7 +1,8 @@
 """Node validation (``ValidateNode``, ``ValidateNodeUpdate``).
 
-Taints are reported under ``spec.taints`` (Kubernetes reports them under
-``metadata.taints``, a path bug not worth copying).
+Taint errors are reported under ``metadata.taints[i]``, as upstream's ValidateNode and
+ValidateNodeUpdate do (they pass the ``metadata`` path to validateNodeTaints): clients and
+tests compare field paths, so the quirk is kept.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from .meta import validate_object_meta, validate_object_meta_update
 from .pod import validate_taint_effect
 from .resourcelist import parse_resource_list, validate_resource_name
 
+# upstream: fldPath := field.NewPath("metadata"); validateNodeTaints(node.Spec.Taints, fldPath.Child("taints"))
+_TAINTS_PATH = "metadata.taints"
 _CIDR_MSG = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
 _PODCIDR_CHANGE_MSG = 'node updates may not change podCIDR except from "" to valid'
 _PROVIDER_ID_CHANGE_MSG = 'node updates may not change providerID except from "" to valid'
@@ -40,7 +43,7 @@ _PROVIDER_ID_CHANGE_MSG = 'node updates may not change providerID except from ""
 def validate_node(node: Obj) -> Causes:
     errs = validate_object_meta(node, namespaced=False)
     spec = get_dict(node, "spec", "", errs)
-    errs.extend(validate_taints(get_list(spec, "taints", "spec", errs), "spec.taints"))
+    errs.extend(validate_taints(get_list(spec, "taints", "spec", errs), _TAINTS_PATH))
     get_bool(spec, "unschedulable", "spec", errs)
     errs.extend(_validate_node_resources(node))
     errs.extend(_validate_pod_cidrs(spec, errs))
@@ -51,7 +54,7 @@ def validate_node_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     spec = get_dict(new, "spec", "", errs)
     old_spec = dict_field(old, "spec")
-    errs.extend(validate_taints(get_list(spec, "taints", "spec", errs), "spec.taints"))
+    errs.extend(validate_taints(get_list(spec, "taints", "spec", errs), _TAINTS_PATH))
     get_bool(spec, "unschedulable", "spec", errs)
     errs.extend(_validate_node_resources(new))
     errs.extend(_validate_pod_cidrs(spec, errs))
