@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 
+from kvert.api.errors import Cause
+from kvert.api.gostrings import quote
 from kvert.api.types import Obj
 
 from . import names
@@ -340,10 +342,68 @@ def validate_limit_range(lr: Obj) -> Causes:
     return errs
 
 
+# helper.IsStandardResourceQuotaScope and IsResourceQuotaScopeValidForResource (pkg/apis/core/helper)
+_POD_COUNT = frozenset({"pods"})
+_POD_COMPUTE = frozenset({"cpu", "memory", "limits.cpu", "limits.memory", "requests.cpu",
+                          "requests.memory"})
+_PVC = frozenset({"persistentvolumeclaims", "requests.storage"})
+_SCOPE_RESOURCES = {
+    "Terminating": _POD_COUNT | _POD_COMPUTE, "NotTerminating": _POD_COUNT | _POD_COMPUTE,
+    "NotBestEffort": _POD_COUNT | _POD_COMPUTE, "PriorityClass": _POD_COUNT | _POD_COMPUTE,
+    "CrossNamespacePodAffinity": _POD_COUNT | _POD_COMPUTE,
+    "BestEffort": _POD_COUNT,
+    "VolumeAttributesClass": _PVC,
+}
+# helper.IsStandardQuotaResourceName (hugepages aside, see _is_standard_quota_resource)
+_STANDARD_QUOTA_RESOURCES = frozenset({
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.storage",
+    "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage",
+    "pods", "resourcequotas", "services", "replicationcontrollers", "secrets",
+    "persistentvolumeclaims", "configmaps", "services.nodeports", "services.loadbalancers"})
+_CONFLICTING_SCOPES = (("BestEffort", "NotBestEffort"), ("Terminating", "NotTerminating"))
+
+
+def _is_standard_quota_resource(name: str) -> bool:
+    return name in _STANDARD_QUOTA_RESOURCES or name.startswith(("hugepages-", "requests.hugepages-"))
+
+
+def _scopes_value(scopes: list[str]) -> str:
+    # field.Invalid(fldPath, spec.Scopes, ...) renders the slice with Go's %#v
+    return "[]core.ResourceQuotaScope{" + ", ".join(quote(s) for s in scopes) + "}"
+
+
+def _validate_quota_scopes(scopes: list[str], hard: list[str]) -> Causes:
+    """``validateResourceQuotaScopes``: known scopes, each valid for every standard resource
+    of ``hard`` (BestEffort only counts pods), no conflicting pair; every error names the
+    whole ``spec.scopes`` list as its value."""
+    errs: Causes = []
+
+    def bad(detail: str) -> None:
+        errs.append(Cause("spec.scopes", f"Invalid value: {_scopes_value(scopes)}: {detail}",
+                          "FieldValueInvalid"))
+
+    for scope in scopes:
+        allowed = _SCOPE_RESOURCES.get(scope)
+        if allowed is None:
+            bad("unsupported scope")
+            continue
+        for name in sorted(hard):
+            if _is_standard_quota_resource(name) and name not in allowed:
+                bad("unsupported scope applied to resource")
+    for pair in _CONFLICTING_SCOPES:
+        if set(pair) <= set(scopes):
+            bad("conflicting scopes")
+    return errs
+
+
 def validate_resource_quota(rq: Obj) -> Causes:
     errs = validate_object_meta(rq, namespaced=True)
     spec = get_dict(rq, "spec", "", errs)
-    parse_resource_list(spec.get("hard"), "spec.hard", errs, name_check=validate_resource_name)
+    hard = spec.get("hard")
+    parse_resource_list(hard, "spec.hard", errs, name_check=validate_resource_name)
+    scopes = [s for s in get_list(spec, "scopes", "spec", errs) if isinstance(s, str)]
+    if scopes:
+        errs.extend(_validate_quota_scopes(scopes, list(hard) if isinstance(hard, dict) else []))
     status = get_dict(rq, "status", "", errs)
     for field in ("hard", "used"):
         parse_resource_list(status.get(field), f"status.{field}", errs,
