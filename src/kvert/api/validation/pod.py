@@ -1325,6 +1325,11 @@ def validate_pod_status_update(new: Obj, old: Obj) -> Causes:
         ctype = get_str(cond, "type", p, errs)
         if ctype not in SYSTEM_POD_CONDITIONS:
             errs.extend(names.validate_qualified_name(ctype, child(p, "type")))
+        # per-condition observedGeneration (PodObservedGenerationTracking, GA in 1.35)
+        errs.extend(nonnegative(get_int(cond, "observedGeneration", p, errs),
+                                child(p, "observedGeneration")))
+    errs.extend(nonnegative(get_int(status, "observedGeneration", "status", errs),
+                            "status.observedGeneration"))
     if (spec.get("nodeName") or "") != (old_spec.get("nodeName") or ""):
         errs.append(forbidden("status.nodeName", "may not be changed directly"))
     nominated = get_str(status, "nominatedNodeName", "status", errs)

@@ -62,7 +62,33 @@ class PodStrategy(DefaultStrategy):
 
 class PodStatusStrategy(StatusStrategy):
     """``pods/status``: the node agent's and the scheduler's view of the pod; the spec and
-    metadata stay the stored ones."""
+    metadata stay the stored ones. An observedGeneration the write leaves unset (or 0), in
+    the status or in a condition, keeps the stored value (upstream's
+    preserveOldObservedGeneration; conditions matched by type, in order)."""
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj, clock: Clock) -> Obj:
+        merged = super().prepare_for_update(rt, new, old, clock)
+        preserve_observed_generation(merged, old)
+        return merged
+
+
+def preserve_observed_generation(new: Obj, old: Obj) -> None:
+    status, old_status = new.get("status"), old.get("status") or {}
+    if not isinstance(status, dict):
+        return
+    if not status.get("observedGeneration") and old_status.get("observedGeneration"):
+        status["observedGeneration"] = old_status["observedGeneration"]
+    remembered: dict[object, list[object]] = {}
+    for cond in old_status.get("conditions") or []:
+        if isinstance(cond, dict):
+            remembered.setdefault(cond.get("type"), []).append(cond.get("observedGeneration"))
+    for cond in status.get("conditions") or []:
+        if not isinstance(cond, dict):
+            continue
+        earlier = remembered.get(cond.get("type")) or [None]
+        generation = earlier.pop(0)
+        if not cond.get("observedGeneration") and generation:
+            cond["observedGeneration"] = generation
 
 
 class PodResizeStrategy(SubresourceStrategy):
