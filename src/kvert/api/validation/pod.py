@@ -107,11 +107,12 @@ def validate_pod(pod: Obj) -> Causes:
 
 
 def validate_pod_metadata_and_spec(pod: Obj, *, spec_checked: bool = False,
-                                   stored_meta: Obj | None = None) -> Causes:
+                                   stored_meta: Obj | None = None,
+                                   old_spec: Obj | None = None) -> Causes:
     """``spec_checked``: the spec is known valid (an update leaving a stored spec as it was),
     so only the metadata and what ties it to the spec are checked. ``stored_meta``: the
     stored object's metadata, whose labels, annotations, owner references and finalizers
-    left as they were are not checked again."""
+    left as they were are not checked again. ``old_spec``: the stored spec, for ratcheting."""
     errs = validate_object_meta(pod, namespaced=True, old=stored_meta)
     spec = get_dict(pod, "spec", "", errs)
     meta = dict_field(pod, "metadata")
@@ -122,7 +123,7 @@ def validate_pod_metadata_and_spec(pod: Obj, *, spec_checked: bool = False,
                             "must set spec.nodeName if mirror pod annotation is set"))
     if not spec_checked:
         name = meta.get("name") if isinstance(meta.get("name"), str) else ""
-        errs.extend(validate_pod_spec(spec, "spec", is_pod=True, pod_name=name))
+        errs.extend(validate_pod_spec(spec, "spec", is_pod=True, pod_name=name, old_spec=old_spec))
     return errs
 
 
@@ -147,9 +148,11 @@ def validate_pod_template_spec(template: Any, path: str) -> Causes:
     return errs
 
 
-def validate_pod_spec(spec: Obj, path: str, *, is_pod: bool, pod_name: str | None = None) -> Causes:
+def validate_pod_spec(spec: Obj, path: str, *, is_pod: bool, pod_name: str | None = None,
+                      old_spec: Obj | None = None) -> Causes:
     """``ValidatePodSpec``; ``pod_name`` (pods, not templates) also checks the names of the
-    ResourceClaims that templates will produce."""
+    ResourceClaims that templates will produce. ``old_spec``: the stored spec on an update,
+    for the rules upstream ratchets (what the stored object already has stays allowed)."""
     errs: Causes = []
     restart_policy = get_str(spec, "restartPolicy", path, errs) or "Always"
     grace = get_int(spec, "terminationGracePeriodSeconds", path, errs)
@@ -161,8 +164,9 @@ def validate_pod_spec(spec: Obj, path: str, *, is_pod: bool, pod_name: str | Non
     init_containers = get_list(spec, "initContainers", path, errs)
     errs.extend(_validate_containers(containers, volumes, child(path, "containers"), restart_policy,
                                      is_pod))
-    errs.extend(_validate_init_containers(init_containers, containers, volumes,
-                                          child(path, "initContainers"), restart_policy, is_pod))
+    errs.extend(_validate_init_containers(
+        init_containers, containers, volumes, child(path, "initContainers"), restart_policy, is_pod,
+        allow_init_restart_container=init_restart_container_in_use(old_spec)))
     pod_claims = get_list(spec, "resourceClaims", path, errs)
     errs.extend(_validate_pod_resource_claims(pod_claims, child(path, "resourceClaims"), pod_name))
     claim_names = {name for c in pod_claims if isinstance(c, dict)
@@ -374,8 +378,36 @@ def _validate_containers(containers: list[Any], volumes: set[str], path: str, re
     return errs
 
 
+_INIT_RESTART_CONTAINER_MSG = "must not be set to 'RestartContainer' for non-sidecar initContainers"
+
+
+def _no_restart_container_resize(c: Obj, path: str) -> Causes:
+    """1.36 (kubernetes#137458): a non-sidecar init container is never resized, so a
+    ``RestartContainer`` resize policy on it means nothing and is refused."""
+    errs: Causes = []
+    policies = c.get("resizePolicy")
+    for i, rp in enumerate(policies if isinstance(policies, list) else []):
+        if isinstance(rp, dict) and rp.get("restartPolicy") == "RestartContainer":
+            errs.append(invalid(child(index(child(path, "resizePolicy"), i), "restartPolicy"),
+                                "RestartContainer", _INIT_RESTART_CONTAINER_MSG))
+    return errs
+
+
+def init_restart_container_in_use(spec: Any) -> bool:
+    """Whether a (stored) pod spec has a non-sidecar init container with a ``RestartContainer``
+    resize policy: upstream ratchets the 1.36 rule, so an update of such a pod may keep it.
+    (Also for pods/resize, whose validation must pass it as ``old_spec``.)"""
+    if not isinstance(spec, dict):
+        return False
+    for c in spec.get("initContainers") or []:
+        if isinstance(c, dict) and not is_sidecar(c) and _no_restart_container_resize(c, ""):
+            return True
+    return False
+
+
 def _validate_init_containers(init_containers: list[Any], containers: list[Any], volumes: set[str],
-                              path: str, restart_policy: str, is_pod: bool) -> Causes:
+                              path: str, restart_policy: str, is_pod: bool, *,
+                              allow_init_restart_container: bool = False) -> Causes:
     errs: Causes = []
     seen = set(_container_names(containers))
     for _, p, c in dicts(init_containers, path, errs):
@@ -387,6 +419,8 @@ def _validate_init_containers(init_containers: list[Any], containers: list[Any],
             else:
                 effective = "Always"
         errs.extend(_validate_container_common(c, volumes, p, effective, is_pod))
+        if ctr_policy != "Always" and not allow_init_restart_container:
+            errs.extend(_no_restart_container_resize(c, p))
         errs.extend(_unique_container_name(c, p, seen))
         errs.extend(_check_host_port_conflicts([c], path))
         if ctr_policy == "Always":
@@ -1131,7 +1165,7 @@ def validate_pod_update(new: Obj, old: Obj) -> Causes:
     # The stored spec passed these rules when it was written: an update that leaves it as it
     # was (a label or annotation change) is judged by its metadata alone.
     unchanged = "spec" in new and new.get("spec") == old.get("spec")
-    errs.extend(validate_pod_metadata_and_spec(new, spec_checked=unchanged))
+    errs.extend(validate_pod_metadata_and_spec(new, spec_checked=unchanged, old_spec=old_spec))
     errs.extend(_mirror_annotation_updates(new, old))
     if unchanged:
         return errs
