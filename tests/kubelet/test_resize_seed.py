@@ -5,12 +5,25 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from kvert.api import features
+
 from kvert.clock import VirtualClock
 from kvert.kubelet.runtime.sim import SimRuntime
 
 from tests.kubelet.test_agent_support import (HeldRuntime, cluster, condition, container, cstatus, events,
                                               node_config, pod, run_pod, running, start_agent, stop,
                                               wait_for)
+
+
+
+@pytest.fixture(autouse=True)
+def resize_decided_by_the_node():
+    """Seed 000's walk-through has the node report a resize above its capacity Infeasible;
+    Kubernetes 1.36 refuses it at admission unless kvert's KvertResizeInfeasibleAtNode gate is on."""
+    with features.overridden(KvertResizeInfeasibleAtNode=True):
+        yield
 
 
 def _cpu_requests(cpu: str) -> dict:

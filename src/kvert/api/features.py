@@ -45,6 +45,11 @@ GATES: dict[str, tuple[bool, str, str]] = {
         False, "kvert",
         "a failed UpdateContainerResources rolls back the containers already updated in that pass "
         "and skips the rest (seed 000); off, the other updates still proceed (Kubernetes)"),
+    "KvertResizeInfeasibleAtNode": (
+        False, "kvert",
+        "the API server admits a resize above the node's allocatable and the node reports it "
+        "Infeasible (seed 000's walk-through, Kubernetes 1.35); off, PodResizeValidator refuses "
+        "it with 403 (Kubernetes 1.36)"),
     "KvertMemoryLimitReclaim": (
         False, "kvert",
         "a memory limit lowered below the container's usage is set just above the usage until the "

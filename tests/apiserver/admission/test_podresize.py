@@ -97,3 +97,11 @@ def test_the_chain_refuses_a_resize_above_allocatable_with_403(env):
     assert info.value.code == 403
     assert "node didn't have enough allocatable resources: cpu, requested: 5000, allocatable: 4000" \
         in str(info.value)
+
+
+def test_the_seed_gate_leaves_the_decision_to_the_node(env, plugin):
+    """KvertResizeInfeasibleAtNode (kvert's, off): seed 000 / 1.35 -- admitted, the node
+    reports the resize Infeasible later."""
+    from kvert.api import features
+    with features.overridden(KvertResizeInfeasibleAtNode=True):
+        check(env, plugin, test_pod(cpu="10"), test_pod())

@@ -16,12 +16,15 @@ On an update of ``pods/resize`` that changes the spec of a pod bound to a node:
 
 Upstream skips the check when the pod's generation did not change; kvert's store bumps the
 generation after admission, so the same test is made on the spec itself. The plugin is on
-while the InPlacePodVerticalScaling gate is, which is locked on since 1.35.
+while the InPlacePodVerticalScaling gate is, which is locked on since 1.35; kvert's
+``KvertResizeInfeasibleAtNode`` gate turns it off, for seed 000's walk-through in which the
+node reports such a resize Infeasible (as Kubernetes 1.35 did).
 """
 
 from __future__ import annotations
 
 from kvert.api.errors import Cause, NotFound
+from kvert.api.features import server_enabled
 from kvert.api.pods import pod_requests
 from kvert.api.quantity import QuantityError
 from kvert.api.resources import parse_resource_list
@@ -45,7 +48,8 @@ class PodResizeValidator:
         self.store = store
 
     async def validate(self, attrs: Attributes) -> None:
-        if attrs.operation != UPDATE or attrs.subresource != "resize":
+        if attrs.operation != UPDATE or attrs.subresource != "resize" \
+                or server_enabled("KvertResizeInfeasibleAtNode"):
             return
         pod, old = attrs.object, attrs.old_object
         if not isinstance(pod, dict) or not isinstance(old, dict):
