@@ -158,6 +158,7 @@ def test_every_default_plugin_can_be_re_enabled_at_its_own_points_after_disablin
         "DefaultPreemption": ["postFilter"],
         "NodeResourcesBalancedAllocation": ["preScore", "score"],
         "ImageLocality": ["score"], "DefaultBinder": ["bind"],
+        "NodeDeclaredFeatures": ["preFilter", "filter"],   # 1.36: beta, on, appended
     }
     assert set(points) == {n for n, _ in DEFAULT_PLUGINS}
     plugins: dict = {"multiPoint": {"disabled": [{"name": "*"}]}}

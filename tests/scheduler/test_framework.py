@@ -176,11 +176,12 @@ def test_ties_are_broken_at_random_among_the_best():
 def test_default_profile_plugins_and_weights():
     b = Bench([node("a")])
     fw = b.fw
-    # kube-scheduler 1.35's default profile (getDefaultPlugins, DynamicResources enabled)
+    # kube-scheduler 1.36's default profile (getDefaultPlugins, DynamicResources enabled,
+    # NodeDeclaredFeatures -- beta, on -- appended by applyFeatureGates)
     assert [p.name for p in fw.points["filter"]] == [
         "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
         "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-        "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
+        "PodTopologySpread", "InterPodAffinity", "DynamicResources", "NodeDeclaredFeatures"]
     assert fw.weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
                           "VolumeBinding": 1, "PodTopologySpread": 2, "InterPodAffinity": 2,
                           "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}

@@ -129,6 +129,16 @@ def _inputs_key(pod: Mapping[str, Any]) -> bytes | None:
         return None       # not JSON-shaped: counted without the memo
 
 
+def without_pod_level_resources(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """The pod as a scheduler with the PodLevelResources gate off counts it: without
+    ``spec.resources`` (a new uid-less version, so the memo keys it by its inputs)."""
+    spec = pod.get("spec") or {}
+    if "resources" not in spec:
+        return dict(pod)
+    meta = {k: v for k, v in (pod.get("metadata") or {}).items() if k != "resourceVersion"}
+    return {**pod, "metadata": meta, "spec": {k: v for k, v in spec.items() if k != "resources"}}
+
+
 def scheduler_requests(pod: Mapping[str, Any]) -> ResourceList:
     """The pod's requests as the scheduler accounts them (in-place resize rule, overhead)."""
     return dict(pod_resources(pod)[0])
@@ -291,6 +301,9 @@ class NodeCache:
         self._order: np.ndarray | None = None
         self.generation = 0          # bumps on every change
         self.node_generation = 0     # bumps when a node is added, changed or removed
+        # the PodLevelResources gate: off, a pod's spec.resources is not counted (upstream's
+        # SkipPodLevelResources)
+        self.pod_level_resources = True
 
     # ---- sizes ------------------------------------------------------------------------
 
@@ -504,7 +517,8 @@ class NodeCache:
 
     def _entry(self, pod: dict, node: str, assumed: bool = False) -> PodEntry:
         try:
-            req, nz_cpu, nz_mem = pod_resources(pod)
+            req, nz_cpu, nz_mem = pod_resources(
+                pod if self.pod_level_resources else without_pod_level_resources(pod))
         except QuantityError as e:
             log.warning("pod %s: bad resources (%s); counting none", pod_key(pod), e)
             req, nz_cpu, nz_mem = {}, 0, 0

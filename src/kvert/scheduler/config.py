@@ -22,7 +22,8 @@ ignored)::
 
 Plugin sets merge as Kubernetes merges them (``mergePluginSet``, then the framework's
 ``expandMultiPointPlugins``): the defaults are the ``multiPoint`` list of
-:data:`kvert.scheduler.plugins.DEFAULT_PLUGINS`; ``multiPoint.disabled`` removes defaults
+:func:`kvert.scheduler.plugins.default_plugins` for the scheduler's feature gates;
+``multiPoint.disabled`` removes defaults
 (``*`` all of them), ``multiPoint.enabled`` re-configures a default in place (its weight) or
 appends; a plugin enabled at a specific extension point overrides its multiPoint entry there,
 ``disabled`` at a point removes it from that point only. Score weights are taken from
@@ -46,6 +47,7 @@ Errors are :class:`ConfigError` naming the field (nothing is half-applied).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +56,7 @@ import yaml
 
 from kvert.scheduler.cache import NodeCache
 from kvert.scheduler.framework import EXTENSION_POINTS, Framework, Handle, implements
-from kvert.scheduler.plugins import DEFAULT_PLUGINS, REGISTRY
+from kvert.scheduler.plugins import REGISTRY, default_plugins
 from kvert.scheduler.plugins.noderesources import ConfigError as _ArgsError
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -244,8 +246,10 @@ def _names(entries: Any) -> list[tuple[str, int]]:
     return [(e["name"], int(e.get("weight") or 0)) for e in entries or []]
 
 
-def merged_multipoint(plugins: dict) -> list[tuple[str, int]]:
-    """``mergePluginSet`` of the default multiPoint plugins with the profile's."""
+def merged_multipoint(plugins: dict, gates: Mapping[str, bool] | None = None
+                      ) -> list[tuple[str, int]]:
+    """``mergePluginSet`` of the default multiPoint plugins (for the scheduler's feature
+    gates) with the profile's."""
     mp = plugins.get("multiPoint") or {}
     disabled = {n for n, _ in _names(mp.get("disabled"))}
     custom = _names(mp.get("enabled"))
@@ -253,7 +257,7 @@ def merged_multipoint(plugins: dict) -> list[tuple[str, int]]:
     replaced: set[int] = set()
     out: list[tuple[str, int]] = []
     if "*" not in disabled:
-        for name, weight in DEFAULT_PLUGINS:
+        for name, weight in default_plugins(gates):
             if name in disabled:
                 continue
             if name in custom_index:
@@ -271,7 +275,7 @@ def merged_multipoint(plugins: dict) -> list[tuple[str, int]]:
 def build_framework(profile: ProfileConfig, handle: Handle) -> Framework:
     """Instantiate a profile's plugins and lay them out per extension point."""
     plugins = profile.plugins
-    multipoint = merged_multipoint(plugins)
+    multipoint = merged_multipoint(plugins, handle.gates)
     path = f"profile {profile.scheduler_name!r}"
     needed: list[str] = [n for n, _ in multipoint]
     for point in EXTENSION_POINTS:

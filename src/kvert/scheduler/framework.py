@@ -48,18 +48,21 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 from kvert.api.durations import format_go_duration
+from kvert.api.features import enabled as feature_enabled
 from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.clock.base import Clock
 from kvert.scheduler.cache import NodeCache
 from kvert.scheduler.cyclestate import CycleState
+from kvert.scheduler.deferred import GATE as RESIZE_PREEMPTION_GATE
+from kvert.scheduler.deferred import handles_deferred_resize, is_pod_resize_deferred
 from kvert.scheduler.events import (
     ASSIGNED_POD,
     EVENT_ASSIGNED_POD_DELETE,
@@ -148,8 +151,11 @@ class Handle:
                  recorder: EventRecorder | None = None, listers: Listers | None = None,
                  spawn: Callable[[Coroutine[Any, Any, Any]], None] | None = None,
                  activate: Callable[[list[dict[str, Any]]], None] | None = None,
-                 workload_manager: WorkloadManager | None = None):
+                 workload_manager: WorkloadManager | None = None,
+                 gates: Mapping[str, bool] | None = None):
         self.cache = cache
+        # the scheduler's --feature-gates (upstream hands plugins a feature.Features)
+        self.gates: Mapping[str, bool] = dict(gates or {})
         self.client = client
         self.clock = clock
         self.recorder = recorder
@@ -159,6 +165,10 @@ class Handle:
         # the pods of each Workload pod group, fed by the scheduler (GangScheduling)
         self.workload_manager = workload_manager
         self.framework: Framework | None = None
+
+    def feature_enabled(self, name: str) -> bool:
+        """Is the feature gate on for this scheduler (its default when not set)?"""
+        return feature_enabled(self.gates, name)
 
     @property
     def bound_framework(self) -> Framework:
@@ -453,13 +463,31 @@ class Framework:
 
     # ---- filtering ----------------------------------------------------------------
 
+    def deferred_resize(self, pod: Pod) -> bool:
+        """Is this cycle a bound pod's Deferred resize (KEP-5836, behind its gate)? Then only
+        the plugins marked ``handles_deferred_resize`` run (see :mod:`kvert.scheduler.deferred`)."""
+        return (bool((pod.get("spec") or {}).get("nodeName")) and is_pod_resize_deferred(pod)
+                and self.handle.feature_enabled(RESIZE_PREEMPTION_GATE))
+
+    def _skip_for_deferred_resize(self, state: CycleState) -> None:
+        """The PreFilter/Filter plugins that do not handle a deferred resize are skipped, as
+        upstream's in-tree plugins return Skip from PreFilter for such a pod."""
+        for point in ("preFilter", "filter"):
+            for p in self.points.get(point, ()):
+                if not handles_deferred_resize(p):
+                    state.skip_filter_plugins.add(p.name)
+
     def run_pre_filter(self, state: CycleState, pod: Pod, nodes: NodeSet
                        ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
         """(merged result, first non-success status, plugins that narrowed the node set)."""
         result: PreFilterResult | None = None
         narrowing: set[str] = set()
+        if self.deferred_resize(pod):
+            self._skip_for_deferred_resize(state)
         call: _PreFilterCall
         for call in self._entries("preFilter"):
+            if call.name in state.skip_filter_plugins and not handles_deferred_resize(call.plugin):
+                continue
             try:
                 r, st = call.fn(state, pod, nodes)
             except Exception as e:
@@ -597,8 +625,11 @@ class Framework:
         node) clears an earlier nomination."""
         reasons: list[str] = []
         result: PostFilterResult | None = None
+        deferred = self.deferred_resize(pod)
         call: _Call
         for call in self._entries("postFilter"):
+            if deferred and not handles_deferred_resize(call.plugin):
+                continue   # upstream's ResizeInterestedPlugin: only DefaultPreemption opts in
             try:
                 r, st = call.fn(state, pod, diagnosis)
             except Exception as e:
@@ -695,8 +726,11 @@ class Framework:
 
     def run_permit(self, state: CycleState, pod: Pod, node: str) -> Status | None:
         timeouts: dict[str, float] = {}
+        deferred = self.deferred_resize(pod)
         call: _Call
         for call in self._entries("permit"):
+            if deferred and not handles_deferred_resize(call.plugin):
+                continue
             try:
                 st, timeout = call.fn(state, pod, node)
             except Exception as e:

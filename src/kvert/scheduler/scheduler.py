@@ -29,11 +29,12 @@ import asyncio
 import functools
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvert.api.errors import ApiError
+from kvert.api.features import enabled, parse_feature_gates
 from kvert.api.meta import format_time
 from kvert.client import Informer
 from kvert.client.base import Client
@@ -47,8 +48,10 @@ from kvert.scheduler.algorithm import (
     ScheduleResult,
     SchedulingAlgorithm,
 )
-from kvert.scheduler.cache import NodeCache, pod_key, pod_uid
+from kvert.scheduler.cache import NodeCache, pod_key, pod_uid, without_pod_level_resources
 from kvert.scheduler.config import SchedulerConfig, build_framework, load_config
+from kvert.scheduler.deferred import GATE as RESIZE_PREEMPTION_GATE
+from kvert.scheduler.deferred import wants_resize_preemption
 from kvert.scheduler.framework import (
     ASSIGNED_POD,
     EVENT_ASSIGNED_POD_DELETE,
@@ -129,6 +132,8 @@ def assigned_pod_update_action(old: dict, new: dict) -> ActionType:
     return action
 
 
+POD_LEVEL_RESOURCES_GATE = "PodLevelResources"
+
 # an unscheduled pod appeared (a gang waits for its members)
 EVENT_UNSCHEDULED_POD_ADD = ClusterEvent(POD, ActionType.ADD, "UnscheduledPodAdd")
 
@@ -150,12 +155,17 @@ class Scheduler:
                  name: str = "default-scheduler", explain_annotations: bool = True,
                  seed: int | None = None, pop_from_backoff: bool = True,
                  max_unschedulable_seconds: float = 300.0,
-                 informers: InformerFactory | None = None):
+                 informers: InformerFactory | None = None,
+                 gates: Mapping[str, bool] | None = None):
         self.client = client
         self.clock = clock
         self.name = name
+        # kube-scheduler's --feature-gates: the gates of kvert.api.features.GATES, their
+        # defaults when unset (an unknown name raises FeatureGateError)
+        self.gates: dict[str, bool] = parse_feature_gates(dict(gates or {}))
         self.config: SchedulerConfig = load_config(config, default_name=name)
         self.cache = NodeCache()
+        self.cache.pod_level_resources = enabled(self.gates, POD_LEVEL_RESOURCES_GATE)
         self.explain_annotations = explain_annotations
         self.frameworks: dict[str, Framework] = {}
         self.recorders: dict[str, EventRecorder] = {}
@@ -168,7 +178,7 @@ class Scheduler:
             recorder = EventRecorder(client, clock, component=profile.scheduler_name)
             handle = Handle(self.cache, client, clock, recorder, self.listers, self._spawn,
                             activate=lambda pods: self.queue.activate(pods),
-                            workload_manager=self.workloads)
+                            workload_manager=self.workloads, gates=self.gates)
             fw = build_framework(profile, handle)
             if fw.percentage_of_nodes_to_score is None:
                 fw.percentage_of_nodes_to_score = self.config.percentage_of_nodes_to_score
@@ -339,6 +349,9 @@ class Scheduler:
             self.queue.delete(pod)
             self.queue.move_all_to_active_or_backoff(
                 ClusterEvent(ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
+            # a scheduler (re)starting picks up the Deferred resizes waiting for preemption
+            if self._queues_deferred_resize(pod):
+                self.queue.add(pod)
         elif self.responsible_for(pod) and not (pod.get("metadata") or {}).get("deletionTimestamp"):
             self.cache.update_nominated(None, pod)
             self.queue.add(pod)
@@ -362,9 +375,17 @@ class Scheduler:
                 before, after = change
                 if any(after.get(r, 0) < v for r, v in before.items()):
                     action |= ActionType.UPDATE_POD_SCALE_DOWN
+                if self.resize_preemption and any(v > before.get(r, 0) for r, v in after.items()):
+                    action |= ActionType.UPDATE_POD_SCALE_UP
             if action:
                 self.queue.move_all_to_active_or_backoff(
                     ClusterEvent(ASSIGNED_POD, action, "AssignedPodUpdate"), old, new)
+            # the cache first, then the queue (KEP-5836): a Deferred resize joins the queue,
+            # one no longer Deferred (applied, reverted) or not to preempt for leaves it
+            if self._queues_deferred_resize(new):
+                self.queue.update(old, new)
+            elif self.resize_preemption:
+                self.queue.delete(new)
         elif self.responsible_for(new):
             self.cache.update_nominated(old, new)
             self.queue.update(old, new)
@@ -385,13 +406,21 @@ class Scheduler:
             self.queue.move_all_to_active_or_backoff(EVENT_ASSIGNED_POD_DELETE, pod, None)
         self.queue.delete(pod)
 
+    @property
+    def resize_preemption(self) -> bool:
+        """KEP-5836: preempt for Deferred in-place resizes (InPlacePodVerticalScalingSchedulerPreemption)."""
+        return enabled(self.gates, RESIZE_PREEMPTION_GATE)
+
+    def _queues_deferred_resize(self, pod: dict) -> bool:
+        return self.resize_preemption and self.responsible_for(pod) and wants_resize_preemption(pod)
+
     # ---- the scheduling cycle ----------------------------------------------------------------
 
     def _skip(self, pod: dict) -> bool:
         if (pod.get("metadata") or {}).get("deletionTimestamp"):
             return True
         if _assigned(pod):
-            return True
+            return not self._queues_deferred_resize(pod)
         return self.cache.is_assumed(pod)
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
@@ -403,12 +432,17 @@ class Scheduler:
             return
         self.stats.attempts += 1
         state = CycleState()
+        if _assigned(pod):
+            self._deferred_resize_cycle(fw, state, qpi)
+            return
+        # the PodLevelResources gate off: spec.resources is not counted (SkipPodLevelResources)
+        counted = pod if self.cache.pod_level_resources else without_pod_level_resources(pod)
         try:
-            result = self.schedule_pod(fw, state, pod)
+            result = self.schedule_pod(fw, state, counted)
         except FitError as fit:
             post = None
             if fw.points.get("postFilter"):
-                post, st = fw.run_post_filter(state, pod, fit.diagnosis)
+                post, st = fw.run_post_filter(state, counted, fit.diagnosis)
                 if st is not None and st.message():
                     fit.diagnosis.post_filter_msg = st.message()
                 if st is not None and st.code == Code.ERROR:
@@ -450,6 +484,57 @@ class Scheduler:
         if explanation is not None:
             state.write(BINDING_ANNOTATIONS, {explain.ANNOTATION: explain.encode(explanation)})
         self._spawn(self._binding_cycle(fw, state, qpi, assumed, result, explanation))
+
+    def _deferred_resize_cycle(self, fw: Framework, state: CycleState, qpi: QueuedPodInfo) -> None:
+        """KEP-5836: the cycle of a bound pod whose resize is Deferred -- its node only, the
+        plugins that handle it, preemption when the resize does not fit, Permit's parking when
+        it does; never assumed or bound (see :mod:`kvert.scheduler.deferred`)."""
+        pod = qpi.pod
+        try:
+            result = self.schedule_pod(fw, state, pod)
+        except FitError as fit:
+            post, st = (fw.run_post_filter(state, pod, fit.diagnosis)
+                        if fw.points.get("postFilter") else (None, None))
+            if st is not None and st.code == Code.ERROR:
+                log.error("PostFilter for the deferred resize of %s failed: %s", qpi.key, st.message())
+            if post is not None and post.victims:
+                log.info("deferred resize of %s: preempting %s on %s", qpi.key,
+                         ", ".join(pod_key(v) for v in post.victims), post.nominated_node_name)
+            self._deferred_failure(qpi, Status(Code.UNSCHEDULABLE, str(fit)), fit.diagnosis)
+            return
+        except _PluginError as e:
+            self._deferred_failure(qpi, e.status, None)
+            return
+        except NoNodes:
+            self._deferred_failure(qpi, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                               ERR_NO_NODES_AVAILABLE), None)
+            return
+        st = fw.run_permit(state, pod, result.node)
+        if st is None or st.is_success or st.is_wait:
+            # without DeferredPodScheduling's Permit nothing parks it: park it all the same,
+            # a bound pod is never bound again
+            fw.reject_waiting_pod(pod_uid(pod), message="deferred resize")
+            st = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "pod resize fits, waiting for Kubelet actuation")
+        self._deferred_failure(qpi, st, result.diagnosis)
+
+    def _deferred_failure(self, qpi: QueuedPodInfo, status: Status, diagnosis: Diagnosis | None
+                          ) -> None:
+        """``handleSchedulingFailure`` for a Deferred resize: back to the unschedulable pool
+        (its node's events requeue it), without the PodScheduled condition, a nominated node
+        or a FailedScheduling event (upstream alpha writes none)."""
+        error = status.code == Code.ERROR
+        if error:
+            self.stats.errors += 1
+        else:
+            self.stats.unschedulable += 1
+            qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins) if diagnosis else set()
+            qpi.pending_plugins = set(diagnosis.pending_plugins) if diagnosis else set()
+            if status.plugin and status.is_rejected:
+                qpi.unschedulable_plugins.add(status.plugin)
+                # parked while it fits: NodeResourcesFit's hints (a pod of the node deleted or
+                # resized, the node's allocatable) wake it, as the KEP has them do
+                qpi.unschedulable_plugins.add("NodeResourcesFit")
+        self.queue.add_unschedulable_if_not_present(qpi, error=error)
 
     def schedule_pod(self, fw: Framework, state: CycleState, pod: dict) -> ScheduleResult:
         """``schedulePod``: filter, then score; raises FitError when nothing fits."""

@@ -21,26 +21,35 @@ NodeResourcesBalancedAllocation    PreScore, Score                              
 ImageLocality                      Score                                            1
 DefaultBinder                      Bind
 GangScheduling (alpha)             PreEnqueue, Reserve, Permit                      (not default)
-NodeDeclaredFeatures (alpha)       PreFilter, Filter                                (not default)
+NodeDeclaredFeatures (beta)        PreFilter, Filter                                (default, gate)
+DeferredPodScheduling (alpha)      PreFilter, Filter, Permit                        (gate, 1.37)
 RequestedToCapacityRatio (seed)    Score                                            (not default)
 =================================  ==============================================  ========
 
-The order is kube-scheduler 1.35's default ``multiPoint`` order (``getDefaultPlugins`` with
-DynamicResources before DefaultPreemption), which is also the Filter order (a node rejected
-by TaintToleration is reported with its taint, not with a lack of cpu). GangScheduling and
-NodeDeclaredFeatures are alpha in 1.35 (feature gates GenericWorkload / GangScheduling and
-NodeDeclaredFeatures, off by default): a configuration enables them. The in-tree cloud
-volume-limit plugins of older releases (EBSLimits, GCEPDLimits, AzureDiskLimits, CinderLimits)
-are accepted by name as no-ops, so older configurations load. ``register_plugin`` adds a
-plugin to the registry.
+The order is kube-scheduler 1.36's default ``multiPoint`` order (``getDefaultPlugins`` and
+``applyFeatureGates``: DynamicResources, weight 2, before DefaultPreemption; NodeDeclaredFeatures,
+beta and on in 1.36, appended after DefaultBinder), which is also the Filter order (a node
+rejected by TaintToleration is reported with its taint, not with a lack of cpu).
+:func:`default_plugins` leaves NodeDeclaredFeatures out when its gate is off, as
+``applyFeatureGates`` does. GangScheduling stays alpha in 1.36 (GenericWorkload /
+GangScheduling, off): a configuration enables it. The in-tree cloud volume-limit plugins of
+older releases (EBSLimits, GCEPDLimits, AzureDiskLimits, CinderLimits) are accepted by name as
+no-ops, so older configurations load. DeferredPodScheduling (KEP-5836, 1.37 alpha) is
+registered but not in the default profile: upstream's registry builds it only with its gate
+(``InPlacePodVerticalScalingSchedulerPreemption``), and :func:`default_plugins` adds it
+when that gate is on. ``register_plugin`` adds a plugin to the registry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from kvert.api.features import enabled
+
+from kvert.scheduler.deferred import GATE as RESIZE_PREEMPTION_GATE
 from kvert.scheduler.plugins.defaultbinder import DefaultBinder
+from kvert.scheduler.plugins.deferredpodscheduling import DeferredPodScheduling
 from kvert.scheduler.plugins.defaultpreemption import DefaultPreemption
 from kvert.scheduler.plugins.dynamicresources import DynamicResources
 from kvert.scheduler.plugins.gangscheduling import GangScheduling
@@ -66,11 +75,12 @@ REGISTRY: dict[str, Callable[..., Any]] = {
         SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
         NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity, DefaultPreemption,
         NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder, RequestedToCapacityRatio,
-        GangScheduling, NodeDeclaredFeatures, DynamicResources, *NO_OP_PLUGINS)
+        GangScheduling, NodeDeclaredFeatures, DynamicResources, DeferredPodScheduling,
+        *NO_OP_PLUGINS)
 }
 REGISTRY.update(legacy_volume_limits())
 
-# kube-scheduler 1.35's default multiPoint plugins (getDefaultPlugins), in order.
+# kube-scheduler 1.36's default multiPoint plugins with 1.36's default gates, in order.
 DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
@@ -86,12 +96,23 @@ DEFAULT_PLUGINS: list[tuple[str, int]] = [
     ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
-    ("DynamicResources", 0),
+    ("DynamicResources", 2),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
+    ("NodeDeclaredFeatures", 0),
 ]
+NODE_DECLARED_FEATURES_GATE = "NodeDeclaredFeatures"
+
+
+def default_plugins(gates: Mapping[str, bool] | None = None) -> list[tuple[str, int]]:
+    """``getDefaultPlugins`` for a scheduler's feature gates (1.36's defaults when unset)."""
+    out = [(n, w) for n, w in DEFAULT_PLUGINS
+           if n != "NodeDeclaredFeatures" or enabled(gates, NODE_DECLARED_FEATURES_GATE)]
+    if enabled(gates, RESIZE_PREEMPTION_GATE):
+        out.append(("DeferredPodScheduling", 0))
+    return out
 
 
 def register_plugin(name: str, factory: Callable[..., Any]) -> None:
@@ -99,7 +120,8 @@ def register_plugin(name: str, factory: Callable[..., Any]) -> None:
     REGISTRY[name] = factory
 
 
-__all__ = ["DEFAULT_PLUGINS", "REGISTRY", "register_plugin", "DefaultBinder", "DefaultPreemption",
+__all__ = ["DEFAULT_PLUGINS", "REGISTRY", "default_plugins", "register_plugin", "DefaultBinder",
+           "DefaultPreemption", "DeferredPodScheduling",
            "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName", "NodePorts",
            "NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable",
            "PodTopologySpread", "PrioritySort", "RequestedToCapacityRatio", "SchedulingGates",

@@ -98,6 +98,9 @@ def validate_args(args: dict) -> tuple[int, int]:
 class DefaultPreemption(Plugin):
     name = "DefaultPreemption"
 
+    # preempts for a Deferred in-place resize too (KEP-5836's ResizeInterestedPlugin)
+    handles_deferred_resize = True
+
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
         self.min_percentage, self.min_absolute = validate_args(self.args)

@@ -53,6 +53,8 @@ class NodeName(Plugin):
     """A pod naming ``spec.nodeName`` fits only that node."""
 
     name = "NodeName"
+    # a Deferred resize's cycle (KEP-5836) considers only the pod's own node
+    handles_deferred_resize = True
     REASON = "node(s) didn't match the requested node name"
 
     def filter(self, state, pod: dict, nodes: NodeSet) -> FilterResult:

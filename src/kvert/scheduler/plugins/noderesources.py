@@ -79,6 +79,7 @@ from kvert.scheduler.framework import (
     Plugin,
     Status,
 )
+from kvert.scheduler.deferred import GATE as RESIZE_PREEMPTION_GATE
 from kvert.scheduler.plugins.helper import LRU
 from kvert.scheduler.snapshot import NodeSet
 
@@ -445,8 +446,14 @@ class _FitState:
             [r for r in scalars if requests[r] > 0]
 
 
+def _assigned_node(pod: dict) -> str:
+    return (pod.get("spec") or {}).get("nodeName") or ""
+
+
 class NodeResourcesFit(Plugin):
     name = "NodeResourcesFit"
+    # a Deferred resize's cycle (KEP-5836) checks the pod's node with the delta below
+    handles_deferred_resize = True
 
     def __init__(self, args: dict[str, Any] | None = None, handle: Handle | None = None):
         super().__init__(args, handle)
@@ -466,10 +473,29 @@ class NodeResourcesFit(Plugin):
         state.write(_FIT_STATE, _FitState(scheduler_requests(pod)))
         return None, None
 
+    def _resize_preemption(self) -> bool:
+        return self.handle is not None and self.handle.feature_enabled(RESIZE_PREEMPTION_GATE)
+
+    def _held_on_node(self, pod: dict, cache) -> tuple[int, dict[str, int]] | None:
+        """(row, requests the cache already counts for the pod) when the pod is bound to a
+        node that holds it (``adjustDeltasToAccomodateCacheDiscrepancy``, KEP-5836)."""
+        node = _assigned_node(pod)
+        if not node or not self._resize_preemption():
+            return None
+        entry = cache.entry((pod.get("metadata") or {}).get("uid", ""))
+        if entry is None or entry.node != node:
+            return None
+        row = cache.row_of.get(node)
+        return None if row is None else (row, entry.req)
+
     def filter(self, state: CycleState, pod: dict, nodes: NodeSet) -> FilterResult:
         s: _FitState = state.get(_FIT_STATE) or _FitState(scheduler_requests(pod))
         cache, rows = nodes.cache, nodes.rows
         n = len(rows)
+        # A bound pod (a Deferred resize) already counts on its node: only what the resize adds
+        # must fit there, never less than nothing (a pending downsize frees nothing yet).
+        held = self._held_on_node(pod, cache)
+        own = (rows == held[0]) if held is not None else None
         reasons: list[tuple[str, np.ndarray]] = []
         too_many = cache.pod_count[rows] + 1 > cache.allowed_pods[rows]
         reasons.append(("Too many pods", too_many))
@@ -485,7 +511,10 @@ class NodeResourcesFit(Plugin):
                 over = short
             else:
                 alloc = cache.alloc[rows, c]
-                short = want > alloc - cache.req[rows, c]
+                need: Any = want
+                if own is not None and held is not None:
+                    need = np.where(own, max(0, want - held[1].get(res, 0)), want)
+                short = need > alloc - cache.req[rows, c]
                 over = want > alloc
             reasons.append((f"Insufficient {res}", short))
             failed |= short
@@ -535,22 +564,33 @@ class NodeResourcesFit(Plugin):
         return bool(res.passed.all())
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        def elsewhere(pod: dict, other: dict | None) -> bool:
+            """A bound pod waiting for its Deferred resize cares only about its own node."""
+            mine = _assigned_node(pod)
+            return bool(mine) and _assigned_node(other or {}) != mine
+
         def pod_hint(pod: dict, old: dict | None, new: dict | None) -> bool:
             if new is None:   # an assigned pod was deleted
-                return QUEUE if old is not None and (old.get("spec") or {}).get("nodeName") \
-                    else QUEUE_SKIP
+                if old is None or not (old.get("spec") or {}).get("nodeName") or elsewhere(pod, old):
+                    return QUEUE_SKIP
+                return QUEUE
             if (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid"):
                 return QUEUE
-            if not (new.get("spec") or {}).get("nodeName") or old is None:
+            if not (new.get("spec") or {}).get("nodeName") or old is None or elsewhere(pod, new):
                 return QUEUE_SKIP
             before, after = scheduler_requests(old), scheduler_requests(new)
             for res, v in scheduler_requests(pod).items():
                 if v and before.get(res, 0) > after.get(res, 0):
                     return QUEUE
+                # another pod of the node grew: a parked Deferred resize may no longer fit
+                if v and _assigned_node(pod) and after.get(res, 0) > before.get(res, 0):
+                    return QUEUE
             return QUEUE_SKIP
 
         def node_hint(pod: dict, old: dict | None, new: dict | None) -> bool:
-            if new is None or not self._fits_empty(pod, new):
+            if new is None or elsewhere(pod, {"spec": {"nodeName": (new.get("metadata") or {}).get("name")}}):
+                return QUEUE_SKIP
+            if not self._fits_empty(pod, new):
                 return QUEUE_SKIP
             if old is None:
                 return QUEUE
@@ -563,7 +603,8 @@ class NodeResourcesFit(Plugin):
 
         return [
             ClusterEventWithHint(ClusterEvent(ASSIGNED_POD, ActionType.DELETE
-                                              | ActionType.UPDATE_POD_SCALE_DOWN), pod_hint),
+                                              | ActionType.UPDATE_POD_SCALE_DOWN
+                                              | ActionType.UPDATE_POD_SCALE_UP), pod_hint),
             ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD
                                               | ActionType.UPDATE_NODE_ALLOCATABLE), node_hint),
         ]
