@@ -2,7 +2,8 @@
 
 Reads a cluster snapshot (``kubectl get nodes,pods,pdb,priorityclasses,namespaces,services
 -A -o yaml > cluster.yaml``, or hand-written YAML), schedules its pending pods one at a time
-in queue order with kube-scheduler 1.35's default profile (or ``--config``), and prints for
+in queue order with kube-scheduler 1.36's default profile (or ``--config``; ``--feature-gates``
+as kube-scheduler's), and prints for
 each pod the node, every rejected node's filter reasons, every scored node's per-plugin
 scores (after NormalizeScore, before weights) and weighted total, the preemption outcome
 (nominated node, victims) and the FailedScheduling message. Nothing is written to any
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "schedule", help="schedule a cluster snapshot's pending pods offline and explain it",
         description="Schedule the pending pods (no spec.nodeName) of a cluster snapshot one at "
                     "a time, in the scheduling queue's order (priority, then creationTimestamp), "
-                    "each seeing the placements before it, with kube-scheduler 1.35's default "
+                    "each seeing the placements before it, with kube-scheduler 1.36's default "
                     "profile or a KubeSchedulerConfiguration; print where each pod goes and why: "
                     "filter reasons per rejected node, per-plugin scores and totals per scored "
                     "node, preemption (nominated node and victims) and the FailedScheduling "
@@ -39,16 +40,21 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file")
     p.add_argument("-o", "--output", choices=["json", "table"], default="table",
                    help="json: the machine-readable report; table: the same for a person")
+    p.add_argument("--feature-gates", default="", metavar="GATES",
+                   help="kube-scheduler's --feature-gates, e.g. NodeDeclaredFeatures=false,"
+                        "PodLevelResources=false (default: Kubernetes 1.36's defaults)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed for breaking ties between equally scored nodes (default 0)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvert.api.features import parse_feature_gates
     from kvert.scheduler.offline import SnapshotError, load_objects, schedule_snapshot
     try:
+        gates = parse_feature_gates(args.feature_gates)
         objects = load_objects(args.snapshot)
-        report = schedule_snapshot(objects, args.config, seed=args.seed)
+        report = schedule_snapshot(objects, args.config, seed=args.seed, gates=gates)
     except (SnapshotError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -7,7 +7,8 @@ StatefulSets and ReplicationControllers, which default topology spreading reads)
 scheduled one at a time in queue order (PrioritySort: higher priority first, then older
 ``creationTimestamp``, then the file's order), each seeing the placements before it, by the
 same framework, plugins and :class:`~kvert.scheduler.algorithm.SchedulingAlgorithm` as the
-live scheduler, with kube-scheduler 1.35's default profile or a given configuration.
+live scheduler, with kube-scheduler 1.36's default profile (for the given feature gates) or a given
+configuration.
 
 A pod that fits nowhere goes through PostFilter: when preemption nominates a node, its
 victims are taken off the snapshot at once (in a cluster they terminate gracefully; their
@@ -31,17 +32,18 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kvert.api.features import enabled
 from kvert.api.manifests import ManifestError, documents
 from kvert.api.meta import parse_time
 from kvert.clock import VirtualClock
 from kvert.scheduler import explain
 from kvert.scheduler.algorithm import NoNodes, PluginError, SchedulingAlgorithm
-from kvert.scheduler.cache import NodeCache, pod_key
+from kvert.scheduler.cache import NodeCache, pod_key, without_pod_level_resources
 from kvert.scheduler.config import SchedulerConfig, build_framework, load_config
 from kvert.scheduler.framework import (
     MAX_PERMIT_TIMEOUT,
@@ -240,13 +242,17 @@ class OfflineScheduler:
     """The framework over a snapshot: ``run()`` schedules every pending pod and returns the
     report (``{"pods": [entry, ...]}``, see :func:`entry`)."""
 
-    def __init__(self, objects: Iterable[dict], config: Any = None, *, seed: int = 0):
+    def __init__(self, objects: Iterable[dict], config: Any = None, *, seed: int = 0,
+                 gates: Mapping[str, bool] | None = None):
         self.snapshot = classify(objects)
+        # the scheduler's feature gates (kvert.api.features.GATES; defaults when unset)
+        self.gates: dict[str, bool] = dict(gates or {})
         try:
             self.config: SchedulerConfig = load_config(config)
         except ValueError as e:
             raise SnapshotError(str(e)) from e
         self.cache = NodeCache(capacity=max(64, len(self.snapshot.nodes)))
+        self.cache.pod_level_resources = enabled(self.gates, "PodLevelResources")
         for ns in self.snapshot.namespaces:
             self.cache.set_namespace(ns)
         for node in self.snapshot.nodes:
@@ -261,7 +267,8 @@ class OfflineScheduler:
         self.frameworks: dict[str, Framework] = {}
         for profile in self.config.profiles:
             fw = build_framework(profile, Handle(self.cache, listers=listers,
-                                                 workload_manager=self.workloads))
+                                                 workload_manager=self.workloads,
+                                                 gates=self.gates))
             if fw.percentage_of_nodes_to_score is None:
                 fw.percentage_of_nodes_to_score = self.config.percentage_of_nodes_to_score
             self.frameworks[profile.scheduler_name] = fw
@@ -315,8 +322,9 @@ class OfflineScheduler:
     def _attempt(self, fw: Framework, pod: dict) -> dict:
         state = CycleState()
         kw: dict[str, Any] = {"attempt": next(self._attempts), "now": 0.0, "limit": None}
+        counted = pod if self.cache.pod_level_resources else without_pod_level_resources(pod)
         try:
-            r = self.algorithm.schedule_pod(fw, state, pod)
+            r = self.algorithm.schedule_pod(fw, state, counted)
         except FitError as fit:
             post, victims, nominated = None, [], ""
             if fw.points.get("postFilter"):
@@ -365,9 +373,10 @@ def entry(pod: dict, ex: dict) -> dict:
             "message": ex.get("message", "")}
 
 
-def schedule_snapshot(objects: Iterable[dict], config: Any = None, *, seed: int = 0) -> dict:
+def schedule_snapshot(objects: Iterable[dict], config: Any = None, *, seed: int = 0,
+                      gates: Mapping[str, bool] | None = None) -> dict:
     """Schedule a snapshot's pending pods; the report ``{"pods": [...]}``."""
-    return OfflineScheduler(objects, config, seed=seed).run()
+    return OfflineScheduler(objects, config, seed=seed, gates=gates).run()
 
 
 __all__ = ["GATED_MESSAGE", "OfflineScheduler", "SnapshotError", "classify", "entry",
