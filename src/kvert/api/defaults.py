@@ -73,6 +73,11 @@ from typing import Any
 
 from kvert.api.kindspecs import BUILTIN_KINDS
 from kvert.api.meta import deep_copy
+from kvert.api.storagedefaults import (
+    default_csi_driver,
+    default_persistent_volume,
+    default_storage_class,
+)
 from kvert.api.types import Obj
 
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
@@ -623,6 +628,9 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "ResourceClaimTemplate": default_resource_claim_template,
     "RoleBinding": default_rbac_binding,
     "APIService": default_api_service,
+    "PersistentVolume": default_persistent_volume,
+    "StorageClass": default_storage_class,
+    "CSIDriver": default_csi_driver,
 }
 
 # A name missing from DEFAULTERS fails tests/api/test_kind_completeness.py.

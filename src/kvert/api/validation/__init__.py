@@ -78,6 +78,7 @@ from . import (
     misc,
     networking,
     node,
+    persistentvolume,
     pod,
     policy,
     rbac,
@@ -168,6 +169,20 @@ _RULES: dict[str, Rules] = {
     "PersistentVolumeClaim": Rules(
         storage.validate_persistent_volume_claim,
         storage.validate_persistent_volume_claim_update),
+    "PersistentVolume": Rules(
+        persistentvolume.validate_persistent_volume,
+        persistentvolume.validate_persistent_volume_update,
+        persistentvolume.validate_persistent_volume_status_update),
+    "StorageClass": Rules(storage.validate_storage_class, storage.validate_storage_class_update),
+    "VolumeAttributesClass": Rules(
+        storage.validate_volume_attributes_class,
+        storage.validate_volume_attributes_class_update),
+    "VolumeAttachment": Rules(
+        storage.validate_volume_attachment,
+        storage.validate_volume_attachment_update,
+        storage.validate_volume_attachment_update),
+    "CSIDriver": Rules(storage.validate_csi_driver, storage.validate_csi_driver_update),
+    "CSINode": Rules(storage.validate_csi_node, storage.validate_csi_node_update),
     "HorizontalPodAutoscaler": Rules(
         autoscaling.validate_hpa,
         autoscaling.validate_hpa_update,

@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .storage_schemas import STORAGE
+
 # Short package prefixes -> the definition name prefixes Kubernetes uses.
 PACKAGES = {
     "core.v1": "io.k8s.api.core.v1",
@@ -2924,7 +2926,7 @@ timeAdded  time                            When the taint was added.
 
 
 ALL_TEXT = (_META, _POD, _NODE, _CORE, _CORE_WORKLOADS, _APPS, _AUTOSCALING, _BATCH, _MISC, _APIEXT, _ADMREG,
-            _APIREG, _VPA, _WORKLOAD, _DRA)
+            _APIREG, _VPA, _WORKLOAD, _DRA, STORAGE)
 
 
 # -- parsing ----------------------------------------------------------------------------------

@@ -39,6 +39,8 @@ from dataclasses import dataclass
 
 from kvert.api.kindspecs import BUILTIN_KINDS
 
+from .storage_schema import STORAGE_MESSAGES
+
 OTHER_KINDS = """
 authentication.k8s.io/v1 TokenRequest authentication.TokenRequest
 v1 Binding core.Binding
@@ -2281,7 +2283,7 @@ def _parse(text: str) -> dict[str, Message]:
             for name, fields in raw.items()}
 
 
-MESSAGE_TYPES: dict[str, Message] = _parse(MESSAGES)
+MESSAGE_TYPES: dict[str, Message] = _parse(MESSAGES + STORAGE_MESSAGES)
 KIND_TYPES: dict[tuple[str, str], str] = {
     **{spec.gvk: spec.protobuf for spec in BUILTIN_KINDS if spec.protobuf is not None},
     **{(api_version, kind): message for api_version, kind, message

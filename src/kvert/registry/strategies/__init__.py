@@ -34,6 +34,7 @@ from kvert.registry.strategies.pods import (
     PodStrategy,
 )
 from kvert.registry.strategies.scheduling import PriorityClassStrategy
+from kvert.registry.strategies.storage import PersistentVolumeStatusStrategy
 from kvert.registry.strategies.workloads import (
     CreatedWithStatus,
     CustomResourceDefinitionStrategy,
@@ -58,6 +59,8 @@ STRATEGIES: Mapping[tuple[str, str], Strategy] = {
     ("services", ""): ServiceStrategy(),
     # PrepareForCreate empties the status; decoding from storage defaults the phase
     ("persistentvolumeclaims", ""): CreatedWithStatus({"phase": "Pending"}),
+    ("persistentvolumes", ""): CreatedWithStatus({"phase": "Pending"}),
+    ("persistentvolumes", "status"): PersistentVolumeStatusStrategy(),
     ("replicationcontrollers", ""): ReplicationControllerStrategy({"replicas": 0}),
     ("apps/replicasets", ""): CreatedWithStatus({"replicas": 0}),
     ("apps/statefulsets", ""): CreatedWithStatus({"replicas": 0, "availableReplicas": 0}),

@@ -46,11 +46,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kvert.api.features import enabled
-
 from kvert.scheduler.deferred import GATE as RESIZE_PREEMPTION_GATE
 from kvert.scheduler.plugins.defaultbinder import DefaultBinder
-from kvert.scheduler.plugins.deferredpodscheduling import DeferredPodScheduling
 from kvert.scheduler.plugins.defaultpreemption import DefaultPreemption
+from kvert.scheduler.plugins.deferredpodscheduling import DeferredPodScheduling
 from kvert.scheduler.plugins.dynamicresources import DynamicResources
 from kvert.scheduler.plugins.gangscheduling import GangScheduling
 from kvert.scheduler.plugins.imagelocality import ImageLocality

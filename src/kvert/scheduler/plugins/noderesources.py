@@ -62,6 +62,7 @@ from kvert.scheduler.cache import (
     non_zero_requests,
     scheduler_requests,
 )
+from kvert.scheduler.deferred import GATE as RESIZE_PREEMPTION_GATE
 from kvert.scheduler.framework import (
     ASSIGNED_POD,
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -79,7 +80,6 @@ from kvert.scheduler.framework import (
     Plugin,
     Status,
 )
-from kvert.scheduler.deferred import GATE as RESIZE_PREEMPTION_GATE
 from kvert.scheduler.plugins.helper import LRU
 from kvert.scheduler.snapshot import NodeSet
 
