@@ -1,5 +1,6 @@
 """NodeDeclaredFeatures: PreFilter and Filter on the features nodes declare (KEP-5328, alpha
-in 1.35 behind the NodeDeclaredFeatures gate, so not in the default profile).
+in 1.35; beta and on in 1.36, so in the default profile, after DefaultBinder, unless the
+scheduler's NodeDeclaredFeatures gate is off).
 
 A kubelet publishes ``status.declaredFeatures``: the names of the node-level features it
 supports (``DiscoverNodeFeatures``). The scheduler infers from the pod's spec which of them
@@ -7,7 +8,7 @@ the pod needs (``InferForPodScheduling`` of ``k8s.io/component-helpers/nodedecla
 and keeps the pod off nodes that do not declare them all, with the reason
 ``node(s) didn't match Pod's required features`` (UnschedulableAndUnresolvable).
 
-Which features are inferred is a registry (:data:`FEATURES`). In 1.35 it holds one feature,
+Which features are inferred is a registry (:data:`FEATURES`). kvert's holds 1.35's one feature,
 ``GuaranteedQoSPodCPUResize``, which matters only to resizes (the API server's admission
 checks it); nothing is inferred for scheduling, so in 1.35 PreFilter always returns Skip and
 the Filter never runs. A feature whose ``max_version`` is below the scheduler's version
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from kvert.api.version import KUBERNETES_VERSION
 from kvert.scheduler.framework import (
     NODE,
     QUEUE,
@@ -47,7 +49,7 @@ from kvert.scheduler.snapshot import NodeSet
 ERR_REASON_UNSATISFIED = "node(s) didn't match Pod's required features"
 STATE_KEY = "PreFilterNodeDeclaredFeatures"
 # the version requirements are inferred for (upstream: the scheduler binary's version)
-KUBE_VERSION = (1, 35, 0)
+KUBE_VERSION = KUBERNETES_VERSION
 # the event of a pod's own update (the queue requeues such a pod itself; registered for the hint)
 UNSCHEDULED_POD = "UnscheduledPod"
 
