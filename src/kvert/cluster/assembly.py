@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -137,8 +137,9 @@ def controller_manager(client: Client, clock: Clock, *, settings: dict[str, Any]
 
 
 def scheduler(client: Client, clock: Clock, *, config: SchedulerConfig | None = None,
-              seed: int | None = None) -> Scheduler:
-    return Scheduler(client, clock, config, seed=seed)
+              seed: int | None = None, gates: Mapping[str, bool] | None = None) -> Scheduler:
+    """The scheduler; ``gates``: its --feature-gates (kvert.api.features.GATES)."""
+    return Scheduler(client, clock, config, seed=seed, gates=gates)
 
 
 def node_config(name: str, flags: dict[str, Any], kubelet_config: Path | None = None) -> NodeConfig:
