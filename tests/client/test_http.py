@@ -59,6 +59,9 @@ def test_crud_subresources_and_errors(tmp_path):
         stale = dict(created)
         with pytest.raises(Conflict):
             await client.update("pods", stale)
+        # 1.36's PodResizeValidator needs the pod's node to exist
+        await client.create("nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"},
+                                      "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}})
         await client.bind("default", "web", "node-1")
         resized = await client.resize("default", "web", {"spec": {"containers": [{
             "name": "app", "resources": {"requests": {"cpu": "650m", "memory": "64Mi"},
