@@ -1,10 +1,13 @@
 """KEP-5836 live: a node agent (simulated runtime), the scheduler, one node holding a
 low-priority and a high-priority pod; the high-priority pod is resized beyond what is free.
 With InPlacePodVerticalScalingSchedulerPreemption on, the scheduler preempts the low-priority
-pod and the kubelet then applies the resize (it retries Deferred resizes when a pod leaves);
-with it off the resize stays Deferred. upstream: test/e2e/node/pod_resize.go
-"InPlaceResizePreemption" (a lower-priority pod is preempted by a higher-priority Deferred
-resize, and the kubelet actuates the resize after the preemption completes)."""
+pod (a ``Preempted`` event) and the kubelet then applies the resize (it retries Deferred resizes
+when a pod leaves); with it off the resize stays Deferred.
+
+upstream: the v1.37 blog "Scheduler Preemption for In-Place Pod Resize (Alpha)" mini-tutorial
+(8-cpu node; low-priority pod 3 cpu / 500Mi, high-priority pod 4 cpu / 1Gi; the high one
+resized to 6 cpu: the low one gets ``Preempted by pod <uid> on node <node>``, the high one's
+allocated cpu becomes 6, no restart) and test/e2e/node/pod_resize.go "InPlaceResizePreemption"."""
 
 from __future__ import annotations
 
@@ -34,47 +37,49 @@ async def priority_classes(client) -> None:
             "metadata": {"name": name}, "value": value})
 
 
-def scenario(gates: dict) -> tuple[dict, dict | None]:
+def scenario(gates: dict) -> tuple[dict, dict | None, list[dict]]:
     clock = VirtualClock()
 
     async def main():
         client = await cluster(clock)
         await priority_classes(client)
-        agent, agent_task = await start_agent(client, clock, config=node_config(cpu=2000))
+        agent, agent_task = await start_agent(client, clock, config=node_config(cpu=8000))
         sched = Scheduler(client, clock, seed=1, gates=gates)
         sched_task = asyncio.ensure_future(sched.run())
         await sched.synced.wait()
         policy = {"cpu": "NotRequired", "memory": "NotRequired"}
-        await client.create("pods", pod("low", container("app", "1", "128Mi", policy=policy),
+        await client.create("pods", pod("low", container("worker", "3", "500Mi", policy=policy),
                                         priorityClassName="low", terminationGracePeriodSeconds=1))
-        await client.create("pods", pod("high", container("app", "500m", "128Mi", policy=policy),
+        await client.create("pods", pod("high", container("app", "4", "1Gi", policy=policy),
                                         priorityClassName="high"))
 
         async def both_running():
             pods = [await client.get("pods", n, "default") for n in ("low", "high")]
             return all(p["status"].get("phase") == "Running" for p in pods)
         await wait_for(clock, both_running, what="both pods running")
-        # 500m -> 1500m: within the node's 2 cpus (admission lets it in), not next to "low"
+        # 4 -> 6 cpus: within the node's 8 (admission lets it in), not next to "low"'s 3
         await client.resize("default", "high", {"spec": {"containers": [
-            {"name": "app", "resources": {"requests": {"cpu": "1500m"}, "limits": {"cpu": "1500m"}}}]}},
+            {"name": "app", "resources": {"requests": {"cpu": "6"}, "limits": {"cpu": "6"}}}]}},
             patch_type="strategic")
 
         async def deferred_or_done():
             p = await client.get("pods", "high", "default")
             pending = condition(p, "PodResizePending")
             applied = (cstatus(p, "app").get("resources") or {}).get("requests", {}).get("cpu")
-            return p if (pending and pending.get("reason") == "Deferred") or applied == "1500m" else None
+            return p if (pending and pending.get("reason") == "Deferred") or applied == "6" else None
         await wait_for(clock, deferred_or_done, what="the resize deferred")
 
         async def applied():
             p = await client.get("pods", "high", "default")
             cpu = (cstatus(p, "app").get("resources") or {}).get("requests", {}).get("cpu")
-            return p if cpu == "1500m" and not condition(p, "PodResizePending") else None
+            return p if cpu == "6" and not condition(p, "PodResizePending") else None
         try:
             await wait_for(clock, applied, timeout=60, what="the resize applied")
         except AssertionError:
             pass
         high = await client.get("pods", "high", "default")
+        low_events = [e for e in (await client.list("events", namespace="default"))["items"]
+                      if e["involvedObject"].get("name") == "low" and e["reason"] == "Preempted"]
         try:
             low = await client.get("pods", "low", "default")
         except Exception:
@@ -83,21 +88,26 @@ def scenario(gates: dict) -> tuple[dict, dict | None]:
         sched.stop()
         await sched_task
         await stop(agent, agent_task)
-        return high, low
+        return high, low, low_events
 
     return clock.run(main())
 
 
 def test_gate_on_preempts_the_low_priority_pod_and_the_resize_completes():
-    high, low = scenario({GATE: True})
-    assert (cstatus(high, "app").get("resources") or {})["requests"]["cpu"] == "1500m"
+    high, low, preempted = scenario({GATE: True})
+    assert cstatus(high, "app")["allocatedResources"]["cpu"] == "6"
+    assert (cstatus(high, "app").get("resources") or {})["requests"]["cpu"] == "6"
     assert condition(high, "PodResizePending") is None
-    assert high["status"]["containerStatuses"][0]["restartCount"] == 0
+    assert cstatus(high, "app")["restartCount"] == 0
     assert low is None or low["metadata"].get("deletionTimestamp")
+    [event] = preempted
+    assert (event["type"], event["message"]) == (
+        "Normal", f"Preempted by pod {high['metadata']['uid']} on node node-1")
 
 
 def test_gate_off_the_resize_stays_deferred():
-    high, low = scenario({})
+    high, low, preempted = scenario({})
     pending = condition(high, "PodResizePending")
     assert pending is not None and pending["reason"] == "Deferred"
     assert low is not None and not low["metadata"].get("deletionTimestamp")
+    assert preempted == []
