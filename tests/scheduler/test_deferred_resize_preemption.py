@@ -7,7 +7,7 @@ proceed. Expected values from upstream's tests:
   _isSchedulableAfterNodeAdd / _Permit);
 * test/integration/scheduler/preemption/deferred_resize_preemption_test.go
   (TestDeferredResizePodPreemption, TestDeferredResizeQueueingHints,
-  TestDeferredResizeQueueingHandlers).
+  TestDeferredResizeNodePreemptionPolicy, TestDeferredResizeQueueingHandlers).
 """
 
 from __future__ import annotations
@@ -159,7 +159,8 @@ def test_permit(name, p, gate, rejected):
 def test_default_profile_gains_the_plugin_only_with_the_gate():
     names = [n for n, _ in default_plugins()]
     assert "DeferredPodScheduling" not in names and names[-1] == "NodeDeclaredFeatures"
-    assert [n for n, _ in default_plugins(ON)][-1] == "DeferredPodScheduling"
+    with_gate = [n for n, _ in default_plugins(ON)]
+    assert with_gate[with_gate.index("NodeName") + 1] == "DeferredPodScheduling"
     assert "NodeDeclaredFeatures" not in [n for n, _ in default_plugins({"NodeDeclaredFeatures": False})]
 
 
@@ -222,7 +223,7 @@ def test_framework_runs_only_the_plugins_that_handle_a_deferred_resize():
     # the taint the pod does not tolerate is not looked at: only NodeName, NodeResourcesFit
     # and DeferredPodScheduling filter
     assert [p.name for p in fw.filter_plugins(state)] == [
-        "NodeName", "NodeResourcesFit", "DeferredPodScheduling"]
+        "NodeName", "DeferredPodScheduling", "NodeResourcesFit"]
 
 
 # ---- the scheduler on an in-process cluster (deferred_resize_preemption_test.go) --------------
@@ -284,7 +285,7 @@ FITS = ("300m", "300", [], ("high", "300m", "100"), [])
     ("preempt multiple low priority pods", MULTIPLE, False),
     ("no preemption when preemptor policy is PreemptNever", NEVER, False),
     ("parking strategy when deferred resize fits on node", FITS, False),
-    ("version skew node-level fallback disables preemption", SINGLE, True),
+    ("node-level preemption policy disables preemption", SINGLE, True),
 ])
 def test_deferred_resize_pod_preemption(name, case, node_policy):
     """upstream: TestDeferredResizePodPreemption (its five cases)"""
@@ -426,3 +427,124 @@ def test_np_int_codes_are_int8():
     pl, cache = plugin_on([node("node1")], True)
     res = pl.filter(CycleState(), deferred(pod("p", node_name="node1")), cache.snapshot().all())
     assert res.codes.dtype == np.int8
+
+
+# ---- queueing hints and node policy (TestDeferredResizeQueueingHints,
+# TestDeferredResizeNodePreemptionPolicy) -----------------------------------------------------
+
+
+async def hints_setup(c: Cluster, *, node_cpu="200m", other_cpu="200m", deferred_cpu="100m",
+                      disabled=False) -> Scheduler:
+    """setUpPreemptionTestWithContext: node1 (``node_cpu``) with a high-priority
+    ``other-pod`` and the low-priority ``deferred-pod`` (allocated 50m), node2 (500m) with a
+    high-priority 200m ``irrelevant-pod``; the deferred pod parked as unschedulable."""
+    await priority_classes(c)
+    n1 = node("node1", cpu=node_cpu, pods="32")
+    if disabled:
+        n1["spec"]["podPreemptionPolicy"] = {"disableResizePreemption": ["test-policy"]}
+    await c.create_node(n1)
+    await c.create_node(node("node2", cpu="500m", pods="32"))
+    await c.create_pod(pause("other-pod", "high", other_cpu, "10Mi"))
+    await c.create_pod(pause("irrelevant-pod", "high", "200m", "10Mi", node_name="node2"))
+    await c.create_pod(pause("deferred-pod", "low", deferred_cpu, "10Mi"))
+    s, _ = await start(c, ON)
+    await defer(c, "deferred-pod", {"cpu": "50m", "memory": "10Mi"})
+    await c.settle(2)
+    return s
+
+
+async def attempts(s: Scheduler, c: Cluster) -> int | None:
+    q = s.queue.get(await c.get_pod("deferred-pod"))
+    return q.attempts if q is not None else None
+
+
+async def resize_cpu(c: Cluster, name: str, cpu: str) -> None:
+    await c.client.resize("default", name, {"spec": {"containers": [
+        {"name": "app", "resources": {"requests": {"cpu": cpu}}}]}}, patch_type="strategic")
+
+
+async def relabel(c: Cluster, name: str) -> None:
+    await c.client.patch("pods", name, {"metadata": {"labels": {"updated-by-test": "true"}}},
+                         "merge", namespace="default")
+
+
+async def node_cpu(c: Cluster, name: str, cpu: str) -> None:
+    await c.client.patch("nodes", name, {"status": {"capacity": {"cpu": cpu},
+                                                    "allocatable": {"cpu": cpu}}},
+                         "merge", subresource="status")
+
+
+async def node_policy(c: Cluster, name: str, owners: list[str] | None) -> None:
+    await c.client.patch("nodes", name, {"spec": {"podPreemptionPolicy": (
+        {"disableResizePreemption": owners} if owners else None)}}, "merge")
+
+
+async def delete(c: Cluster, name: str) -> None:
+    await c.client.delete("pods", name, namespace="default", grace_period_seconds=0)
+
+
+HINTS = [
+    ("irrelevant pod scale down ignores queue", {}, lambda c: resize_cpu(c, "irrelevant-pod", "100m"), False),
+    ("assigned pod scale down on same node wakes queue", {}, lambda c: resize_cpu(c, "other-pod", "100m"), True),
+    ("irrelevant pod deletion ignores queue", {}, lambda c: delete(c, "irrelevant-pod"), False),
+    ("assigned pod deletion on same node wakes queue", {}, lambda c: delete(c, "other-pod"), True),
+    ("irrelevant pod scale up ignores queue", {"node_cpu": "300m", "deferred_cpu": "200m"},
+     lambda c: resize_cpu(c, "irrelevant-pod", "300m"), False),
+    ("assigned pod scale up on same node wakes queue", {"node_cpu": "300m", "deferred_cpu": "200m"},
+     lambda c: resize_cpu(c, "other-pod", "250m"), True),
+    ("non-resource label change ignores queue", {}, lambda c: relabel(c, "other-pod"), False),
+    ("irrelevant node capacity increase ignores queue", {}, lambda c: node_cpu(c, "node2", "1"), False),
+    ("assigned node capacity increase wakes queue", {}, lambda c: node_cpu(c, "node1", "1"), True),
+    ("target pod spec scale down wakes queue", {}, lambda c: resize_cpu(c, "deferred-pod", "80m"), True),
+    ("target pod spec scale up wakes queue", {"node_cpu": "500m", "deferred_cpu": "400m"},
+     lambda c: resize_cpu(c, "deferred-pod", "450m"), True),
+    # TestDeferredResizeNodePreemptionPolicy
+    ("disabling node preemption policy does not wake queue", {},
+     lambda c: node_policy(c, "node1", ["test-policy"]), False),
+    ("enabling node preemption policy wakes queue", {"disabled": True},
+     lambda c: node_policy(c, "node1", None), True),
+    ("irrelevant node preemption policy change ignores queue", {},
+     lambda c: node_policy(c, "node2", ["test-policy"]), False),
+]
+
+
+@pytest.mark.parametrize("name,setup,trigger,wakes", HINTS, ids=[h[0] for h in HINTS])
+def test_deferred_resize_queueing_hints(name, setup, trigger, wakes):
+    """upstream: TestDeferredResizeQueueingHints and TestDeferredResizeNodePreemptionPolicy
+    (an attempt more after the event, or none)."""
+    c = Cluster()
+
+    async def main():
+        s = await hints_setup(c, **setup)
+        before = await attempts(s, c)
+        await trigger(c)
+        await c.settle(15)    # past the backoff, so a requeued pod has been tried again
+        after = await attempts(s, c)
+        await s.wait_idle()
+        s.stop()
+        return before, after
+
+    before, after = c.run(main)
+    assert before is not None, name
+    assert (after is not None and after > before) == wakes, (name, before, after)
+
+
+def test_cleared_deferred_condition_takes_the_pod_out_of_the_queue():
+    """upstream: TestDeferredResizeQueueingHandlers / 'UpdatePod handler removes pod from
+    queue when deferred condition is cleared'."""
+    c = Cluster()
+
+    async def main():
+        s = await hints_setup(c)
+        queued = await attempts(s, c)
+        await c.client.patch("pods", "deferred-pod", {"status": {"conditions": [
+            {"type": "PodScheduled", "status": "True"}]}}, "merge", namespace="default",
+            subresource="status")
+        await c.settle(1)
+        gone = await attempts(s, c)
+        await s.wait_idle()
+        s.stop()
+        return queued, gone
+
+    queued, gone = c.run(main)
+    assert queued is not None and gone is None

@@ -31,7 +31,7 @@ def test_node_declared_features_follows_its_gate():
 
 def test_resize_preemption_gate_adds_deferred_pod_scheduling():
     names = default_filter_plugins({"InPlacePodVerticalScalingSchedulerPreemption": True})
-    assert names[-2:] == ["NodeDeclaredFeatures", "DeferredPodScheduling"]
+    assert names[:4] == ["NodeUnschedulable", "NodeName", "DeferredPodScheduling", "TaintToleration"]
     assert "DeferredPodScheduling" not in default_filter_plugins({})
 
 

@@ -28,11 +28,13 @@ class ActionType(IntFlag):
     # a bound pod's requests grew (upstream's UpdatePodScaleUp; KEP-5836 requeues a parked
     # Deferred resize of the same node on it)
     UPDATE_POD_SCALE_UP = 8192
+    # a node's spec.podPreemptionPolicy changed (upstream's UpdateNodePreemptionPolicy, KEP-5836)
+    UPDATE_NODE_PREEMPTION_POLICY = 16384
     UPDATE = (UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT
               | UPDATE_NODE_CONDITION | UPDATE_NODE_ANNOTATION | UPDATE_POD_LABEL
               | UPDATE_POD_SCALE_DOWN | UPDATE_POD_TOLERATION
               | UPDATE_POD_SCHEDULING_GATES_ELIMINATED | UPDATE_POD_GENERATED_RESOURCE_CLAIM
-              | UPDATE_NODE_DECLARED_FEATURE | UPDATE_POD_SCALE_UP)
+              | UPDATE_NODE_DECLARED_FEATURE | UPDATE_POD_SCALE_UP | UPDATE_NODE_PREEMPTION_POLICY)
     ALL = ADD | DELETE | UPDATE
 
 

@@ -118,6 +118,8 @@ def node_update_action(old: dict, new: dict) -> ActionType:
         action |= ActionType.UPDATE_NODE_ANNOTATION
     if os_.get("declaredFeatures") != ns_.get("declaredFeatures"):
         action |= ActionType.UPDATE_NODE_DECLARED_FEATURE
+    if _spec(old).get("podPreemptionPolicy") != _spec(new).get("podPreemptionPolicy"):
+        action |= ActionType.UPDATE_NODE_PREEMPTION_POLICY
     return action
 
 

@@ -34,10 +34,10 @@ rejected by TaintToleration is reported with its taint, not with a lack of cpu).
 ``applyFeatureGates`` does. GangScheduling stays alpha in 1.36 (GenericWorkload /
 GangScheduling, off): a configuration enables it. The in-tree cloud volume-limit plugins of
 older releases (EBSLimits, GCEPDLimits, AzureDiskLimits, CinderLimits) are accepted by name as
-no-ops, so older configurations load. DeferredPodScheduling (KEP-5836, 1.37 alpha) is
-registered but not in the default profile: upstream's registry builds it only with its gate
-(``InPlacePodVerticalScalingSchedulerPreemption``), and :func:`default_plugins` adds it
-when that gate is on. ``register_plugin`` adds a plugin to the registry.
+no-ops, so older configurations load. DeferredPodScheduling (KEP-5836, 1.37 alpha) joins
+the default profile, right after NodeName, only when its gate
+(``InPlacePodVerticalScalingSchedulerPreemption``) is on; for any pod but a Deferred resize it
+skips itself. ``register_plugin`` adds a plugin to the registry.
 """
 
 from __future__ import annotations
@@ -110,7 +110,11 @@ def default_plugins(gates: Mapping[str, bool] | None = None) -> list[tuple[str, 
     out = [(n, w) for n, w in DEFAULT_PLUGINS
            if n != "NodeDeclaredFeatures" or enabled(gates, NODE_DECLARED_FEATURES_GATE)]
     if enabled(gates, RESIZE_PREEMPTION_GATE):
-        out.append(("DeferredPodScheduling", 0))
+        # right after NodeName, before NodeResourcesFit: a node whose policy forbids resize
+        # preemption is reported by DeferredPodScheduling (so re-enabling it requeues the pod,
+        # upstream's TestDeferredResizeNodePreemptionPolicy) and is never a preemption candidate
+        at = next(i for i, (n, _) in enumerate(out) if n == "NodeName") + 1
+        out.insert(at, ("DeferredPodScheduling", 0))
     return out
 
 

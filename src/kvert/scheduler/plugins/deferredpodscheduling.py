@@ -109,10 +109,9 @@ class DeferredPodScheduling(Plugin):
         return QUEUE_SKIP
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # upstream registers Node/UpdateNodePreemptionPolicy; kvert has no such action type,
-        # so node updates are offered and the hint keeps the policy changes
-        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE),
-                                     self.is_schedulable_after_node_change)]
+        return [ClusterEventWithHint(
+            ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_PREEMPTION_POLICY),
+            self.is_schedulable_after_node_change)]
 
 
 __all__ = ["DeferredPodScheduling", "ERR_REASON_NODE_DISABLES_RESIZE_PREEMPTION",
