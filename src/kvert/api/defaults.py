@@ -15,7 +15,8 @@ Pod (``SetDefaults_PodSpec`` and ``SetDefaults_Pod``):
   ``containerPort`` under ``hostNetwork``), probe timeouts/thresholds and ``httpGet``
   path/scheme, volumes with no source become ``emptyDir: {}``, the deprecated
   ``serviceAccount`` mirrors ``serviceAccountName`` (the v1 conversion); and, for Pods only
-  (not pod templates), each container's requests default to its limits, resource by resource.
+  (not pod templates), each container's requests default to its limits, resource by resource,
+  and then pod-level ``spec.resources`` (see :func:`_default_pod_level_resources`).
 
 Deliberately not defaulted, as in Kubernetes:
   * ``resizePolicy``: today's API leaves it unset (the 1.27 alpha wrote ``NotRequired`` for cpu
@@ -71,8 +72,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvert.api import podlevel
 from kvert.api.kindspecs import BUILTIN_KINDS
 from kvert.api.meta import deep_copy
+from kvert.api.quantity import QuantityError
 from kvert.api.storagedefaults import (
     default_csi_driver,
     default_persistent_volume,
@@ -87,6 +90,7 @@ DEFAULT_VPA_UPDATE_MODE = "Recreate"
 DEFAULT_CONTROLLED_VALUES = "RequestsAndLimits"
 DEFAULT_CONTROLLED_RESOURCES = ("cpu", "memory")
 DEFAULT_RESIZE_RESTART_POLICY = "NotRequired"
+_HUGEPAGES = "hugepages-"
 METADATA_NAME_LABEL = "kubernetes.io/metadata.name"
 MAX_INT32 = 2**31 - 1
 
@@ -229,14 +233,65 @@ def _requests_from_limits(c: Any) -> None:
             requests[name] = deep_copy(value)
 
 
+def _supported_pod_level(name: str) -> bool:
+    # resourcehelper.IsSupportedPodLevelResource
+    return name in ("cpu", "memory") or name.startswith(_HUGEPAGES)
+
+
+def _default_pod_level_resources(spec: Obj) -> None:
+    """``defaultHugePagePodLimits`` then ``defaultPodRequests`` (PodLevelResources, on in 1.36),
+    run after the containers' requests are defaulted from their limits:
+
+    * a hugepages limit the containers set, with no pod-level limit or request for it, makes
+      the pod-level limit their aggregate;
+    * with pod-level limits, a missing pod-level cpu/memory request becomes the containers'
+      aggregate request when any container requests it, else the pod-level limit (hugepages:
+      the limit).
+
+    1.37's defaulting of pod-level limits from the containers' (kubernetes#137616) is not done.
+    """
+    res = _dict(spec, "resources")
+    if res is None:
+        return
+    limits, requests = res.get("limits"), res.get("requests")
+    if (limits is not None and not isinstance(limits, dict)) or \
+            (requests is not None and not isinstance(requests, dict)):
+        return
+    limits, requests = dict(limits or {}), dict(requests or {})
+    if not limits and not requests:
+        return
+    try:
+        container_limits = podlevel.aggregate_container_limits(spec)
+        container_requests = podlevel.aggregate_container_requests(spec)
+    except (QuantityError, ValueError, TypeError):
+        return   # validation reports the bad quantity
+    for name, amount in container_limits.items():
+        if name.startswith(_HUGEPAGES) and name not in requests and name not in limits:
+            limits[name] = podlevel.aggregate_text(spec, "limits", name, amount)
+    if limits:
+        res["limits"] = limits
+    else:
+        return
+    for name, amount in container_requests.items():
+        if name not in requests and name in ("cpu", "memory"):   # IsOvercommitAllowed
+            requests[name] = podlevel.aggregate_text(spec, "requests", name, amount)
+    for name, value in limits.items():
+        if name not in requests and _supported_pod_level(name):
+            requests[name] = deep_copy(value)
+    if requests:
+        res["requests"] = requests
+
+
 def default_pod(pod: Obj) -> None:
-    """``SetDefaults_Pod`` (requests from limits, ``enableServiceLinks``) + the pod spec."""
+    """``SetDefaults_Pod`` (requests from limits, pod-level requests, ``enableServiceLinks``)
+    + the pod spec."""
     spec = _dict(pod, "spec", create=True)
     if spec is None:
         return
     for field in ("containers", "initContainers"):
         for c in _list(spec, field):
             _requests_from_limits(c)
+    _default_pod_level_resources(spec)
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     default_pod_spec(spec, host_ports=True)

@@ -132,3 +132,19 @@ def test_resize_is_checked(env):
                                                    "limits": {"cpu": "800m", "memory": "128Mi"}}
     resized = env.run(env.client.resize("default", "web", patch))
     assert resized["spec"]["containers"][0]["resources"]["limits"]["cpu"] == "800m"
+
+
+def test_pod_type_with_pod_level_limits(env):
+    """KEP-2837 / plugin/pkg/admission/limitranger: a Pod item reads the pod's effective
+    limits (resourcehelper.PodLimits with pod-level resources), so a pod-level limit of 1 cpu
+    satisfies max 1 even though the containers' limits add up to 1200m."""
+    env.create("limitranges", limit_range("pod-max", {"type": "Pod", "max": {"cpu": "1"}}))
+    containers = [{"name": n, "image": "x", "resources": {"requests": {"cpu": "100m"},
+                                                          "limits": {"cpu": "600m"}}}
+                  for n in ("a", "b")]
+    env.create("pods", pod("level", containers=containers,
+                           resources={"limits": {"cpu": "1"}, "requests": {"cpu": "1"}}))
+    with pytest.raises(Forbidden) as e:
+        env.create("pods", pod("over", containers=containers,
+                               resources={"limits": {"cpu": "2"}, "requests": {"cpu": "1200m"}}))
+    assert str(e.value).endswith("maximum cpu usage per Pod is 1, but limit is 2")

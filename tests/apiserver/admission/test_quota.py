@@ -166,3 +166,12 @@ def test_quotas_elsewhere_do_not_apply(env):
     env.create("pods", pod("free"))
     with pytest.raises(Forbidden):
         env.create("pods", pod("blocked", namespace="other"))
+
+
+def test_pod_level_requests_are_what_quota_charges(env):
+    """pkg/quota/v1/evaluator/core PodUsageFunc: resourcehelper.PodRequests/PodLimits, which
+    take pod-level resources when set (PodLevelResources, on in 1.36)."""
+    env.create("resourcequotas", quota("compute", {"requests.cpu": "4", "limits.cpu": "4"}))
+    env.create("pods", pod("level", requests={"cpu": "500m"}, limits={"cpu": "500m"},
+                           resources={"requests": {"cpu": "2"}, "limits": {"cpu": "3"}}))
+    assert used(env, "compute") == {"requests.cpu": "2", "limits.cpu": "3"}

@@ -21,7 +21,9 @@ import ipaddress
 from functools import lru_cache
 from typing import Any
 
+from kvert.api import podlevel
 from kvert.api.errors import Cause
+from kvert.api.quantity import Quantity, QuantityError, to_int
 from kvert.api.selectors import parse_int64
 from kvert.api.types import Obj
 
@@ -56,7 +58,12 @@ from .common import (
 )
 from .diff import describe_diff, normalized
 from .meta import validate_label_selector, validate_object_meta, validate_object_meta_update
-from .resourcelist import RESIZABLE_RESOURCES, parse_resource_list, validate_resource_requirements
+from .resourcelist import (
+    RESIZABLE_RESOURCES,
+    parse_resource_list,
+    validate_resource_name,
+    validate_resource_requirements,
+)
 from .workload import validate_workload_reference
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -185,8 +192,8 @@ def validate_pod_spec(spec: Obj, path: str, *, is_pod: bool, pod_name: str | Non
         errs.extend(_validate_ephemeral_containers(ephemeral, containers + init_containers, volumes,
                                                    child(path, "ephemeralContainers"),
                                                    restart_policy, is_pod))
-    if "resources" in spec:
-        errs.extend(_validate_pod_level_resources(spec.get("resources"), child(path, "resources")))
+    if spec.get("resources") is not None:
+        errs.extend(_validate_pod_level_resources(spec, child(path, "resources")))
 
     if restart_policy not in RESTART_POLICIES:
         errs.append(not_supported(child(path, "restartPolicy"), restart_policy, RESTART_POLICIES))
@@ -794,16 +801,78 @@ def _validate_port_num_or_name(port: Any, path: str) -> Causes:
     return [type_error(path, port, "integer or string")]
 
 
-def _validate_pod_level_resources(resources: Any, path: str) -> Causes:
-    """``spec.resources`` (pod-level resources): cpu, memory and hugepages only."""
-    def name_check(name: str, p: str) -> Causes:
-        if name in ("cpu", "memory") or name.startswith("hugepages-"):
-            return []
-        return [not_supported(p, name, ["cpu", "memory"])]
+_POD_LEVEL_SUPPORTED = ["cpu", "hugepages-", "memory"]   # sets.List(SupportedPodLevelResources())
 
-    errs, _, _ = validate_resource_requirements(resources, path, name_check=name_check)
+
+def _pod_level_resource_name(name: str, path: str) -> Causes:
+    """``validatePodResourceName``: a valid resource name, then one pod-level resources support."""
+    errs = validate_resource_name(name, path)
+    if errs:
+        return errs
+    if name in ("cpu", "memory") or name.startswith("hugepages-"):
+        return []
+    return [not_supported(path, name, _POD_LEVEL_SUPPORTED)]
+
+
+def _validate_pod_level_resources(spec: Obj, path: str) -> Causes:
+    """``validatePodResources`` on ``spec.resources``: not on Windows, supported names, the
+    container rules (requests <= limits, ...), no claims, then ``validatePodResourceConsistency``."""
+    resources = spec.get("resources")
+    os_name = (spec.get("os") or {}).get("name") if isinstance(spec.get("os"), dict) else None
+    if os_name == "windows":
+        return [forbidden(path, "may not be set for a windows pod")]
+    errs, requests, limits = validate_resource_requirements(resources, path,
+                                                            name_check=_pod_level_resource_name)
     if isinstance(resources, dict) and resources.get("claims"):
         errs.append(forbidden(child(path, "claims"), "claims cannot be set for Resources at pod-level"))
+    errs.extend(validate_pod_resource_consistency(spec, requests, limits, path))
+    return errs
+
+
+def validate_pod_resource_consistency(spec: Obj, requests: dict[str, Quantity],
+                                      limits: dict[str, Quantity], path: str = "spec.resources",
+                                      ) -> Causes:
+    """``validatePodResourceConsistency``: pod-level requests cover the containers' aggregate
+    requests, a pod-level hugepages limit their aggregate hugepages limit, and no app
+    container's limit exceeds the pod-level limit (upstream roots that path at
+    ``spec.resources``: ``spec.resources.containers[0][cpu].limits``). Exposed for the
+    pods/resize validation, which must run it on the resized pod too."""
+    errs: Causes = []
+    try:
+        aggregate_requests = podlevel.aggregate_container_requests(spec)
+        aggregate_limits = podlevel.aggregate_container_limits(spec)
+    except (QuantityError, ValueError):
+        return errs   # the containers' own validation reports it
+    for name in sorted(aggregate_requests):
+        pod_request = requests.get(name)
+        amount = aggregate_requests[name]
+        if pod_request is not None and amount > to_int(name, pod_request):
+            text = podlevel.aggregate_text(spec, "requests", name, amount)
+            errs.append(invalid(key(child(path, "requests"), name), str(pod_request),
+                                f"must be greater than or equal to aggregate container requests of {text}"))
+    for name in sorted(aggregate_limits):
+        pod_limit = limits.get(name)
+        amount = aggregate_limits[name]
+        if name.startswith("hugepages-") and pod_limit is not None and amount > to_int(name, pod_limit):
+            text = podlevel.aggregate_text(spec, "limits", name, amount)
+            errs.append(invalid(key(child(path, "limits"), name), str(pod_limit),
+                                f"must be greater than or equal to aggregate container limits of {text}"))
+    for i, c in enumerate(list_field(spec, "containers")):
+        res = c.get("resources") if isinstance(c, dict) else None
+        container_limits = res.get("limits") if isinstance(res, dict) else None
+        if not isinstance(container_limits, dict):
+            continue
+        for name in sorted(container_limits):
+            pod_limit = limits.get(name)
+            if pod_limit is None:
+                continue
+            try:
+                limit = Quantity.parse(container_limits[name])
+            except QuantityError:
+                continue
+            if limit > pod_limit:
+                errs.append(invalid(child(key(index(child(path, "containers"), i), name), "limits"),
+                                    str(limit), f"must be less than or equal to pod limits of {pod_limit}"))
     return errs
 
 
