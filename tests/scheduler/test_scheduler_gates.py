@@ -103,3 +103,11 @@ def test_gated_pod_is_never_scheduled_and_keeps_scheduling_gated():
     assert (cond["status"], cond["reason"], cond["message"]) == (
         "False", "SchedulingGated", "Scheduling is blocked due to non-empty scheduling gates")
     assert events == []
+
+
+def test_scheduler_component_refuses_an_unknown_gate(capsys):
+    """kvert scheduler --feature-gates: an unknown gate is an error before anything runs
+    (kube-scheduler: "unrecognized feature gate: ...")."""
+    code = kvert_main(["scheduler", "--kubeconfig", "/nonexistent", "--feature-gates", "Bogus=true"])
+    assert code == 1
+    assert "--feature-gates: unrecognized feature gate: Bogus" in capsys.readouterr().err

@@ -52,6 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _common(s)
     s.add_argument("--config", type=Path, default=None, metavar="FILE",
                    help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)")
+    s.add_argument("--feature-gates", default="", metavar="GATES",
+                   help="kube-scheduler's feature gates, e.g. "
+                        "InPlacePodVerticalScalingSchedulerPreemption=true (default: 1.36's)")
     add_leader_election_flags(s, default=True)
     s.set_defaults(func=lambda args: run_component(args, _scheduler))
 
@@ -135,7 +138,12 @@ async def _serve(name: str, make: Callable[[Client, Clock], Component], client: 
 
 
 async def _scheduler(args: argparse.Namespace) -> int:
+    from kvert.api.features import FeatureGateError, parse_feature_gates
     from kvert.cluster import assembly as build
+    try:
+        gates = parse_feature_gates(args.feature_gates)
+    except FeatureGateError as e:
+        raise ValueError(f"--feature-gates: {e}") from None
     config = None
     if args.config is not None:
         from kvert.scheduler.config import ConfigError, load_config
@@ -143,7 +151,8 @@ async def _scheduler(args: argparse.Namespace) -> int:
             config = load_config(args.config)
         except ConfigError as e:
             raise ValueError(f"--config: {e}") from None
-    return await _serve("scheduler", lambda client, clock: build.scheduler(client, clock, config=config),
+    return await _serve("scheduler", lambda client, clock: build.scheduler(client, clock, config=config,
+                                                                           gates=gates),
                         _client(args, "kube-scheduler"), args, lease="kube-scheduler")
 
 
