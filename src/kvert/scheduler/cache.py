@@ -131,7 +131,8 @@ def _inputs_key(pod: Mapping[str, Any]) -> bytes | None:
 
 def without_pod_level_resources(pod: Mapping[str, Any]) -> dict[str, Any]:
     """The pod as a scheduler with the PodLevelResources gate off counts it: without
-    ``spec.resources`` (a new uid-less version, so the memo keys it by its inputs)."""
+    ``spec.resources`` and its resourceVersion (so the requests memo keys this copy by its
+    inputs, not by the pod's version)."""
     spec = pod.get("spec") or {}
     if "resources" not in spec:
         return dict(pod)

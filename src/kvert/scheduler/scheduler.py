@@ -491,7 +491,7 @@ class Scheduler:
         """KEP-5836: the cycle of a bound pod whose resize is Deferred -- its node only, the
         plugins that handle it, preemption when the resize does not fit, Permit's parking when
         it does; never assumed or bound (see :mod:`kvert.scheduler.deferred`)."""
-        pod = qpi.pod
+        pod = qpi.pod if self.cache.pod_level_resources else without_pod_level_resources(qpi.pod)
         try:
             result = self.schedule_pod(fw, state, pod)
         except FitError as fit:
