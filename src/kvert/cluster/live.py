@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from kvert.api.features import parse_feature_gates
 from kvert.apiserver.admission.webhook import EndpointServiceResolver, WebhookClient
 from kvert.apiserver.certs import (
     KUBELET_CLIENT_CERT,
@@ -243,7 +244,8 @@ class Cluster(ApiServerProcess):
                                      controllers=controllers))
         self._add_leader_elected("scheduler", "kube-scheduler", build.SCHEDULER,
                                  lambda client: build.scheduler(client, self.clock,
-                                                                config=self.scheduler_config))
+                                                                config=self.scheduler_config,
+                                                                gates=self._gates()))
         self.node_names = await build.choose_node_names(self.client(build.APISERVER, (MASTERS,)), self.clock,
                                                         self.nodes, self.data_dir)
         for name in self.node_names:
@@ -252,6 +254,10 @@ class Cluster(ApiServerProcess):
         if self.vpa:
             self._add_vpa()
             await self._start_vpa_admission()
+
+    def _gates(self) -> dict[str, bool]:
+        """``kvert up --feature-gates``: one set for the API server, the scheduler and nodes."""
+        return parse_feature_gates(self.node_flags.get("feature_gates") or "")
 
     def _add_leader_elected(self, component: str, lease: str, user: str,
                             make: Callable[[Client], Component]) -> Component:
