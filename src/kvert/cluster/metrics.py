@@ -193,7 +193,7 @@ async def kubelet_metrics_text(agent: NodeAgent) -> str:
          [({}, pods)]),
         ("kubelet_running_containers", "gauge", "Number of containers currently running",
          [({"container_state": s}, states.get(s, 0)) for s in ("created", "exited", "running")]),
-    ])
+    ]) + agent.resize_metrics.text(ps.resize for ps in agent.pods.values() if ps.active)
 
 
 def _node_labels(agent: NodeAgent) -> dict[str, str]:

@@ -63,6 +63,7 @@ from kvert.clock import sleep_unless, wait_event
 from kvert.clock.base import Clock
 from kvert.kubelet import admission as adm
 from kvert.kubelet import resize as rz
+from kvert.kubelet.resize import metrics as rzm
 from kvert.kubelet.allocatable import allocatable as node_allocatable
 from kvert.kubelet.allocatable import allocatable_absolute, kubepods_resources, node_status_resources
 from kvert.kubelet.cgroups import cgroup_files, explain_pod, qos_cgroup_path, qos_cgroup_values
@@ -166,9 +167,13 @@ class NodeAgent:
         self.memory_capacity = config.capacity.get("memory", 0)
         self.cgroup_options = rz.CgroupOptions(self.memory_capacity, cpu_cfs_quota=config.cpu_cfs_quota,
                                                cpu_period=config.cpu_cfs_quota_period_us)
+        self.resize_scope = rz.ResizeScope(
+            pod_level=config.feature("InPlacePodLevelResourcesVerticalScaling"),
+            init_containers=config.feature("InPlacePodVerticalScalingInitContainers"))
         self.resize_limits = rz.NodeLimits(
             self.allocatable, self.allocatable_absolute, cpu_manager_policy=config.cpu_manager_policy,
-            exclusive_cpus=config.feature("InPlacePodVerticalScalingExclusiveCPUs"))
+            exclusive_cpus=config.feature("InPlacePodVerticalScalingExclusiveCPUs"), scope=self.resize_scope)
+        self.resize_metrics = rzm.ResizeMetrics()       # the kubelet's resize metrics on /metrics
         self.checkpoint = Checkpoint(checkpoint_dir)
         self.resizes: rz.ResizeWriter[PodState] = rz.ResizeWriter(self.checkpoint, self.save)
         self.volumes = ProjectedVolumes(client, clock, checkpoint_dir, allocatable=self.allocatable)
@@ -197,6 +202,8 @@ class NodeAgent:
         self.node: dict[str, Any] | None = None
         self.syncs = 0
         self._dirty = asyncio.Event()
+        # why the reconcile loop was woken since it last ran (retryPendingResizes' trigger)
+        self._triggers: list[str] = []
         # pods whose spec changed: their workers wake after the next reconcile's resize decisions
         self._spec_changed: set[str] = set()
         self._stop = asyncio.Event()
@@ -263,6 +270,8 @@ class NodeAgent:
 
     def trigger(self, reason: str = "") -> None:
         """Ask the reconcile loop to run (admissions, resize decisions, deferred retries)."""
+        if reason and reason not in self._triggers:
+            self._triggers.append(reason)
         self._dirty.set()
 
     # ---- informer handlers (synchronous: record and wake) ----------------------------------------
@@ -278,7 +287,7 @@ class NodeAgent:
         if ps is not None:
             ps.deleted = True
             ps.wake.set()
-        self._dirty.set()
+        self.trigger(rzm.PODS_REMOVED)
 
     def _seen(self, pod: dict[str, Any]) -> None:
         ps = self.pods.get(_uid(pod))
@@ -286,8 +295,13 @@ class NodeAgent:
             old = ps.pod
             if _rv(pod) >= _rv(old):
                 ps.pod = pod
+                if (old.get("metadata") or {}).get("generation") != (pod.get("metadata") or {}).get("generation"):
+                    # HandlePodUpdates' recordContainerResizeOperations
+                    self.resize_metrics.pod_updated(old, pod, self.resize_scope)
             self._wake_for(ps, old, pod)
-        self._dirty.set()
+            self.trigger(rzm.POD_UPDATED)
+        else:
+            self.trigger(rzm.PODS_ADDED)
 
     def _wake_for(self, ps: PodState, old: dict[str, Any], new: dict[str, Any]) -> None:
         """Wake the worker of a pod being deleted or given a new spec. A new spec wakes
@@ -580,7 +594,7 @@ class NodeAgent:
         uid = _uid(pod)
         meta = pod.get("metadata") or {}
         ps = PodState(uid=uid, namespace=meta.get("namespace", ""), name=meta.get("name", ""), pod=pod,
-                      allocated=self.checkpoint.allocated(uid) or rz.spec_allocation(pod),
+                      allocated=self.checkpoint.allocated(uid) or rz.spec_allocation(pod, self.resize_scope),
                       actuated=self.checkpoint.actuated(uid))
         ps.sandbox_id = entry.get("sandbox") or ""
         if entry.get("pod_cgroup"):
@@ -603,7 +617,9 @@ class NodeAgent:
     def _restore_from_status(self, pod: dict[str, Any]) -> None:
         uid = _uid(pod)
         status = pod.get("status") or {}
-        allocated = rz.spec_allocation(pod)
+        allocated = rz.spec_allocation(pod, self.resize_scope)
+        if rz.POD_LEVEL in allocated and status.get("allocatedResources") is not None:
+            allocated[rz.POD_LEVEL]["requests"] = parse_resource_list(status["allocatedResources"])
         entry: dict[str, Any] = {"containers": {}}
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
             name = cs.get("name", "")
@@ -651,8 +667,10 @@ class NodeAgent:
             timeout = None
             if self._next_resize_retry:
                 timeout = max(0.0, self._next_resize_retry - self.clock.now())
-            await wait_event(self._dirty, timeout)
+            woken = await wait_event(self._dirty, timeout)
             self._dirty.clear()
+            if not woken and rzm.PERIODIC_RETRY not in self._triggers:
+                self._triggers.append(rzm.PERIODIC_RETRY)
             try:
                 await self.reconcile()
             except asyncio.CancelledError:
@@ -729,11 +747,9 @@ class NodeAgent:
         if verdict is not None and verdict[0] == generation and verdict[1] is ps.allocated:
             return verdict[2]
         if ps.spec_key != generation or ps.spec_allocation is None:
-            ps.spec_allocation = rz.spec_allocation(ps.pod)
+            ps.spec_allocation = rz.spec_allocation(ps.pod, self.resize_scope)
             ps.spec_key = generation
-        wanted = ps.spec_allocation
-        requested = any(not rz.same_requirements(wanted.get(n), ps.allocated.get(n))
-                        for n in rz.resizable_names(ps.pod))
+        requested = rz.resize_requested(ps.pod, ps.allocated, self.resize_scope, ps.spec_allocation)
         ps.resize_verdict = (generation, ps.allocated, requested)
         return requested
 
@@ -787,7 +803,7 @@ class NodeAgent:
             self.finished.add(uid)
             await self._reject(pod, decision, summary)
             return
-        allocated = rz.spec_allocation(pod)
+        allocated = rz.spec_allocation(pod, self.resize_scope)
         self.checkpoint.set_allocated(uid, meta.get("namespace", ""), meta.get("name", ""), allocated)
         ps = PodState(uid=uid, namespace=meta.get("namespace", ""), name=meta.get("name", ""), pod=pod,
                       allocated=allocated)
@@ -828,6 +844,9 @@ class NodeAgent:
 
     async def _handle_resizes(self) -> None:
         now = self.clock.now()
+        # what woke this pass: the label of a Deferred resize accepted now
+        trigger = next((t for t in self._triggers if t in rzm.TRIGGERS), rzm.POD_UPDATED)
+        self._triggers = []
         candidates = []
         for ps in self.pods.values():
             if not ps.active or (ps.pod.get("metadata") or {}).get("deletionTimestamp"):
@@ -843,26 +862,34 @@ class NodeAgent:
             candidates.append(ps)
         if not candidates:
             return
-        candidates.sort(key=lambda ps: rz.pending_order((ps.pod, ps.allocated, ps.resize, ps.spec_allocation)))
+        scope = self.resize_scope
+        candidates.sort(key=lambda ps: rz.pending_order((ps.pod, ps.allocated, ps.resize, ps.spec_allocation),
+                                                        scope))
         holdings = {uid: self.holding(ps) for uid, ps in self.pods.items() if ps.active}
         for ps in candidates:
             if not ps.active:
                 continue
             others = [h for uid, h in holdings.items() if uid != ps.uid and uid in self.pods
                       and self.pods[uid].active]
-            if await self._decide_resize(ps, now, others):
+            if await self._decide_resize(ps, now, others, trigger):
                 holdings[ps.uid] = self.holding(ps)
 
-    async def _decide_resize(self, ps: PodState, now: float, others: list[dict[str, int]]) -> bool:
+    async def _decide_resize(self, ps: PodState, now: float, others: list[dict[str, int]],
+                             trigger: str = rzm.POD_UPDATED) -> bool:
         """Accept (True), defer or refuse the pod's proposed resize."""
         pod, generation = ps.pod, ps.generation()
         decision = rz.decide(pod, ps.allocated, ps.spec_allocation, others, self.resize_limits, generation, now)
         if decision.ok:
+            if ps.resize.pending_reason == rz.DEFERRED:
+                self.resize_metrics.deferred_resize_accepted(trigger)
             self.resizes.grant(ps, decision.allocation, generation, now, decision.summary)
             ps.wake.set()
             await self.event(pod, "Normal", "ResizeStarted",
-                             "Pod resize started: " + rz.resize_message(pod, decision.allocation))
+                             "Pod resize started: " + rz.resize_message(pod, decision.allocation,
+                                                                        scope=self.resize_scope))
             return True
+        if decision.reason_detail:
+            self.resize_metrics.resize_infeasible(decision.reason_detail)
         if self.resizes.hold(ps, decision.reason, decision.message, generation, now, decision.summary):
             reason = "ResizeInfeasible" if decision.reason == rz.INFEASIBLE else "ResizeDeferred"
             ps.wake.set()

@@ -339,6 +339,7 @@ class PodWorker:
         # is touched (seed 000: T=4 before T=6)
         await self.write_status()
         ps.actuating = True
+        started = agent.clock.now()
         try:
             result = await rz.actuate(
                 agent.runtime, ps.sandbox_id, self.allocated_view(), self.running_containers(), ps.pod_cgroup,
@@ -348,6 +349,8 @@ class PodWorker:
                 reclaim=agent.config.feature("KvertMemoryLimitReclaim"))
         finally:
             ps.actuating = False
+        # doPodResizeAction's duration, whole milliseconds, each attempt
+        agent.resize_metrics.resize_actuated(int((agent.clock.now() - started) * 1000), not result.error)
         for name in result.restart:
             rec = ps.containers.get(name)
             if rec is not None:
@@ -356,7 +359,8 @@ class PodWorker:
                                   f"Container {name} resize requires restart")
         if agent.resizes.record_actuation(ps, result, now, RESIZE_RETRY, self.memory_limits(result.waiting)):
             await agent.event(ps.pod, "Warning", "ResizeError",
-                              "Pod resize error: " + rz.resize_message(ps.pod, ps.allocated, error=result.error))
+                              "Pod resize error: " + rz.resize_message(ps.pod, ps.allocated, error=result.error,
+                                                                       scope=agent.resize_scope))
         await self.refresh()
 
     def running_containers(self) -> list[rz.RunningContainer]:
@@ -395,7 +399,8 @@ class PodWorker:
             return
         agent.resizes.complete(ps)
         await agent.event(ps.pod, "Normal", "ResizeCompleted",
-                          "Pod resize completed: " + rz.resize_message(ps.pod, ps.allocated))
+                          "Pod resize completed: " + rz.resize_message(ps.pod, ps.allocated,
+                                                                       scope=agent.resize_scope))
         agent.trigger("pod_resized")
 
     # ---- containers -----------------------------------------------------------------------------
@@ -780,7 +785,9 @@ class PodWorker:
         else:
             actual = allocated
         resources = rz.format_requirements(actual)
-        if resources:
+        if resources or (st is not None and st.state == "running"):
+            # a running container always reports its resources, ``{}`` when it has none
+            # (convertContainerStatusResources): the API server's "node supports resize" test
             out["resources"] = resources
         if rec.kind == "ephemeral":
             # no probes, no resources: never ready, and started only as the runtime says
@@ -789,6 +796,29 @@ class PodWorker:
             out.pop("resources", None)
             out["ready"] = False
         return out
+
+    def pod_level_status(self, status: dict[str, Any]) -> None:
+        """``status.allocatedResources`` and ``status.resources`` of a pod with pod-level
+        resources (KEP-5419): the allocated pod-level requests, and what the pod cgroup was last
+        set to (cpu request from its shares, cpu limit from its quota, memory limit from its
+        memory limit; the memory request is the allocation's), as for a container."""
+        ps = self.ps
+        level = ps.allocated.get(rz.POD_LEVEL)
+        if level is None or not self.agent.resize_scope.pod_level:
+            status.pop("allocatedResources", None)
+            status.pop("resources", None)
+            return
+        if level.get("requests"):
+            status["allocatedResources"] = rz.format_list(level["requests"])
+        else:
+            status.pop("allocatedResources", None)
+        running = bool(ps.sandbox_id) and not ps.terminal
+        actual = rz.actual_requirements(ps.pod_cgroup if running else None, level)
+        resources = rz.format_requirements(actual)
+        if resources:
+            status["resources"] = resources
+        else:
+            status.pop("resources", None)
 
     def will_restart(self, rec: ContainerRecord) -> bool:
         if self.ps.terminal or rec.kind == "ephemeral":
@@ -852,6 +882,7 @@ class PodWorker:
         if init_statuses:
             status["initContainerStatuses"] = init_statuses
         status["containerStatuses"] = app_statuses
+        self.pod_level_status(status)
         if ephemeral_statuses:
             status["ephemeralContainerStatuses"] = ephemeral_statuses
         generation = (pod.get("metadata") or {}).get("generation")

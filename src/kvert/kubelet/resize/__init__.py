@@ -96,10 +96,13 @@ from kvert.kubelet.resize.actuate import (
                                           memory_decrease_refusals,
 )
 from kvert.kubelet.resize.allocation import (
+                                          DEFAULT_SCOPE,
                                           NOT_REQUIRED,
+                                          POD_LEVEL,
                                           RESIZABLE,
                                           RESTART_CONTAINER,
                                           Allocation,
+                                          ResizeScope,
                                           actual_requirements,
                                           allocatable_containers,
                                           format_list,
@@ -108,7 +111,9 @@ from kvert.kubelet.resize.allocation import (
                                           is_increasing,
                                           merged_allocation,
                                           needs_restart,
+                                          pod_level_requirements,
                                           requests_of,
+                                          resizable_keys,
                                           resizable_names,
                                           resize_message,
                                           resize_policy,
@@ -130,7 +135,8 @@ from kvert.kubelet.resize.state import (
 )
 from kvert.kubelet.resize.view import AllocatedPod, CgroupOptions
 
-__all__ = ["Actuation", "AllocatedPod", "Allocation", "CgroupOptions", "DEFERRED", "ERROR", "IN_PROGRESS",
+__all__ = ["Actuation", "AllocatedPod", "Allocation", "CgroupOptions", "DEFAULT_SCOPE", "DEFERRED", "ERROR",
+           "IN_PROGRESS", "POD_LEVEL", "ResizeScope", "pod_level_requirements", "resizable_keys",
            "INFEASIBLE", "MEMORY_HEADROOM", "NOT_REQUIRED", "NodeLimits", "PAGE", "PENDING", "RESIZABLE",
            "RESTART_CONTAINER", "ResizeDecision", "ResizeRecord", "ResizeState", "ResizeWriter",
            "RunningContainer", "actual_requirements", "actuate", "allocatable_containers", "decide",

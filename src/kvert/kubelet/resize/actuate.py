@@ -12,7 +12,13 @@ from dataclasses import dataclass, field, replace
 
 from kvert.api.meta import deep_copy
 from kvert.kubelet.checkpoint import Requirements
-from kvert.kubelet.resize.allocation import needs_restart, same_requirements
+from kvert.kubelet.resize.allocation import (
+    POD_LEVEL,
+    RESTART_CONTAINER,
+    needs_restart,
+    resize_policy,
+    same_requirements,
+)
 from kvert.kubelet.resize.view import AllocatedPod
 from kvert.kubelet.runtime.base import ContainerResources, CriError, LinuxContainerResources, Runtime
 
@@ -125,8 +131,9 @@ class _Actuator:
         the others are resized in place."""
         for rc in running:
             target_req = self.view.requirements(rc.name)
-            if rc.actuated is not None and needs_restart(rc.spec, rc.actuated, target_req) and \
-                    not same_requirements(rc.actuated, target_req):
+            own_change = rc.actuated is not None and needs_restart(rc.spec, rc.actuated, target_req) and \
+                not same_requirements(rc.actuated, target_req)
+            if own_change or self.inherits_changed_pod_limit(rc):
                 self.result.calls.append(f"StopContainer({rc.name})")
                 await self.runtime.stop_container(rc.container_id, 0)
                 self.set_actuated(rc.name, None)
@@ -134,6 +141,17 @@ class _Actuator:
             else:
                 self.in_place.append(rc)
         self.current = {rc.name: rc.applied for rc in self.in_place}
+
+    def inherits_changed_pod_limit(self, rc: RunningContainer) -> bool:
+        """KEP-5419: a pod-level resize is a resize of every container that inherits the pod's
+        limit (has none of its own); its resizePolicy for that resource decides a restart."""
+        if POD_LEVEL not in self.view.allocation or rc.actuated is None:
+            return False
+        own = rc.actuated.get("limits") or {}
+        changed = {"cpu": self.pod_target.cpu_quota != self.pod_now.cpu_quota,
+                   "memory": self.pod_target.memory_limit_in_bytes != self.pod_now.memory_limit_in_bytes}
+        return any(moved and not own.get(resource) and resize_policy(rc.spec, resource) == RESTART_CONTAINER
+                   for resource, moved in changed.items())
 
     # ---- 2. targets ------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kvert.api.pods import container_limits, container_requests, is_restartable_init_container, pod_requests
@@ -32,6 +33,21 @@ RESIZABLE = ("cpu", "memory")
 
 Allocation = Mapping[str, Requirements]
 
+# The allocation's entry for the pod-level ``spec.resources`` (KEP-5419): kept in the same
+# mapping as the containers' so that one write checkpoints both, as upstream's PodResourceInfo
+# holds ContainerResources and PodLevelResources together. No container has an empty name.
+POD_LEVEL = ""
+
+
+@dataclass(frozen=True)
+class ResizeScope:
+    """What this node resizes beyond app containers and sidecars (its feature gates)."""
+    pod_level: bool = True          # InPlacePodLevelResourcesVerticalScaling (beta, on in 1.36)
+    init_containers: bool = True    # InPlacePodVerticalScalingInitContainers (beta, on in 1.36)
+
+
+DEFAULT_SCOPE = ResizeScope()
+
 
 # -- formatting ------------------------------------------------------------------------------------
 
@@ -53,11 +69,12 @@ def format_requirements(req: Requirements) -> dict[str, dict[str, str]]:
     return out
 
 
-def resize_message(pod: Mapping[str, Any], allocation: Allocation, error: str = "") -> str:
+def resize_message(pod: Mapping[str, Any], allocation: Allocation, error: str = "",
+                   scope: ResizeScope = DEFAULT_SCOPE) -> str:
     """``{"containers":[{"name":...,"resources":{...}}],"generation":N}`` (Kubernetes'
     resize event payload), with ``"error"`` for a ResizeError."""
     containers = [{"name": n, "resources": format_requirements(allocation[n])}
-                  for n in resizable_names(pod) if n in allocation]
+                  for n in resizable_names(pod, scope) if n in allocation]
     generation = (pod.get("metadata") or {}).get("generation") or 0
     payload: dict[str, Any] = {"containers": containers, "generation": generation}
     if error:
@@ -78,15 +95,42 @@ def allocatable_containers(pod: Mapping[str, Any]) -> list[tuple[dict[str, Any],
     return out
 
 
-def spec_allocation(pod: Mapping[str, Any]) -> dict[str, Requirements]:
-    """What the spec asks for, per container (requests defaulted from limits)."""
-    return {c.get("name", ""): {"requests": container_requests(c), "limits": container_limits(c)}
-            for c, _ in allocatable_containers(pod)}
+def pod_level_requirements(pod: Mapping[str, Any]) -> Requirements | None:
+    """The pod-level ``spec.resources`` as written (None without them): what upstream's
+    allocation manager checkpoints as the pod's PodLevelResources."""
+    res = (pod.get("spec") or {}).get("resources")
+    if res is None:
+        return None
+    return {"requests": parse_resource_list(res.get("requests"), "spec.resources.requests"),
+            "limits": parse_resource_list(res.get("limits"), "spec.resources.limits")}
 
 
-def resizable_names(pod: Mapping[str, Any]) -> list[str]:
-    """App containers and sidecars; regular init containers cannot be resized."""
-    return [c.get("name", "") for c, kind in allocatable_containers(pod) if kind != "init"]
+def spec_allocation(pod: Mapping[str, Any], scope: ResizeScope = DEFAULT_SCOPE) -> dict[str, Requirements]:
+    """What the spec asks for, per container (requests defaulted from limits), and for the
+    pod level under :data:`POD_LEVEL` when the pod sets ``spec.resources`` and the node
+    resizes them (upstream ``allocationFromPod``)."""
+    out: dict[str, Requirements] = {
+        c.get("name", ""): {"requests": container_requests(c), "limits": container_limits(c)}
+        for c, _ in allocatable_containers(pod)}
+    if scope.pod_level:
+        level = pod_level_requirements(pod)
+        if level is not None:
+            out[POD_LEVEL] = level
+    return out
+
+
+def resizable_names(pod: Mapping[str, Any], scope: ResizeScope = DEFAULT_SCOPE) -> list[str]:
+    """The containers a resize may change (upstream ``IsResizableContainer``): app containers
+    and sidecars, and regular init containers while InPlacePodVerticalScalingInitContainers
+    is on (1.36, kubernetes#137352)."""
+    return [c.get("name", "") for c, kind in allocatable_containers(pod)
+            if kind != "init" or scope.init_containers]
+
+
+def resizable_keys(pod: Mapping[str, Any], scope: ResizeScope = DEFAULT_SCOPE) -> list[str]:
+    """:func:`resizable_names` and, when the node resizes them, the pod-level resources."""
+    names = resizable_names(pod, scope)
+    return [*names, POD_LEVEL] if scope.pod_level else names
 
 
 def _cpu_mem(req: Requirements | None) -> tuple[int, ...]:
@@ -100,24 +144,31 @@ def same_requirements(a: Requirements | None, b: Requirements | None) -> bool:
     return _cpu_mem(a) == _cpu_mem(b)
 
 
-def resize_requested(pod: Mapping[str, Any], allocated: Allocation) -> bool:
+def resize_requested(pod: Mapping[str, Any], allocated: Allocation, scope: ResizeScope = DEFAULT_SCOPE,
+                     wanted: Allocation | None = None) -> bool:
     """The spec differs from the allocation: a proposed resize."""
-    wanted = spec_allocation(pod)
-    return any(not same_requirements(wanted.get(n), allocated.get(n)) for n in resizable_names(pod))
+    if wanted is None:
+        wanted = spec_allocation(pod, scope)
+    return any(not same_requirements(wanted.get(n), allocated.get(n)) for n in resizable_keys(pod, scope))
 
 
 def merged_allocation(pod: Mapping[str, Any], allocated: Allocation,
-                      wanted: Allocation | None = None) -> dict[str, Requirements]:
-    """The allocation a resize would grant: the spec for resizable containers, the current
-    allocation for regular init containers. ``wanted`` is ``spec_allocation(pod)`` if known."""
+                      wanted: Allocation | None = None,
+                      scope: ResizeScope = DEFAULT_SCOPE) -> dict[str, Requirements]:
+    """The allocation a resize would grant: the spec for what the node resizes, the current
+    allocation for the rest. ``wanted`` is ``spec_allocation(pod, scope)`` if known."""
     if wanted is None:
-        wanted = spec_allocation(pod)
-    resizable = set(resizable_names(pod))
+        wanted = spec_allocation(pod, scope)
+    resizable = set(resizable_keys(pod, scope))
     out = {}
     for name, req in wanted.items():
         source = req if name in resizable or name not in allocated else allocated[name]
         out[name] = {"requests": dict(source.get("requests") or {}),
                      "limits": dict(source.get("limits") or {})}
+    if POD_LEVEL in allocated and POD_LEVEL not in out:
+        level = allocated[POD_LEVEL]
+        out[POD_LEVEL] = {"requests": dict(level.get("requests") or {}),
+                          "limits": dict(level.get("limits") or {})}
     return out
 
 
@@ -133,6 +184,11 @@ def with_allocation(pod: Mapping[str, Any], allocation: Allocation) -> dict[str,
     if qos:
         out["status"] = {"qosClass": qos}
     spec = out["spec"] = dict(out.get("spec") or {})
+    level = allocation.get(POD_LEVEL)
+    if level is not None:
+        # the allocated pod-level resources replace the spec's (updatePodFromAllocation)
+        spec["resources"] = {part: format_list(level[part]) for part in ("requests", "limits")
+                             if level.get(part)}
     for key in ("initContainers", "containers"):
         if spec.get(key):
             spec[key] = [dict(c) for c in spec[key]]
@@ -155,7 +211,7 @@ def requests_of(pod: Mapping[str, Any], allocation: Allocation) -> ResourceList:
     rule as ``kvert.api.pods.pod_requests`` (app containers and sidecars add up, a regular
     init container runs next to the sidecars started before it), on integers."""
     spec = pod.get("spec") or {}
-    if spec.get("resources"):
+    if spec.get("resources") or POD_LEVEL in allocation:
         return pod_requests(with_allocation(pod, allocation))     # pod-level resources: rare
     empty: dict[str, int] = {}
 
@@ -198,10 +254,11 @@ def holding(pod: Mapping[str, Any], allocated: Allocation, actuated: Allocation)
     return held
 
 
-def is_increasing(pod: Mapping[str, Any], allocated: Allocation, wanted: Allocation | None = None) -> bool:
+def is_increasing(pod: Mapping[str, Any], allocated: Allocation, wanted: Allocation | None = None,
+                  scope: ResizeScope = DEFAULT_SCOPE) -> bool:
     """Kubernetes ``isResizeIncreasingRequests``: would cpu or memory requests grow?"""
     old = requests_of(pod, allocated)
-    new = requests_of(pod, merged_allocation(pod, allocated, wanted))
+    new = requests_of(pod, merged_allocation(pod, allocated, wanted, scope))
     return new.get("cpu", 0) > old.get("cpu", 0) or new.get("memory", 0) > old.get("memory", 0)
 
 
