@@ -381,3 +381,18 @@ def test_persistent_volume_source_is_immutable():
     block = pv(hostPath=None, csi={"driver": "d", "volumeHandle": "h"}, volumeMode="Block")
     block["metadata"]["resourceVersion"] = "1"
     assert update_causes(block, old) == [("volumeMode", 'Invalid value: "Block": field is immutable')]
+
+
+def test_claim_update_lets_the_binder_set_volume_name_and_a_default_class():
+    """ValidatePersistentVolumeClaimUpdate (TestValidatePersistentVolumeClaimUpdate
+    "valid-update-volume-name-on-unbound-claim", "invalid-update-change-volume-name-on-bound-claim",
+    "valid-upgrade-storage-class-from-nil", "invalid-upgrade-storage-class-from-value")."""
+    def pvc(**spec):
+        body = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, **spec}
+        return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "c", "namespace": "ns", "resourceVersion": "1"}, "spec": body}
+    assert update_causes(pvc(volumeName="pv"), pvc()) == []
+    assert [f for f, _ in update_causes(pvc(volumeName="other"), pvc(volumeName="pv"))] == ["spec"]
+    assert update_causes(pvc(storageClassName="fast"), pvc()) == []
+    assert [f for f, _ in update_causes(pvc(storageClassName="slow"),
+                                        pvc(storageClassName="fast"))] == ["spec"]

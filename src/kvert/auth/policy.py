@@ -367,6 +367,7 @@ CONTROLLER_IDENTITIES = {
     "horizontalpodautoscaling": "horizontal-pod-autoscaler",
     "csrapproving": "certificate-controller",
     "csrsigning": "certificate-controller",
+    "persistentvolume-binder": "persistent-volume-binder",
 }
 
 
@@ -498,6 +499,18 @@ def _controller_rules() -> dict[str, list[PolicyRule]]:
             events_rule()],
         "root-ca-cert-publisher": [
             rule("create", "update", groups=(LEGACY,), resources=("configmaps",)),
+            events_rule()],
+        # the binder's rules but the in-tree plugins' (glusterfs endpoints and services,
+        # openstack nodes, recycler pods): kvert has no volume plugins
+        "persistent-volume-binder": [
+            rule("get", "list", "watch", "update", "create", "delete", groups=(LEGACY,),
+                 resources=("persistentvolumes",)),
+            rule("update", groups=(LEGACY,), resources=("persistentvolumes/status",)),
+            rule("get", "list", "watch", "update", groups=(LEGACY,),
+                 resources=("persistentvolumeclaims",)),
+            rule("update", groups=(LEGACY,), resources=("persistentvolumeclaims/status",)),
+            rule("list", "watch", "get", groups=(LEGACY,), resources=("pods", "nodes")),
+            rule("get", "list", "watch", groups=(STORAGE,), resources=("storageclasses",)),
             events_rule()],
         "ttl-after-finished-controller": [
             rule("get", "list", "watch", "delete", groups=(BATCH,), resources=("jobs",)),

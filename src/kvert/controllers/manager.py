@@ -4,7 +4,7 @@
 StatefulSet, DaemonSet, Job, CronJob,
 TTL-after-finished, disruption, ResourceClaim, namespace, pod GC, node lifecycle, taint
 eviction, ServiceAccount, ClusterRole aggregation, Endpoints, EndpointSlice and
-HorizontalPodAutoscaler controllers and the garbage collector (which also collects
+HorizontalPodAutoscaler and PersistentVolume binder controllers and the garbage collector (which also collects
 ResourceClaims owned by deleted pods) over one
 ``InformerFactory`` (one list+watch per resource, as kube-controller-manager's shared
 informers). ``await manager.run()`` starts
@@ -51,6 +51,7 @@ from kvert.controllers.job import JobController
 from kvert.controllers.namespace import NamespaceController
 from kvert.controllers.nodeipam import NodeIpamController
 from kvert.controllers.nodelifecycle import NodeLifecycleController
+from kvert.controllers.persistentvolume import PersistentVolumeController
 from kvert.controllers.podgc import PodGC
 from kvert.controllers.replicaset import ReplicaSetController, ReplicationControllerController
 from kvert.controllers.resourceclaim import CLAIMS, ResourceClaimController
@@ -66,7 +67,7 @@ ALL_CONTROLLERS = ("replicaset", "deployment", "disruption", "garbagecollector",
                    "namespace", "podgc", "nodelifecycle", "tainteviction", "serviceaccount",
                    "clusterrole-aggregation", "job", "cronjob", "ttl-after-finished", "endpoints",
                    "endpointslice", "nodeipam", "statefulset", "replicationcontroller", "daemonset",
-                   "horizontalpodautoscaling", "csrapproving")
+                   "horizontalpodautoscaling", "csrapproving", "persistentvolume-binder")
 
 
 def _garbage_collector(client: Client, clock: Clock, **kwargs: Any) -> GarbageCollector:
@@ -101,6 +102,7 @@ _FACTORIES: dict[str, Callable[..., Controller]] = {
     "csrsigning": CSRSigningController,
     "kubelet-serving-approver": KubeletServingApprover,
     "apiservices": APIServiceController,
+    "persistentvolume-binder": PersistentVolumeController,
 }
 
 

@@ -10,7 +10,8 @@ claim templates of a StatefulSet (paths ``spec.volumeClaimTemplates[i].spec``).
 * ``resources.requests[storage]`` is required and greater than zero;
 * ``volumeMode`` Block or Filesystem; ``storageClassName`` a DNS subdomain; the selector valid;
 * on update the spec may change only in ``resources.requests`` and
-  ``volumeAttributesClassName``.
+  ``volumeAttributesClassName``, but for ``volumeName`` set once (by the binder) and a
+  ``storageClassName`` given to a claim that had none (RetroactiveDefaultStorageClass).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from .resourcelist import parse, parse_resource_list
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 VOLUME_MODES = ("Block", "Filesystem")
 _UPDATABLE_SPEC = ("resources", "volumeAttributesClassName")
+BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
 _SPEC_IMMUTABLE_MSG = ("spec is immutable after creation except resources.requests and "
                        "volumeAttributesClassName for bound claims")
 
@@ -103,8 +105,16 @@ def validate_persistent_volume_claim(pvc: Obj) -> Causes:
 def validate_persistent_volume_claim_update(new: Obj, old: Obj) -> Causes:
     errs = validate_object_meta_update(new, old)
     errs.extend(validate_claim_spec(new.get("spec"), "spec"))
-    new_spec = dict_field(new, "spec")
-    old_spec = dict_field(old, "spec")
+    new_spec = dict(dict_field(new, "spec"))
+    old_spec = dict(dict_field(old, "spec"))
+    if not old_spec.get("volumeName"):
+        # the binder sets volumeName once
+        old_spec["volumeName"] = new_spec.get("volumeName")
+    old_annotations = dict_field(dict_field(old, "metadata"), "annotations")
+    if (BETA_STORAGE_CLASS not in old_annotations and old_spec.get("storageClassName") is None
+            and new_spec.get("storageClassName")):
+        # RetroactiveDefaultStorageClass (GA 1.28): a claim without a class may get one
+        old_spec["storageClassName"] = new_spec["storageClassName"]
     fixed = [k for k in set(new_spec) | set(old_spec) if k not in _UPDATABLE_SPEC]
     if any(normalized(new_spec.get(k)) != normalized(old_spec.get(k)) for k in fixed):
         errs.append(forbidden("spec", _SPEC_IMMUTABLE_MSG))
