@@ -844,8 +844,10 @@ class NodeAgent:
 
     async def _handle_resizes(self) -> None:
         now = self.clock.now()
-        # what woke this pass: the label of a Deferred resize accepted now
-        trigger = next((t for t in self._triggers if t in rzm.TRIGGERS), rzm.POD_UPDATED)
+        # what woke this pass, the label of a Deferred resize accepted now: the most telling of
+        # the events since the last pass (a pod resized, ended, removed or added frees or takes
+        # room; any other update, then the periodic retry, only re-evaluates)
+        trigger = next((t for t in rzm.TRIGGERS if t in self._triggers), rzm.POD_UPDATED)
         self._triggers = []
         candidates = []
         for ps in self.pods.values():

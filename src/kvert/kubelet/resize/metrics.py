@@ -62,7 +62,8 @@ PODS_ADDED = "pods_added"
 PODS_REMOVED = "pods_removed"
 POD_TERMINATED = "pod_terminated"
 PERIODIC_RETRY = "periodic_retry"
-TRIGGERS = (POD_RESIZED, POD_UPDATED, PODS_ADDED, PODS_REMOVED, POD_TERMINATED, PERIODIC_RETRY)
+# in the order the node agent prefers them when several woke one pass (most telling first)
+TRIGGERS = (POD_RESIZED, POD_TERMINATED, PODS_REMOVED, PODS_ADDED, POD_UPDATED, PERIODIC_RETRY)
 
 _PENDING_REASONS = {DEFERRED: "deferred", INFEASIBLE: "infeasible"}
 
