@@ -10,7 +10,8 @@ Pod (``SetDefaults_PodSpec`` and ``SetDefaults_Pod``):
   ``restartPolicy: Always``, ``dnsPolicy: ClusterFirst``, ``schedulerName: default-scheduler``,
   ``terminationGracePeriodSeconds: 30``, ``securityContext: {}``, ``enableServiceLinks: true``;
   per container ``terminationMessagePath: /dev/termination-log``,
-  ``terminationMessagePolicy: File``, ``imagePullPolicy`` (``Always`` for a ``:latest`` or
+  ``terminationMessagePolicy: File``, ``resources: {}`` (a non-pointer struct Go always
+  serializes), ``imagePullPolicy`` (``Always`` for a ``:latest`` or
   untagged image, else ``IfNotPresent``), port ``protocol: TCP`` (and ``hostPort`` =
   ``containerPort`` under ``hostNetwork``), probe timeouts/thresholds and ``httpGet``
   path/scheme, volumes with no source become ``emptyDir: {}``, the deprecated
@@ -160,6 +161,10 @@ def default_container(c: Any, *, host_network: bool = False) -> None:
     """``SetDefaults_Container`` plus ports, probes and lifecycle handlers."""
     if not isinstance(c, dict):
         return
+    # ResourceRequirements is a non-pointer struct in Go: every container serializes it,
+    # as ``resources: {}`` when empty (ephemeral containers too).
+    if c.get("resources") is None:
+        c["resources"] = {}
     if _unset(c, "imagePullPolicy"):
         c["imagePullPolicy"] = default_pull_policy(c.get("image"))
     _set(c, "terminationMessagePath", TERMINATION_MESSAGE_PATH)
