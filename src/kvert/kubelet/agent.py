@@ -52,7 +52,9 @@ from typing import Any
 
 from kvert.api.conditions import conditions_of, find_condition, new_condition
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
-from kvert.api.version import KUBELET_VERSION
+from kvert.api.features import GATES
+from kvert.api.nodefeatures import DEFAULT_REGISTRY, NodeConfiguration
+from kvert.api.version import KUBELET_VERSION, KUBERNETES_VERSION
 from kvert.api.meta import deep_copy, format_micro_time, format_time
 from kvert.api.pods import pod_requests, qos_class
 from kvert.api.resources import parse_resource_list
@@ -174,6 +176,7 @@ class NodeAgent:
             self.allocatable, self.allocatable_absolute, cpu_manager_policy=config.cpu_manager_policy,
             exclusive_cpus=config.feature("InPlacePodVerticalScalingExclusiveCPUs"), scope=self.resize_scope)
         self.resize_metrics = rzm.ResizeMetrics()       # the kubelet's resize metrics on /metrics
+        self.declared_features = self.discover_node_features()
         self.checkpoint = Checkpoint(checkpoint_dir)
         self.resizes: rz.ResizeWriter[PodState] = rz.ResizeWriter(self.checkpoint, self.save)
         self.volumes = ProjectedVolumes(client, clock, checkpoint_dir, allocatable=self.allocatable)
@@ -435,6 +438,16 @@ class NodeAgent:
         labels.update(self.extra_labels)
         return labels
 
+    def discover_node_features(self) -> list[str]:
+        """``status.declaredFeatures`` (KEP-5328): the features this node's gates and CPU manager
+        policy give it, sorted; none while NodeDeclaredFeatures is off."""
+        config = self.config
+        if not config.feature("NodeDeclaredFeatures"):
+            return []
+        node = NodeConfiguration(feature_gates=lambda name: name in GATES and config.feature(name),
+                                 cpu_manager_policy=config.cpu_manager_policy, version=KUBERNETES_VERSION)
+        return DEFAULT_REGISTRY.discover_node_features(node)
+
     def node_status(self, previous: dict[str, Any] | None) -> dict[str, Any]:
         now = format_time(self.clock.now())
         conditions = []
@@ -447,7 +460,9 @@ class NodeAgent:
                                           "KubeletReady", "kubelet is posting ready status", now))
         resources = node_status_resources(self.config)
         runtime_name = getattr(self.runtime, "name", "sim") or "sim"
+        declared = {"declaredFeatures": list(self.declared_features)} if self.declared_features else {}
         return {
+            **declared,
             "capacity": resources["capacity"],
             "allocatable": resources["allocatable"],
             "conditions": conditions,
@@ -512,6 +527,8 @@ class NodeAgent:
                 return
             body = dict(node)
             body["status"] = {**previous, **status}
+            if "declaredFeatures" not in status:
+                body["status"].pop("declaredFeatures", None)     # the gate was turned off
             try:
                 self.node = await self.client.update_status("nodes", body)
                 self._last_status_report = self.clock.now()
