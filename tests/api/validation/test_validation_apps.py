@@ -227,8 +227,11 @@ def test_persistent_volume_claims():
     old = defaulted(PVC)
     grown = edit(old, lambda p: p["spec"]["resources"]["requests"].update(storage="2Gi"))
     assert_valid(validate_update(grown, old))
-    moved = edit(old, lambda p: p["spec"].update(volumeName="pv-1"))
-    assert_cause(validate_update(moved, old), "spec", FORBIDDEN, "spec is immutable after creation")
+    # ValidatePersistentVolumeClaimUpdate: volumeName may be set once (the binder does), not changed
+    bound = edit(old, lambda p: p["spec"].update(volumeName="pv-1"))
+    assert_valid(validate_update(bound, old))
+    moved = edit(bound, lambda p: p["spec"].update(volumeName="pv-2"))
+    assert_cause(validate_update(moved, bound), "spec", FORBIDDEN, "spec is immutable after creation")
 
 
 # ---- HorizontalPodAutoscaler -------------------------------------------------------------------
