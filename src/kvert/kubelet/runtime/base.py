@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeGuard
 
+from kvert.kubelet.psi import ResourcePressure
+
 
 class CriError(Exception):
     """A CRI call failed (the node agent rolls back and retries later)."""
@@ -112,6 +114,7 @@ class ContainerStatus:
     cpu_throttled_nanoseconds: int = 0
     oom_events: int = 0
     cpu_periods: int = 0                         # elapsed CFS enforcement periods (cumulative)
+    pressure: ResourcePressure | None = None     # PSI of its cgroup (None: none, e.g. cgroup v1)
 
 
 # -- statistics (the kubelet's summary API: cAdvisor and the CRI's stats calls) --------------------
@@ -239,6 +242,18 @@ class EventedRuntime(Runtime, Protocol):
 
     def stats_static(self) -> bool:
         """Whether the statistics stay as they are until ``stats_events`` says otherwise."""
+
+
+class PressureRuntime(Runtime, Protocol):
+    """A runtime that reports the PSI of pod and node cgroups (containers' is in ContainerStatus)."""
+
+    def pod_pressure(self, sandbox_id: str) -> ResourcePressure | None: ...
+
+    def node_pressure(self) -> ResourcePressure | None: ...
+
+
+def reports_pressure(runtime: Runtime) -> TypeGuard[PressureRuntime]:
+    return hasattr(runtime, "pod_pressure") and hasattr(runtime, "node_pressure")
 
 
 def is_evented(runtime: Runtime) -> TypeGuard[EventedRuntime]:

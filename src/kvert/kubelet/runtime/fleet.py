@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kvert.clock.base import Clock
+from kvert.kubelet.runtime.simpressure import FleetPressure
 from kvert.kubelet.runtime.tracebank import TraceBank, TraceBankError
 from kvert.kubelet.usage import Constant, ContainerUsage, Diurnal, Linear, Spikes, _uniform
 
@@ -205,6 +206,7 @@ class Fleet:
         # pod uid -> [cpu_ns, demand_ns, throttled_ns] of its removed rows, kept only when a
         # reader asks (a simulation's FleetSampler sets a dict and empties it at each sample)
         self.retired: dict[str, list[int]] | None = None
+        self.pressure = FleetPressure()             # PSI of rows, sandboxes and nodes
 
     # -- membership ----------------------------------------------------------------------------------
 
@@ -242,6 +244,7 @@ class Fleet:
 
     def drop_sandbox(self, slot: int) -> None:
         self.sandboxes.release(slot)
+        self.pressure.sandboxes.clear(slot)
         pod = self.pods.pop(slot, None)
         if pod is not None and self.bank is not None:
             self.bank.release(pod.uid)
@@ -268,6 +271,7 @@ class Fleet:
                 total[1] += int(self.rows.demand_ns[slot])
                 total[2] += int(self.rows.throttled_ns[slot])
         self.rows.release(slot)
+        self.pressure.rows.clear(slot)
         self.owners.pop(slot, None)
         self.replays.pop(slot, None)
 
@@ -519,6 +523,9 @@ class Fleet:
                     rows = np.flatnonzero(nodes == node)
                     used[rows] = share(allowed[rows], weights[rows], float(node_cpu[node]))
         throttled = want - allowed
+        self.pressure.advance(idx, sandboxes, nodes, want=want, allowed=allowed, used=used, memory=memory[:, :last + 1],
+                              mem_limit=np.where(np.isfinite(mem_limit), mem_limit, sb.mem_limit[sandboxes]),
+                              dt=dt, tick=self.tick, n_sandboxes=n_sandboxes, n_nodes=n_nodes)
         periods = np.rint(dt / r.period_s[idx][:, None] * 1e6).astype(np.int64)
         under_quota = np.isfinite(r.quota_cap[idx]) | np.isfinite(pod_cap[sandboxes])
         r.cpu_ns[idx] += np.rint(used * dt * 1e6).astype(np.int64).sum(axis=1)

@@ -71,6 +71,7 @@ import numpy as np
 
 from kvert.api.quantity import to_int
 from kvert.clock.base import Clock
+from kvert.kubelet.psi import ResourcePressure
 from kvert.kubelet.runtime import simstreams
 from kvert.kubelet.runtime.base import (
     ContainerConfig,
@@ -486,7 +487,17 @@ class SimRuntime:
             cpu_throttled_nanoseconds=c.throttled_ns,
             oom_events=c.oom_events,
             cpu_periods=c.periods // 1_000_000,
+            pressure=self.fleet.pressure.row(c.slot),
         )
+
+    def pod_pressure(self, sandbox_id: str) -> ResourcePressure | None:
+        """The pod cgroup's PSI (``simpressure``)."""
+        self.advance()
+        return self.fleet.pressure.sandbox(self._sandbox(sandbox_id).slot)
+
+    def node_pressure(self) -> ResourcePressure | None:
+        self.advance()
+        return self.fleet.pressure.node(self.node)
 
     def status(self, container_id: str) -> ContainerStatus:
         """Synchronous ``container_status`` (no failure injection)."""
