@@ -26,14 +26,22 @@ def workload_of(pod: dict) -> str | None:
 
 
 def requests_of(pod: dict) -> tuple[int, int]:
-    """(cpu millicores, memory bytes) the pod's containers request, as applied where known."""
+    """(cpu millicores, memory bytes) the pod's containers request, as applied where known; a
+    pod-level request (``spec.resources``, KEP-2837) replaces the containers' for its resource,
+    as applied (``status.resources``, KEP-5419) where known."""
+    status = pod.get("status") or {}
     applied = {cs.get("name"): (cs.get("resources") or {}).get("requests")
-               for cs in (pod.get("status") or {}).get("containerStatuses") or []}
+               for cs in status.get("containerStatuses") or []}
     cpu = mem = 0
     for c in pod["spec"].get("containers") or []:
         req = applied.get(c["name"]) or (c.get("resources") or {}).get("requests") or {}
         cpu += to_int("cpu", req["cpu"]) if "cpu" in req else 0
         mem += to_int("memory", req["memory"]) if "memory" in req else 0
+    level = (pod["spec"].get("resources") or {}).get("requests") or {}
+    if level:
+        level = {**level, **((status.get("resources") or {}).get("requests") or {})}
+        cpu = to_int("cpu", level["cpu"]) if "cpu" in level else cpu
+        mem = to_int("memory", level["memory"]) if "memory" in level else mem
     return cpu, mem
 
 
@@ -65,8 +73,12 @@ def _resized(old: dict, new: dict) -> bool:
     if not before or not after or before is after or status.get("phase") != "Running":
         return False
     was = {cs.get("name"): cs.get("resources") for cs in before}
-    if not any(cs.get("name") in was and cs.get("resources") is not None and was[cs.get("name")] is not None
-               and cs.get("resources") != was[cs.get("name")] for cs in after):
+    pod_level_before = (old.get("status") or {}).get("resources")
+    pod_level_moved = pod_level_before is not None and status.get("resources") is not None and \
+        status["resources"] != pod_level_before        # a pod-level resize (KEP-5419)
+    if not pod_level_moved and not any(
+            cs.get("name") in was and cs.get("resources") is not None and was[cs.get("name")] is not None
+            and cs.get("resources") != was[cs.get("name")] for cs in after):
         return False
     return not any(c.get("type") == "PodResizeInProgress" for c in status.get("conditions") or ())
 
