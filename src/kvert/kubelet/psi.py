@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -118,6 +119,21 @@ def format_pressure(stats: PSIStats) -> str:
     """The text the kernel writes for ``stats`` (averages with two decimals)."""
     return "".join(f"{kind} avg10={d.avg10:.2f} avg60={d.avg60:.2f} avg300={d.avg300:.2f} total={d.total}\n"
                    for kind, d in (("some", stats.some), ("full", stats.full)))
+
+
+def read_pressure(directory: Path) -> ResourcePressure | None:
+    """The ``cpu.pressure``, ``memory.pressure`` and ``io.pressure`` of a cgroup v2 directory
+    (a file missing or unreadable is None); None when none of them is there (cgroup v1, a
+    kernel without CONFIG_PSI or booted ``psi=0``: the kubelet then reports no ``psi``)."""
+    found: dict[str, PSIStats | None] = {}
+    for resource in RESOURCES:
+        try:
+            found[resource] = parse_pressure((directory / f"{resource}.pressure").read_text())
+        except (OSError, PressureParseError):
+            found[resource] = None
+    if all(v is None for v in found.values()):
+        return None
+    return ResourcePressure(cpu=found["cpu"], memory=found["memory"], io=found["io"])
 
 
 # -- the kernel's averages, exactly ------------------------------------------------------------------
@@ -244,7 +260,8 @@ def psi_stats(total_ns: int, averages: np.ndarray | tuple[float, float, float]) 
 __all__ = [
     "EXPS", "EXP_10S", "EXP_300S", "EXP_60S", "FIXED_1", "FSHIFT", "KernelAverages", "MEMORY_KNEE",
     "MEMORY_SOME_AT_LIMIT", "PSIData", "PSIStats", "PSI_PERIOD_SECONDS", "PressureParseError",
-    "RESOURCES", "ResourcePressure", "calc_load", "calc_load_n", "cpu_stall", "decay_average",
+    "RESOURCES", "ResourcePressure", "calc_load",
+    "read_pressure", "calc_load_n", "cpu_stall", "decay_average",
     "fixed_power_int", "format_pressure", "load_percent", "memory_stall", "parse_pressure", "psi_stats",
     "tick_decay",
 ]

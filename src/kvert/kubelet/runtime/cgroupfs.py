@@ -57,6 +57,7 @@ import kvert
 from kvert.clock import wait_event
 from kvert.clock.base import Clock
 from kvert.kubelet.cgroups import cgroup_files, qos_cgroup_path
+from kvert.kubelet.psi import ResourcePressure, read_pressure
 from kvert.kubelet.runtime import credentials, mountns
 from kvert.kubelet.runtime.base import (
     ContainerConfig,
@@ -584,7 +585,19 @@ class CgroupfsRuntime:
             cpu_usage_core_nanoseconds=stats.cpu_ns,
             memory_working_set_bytes=stats.working_set if c.state == "running" else 0,
             cpu_throttled_periods=stats.throttled_periods, cpu_throttled_nanoseconds=stats.throttled_ns,
-            oom_events=max(0, stats.oom_kills - c.oom_base), cpu_periods=stats.periods)
+            oom_events=max(0, stats.oom_kills - c.oom_base), cpu_periods=stats.periods,
+            pressure=self._pressure(c.rel))
+
+    def _pressure(self, rel: str) -> ResourcePressure | None:
+        """PSI of a cgroup of this node (``rel`` "" is the node's own): cgroup v2 only, as
+        upstream, whose cAdvisor reads it through runc's v2 manager."""
+        return read_pressure(self.tree.dirs(rel)[0]) if self.tree.version == 2 else None
+
+    def pod_pressure(self, sandbox_id: str) -> ResourcePressure | None:
+        return self._pressure(self._sandbox(sandbox_id).rel)
+
+    def node_pressure(self) -> ResourcePressure | None:
+        return self._pressure("")
 
     async def container_status(self, container_id: str) -> ContainerStatus:
         return self._status(self._container(container_id))
