@@ -53,11 +53,11 @@ from typing import Any
 from kvert.api.conditions import conditions_of, find_condition, new_condition
 from kvert.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from kvert.api.features import GATES
-from kvert.api.nodefeatures import DEFAULT_REGISTRY, NodeConfiguration
-from kvert.api.version import KUBELET_VERSION, KUBERNETES_VERSION
 from kvert.api.meta import deep_copy, format_micro_time, format_time
+from kvert.api.nodefeatures import DEFAULT_REGISTRY, NodeConfiguration
 from kvert.api.pods import pod_requests, qos_class
 from kvert.api.resources import parse_resource_list
+from kvert.api.version import KUBELET_VERSION, KUBERNETES_VERSION
 from kvert.client.base import Client
 from kvert.client.events import EventRecorder
 from kvert.client.informer import Informer
@@ -65,7 +65,6 @@ from kvert.clock import sleep_unless, wait_event
 from kvert.clock.base import Clock
 from kvert.kubelet import admission as adm
 from kvert.kubelet import resize as rz
-from kvert.kubelet.resize import metrics as rzm
 from kvert.kubelet.allocatable import allocatable as node_allocatable
 from kvert.kubelet.allocatable import allocatable_absolute, kubepods_resources, node_status_resources
 from kvert.kubelet.cgroups import cgroup_files, explain_pod, qos_cgroup_path, qos_cgroup_values
@@ -89,6 +88,7 @@ from kvert.kubelet.lifecycle import EXPLAIN_ANNOTATION, PodWorker, parse_start_t
 from kvert.kubelet.localstorage import empty_dir_usage
 from kvert.kubelet.metrics import ContainerSample, UsageTracker, cadvisor_metrics, container_sample, node_summary
 from kvert.kubelet.podstate import ContainerRecord, PodState
+from kvert.kubelet.resize import metrics as rzm
 from kvert.kubelet.runtime.base import (
     ContainerResources,
     CriError,

@@ -14,6 +14,8 @@ from kvert.kubelet.config import NodeConfig
 from kvert.kubelet.cpumanager import CpuManager
 from kvert.kubelet.envvars import PodEnvironment
 from kvert.kubelet.podstate import PodState
+from kvert.kubelet.resize.allocation import ResizeScope
+from kvert.kubelet.resize.metrics import ResizeMetrics
 from kvert.kubelet.resize.state import ResizeWriter
 from kvert.kubelet.resize.view import CgroupOptions
 from kvert.kubelet.runtime.base import Runtime
@@ -50,6 +52,14 @@ class NodeServices(Protocol):
     @property
     def resizes(self) -> ResizeWriter[PodState]:
         """Where a resize changes (and checkpoints) a pod's record."""
+
+    @property
+    def resize_scope(self) -> ResizeScope:
+        """What beyond app containers and sidecars this node resizes (its gates)."""
+
+    @property
+    def resize_metrics(self) -> ResizeMetrics:
+        """The kubelet's resize metrics, recorded where upstream records them."""
 
     @property
     def host_ip(self) -> str: ...
