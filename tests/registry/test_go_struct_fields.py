@@ -25,3 +25,17 @@ def test_a_pod_template_container_too(env):
                                         "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}}
     created = env.run(env.client.create("apps/deployments", deployment, namespace="default"))
     assert created["spec"]["template"]["spec"]["containers"][0]["resources"] == {}
+
+
+def test_quantities_are_stored_and_returned_canonically(env):
+    """kube-apiserver 1.36.2 answers ``0.0005`` cpu as ``1m`` and ``1.5Gi`` memory as ``1536Mi``
+    (ParseQuantity + SetDefaults_ResourceList's RoundUp(-3) + String()); ``100M`` and ``500m``
+    come back as sent."""
+    body = pod(cpu="0.0005", memory="1.5Gi", limits=False)
+    body["spec"]["containers"].append({"name": "b", "image": "x",
+                                       "resources": {"requests": {"cpu": "500m", "memory": "100M"}}})
+    created = env.run(env.client.create("pods", body, namespace="default"))
+    assert created["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1m", "memory": "1536Mi"}
+    assert created["spec"]["containers"][1]["resources"]["requests"] == {"cpu": "500m", "memory": "100M"}
+    stored = env.run(env.client.get("pods", "web", "default"))
+    assert stored["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1m", "memory": "1536Mi"}

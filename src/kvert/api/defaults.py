@@ -28,7 +28,9 @@ Deliberately not defaulted, as in Kubernetes:
     of a ``Never`` class).
   * toleration ``operator``: an empty operator means ``Equal`` when matching.
   * ``status.phase: Pending`` on creation: the pod registry's job.
-  * quantities are not rewritten (Kubernetes rounds them up to milli precision).
+  * (not a default, but done here for every built-in kind) quantities are rewritten as the
+    API server stores them: ``ParseQuantity`` then ``String()``, ResourceList values rounded
+    up to milli first (kvert.api.quantityfields).
 
 Deployment: ``replicas: 1``, strategy ``RollingUpdate`` with ``maxUnavailable``/``maxSurge``
 ``25%``, ``revisionHistoryLimit: 10``, ``progressDeadlineSeconds: 600``, template pod spec.
@@ -74,9 +76,11 @@ from collections.abc import Callable
 from typing import Any
 
 from kvert.api import podlevel
+from kvert.api.flowcontroldefaults import default_flow_schema, default_priority_level_configuration
 from kvert.api.kindspecs import BUILTIN_KINDS
 from kvert.api.meta import deep_copy
 from kvert.api.quantity import QuantityError
+from kvert.api.quantityfields import canonicalize_quantities
 from kvert.api.storagedefaults import (
     default_csi_driver,
     default_persistent_volume,
@@ -655,6 +659,13 @@ def default_network_policy(obj: Obj) -> None:
         spec["policyTypes"] = ["Ingress", "Egress"] if _list(spec, "egress") else ["Ingress"]
 
 
+def default_pod_template(obj: Obj) -> None:
+    """A PodTemplate's pod spec, defaulted as a workload's template."""
+    template = _dict(obj, "template")
+    if template is not None:
+        default_pod_spec(_dict(template, "spec", create=True))
+
+
 def default_api_service(obj: Obj) -> None:
     """SetDefaults_ServiceReference (apiregistration/v1): a service's port is 443."""
     service = _dict(_dict(obj, "spec"), "service")
@@ -691,6 +702,9 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "PersistentVolume": default_persistent_volume,
     "StorageClass": default_storage_class,
     "CSIDriver": default_csi_driver,
+    "PodTemplate": default_pod_template,
+    "FlowSchema": default_flow_schema,
+    "PriorityLevelConfiguration": default_priority_level_configuration,
 }
 
 # A name missing from DEFAULTERS fails tests/api/test_kind_completeness.py.
@@ -709,6 +723,8 @@ def apply_defaults(obj: Obj) -> None:
     fn = _BY_KIND.get((api_version, kind))
     if fn is not None:
         fn(obj)
+    # Decoding a Quantity and SetDefaults_ResourceList: what the API server stores and returns.
+    canonicalize_quantities(obj)
 
 
 def defaulted(obj: Obj) -> Obj:

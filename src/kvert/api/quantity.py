@@ -222,6 +222,36 @@ class Quantity:
         return f"{sign}{mantissa_digits}{suffix}"
 
 
+_MILLI_NANOS = NANO // 1000
+
+
+def round_up_to_milli(q: Quantity) -> Quantity:
+    """``Quantity.RoundUp(-3)``, as ``SetDefaults_ResourceList`` applies it to every value of a
+    ResourceList: a value finer than 1m is rounded up (away from zero) to a whole milli and
+    loses its kept text; any other value is returned as it is ("0.0005" -> 1m, "5u" -> 1m)."""
+    if q.nanos % _MILLI_NANOS == 0:
+        return q
+    return Quantity(_div_away(q.nanos, _MILLI_NANOS) * _MILLI_NANOS, q.format)
+
+
+@lru_cache(maxsize=8192)
+def _serialized(text: str, resource_list: bool) -> str:
+    q = Quantity.parse(text)
+    return str(round_up_to_milli(q) if resource_list else q)
+
+
+def serialized(value: object, *, resource_list: bool = False) -> str:
+    """The text a Kubernetes API server stores and returns for a quantity sent as ``value``
+    (decode with ``ParseQuantity``, then ``String()``): the sent text when the parser keeps
+    it ("100M", "1e3", "500m"), else the canonical form ("1000m" -> "1", "1.5Gi" -> "1536Mi",
+    JSON 2 -> "2"). ``resource_list``: a ResourceList value, rounded up to milli first.
+    Raises QuantityError for a value that does not parse."""
+    if isinstance(value, str):
+        return _serialized(value, resource_list)
+    q = Quantity.parse(value)
+    return str(round_up_to_milli(q) if resource_list else q)
+
+
 def parse_quantity(text: object) -> Quantity:
     """``resource.ParseQuantity``; raises QuantityError."""
     return Quantity.parse(text)
