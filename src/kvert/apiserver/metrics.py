@@ -207,8 +207,10 @@ async def _serve_node_proxy(ctx: ServerContext, request: web.Request, node: str,
     subpath = subpath.rstrip("/")
     if provider is None or node not in provider.nodes():
         target = kubeletclient.remote_node(ctx, node)      # NotFound when none can answer
-        if subpath not in ("metrics/cadvisor", "metrics", "healthz"):
+        if subpath not in ("metrics/cadvisor", "metrics", "healthz", "stats/summary"):
             raise NotFound("nodes", node, NO_ROUTE)
+        if subpath == "stats/summary":
+            return web.Response(text=await target.get_text(subpath), content_type="application/json")
         return _text(await target.get_text(subpath), request)
     if subpath == "metrics/cadvisor":
         text = await provider.cadvisor(node)
@@ -216,6 +218,11 @@ async def _serve_node_proxy(ctx: ServerContext, request: web.Request, node: str,
         text = await provider.kubelet_metrics(node)
     elif subpath == "healthz":
         return web.Response(text="ok", content_type="text/plain")
+    elif subpath == "stats/summary":
+        summary = await provider.stats_summary(node)
+        if summary is None:
+            raise NotFound("nodes", node)
+        return web.json_response(summary)
     else:
         raise NotFound("nodes", node, NO_ROUTE)
     if text is None:

@@ -27,6 +27,9 @@ class NodeMetricsProvider(Protocol):
     async def kubelet_metrics(self, node: str) -> str | None:
         """The node's kubelet ``/metrics``, or None when it has no local agent."""
 
+    async def stats_summary(self, node: str) -> dict[str, Any] | None:
+        """The node's ``/stats/summary``, or None when it has no local agent."""
+
     def container_log(self, node: str, namespace: str, pod: str, container: str, *,
                       previous: bool = False) -> Any:
         """The log (``lines(now)``, ``finished_at``) of a pod's container from the node's

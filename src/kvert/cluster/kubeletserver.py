@@ -4,7 +4,7 @@ process (``kvert node-agent``): what the API server asks of a node it has no age
 Paths are the kubelet's: ``/exec`` and ``/attach/NS/POD/CONTAINER`` and
 ``/portForward/NS/POD`` (the streams of ``kvert.client.httpstream``),
 ``/containerLogs/NS/POD/CONTAINER`` (PodLogOptions as query), ``/metrics/cadvisor``,
-``/metrics/resource`` (what metrics-server scrapes), ``/metrics`` and ``/healthz``. Requests are
+``/metrics/resource`` (what metrics-server scrapes), ``/stats/summary``, ``/metrics`` and ``/healthz``. Requests are
 authenticated and authorized as the kubelet does with ``--client-ca-file``,
 ``--authentication-token-webhook`` and ``--authorization-mode=Webhook``: a client certificate
 the cluster CA signed (the TLS context's verify locations) names the user (common name) and
@@ -38,6 +38,7 @@ from kvert.cluster.metrics import kubelet_metrics_text
 from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.metrics import resource_metrics
 from kvert.kubelet.servingcert import ServingCertificates
+from kvert.kubelet.summary import agent_summary
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ class KubeletServer:
         app.router.add_get("/metrics/cadvisor", self._cadvisor)
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/metrics/resource", self._resource_metrics)
+        app.router.add_get("/stats/summary", self._stats_summary)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
@@ -234,6 +236,10 @@ class KubeletServer:
     async def _resource_metrics(self, request: web.Request) -> web.Response:
         return web.Response(text=resource_metrics(await self.agent.pod_statuses()),
                             content_type="text/plain", charset="utf-8")
+
+    async def _stats_summary(self, request: web.Request) -> web.Response:
+        """The Summary API (``/stats/summary``, PSI included: KEP-4205)."""
+        return web.json_response(await agent_summary(self.agent, self.clock.now()))
 
     async def _cadvisor(self, request: web.Request) -> web.Response:
         return web.Response(text=await self.agent.metrics_text(),

@@ -22,6 +22,7 @@ from kvert.clock.periodic import run_every
 from kvert.kubelet.agent import NodeAgent
 from kvert.kubelet.metrics import UsageTracker, node_metrics, node_summary, parse_resource_metrics
 from kvert.kubelet.runtime.base import StreamIO
+from kvert.kubelet.summary import agent_summary
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,11 @@ class LocalNodeMetrics:
     async def cadvisor(self, node: str) -> str | None:
         agent = self._agents.get(node)
         return None if agent is None else await agent.metrics_text()
+
+    async def stats_summary(self, node: str) -> dict[str, Any] | None:
+        """The node's Summary API (``/stats/summary``, with PSI), or None without a local agent."""
+        agent = self._agents.get(node)
+        return None if agent is None else await agent_summary(agent, self.clock.now())
 
     async def kubelet_metrics(self, node: str) -> str | None:
         agent = self._agents.get(node)

@@ -4,7 +4,9 @@
   (text exposition format 0.0.4): ``container_cpu_usage_seconds_total``,
   ``container_memory_working_set_bytes``, ``container_oom_events_total``,
   ``container_cpu_cfs_periods_total``, ``container_cpu_cfs_throttled_periods_total``,
-  ``container_cpu_cfs_throttled_seconds_total``, the ``container_spec_*`` values applied
+  ``container_cpu_cfs_throttled_seconds_total``, the PSI counters
+  ``container_pressure_{cpu,memory,io}_{waiting,stalled}_seconds_total`` (``some`` and
+  ``full`` totals, where the runtime reports PSI), the ``container_spec_*`` values applied
   and ``container_start_time_seconds``, labelled ``container``, ``id`` (the cgroup path),
   ``image``, ``name`` (the runtime's container id), ``namespace``, ``pod`` (and
   ``cpu="total"`` for cpu usage). Exited containers that the runtime still holds are
@@ -48,6 +50,12 @@ METRICS = {
     "container_spec_cpu_period": ("gauge", "CPU period of the container."),
     "container_spec_memory_limit_bytes": ("gauge", "Memory limit for the container."),
     "container_start_time_seconds": ("gauge", "Start time of the container since unix epoch in seconds."),
+    # cAdvisor's PressureMetrics (KEP-4205): ``some`` is "waiting", ``full`` is "stalled"
+    **{f"container_pressure_{resource}_{kind}_seconds_total": ("counter", help_text)
+       for resource, label in (("cpu", "CPU"), ("memory", "memory"), ("io", "IO"))
+       for kind, help_text in (
+           ("stalled", f"Total time duration no tasks in the container could make progress due to {label} congestion."),
+           ("waiting", f"Total time duration tasks in the container have waited due to {label} congestion."))},
     "machine_cpu_cores": ("gauge", "Number of logical CPU cores."),
     "machine_memory_bytes": ("gauge", "Amount of memory installed on the machine."),
 }
@@ -113,6 +121,12 @@ def cadvisor_metrics(samples: Iterable[ContainerSample], *, timestamp: float | N
             rows["container_spec_cpu_period"].append(_line("container_spec_cpu_period", labels, linux.cpu_period, ts))
             rows["container_spec_memory_limit_bytes"].append(
                 _line("container_spec_memory_limit_bytes", labels, linux.memory_limit_in_bytes, ts))
+        for resource in ("cpu", "memory", "io"):
+            stats = getattr(st.pressure, resource) if st.pressure is not None else None
+            if stats is not None:     # totals are microseconds: cAdvisor's asMicrosecondsToSeconds
+                for kind, data in (("stalled", stats.full), ("waiting", stats.some)):
+                    name = f"container_pressure_{resource}_{kind}_seconds_total"
+                    rows[name].append(_line(name, labels, data.total / 1e6, ts))
         if st.started_at:
             rows["container_start_time_seconds"].append(
                 _line("container_start_time_seconds", labels, st.started_at, ts))
