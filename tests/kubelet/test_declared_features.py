@@ -41,3 +41,21 @@ def test_gates_and_cpu_manager_policy_decide_what_is_declared():
 
 def test_nothing_is_declared_with_node_declared_features_off():
     assert _declared(feature_gates={"NodeDeclaredFeatures": False}) is None
+
+
+def test_a_pod_needing_an_undeclared_feature_is_rejected():
+    """upstream: lifecycle declaredFeaturesAdmitHandler -- reason PodFeatureUnsupported, "Pod
+    requires node features that are not available: ..." (kvert's API server refuses restart
+    rules, so the rule is checked on the admission function; a kvert node never declares
+    RestartAllContainersOnContainerExits)."""
+    from kvert.api.nodefeatures import DEFAULT_REGISTRY
+    from kvert.kubelet import admission as adm
+    body = {"spec": {"containers": [{"name": "main", "restartPolicy": "Never", "restartPolicyRules": [
+        {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}]}]}}
+    declared = ["GuaranteedQoSPodCPUResize", "InPlacePodLevelResourcesVerticalScaling"]
+    decision = adm.declared_features_refusal(body, declared, DEFAULT_REGISTRY, (1, 36, 0))
+    assert decision is not None and decision.reason == "PodFeatureUnsupported"
+    assert adm.rejection_message(decision) == ("Pod was rejected: Pod requires node features that are not "
+                                               "available: RestartAllContainersOnContainerExits")
+    assert adm.declared_features_refusal({"spec": {"containers": [{"name": "c"}]}}, declared,
+                                         DEFAULT_REGISTRY, (1, 36, 0)) is None

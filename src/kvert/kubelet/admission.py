@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kvert.api.nodefeatures import FeatureRegistry, Version
 from kvert.api.resources import ResourceList
 
 CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
@@ -132,6 +133,23 @@ def admit_pod(request: Mapping[str, int], others: Sequence[Mapping[str, int]],
     first = short[0]
     reason = _REASONS.get(first.resource, f"OutOf{first.resource}")
     return Decision(False, reason, first.message(), {**numbers, "shortfall": first.as_dict()})
+
+
+POD_FEATURE_UNSUPPORTED = "PodFeatureUnsupported"
+
+
+def declared_features_refusal(pod: Mapping[str, object], declared: Sequence[str], registry: FeatureRegistry,
+                              version: Version) -> Decision | None:
+    """The kubelet's declared-features admit handler (KEP-5328): a pod that needs node
+    features this node does not declare is rejected, reason ``PodFeatureUnsupported``,
+    "Pod requires node features that are not available: A, B"; None when it may run."""
+    required = registry.infer_for_pod_scheduling(pod, version)
+    missing = registry.names(required & ~registry.node_bits(declared))
+    if not missing:
+        return None
+    return Decision(False, POD_FEATURE_UNSUPPORTED,
+                    "Pod requires node features that are not available: " + ", ".join(missing),
+                    {"missingFeatures": missing})
 
 
 def rejection_message(decision: Decision) -> str:

@@ -448,6 +448,13 @@ class NodeAgent:
                                  cpu_manager_policy=config.cpu_manager_policy, version=KUBERNETES_VERSION)
         return DEFAULT_REGISTRY.discover_node_features(node)
 
+    def admit_declared_features(self, pod: dict[str, Any]) -> adm.Decision | None:
+        """A pod needing a node feature this node does not declare is rejected (while
+        NodeDeclaredFeatures is on)."""
+        if not self.config.feature("NodeDeclaredFeatures"):
+            return None
+        return adm.declared_features_refusal(pod, self.declared_features, DEFAULT_REGISTRY, KUBERNETES_VERSION)
+
     def node_status(self, previous: dict[str, Any] | None) -> dict[str, Any]:
         now = format_time(self.clock.now())
         conditions = []
@@ -813,7 +820,7 @@ class NodeAgent:
             except ApiError:
                 pass
             return
-        decision = self.admit_under_pressure(pod) or \
+        decision = self.admit_under_pressure(pod) or self.admit_declared_features(pod) or \
             adm.admit_pod(pod_requests(pod), self._others(), self.allocatable)
         summary = {**decision.as_dict(), "time": format_time(self.clock.now())}
         if not decision.ok:
