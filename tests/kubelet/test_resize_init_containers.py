@@ -137,3 +137,22 @@ def test_regular_init_containers_are_not_resized_with_the_gate_off():
     assert rz.resize_requested(resized, allocated)          # 1.36's default: on
     config = node_config(feature_gates={"InPlacePodVerticalScalingInitContainers": False})
     assert not config.feature("InPlacePodVerticalScalingInitContainers")
+
+
+def test_resize_event_summary_as_upstream():
+    """upstream: TestRetryPendingResizes (trigger cases) expectedEvent 'Pod resize started:
+    {"containers":[{"name":"c1","resources":{"requests":{"cpu":"500m","memory":"500Mi"}}}],"generation":0}';
+    init containers (sidecars too) under "initContainers" first (makeResourceSummaryFromSpec),
+    a pending resize's message as "error" (PodResizePendingMsg)."""
+    plain = {"metadata": {}, "spec": {"containers": [{"name": "c1"}]}}
+    allocation = {"c1": {"requests": {"cpu": 500, "memory": 500 * 2**20}, "limits": {}}}
+    assert rz.resize_message(plain, allocation) == (
+        '{"containers":[{"name":"c1","resources":{"requests":{"cpu":"500m","memory":"500Mi"}}}],"generation":0}')
+    with_sidecar = {"metadata": {"generation": 3}, "spec": {
+        "initContainers": [{"name": "s", "restartPolicy": "Always"}], "containers": [{"name": "c1"}]}}
+    allocation = {"s": {"requests": {"cpu": 100}, "limits": {"cpu": 200}},
+                  "c1": {"requests": {"cpu": 500}, "limits": {}}}
+    assert rz.resize_message(with_sidecar, allocation, error="Node didn't have enough resource: cpu") == (
+        '{"initContainers":[{"name":"s","resources":{"limits":{"cpu":"200m"},"requests":{"cpu":"100m"}}}],'
+        '"containers":[{"name":"c1","resources":{"requests":{"cpu":"500m"}}}],"generation":3,'
+        '"error":"Node didn\'t have enough resource: cpu"}')

@@ -919,7 +919,10 @@ class NodeAgent:
         if self.resizes.hold(ps, decision.reason, decision.message, generation, now, decision.summary):
             reason = "ResizeInfeasible" if decision.reason == rz.INFEASIBLE else "ResizeDeferred"
             ps.wake.set()
-            await self.event(pod, "Warning", reason, f"Pod resize {decision.reason}: {decision.message}")
+            # PodResizePendingMsg: the desired resources, the reason's message as the error
+            await self.event(pod, "Warning", reason, f"Pod resize {decision.reason}: " + rz.resize_message(
+                pod, ps.spec_allocation or rz.spec_allocation(pod, self.resize_scope), error=decision.message,
+                scope=self.resize_scope))
         return False
 
     # ==== node-pressure eviction =====================================================================

@@ -69,14 +69,39 @@ def format_requirements(req: Requirements) -> dict[str, dict[str, str]]:
     return out
 
 
+def _summary_resources(req: Requirements) -> dict[str, dict[str, str]]:
+    # a ResourceRequirements as Go marshals it: limits before requests, empty parts left out
+    return {part: format_list(req[part]) for part in ("limits", "requests") if req.get(part)}
+
+
 def resize_message(pod: Mapping[str, Any], allocation: Allocation, error: str = "",
                    scope: ResizeScope = DEFAULT_SCOPE) -> str:
-    """``{"containers":[{"name":...,"resources":{...}}],"generation":N}`` (Kubernetes'
-    resize event payload), with ``"error"`` for a ResizeError."""
-    containers = [{"name": n, "resources": format_requirements(allocation[n])}
-                  for n in resizable_names(pod, scope) if n in allocation]
-    generation = (pod.get("metadata") or {}).get("generation") or 0
-    payload: dict[str, Any] = {"containers": containers, "generation": generation}
+    """The JSON summary upstream's resize events carry (``makeResourceSummaryFromSpec``):
+    ``{"initContainers":[...],"containers":[{"name":...,"resources":{...}}],"generation":N}``,
+    every init container and container at ``allocation`` (the spec where it has none), and
+    ``"error"`` for a ResizeError or a pending resize's message. ``scope`` is accepted for the
+    callers' symmetry: upstream lists every container whatever is resizable."""
+    spec = pod.get("spec") or {}
+    wanted: Allocation | None = None
+
+    def entry(c: Mapping[str, Any]) -> dict[str, Any]:
+        nonlocal wanted
+        name = c.get("name", "")
+        req = allocation.get(name)
+        if req is None:
+            if wanted is None:
+                wanted = spec_allocation(pod, scope)
+            req = wanted.get(name) or {}
+        out: dict[str, Any] = {"name": name}
+        resources = _summary_resources(req)
+        out["resources"] = resources
+        return out
+    payload: dict[str, Any] = {}
+    if spec.get("initContainers"):
+        payload["initContainers"] = [entry(c) for c in spec["initContainers"]]
+    if spec.get("containers"):
+        payload["containers"] = [entry(c) for c in spec["containers"]]
+    payload["generation"] = (pod.get("metadata") or {}).get("generation") or 0
     if error:
         payload["error"] = error
     return json.dumps(payload, separators=(",", ":"))
