@@ -64,7 +64,7 @@ def test_every_served_group_version_is_registered_with_upstreams_priorities():
         assert apps["metadata"]["labels"] == {AUTOMANAGED_LABEL: "onstart"}
         expected = {"v1.": (18000, 1), "v2.autoscaling": (17500, 30), "v1.batch": (17400, 15),
                     "v1.events.k8s.io": (17750, 15), "v1.authorization.k8s.io": (17600, 15),
-                    "v1.apiextensions.k8s.io": (16700, 15), "v1.flowcontrol.apiserver.k8s.io": None,
+                    "v1.apiextensions.k8s.io": (16700, 15), "v1.flowcontrol.apiserver.k8s.io": (16100, 21),
                     "v1.coordination.k8s.io": (16500, 15), "v1beta1.metrics.k8s.io": (100, 100),
                     "v1.apiregistration.k8s.io": None,    # the aggregator's own group: no object
                     "v1.autoscaling.k8s.io": None}        # CRD-served upstream, no CRD here

@@ -77,6 +77,7 @@ from typing import Any
 
 from kvert.api import podlevel
 from kvert.api.flowcontroldefaults import default_flow_schema, default_priority_level_configuration
+from kvert.api.flowcontroldefaults import default_flow_schema, default_priority_level_configuration
 from kvert.api.kindspecs import BUILTIN_KINDS
 from kvert.api.meta import deep_copy
 from kvert.api.quantity import QuantityError
@@ -666,6 +667,13 @@ def default_pod_template(obj: Obj) -> None:
         default_pod_spec(_dict(template, "spec", create=True))
 
 
+def default_pod_template(obj: Obj) -> None:
+    """A PodTemplate's pod spec, defaulted as a workload's template."""
+    template = _dict(obj, "template")
+    if template is not None:
+        default_pod_spec(_dict(template, "spec", create=True))
+
+
 def default_api_service(obj: Obj) -> None:
     """SetDefaults_ServiceReference (apiregistration/v1): a service's port is 443."""
     service = _dict(_dict(obj, "spec"), "service")
@@ -702,6 +710,9 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "PersistentVolume": default_persistent_volume,
     "StorageClass": default_storage_class,
     "CSIDriver": default_csi_driver,
+    "PodTemplate": default_pod_template,
+    "FlowSchema": default_flow_schema,
+    "PriorityLevelConfiguration": default_priority_level_configuration,
     "PodTemplate": default_pod_template,
     "FlowSchema": default_flow_schema,
     "PriorityLevelConfiguration": default_priority_level_configuration,

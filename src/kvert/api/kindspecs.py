@@ -145,6 +145,7 @@ PACKAGES: dict[str, tuple[str, str | None]] = {
     "apiextensions.k8s.io/v1": ("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
                                 "apiext"),
     "admissionregistration.k8s.io/v1": ("io.k8s.api.admissionregistration.v1", "admreg"),
+    "flowcontrol.apiserver.k8s.io/v1": ("io.k8s.api.flowcontrol.v1", "flowcontrol"),
     "apiregistration.k8s.io/v1": ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1",
                                   "apireg"),
     # Served from a CustomResourceDefinition in Kubernetes: named the way the CRD OpenAPI
@@ -205,6 +206,9 @@ BUILTIN_KINDS: tuple[KindSpec, ...] = (
        defaults=OWN),
     _k("v1", "PersistentVolume", "persistentvolumes", CLUSTER, ("status",), ("pv",),
        defaults=OWN),
+    _k("v1", "PodTemplate", "podtemplates", NS, defaults=OWN),
+    # read-only upstream (get, list): kvert lists none
+    _k("v1", "ComponentStatus", "componentstatuses", CLUSTER, (), ("cs",), verbs=("get", "list")),
     _k("apps/v1", "Deployment", "deployments", NS, ("status", "scale"), ("deploy",), ALL,
        defaults=OWN),
     _k("apps/v1", "ReplicaSet", "replicasets", NS, ("status", "scale"), ("rs",), ALL,
@@ -232,6 +236,8 @@ BUILTIN_KINDS: tuple[KindSpec, ...] = (
     _k("discovery.k8s.io/v1", "EndpointSlice", "endpointslices", NS),
     _k("networking.k8s.io/v1", "Ingress", "ingresses", NS, ("status",), ("ing",)),
     _k("networking.k8s.io/v1", "IngressClass", "ingressclasses", CLUSTER),
+    _k("networking.k8s.io/v1", "ServiceCIDR", "servicecidrs", CLUSTER, ("status",)),
+    _k("networking.k8s.io/v1", "IPAddress", "ipaddresses", CLUSTER, (), ("ip",)),
     _k("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", NS, (), ("netpol",),
        defaults=OWN),
     _k("certificates.k8s.io/v1", "CertificateSigningRequest", "certificatesigningrequests",
@@ -265,6 +271,11 @@ BUILTIN_KINDS: tuple[KindSpec, ...] = (
        "validatingwebhookconfigurations", CLUSTER, patch="WebhookConfiguration"),
     _k("apiregistration.k8s.io/v1", "APIService", "apiservices", CLUSTER, ("status",), (),
        ("api-extensions",), defaults=OWN),
+    # API Priority and Fairness' objects: stored, not applied (kvert's in-flight limits)
+    _k("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "flowschemas", CLUSTER, ("status",),
+       defaults=OWN),
+    _k("flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration",
+       "prioritylevelconfigurations", CLUSTER, ("status",), defaults=OWN),
     # Served from a CRD in Kubernetes: custom-resource merge semantics, JSON only, the CRD's
     # printer columns (kvert.apiserver.tables.VPA_PRINTER_COLUMNS).
     _k("autoscaling.k8s.io/v1", "VerticalPodAutoscaler", "verticalpodautoscalers", NS,

@@ -24,14 +24,15 @@ from kvert.api.errors import ApiError
 from kvert.api.kinds import ResourceType
 from kvert.api.kindspecs import BUILTIN_KINDS
 
-from .printers import apiregistration, builtin, certificates, networking, storage, workloads
+from .printers import apiregistration, builtin, certificates, networking, served, storage, workloads
 from .printers.builtin import CREATED_DOC, NAME_DOC, col, name_col
 from .printers.duration import epoch_ns, format_rfc3339, parse_time_ns, since_ns
 from .printers.jsonpath import JSONPath, JSONPathError, print_value
 
 # Every printer the printers modules define, by (group, kind) ...
 DEFINED_PRINTERS = {**builtin.PRINTERS, **workloads.PRINTERS, **networking.PRINTERS,
-                    **certificates.PRINTERS, **apiregistration.PRINTERS, **storage.PRINTERS}
+                    **certificates.PRINTERS, **apiregistration.PRINTERS, **storage.PRINTERS,
+                    **served.PRINTERS}
 # ... and the ones served: a built-in kind's, where its KindSpec (kvert.api.kindspecs) says
 # it has one. A declared printer no module defines, or a defined one no KindSpec declares,
 # fails tests/apiserver/test_kind_completeness.py.

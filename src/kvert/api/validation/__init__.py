@@ -84,6 +84,7 @@ from . import (
     rbac,
     resize,
     secrets,
+    servedkinds,
     service,
     storage,
     vpa,
@@ -183,6 +184,21 @@ _RULES: dict[str, Rules] = {
         storage.validate_volume_attachment_update),
     "CSIDriver": Rules(storage.validate_csi_driver, storage.validate_csi_driver_update),
     "CSINode": Rules(storage.validate_csi_node, storage.validate_csi_node_update),
+    "PodTemplate": Rules(servedkinds.validate_pod_template, servedkinds.validate_pod_template_update),
+    "ComponentStatus": Rules(servedkinds.validate_component_status),
+    "ServiceCIDR": Rules(
+        servedkinds.validate_service_cidr,
+        servedkinds.validate_service_cidr_update,
+        servedkinds.validate_service_cidr_status_update),
+    "IPAddress": Rules(servedkinds.validate_ip_address, servedkinds.validate_ip_address_update),
+    "FlowSchema": Rules(
+        servedkinds.validate_flow_schema,
+        servedkinds.validate_flow_schema_update,
+        servedkinds.validate_flowcontrol_status_update),
+    "PriorityLevelConfiguration": Rules(
+        servedkinds.validate_priority_level_configuration,
+        servedkinds.validate_priority_level_configuration_update,
+        servedkinds.validate_flowcontrol_status_update),
     "HorizontalPodAutoscaler": Rules(
         autoscaling.validate_hpa,
         autoscaling.validate_hpa_update,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .served_schemas import SERVED
 from .storage_schemas import STORAGE
 
 # Short package prefixes -> the definition name prefixes Kubernetes uses.
@@ -51,6 +52,7 @@ PACKAGES = {
     "admissionregistration.v1": "io.k8s.api.admissionregistration.v1",
     "apiextensions.v1": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
     "apiregistration.v1": "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1",
+    "flowcontrol.v1": "io.k8s.api.flowcontrol.v1",
     "meta.v1": "io.k8s.apimachinery.pkg.apis.meta.v1",
     "version": "io.k8s.apimachinery.pkg.version",
     # autoscaling.k8s.io is served as a custom resource: its definitions are named the way the
@@ -2926,7 +2928,7 @@ timeAdded  time                            When the taint was added.
 
 
 ALL_TEXT = (_META, _POD, _NODE, _CORE, _CORE_WORKLOADS, _APPS, _AUTOSCALING, _BATCH, _MISC, _APIEXT, _ADMREG,
-            _APIREG, _VPA, _WORKLOAD, _DRA, STORAGE)
+            _APIREG, _VPA, _WORKLOAD, _DRA, STORAGE, SERVED)
 
 
 # -- parsing ----------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 from kvert.api.kindspecs import BUILTIN_KINDS
 
+from .served_schema import SERVED_MESSAGES
 from .storage_schema import STORAGE_MESSAGES
 
 OTHER_KINDS = """
@@ -2283,7 +2284,7 @@ def _parse(text: str) -> dict[str, Message]:
             for name, fields in raw.items()}
 
 
-MESSAGE_TYPES: dict[str, Message] = _parse(MESSAGES + STORAGE_MESSAGES)
+MESSAGE_TYPES: dict[str, Message] = _parse(MESSAGES + STORAGE_MESSAGES + SERVED_MESSAGES)
 KIND_TYPES: dict[tuple[str, str], str] = {
     **{spec.gvk: spec.protobuf for spec in BUILTIN_KINDS if spec.protobuf is not None},
     **{(api_version, kind): message for api_version, kind, message
