@@ -617,9 +617,13 @@ class NodeAgent:
     def _restore_pod(self, pod: dict[str, Any], entry: dict[str, Any]) -> PodState:
         uid = _uid(pod)
         meta = pod.get("metadata") or {}
+        allocated = self.checkpoint.allocated(uid) or rz.spec_allocation(pod, self.resize_scope)
+        level = rz.pod_level_requirements(pod) if self.resize_scope.pod_level else None
+        if level is not None and rz.POD_LEVEL not in allocated:
+            # a checkpoint from before pod-level resize: its pod cgroup followed the spec
+            allocated = {**allocated, rz.POD_LEVEL: level}
         ps = PodState(uid=uid, namespace=meta.get("namespace", ""), name=meta.get("name", ""), pod=pod,
-                      allocated=self.checkpoint.allocated(uid) or rz.spec_allocation(pod, self.resize_scope),
-                      actuated=self.checkpoint.actuated(uid))
+                      allocated=allocated, actuated=self.checkpoint.actuated(uid))
         ps.sandbox_id = entry.get("sandbox") or ""
         if entry.get("pod_cgroup"):
             ps.pod_cgroup = LinuxContainerResources(**entry["pod_cgroup"])
