@@ -91,9 +91,10 @@ def test_the_allocation_overrides_the_spec_pod_level_resources_only_with_the_gat
 
 
 def test_pod_cgroup_follows_the_allocated_pod_level_resources():
-    """upstream: pkg/kubelet/cm TestResourceConfigForPodWithPodLevelResources -- the pod cgroup of
-    a pod with pod-level resources: shares from the pod-level cpu request, quota from its cpu
-    limit (MilliCPUToQuota, period 100000), memory.max from its memory limit."""
+    """upstream: pkg/kubelet/cm ResourceConfigForPod (helpers_linux.go; TestResourceConfigForPod's
+    formulas) on the allocated pod -- with pod-level resources, shares from the pod-level cpu
+    request (MilliCPUToShares), quota from its cpu limit (MilliCPUToQuota, period 100000), the
+    memory limit from its memory limit."""
     pod_ = {"metadata": {"uid": "u"}, "spec": {
         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}},
         "containers": [{"name": "c1", "resources": {}}]}}
@@ -174,8 +175,8 @@ def test_pod_level_resize_grows_the_pod_cgroup_and_reports_status():
 
 
 def test_pod_cgroup_grown_before_containers_and_shrunk_after_them():
-    """upstream doPodResizeAction: pod-level limits raised before the containers are updated and
-    lowered after them (kuberuntime TestComputePodActionsForPodResize / pod-level)."""
+    """upstream doPodResizeAction (kuberuntime_manager.go, resizeContainers): the pod cgroup's
+    values raised before updatePodContainerResources and lowered after it, per resource."""
     clock = VirtualClock()
 
     async def main():
