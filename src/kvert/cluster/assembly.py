@@ -61,6 +61,7 @@ from kvert.vpa.features import VpaGates
 from kvert.vpa.history import HistoryProvider
 from kvert.vpa.instruments import AdmissionMetrics, HealthCheck, RecommenderMetrics
 from kvert.vpa.metrics_source import MetricsSource
+from kvert.vpa.pressure import PressureObserver
 from kvert.vpa.recommendation import RecommenderConfig
 from kvert.vpa.recommender import Recommender
 from kvert.vpa.updater import Updater
@@ -202,7 +203,8 @@ def recommender(client: Client, clock: Clock, metrics: MetricsSource, *, informe
                 checkpoint_gc_interval: float | None = None, checkpoints_timeout: float = 60.0,
                 update_worker_count: int = 10, exact_checkpoints: bool = False, use_checkpoints: bool = True,
                 memory_saver: bool = False, namespace: str | None = None, ignored_namespaces: tuple[str, ...] = (),
-                instruments: RecommenderMetrics | None = None, health: HealthCheck | None = None) -> Recommender:
+                instruments: RecommenderMetrics | None = None, health: HealthCheck | None = None,
+                pressure: PressureObserver | None = None) -> Recommender:
     """The VPA recommender (``kvert vpa recommender``'s flags; upstream's defaults but
     ``checkpoint_interval``, which the command sets to every loop)."""
     # looked up when called, so a test may stand in its own recommender class
@@ -213,7 +215,8 @@ def recommender(client: Client, clock: Clock, metrics: MetricsSource, *, informe
                                        checkpoints_timeout=checkpoints_timeout,
                                        update_worker_count=update_worker_count, exact_checkpoints=exact_checkpoints,
                                        use_checkpoints=use_checkpoints, memory_saver=memory_saver, namespace=namespace,
-                                       ignored_namespaces=ignored_namespaces, instruments=instruments, health=health)
+                                       ignored_namespaces=ignored_namespaces, instruments=instruments, health=health,
+                                       pressure=pressure)
 
 
 def updater(client: Client, clock: Clock, *, informers: InformerFactory | None, **options: Any) -> Updater:

@@ -66,11 +66,13 @@ from kvert.kubelet.eviction import MONITORING_INTERVAL
 from kvert.kubelet.runtime.fleet import Fleet
 from kvert.kubelet.runtime.sim import OomKill, SimRuntime
 from kvert.sim.load import SharedLoad
+from kvert.sim.pressure_source import FleetPressureSource
 from kvert.sim.recording import FleetSampler, RecommendationLog, ReplicaLog, Tracker
 from kvert.sim.scenario import Policy, Scenario, recommender_config
 from kvert.store import open_store
 from kvert.store.base import Store, seeded_uids
 from kvert.vpa.features import VpaGates
+from kvert.vpa.pressure import PressureObserver
 from kvert.vpa.vpa_validation import gates_needed
 
 log = logging.getLogger(__name__)
@@ -233,7 +235,8 @@ def _start_vpa(cluster: _SimCluster, policy: Policy, clock: VirtualClock, gates:
         interval=rec_cfg.get("interval", 60.0), config=recommender_config(rec_cfg, "recommender"),
         informers=informers, gates=gates,
         # nothing restarts a simulated recommender, so its checkpoints are written only when asked
-        checkpoint_interval=rec_cfg.get("checkpoint_interval", math.inf))
+        checkpoint_interval=rec_cfg.get("checkpoint_interval", math.inf),
+        pressure=PressureObserver(FleetPressureSource(cluster.fleet)))
     cluster.supervisor.add("vpa-recommender", build.Owning(recommender, informers))
     upd_cfg.setdefault("interval", 60.0)
     cluster.supervisor.add("vpa-updater", build.updater(

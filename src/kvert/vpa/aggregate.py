@@ -427,6 +427,29 @@ class AggregateBank:
         self.dirty[row] = True
         return 1
 
+    def record_pressure(self, slot: int, t_us: int, working_set: float, ratio: float, min_bump: float) -> int:
+        """AEP-9926's ``RecordPressure``: a pressure peak, ``max(used + min_bump, used * ratio)``
+        of ``used = max(working set, the interval's usage peak)``, replaces the current memory
+        interval's peak when higher; accepted only inside that interval (0 otherwise), and it
+        never rolls the interval nor moves the last-sample watermark."""
+        row = int(self.slot_row[slot])
+        interval = int(self.interval_us[row])
+        W = int(self.window_end[slot])
+        if W == UNSET or t_us < W - interval or t_us >= W:
+            return 0
+        used = max(resource_amount(working_set), int(self.mem_peak[slot]))
+        needed = max(used + resource_amount(min_bump), scale_resource(used, ratio))
+        old = max(int(self.mem_peak[slot]), int(self.oom_peak[slot]))
+        if needed <= old:
+            return 1
+        rows = np.array([row])
+        if old:
+            self.memory.subtract(rows, np.array([float(old)]), 1.0, np.array([W / 1e6]))
+        self.memory.add(rows, np.array([float(needed)]), 1.0, np.array([W / 1e6]))
+        self.oom_peak[slot] = needed
+        self.dirty[row] = True
+        return 1
+
     # -- reading ---------------------------------------------------------------------------------
 
     def expired(self, rows: np.ndarray, now: float) -> np.ndarray:
@@ -626,6 +649,11 @@ class AggregateContainerState:
         """An OOM kill of ``pod``'s container at ``time``; False when it is too old to count."""
         slot = self.bank.slot(self.row, pod)
         return bool(self.bank.record_oom(slot, int(seconds_to_us(time)), float(memory_request_bytes)))
+
+    def record_pressure(self, pod: str, time: float, working_set: float, ratio: float, min_bump: float) -> bool:
+        """A pressure peak of ``pod``'s container (``AggregateBank.record_pressure``)."""
+        slot = self.bank.slot(self.row, pod)
+        return bool(self.bank.record_pressure(slot, int(seconds_to_us(time)), working_set, ratio, min_bump))
 
     def forget_pod(self, pod: str) -> bool:
         """The pod is gone: drop its per-pod state (its samples stay in the histograms)."""

@@ -71,7 +71,8 @@ feature gate (``per_vpa_config``; the live recommender's ``--feature-gates``). A
 is reported (``RecommenderConfig.for_vpa`` returns the problems) and ignored.
 
 kvert's opt-in policies (docs/kubernetes-choices.md), annotations in the same scheme:
-``capacity-aware`` (``true``/``false``), ``model`` (``upstream`` or ``in-place``:
+``capacity-aware`` (``true``/``false``), ``memory-pressure-upsize`` (``true``/``false``:
+``kvert.vpa.pressure``, AEP-9926), ``model`` (``upstream`` or ``in-place``:
 ``IN_PLACE_MODEL``) and ``workload``:
 
 * ``service`` (the default, upstream's model): CPU from the percentiles above;
@@ -191,6 +192,8 @@ class RecommenderConfig:
     # never recommend more than the largest node that could host the pod can allocate; the
     # updater does not evict a pod whose replacement would stay Pending
     capacity_aware: bool = _opt(False, "capacity-aware", "bool", "kvert")
+    # AEP-9926: sustained memory PSI near the limit adds a pressure peak (kvert.vpa.pressure)
+    memory_pressure_upsize: bool = _opt(False, "memory-pressure-upsize", "bool", "kvert")
     # "upstream", or "in-place": resizes no longer restart pods, so a shorter memory of usage,
     # a smaller margin and faster-closing bounds (IN_PLACE_MODEL); the updater resizes toward
     # the target without waiting for a pod to age

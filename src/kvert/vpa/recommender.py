@@ -115,6 +115,7 @@ from kvert.vpa.features import VpaGates
 from kvert.vpa.history import HistoryProvider, PrometheusHistory, concat_samples, match_history
 from kvert.vpa.instruments import ExecutionTimer, HealthCheck, RecommenderMetrics
 from kvert.vpa.metrics_source import MetricsSource, UsageTable
+from kvert.vpa.pressure import PressureObserver
 from kvert.vpa.recommendation import (
     BOUND_CHANGE_FRACTION,
     RecommenderConfig,
@@ -151,8 +152,9 @@ class Recommender:
                  update_worker_count: int = 10, exact_checkpoints: bool = False, use_checkpoints: bool = True,
                  memory_saver: bool = False, namespace: str | None = None,
                  ignored_namespaces: Iterable[str] = (), instruments: RecommenderMetrics | None = None,
-                 health: HealthCheck | None = None) -> None:
+                 health: HealthCheck | None = None, pressure: PressureObserver | None = None) -> None:
         self.client = client
+        self.pressure = pressure                    # AEP-9926 memory-pressure peaks (opt-in VPAs)
         # reads of VPAs, pods and targets: shared informer caches when given (kvert up, the
         # simulator), else the client itself
         self.reader: ObjectReader = informers or client
@@ -511,6 +513,8 @@ class Recommender:
         step("LoadPods")
         await self._file_usage(now)
         self._file_ooms(now)
+        if self.pressure is not None:
+            await self.pressure.file(self._vpas, self._filed_under, self.store, now)
         self._file_completions(now)
         if self.instruments is not None:
             self.instruments.aggregate_container_states.set(len(self.store))
