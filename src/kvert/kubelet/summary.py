@@ -65,7 +65,6 @@ def stats_summary(node_name: str, node_start: float, now: float, pods: Sequence[
     """The Summary of a node whose runtime is ``runtime`` (PSI of pods and node where it
     reports them: ``PressureRuntime``)."""
     stamp = format_time(now)
-    pressure_of = reports_pressure(runtime)
     pod_items = []
     node_cpu = node_memory = 0
     for entry in pods:
@@ -79,14 +78,13 @@ def stats_summary(node_name: str, node_start: float, now: float, pods: Sequence[
         memory = sum(st.memory_working_set_bytes for st in running)
         node_cpu += cpu
         node_memory += memory
-        pressure = None
-        if pressure_of and entry.sandbox_id:
-            pressure = runtime.pod_pressure(entry.sandbox_id)
+        pressure = runtime.pod_pressure(entry.sandbox_id) \
+            if entry.sandbox_id and reports_pressure(runtime) else None
         pod_items.append({"podRef": {"name": meta.get("name", ""), "namespace": meta.get("namespace", ""),
                                      "uid": meta.get("uid", "")},
                           "startTime": format_time(entry.start_time), "containers": containers,
                           **_resource_stats(stamp, cpu, memory, 0, pressure)})
-    node_pressure = runtime.node_pressure() if pressure_of else None
+    node_pressure = runtime.node_pressure() if reports_pressure(runtime) else None
     node = {"nodeName": node_name, "startTime": format_time(node_start),
             **_resource_stats(stamp, node_cpu, node_memory, 0, node_pressure)}
     return {"node": node, "pods": pod_items}
@@ -94,9 +92,15 @@ def stats_summary(node_name: str, node_start: float, now: float, pods: Sequence[
 
 class SummaryAgent(Protocol):
     """What the Summary needs of a node agent (``kvert.kubelet.agent.NodeAgent``)."""
-    name: str
-    runtime: Runtime
-    pods: Mapping[str, PodState]             # by pod uid
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def pods(self) -> Mapping[str, PodState]:
+        """By pod uid."""
 
     async def pod_statuses(self) -> list[tuple[dict[str, Any], list[Any]]]: ...
 
