@@ -69,6 +69,9 @@ class FakeProvider:
     async def kubelet_metrics(self, node: str) -> str | None:
         return f'kubelet_node_name{{node="{node}"}} 1\n' if node in self.agents else None
 
+    async def stats_summary(self, node: str) -> dict | None:
+        return {"node": {"nodeName": node}, "pods": []} if node in self.agents else None
+
     def container_log(self, node, namespace, pod, container, *, previous=False):
         return None
 
@@ -243,7 +246,8 @@ def test_node_proxy_paths_and_apiserver_metrics(tmp_path):
         out["with_port"] = await api.call("GET", "/api/v1/nodes/https:node-1:10250/proxy/metrics/cadvisor")
         out["kubelet"] = await api.call("GET", "/api/v1/nodes/node-1/proxy/metrics")
         out["healthz"] = await api.call("GET", "/api/v1/nodes/node-1/proxy/healthz")
-        out["other"] = await api.call("GET", "/api/v1/nodes/node-1/proxy/stats/summary")
+        out["other"] = await api.call("GET", "/api/v1/nodes/node-1/proxy/configz")
+        out["summary"] = await api.call("GET", "/api/v1/nodes/node-1/proxy/stats/summary")
         out["unknown_node"] = await api.call("GET", "/api/v1/nodes/node-9/proxy/metrics/cadvisor")
         out["post"] = await api.call("POST", "/api/v1/nodes/node-1/proxy/metrics", body={})
         out["noauth"] = await api.call("GET", "/api/v1/nodes/node-1/proxy/metrics/cadvisor", auth=False)
@@ -261,6 +265,9 @@ def test_node_proxy_paths_and_apiserver_metrics(tmp_path):
     assert out["kubelet"][1] == 'kubelet_node_name{node="node-1"} 1\n'
     assert out["healthz"][:2] == (200, "ok")
     assert out["other"][0] == 404
+    # the Summary API (KEP-4205: PSI in it), JSON
+    status, body, _ = out["summary"]
+    assert status == 200 and body == {"node": {"nodeName": "node-1"}, "pods": []}
     status, body, _ = out["unknown_node"]
     assert status == 404 and body["kind"] == "Status" and body["reason"] == "NotFound"
     assert body["details"] == {"name": "node-9", "kind": "nodes"}
