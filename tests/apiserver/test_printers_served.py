@@ -88,3 +88,28 @@ def test_flow_schema_and_priority_level():
         "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 42, "limitResponse": {
             "type": "Queue", "queuing": {"queues": 8, "handSize": 3, "queueLengthLimit": 4}}}}})
     assert cells == ["queued", "Limited", 42, 8, 3, 4, "90s"]
+
+
+def test_admission_policies():
+    """printValidatingAdmissionPolicy / ..Binding, printMutatingAdmissionPolicy / ..Binding."""
+    columns, cells = table("admissionregistration.k8s.io/validatingadmissionpolicies", {
+        "metadata": {"name": "policy"},
+        "spec": {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                 "validations": [{"expression": "true"}, {"expression": "false"}]}})
+    assert columns == ["Name", "Validations", "ParamKind", "Age"]
+    assert cells == ["policy", 2, "v1/ConfigMap", "90s"]
+    columns, cells = table("admissionregistration.k8s.io/mutatingadmissionpolicies", {
+        "metadata": {"name": "m"}, "spec": {"mutations": [{"patchType": "JSONPatch"}]}})
+    assert columns == ["Name", "Mutations", "ParamKind", "Age"]
+    assert cells == ["m", 1, "<unset>", "90s"]
+    columns, cells = table("admissionregistration.k8s.io/validatingadmissionpolicybindings", {
+        "metadata": {"name": "b"},
+        "spec": {"policyName": "policy", "paramRef": {"name": "limits", "namespace": "ns"}}})
+    assert columns == ["Name", "PolicyName", "ParamRef", "Age"]
+    assert cells == ["b", "policy", "ns/limits", "90s"]
+    _, cells = table("admissionregistration.k8s.io/mutatingadmissionpolicybindings", {
+        "metadata": {"name": "b2"}, "spec": {"policyName": "p", "paramRef": {"name": "limits"}}})
+    assert cells == ["b2", "p", "*/limits", "90s"]
+    _, cells = table("admissionregistration.k8s.io/mutatingadmissionpolicybindings", {
+        "metadata": {"name": "b3"}, "spec": {"policyName": "p"}})
+    assert cells == ["b3", "p", "<unset>", "90s"]

@@ -75,9 +75,6 @@ UPSTREAM_1_36 = {
                                         "prioritylevelconfigurations/status"},
 }
 
-ADMISSION_POLICIES = ("CEL admission policies are not implemented (kvert admits through its "
-                      "built-in plugins and webhooks)")
-
 # (apiVersion, resource) -> why kvert does not serve it. Mirrored in the docs' table.
 NOT_SERVED: dict[tuple[str, str], str] = {
     ("v1", "nodes/proxy"): "kvert's node agents are reached through their own endpoints; the "
@@ -88,11 +85,6 @@ NOT_SERVED: dict[tuple[str, str], str] = {
                                                     "kind; HPAs are served as autoscaling/v2",
     ("autoscaling/v1", "horizontalpodautoscalers/status"): "as autoscaling/v1 HPAs",
     ("v1", "bindings"): "deprecated upstream in favour of pods/binding, which kvert serves",
-    ("admissionregistration.k8s.io/v1", "validatingadmissionpolicies"): ADMISSION_POLICIES,
-    ("admissionregistration.k8s.io/v1", "validatingadmissionpolicies/status"): ADMISSION_POLICIES,
-    ("admissionregistration.k8s.io/v1", "validatingadmissionpolicybindings"): ADMISSION_POLICIES,
-    ("admissionregistration.k8s.io/v1", "mutatingadmissionpolicies"): ADMISSION_POLICIES,
-    ("admissionregistration.k8s.io/v1", "mutatingadmissionpolicybindings"): ADMISSION_POLICIES,
 }
 
 # (apiVersion, resource) kvert serves beyond a default 1.36 kube-apiserver

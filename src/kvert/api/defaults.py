@@ -76,8 +76,12 @@ from collections.abc import Callable
 from typing import Any
 
 from kvert.api import podlevel
-from kvert.api.flowcontroldefaults import default_flow_schema, default_priority_level_configuration
-from kvert.api.flowcontroldefaults import default_flow_schema, default_priority_level_configuration
+from kvert.api.flowcontroldefaults import (
+    default_admission_policy,
+    default_admission_policy_binding,
+    default_flow_schema,
+    default_priority_level_configuration,
+)
 from kvert.api.kindspecs import BUILTIN_KINDS
 from kvert.api.meta import deep_copy
 from kvert.api.quantity import QuantityError
@@ -667,13 +671,6 @@ def default_pod_template(obj: Obj) -> None:
         default_pod_spec(_dict(template, "spec", create=True))
 
 
-def default_pod_template(obj: Obj) -> None:
-    """A PodTemplate's pod spec, defaulted as a workload's template."""
-    template = _dict(obj, "template")
-    if template is not None:
-        default_pod_spec(_dict(template, "spec", create=True))
-
-
 def default_api_service(obj: Obj) -> None:
     """SetDefaults_ServiceReference (apiregistration/v1): a service's port is 443."""
     service = _dict(_dict(obj, "spec"), "service")
@@ -713,9 +710,8 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "PodTemplate": default_pod_template,
     "FlowSchema": default_flow_schema,
     "PriorityLevelConfiguration": default_priority_level_configuration,
-    "PodTemplate": default_pod_template,
-    "FlowSchema": default_flow_schema,
-    "PriorityLevelConfiguration": default_priority_level_configuration,
+    "AdmissionPolicy": default_admission_policy,
+    "AdmissionPolicyBinding": default_admission_policy_binding,
 }
 
 # A name missing from DEFAULTERS fails tests/api/test_kind_completeness.py.

@@ -1,4 +1,4 @@
-"""Defaulting of flowcontrol.apiserver.k8s.io/v1 (``pkg/apis/flowcontrol/v1/defaults.go``):
+"""Defaulting of flowcontrol.apiserver.k8s.io/v1 and of the admission policies (below) (``pkg/apis/flowcontrol/v1/defaults.go``):
 a FlowSchema's ``matchingPrecedence`` 1000; a Limited priority level's
 ``nominalConcurrencyShares`` 30, ``lendablePercent`` 0 and, when it queues,
 ``queues`` 64, ``handSize`` 8, ``queueLengthLimit`` 50; an Exempt level's shares and
@@ -41,3 +41,39 @@ def default_priority_level_configuration(obj: Obj) -> None:
         for field in ("nominalConcurrencyShares", "lendablePercent"):
             if exempt.get(field) is None:
                 exempt[field] = 0
+
+
+def _match_resources(match: Obj) -> None:
+    """``SetDefaults_MatchResources``: Equivalent matching, all namespaces and objects, and
+    each rule's scope "*"."""
+    if not match.get("matchPolicy"):
+        match["matchPolicy"] = "Equivalent"
+    for field in ("namespaceSelector", "objectSelector"):
+        if match.get(field) is None:
+            match[field] = {}
+    for field in ("resourceRules", "excludeResourceRules"):
+        for rule in match.get(field) or []:
+            if isinstance(rule, dict) and not rule.get("scope"):
+                rule["scope"] = "*"
+
+
+def default_admission_policy(obj: Obj) -> None:
+    """``SetDefaults_ValidatingAdmissionPolicySpec`` / ``..MutatingAdmissionPolicySpec``
+    (admissionregistration/v1): failurePolicy Fail, the match constraints' defaults; a
+    mutating policy's reinvocationPolicy Never."""
+    spec = _child(obj, "spec")
+    if spec is None:
+        return
+    if not spec.get("failurePolicy"):
+        spec["failurePolicy"] = "Fail"
+    if obj.get("kind") == "MutatingAdmissionPolicy" and not spec.get("reinvocationPolicy"):
+        spec["reinvocationPolicy"] = "Never"
+    match = _child(spec, "matchConstraints")
+    if match is not None:
+        _match_resources(match)
+
+
+def default_admission_policy_binding(obj: Obj) -> None:
+    match = _child(_child(obj, "spec") or {}, "matchResources")
+    if match is not None:
+        _match_resources(match)

@@ -65,6 +65,7 @@ from kvert.api.kindspecs import BUILTIN_KINDS
 from kvert.api.types import Obj
 
 from . import (
+    admissionpolicy,
     admissionregistration,
     apiregistration,
     apps,
@@ -199,6 +200,19 @@ _RULES: dict[str, Rules] = {
         servedkinds.validate_priority_level_configuration,
         servedkinds.validate_priority_level_configuration_update,
         servedkinds.validate_flowcontrol_status_update),
+    "ValidatingAdmissionPolicy": Rules(
+        admissionpolicy.validate_validating_admission_policy,
+        admissionpolicy.validate_validating_admission_policy_update,
+        admissionpolicy.validate_validating_admission_policy_status_update),
+    "ValidatingAdmissionPolicyBinding": Rules(
+        admissionpolicy.validate_validating_admission_policy_binding,
+        admissionpolicy.validate_validating_admission_policy_binding_update),
+    "MutatingAdmissionPolicy": Rules(
+        admissionpolicy.validate_mutating_admission_policy,
+        admissionpolicy.validate_mutating_admission_policy_update),
+    "MutatingAdmissionPolicyBinding": Rules(
+        admissionpolicy.validate_mutating_admission_policy_binding,
+        admissionpolicy.validate_mutating_admission_policy_binding_update),
     "HorizontalPodAutoscaler": Rules(
         autoscaling.validate_hpa,
         autoscaling.validate_hpa_update,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .served_schemas import SERVED
+from .served_schemas import ADMISSION_POLICIES, SERVED
 from .storage_schemas import STORAGE
 
 # Short package prefixes -> the definition name prefixes Kubernetes uses.
@@ -2928,7 +2928,7 @@ timeAdded  time                            When the taint was added.
 
 
 ALL_TEXT = (_META, _POD, _NODE, _CORE, _CORE_WORKLOADS, _APPS, _AUTOSCALING, _BATCH, _MISC, _APIEXT, _ADMREG,
-            _APIREG, _VPA, _WORKLOAD, _DRA, STORAGE, SERVED)
+            _APIREG, _VPA, _WORKLOAD, _DRA, STORAGE, SERVED, ADMISSION_POLICIES)
 
 
 # -- parsing ----------------------------------------------------------------------------------

@@ -88,3 +88,81 @@ exempt   obj                  The shares of an Exempt level.
 The observed state of a priority level.
 conditions  [obj]  The level's conditions.
 """
+
+ADMISSION_POLICIES = r"""
+@admissionregistration.v1.ValidatingAdmissionPolicy kind
+CEL rules that accept or reject requests, applied through bindings. kvert stores policies; it does not enforce them.
+spec    ValidatingAdmissionPolicySpec    The rules and what they match.
+status  ValidatingAdmissionPolicyStatus  Type checking results.
+
+@admissionregistration.v1.ValidatingAdmissionPolicySpec
+A validating policy.
+paramKind         ParamKind        The kind of the parameter resource bindings name.
+matchConstraints  MatchResources   The requests the policy applies to.
+validations       [obj]            CEL expressions that must hold.
+failurePolicy     str(Fail|Ignore)  What an evaluation error does. Default Fail.
+auditAnnotations  [obj]            Audit annotations computed by CEL.
+matchConditions   [MatchCondition]  CEL preconditions.
+variables         [obj]            Named CEL expressions.
+
+@admissionregistration.v1.ParamKind
+The kind of a policy's parameter resource.
+apiVersion  str  API group/version of the parameter resource.
+kind        str  Kind of the parameter resource.
+
+@admissionregistration.v1.MatchResources
+The requests a policy or binding matches.
+namespaceSelector     meta.v1.LabelSelector  Namespaces matched. Default: all.
+objectSelector        meta.v1.LabelSelector  Objects matched. Default: all.
+resourceRules         [obj]                  Operations and resources matched.
+excludeResourceRules  [obj]                  Operations and resources excluded.
+matchPolicy           str(Equivalent|Exact)  Whether equivalent versions of a resource match. Default Equivalent.
+
+@admissionregistration.v1.ValidatingAdmissionPolicyStatus
+The observed state of a policy.
+observedGeneration  int64              The generation checked.
+typeChecking        obj                The warnings of type checking.
+conditions          [meta.v1.Condition]  The policy's conditions.
+
+@admissionregistration.v1.ValidatingAdmissionPolicyBinding kind
+Binds a ValidatingAdmissionPolicy to parameters and resources.
+spec  ValidatingAdmissionPolicyBindingSpec  The policy, its parameters and what it applies to.
+
+@admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec
+A validating policy binding.
+policyName         str             The policy bound.
+paramRef           ParamRef        The parameter resource.
+matchResources     MatchResources  Further restricts what the policy applies to.
+validationActions  [str]           Deny, Warn and/or Audit.
+
+@admissionregistration.v1.ParamRef
+The parameter resource of a binding.
+name                     str                    Name of the parameter resource.
+namespace                str                    Its namespace.
+selector                 meta.v1.LabelSelector  Selects several parameter resources.
+parameterNotFoundAction  str(Allow|Deny)        What a missing parameter does.
+
+@admissionregistration.v1.MutatingAdmissionPolicy kind
+CEL mutations applied to requests, through bindings (GA in 1.36). kvert stores policies; it does not apply them.
+spec  MutatingAdmissionPolicySpec  The mutations and what they match.
+
+@admissionregistration.v1.MutatingAdmissionPolicySpec
+A mutating policy.
+paramKind           ParamKind         The kind of the parameter resource bindings name.
+matchConstraints    MatchResources    The requests the policy applies to.
+variables           [obj]             Named CEL expressions.
+mutations           [obj]             ApplyConfiguration or JSONPatch mutations.
+failurePolicy       str(Fail|Ignore)  What an evaluation error does. Default Fail.
+matchConditions     [MatchCondition]  CEL preconditions.
+reinvocationPolicy  str(IfNeeded|Never)  Whether the policy runs again after later mutations. Default Never.
+
+@admissionregistration.v1.MutatingAdmissionPolicyBinding kind
+Binds a MutatingAdmissionPolicy to parameters and resources.
+spec  MutatingAdmissionPolicyBindingSpec  The policy, its parameters and what it applies to.
+
+@admissionregistration.v1.MutatingAdmissionPolicyBindingSpec
+A mutating policy binding.
+policyName      str             The policy bound.
+paramRef        ParamRef        The parameter resource.
+matchResources  MatchResources  Further restricts what the policy applies to.
+"""

@@ -7,7 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from .builtin import RowFunc, _age, _i, _l, _m, _name, _s, age_col, col, format_labels, layout_container_cells, name_col
+from .builtin import (
+    RowFunc,
+    _age,
+    _i,
+    _l,
+    _m,
+    _name,
+    _s,
+    age_col,
+    col,
+    format_label_selector,
+    format_labels,
+    layout_container_cells,
+    name_col,
+)
 
 POD_TEMPLATE_COLUMNS = [
     name_col(),
@@ -158,3 +172,62 @@ PRINTERS = {
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"):
         (PRIORITY_LEVEL_COLUMNS, _rows(priority_level_row)),
 }
+
+
+# ---- admissionregistration.k8s.io/v1 admission policies ---------------------------------------
+
+def _policy_columns(count: str, what: str) -> list[dict[str, Any]]:
+    return [name_col(), col(count, "integer", what),
+            col("ParamKind", "string", "ParamKind specifies the kind of resources used to "
+                "parameterize this policy"), age_col()]
+
+
+VALIDATING_POLICY_COLUMNS = _policy_columns(
+    "Validations", "Validations indicates the number of validation rules defined in this configuration")
+MUTATING_POLICY_COLUMNS = _policy_columns(
+    "Mutations", "Mutation indicates the number of mutations rules defined in this configuration")
+POLICY_BINDING_COLUMNS = [
+    name_col(),
+    col("PolicyName", "string", "PolicyName indicates the policy definition which the policy "
+        "binding binded to"),
+    col("ParamRef", "string", "ParamRef indicates the param resource which sets the configration "
+        "param"),
+    age_col(),
+]
+
+
+def _param_kind(spec: dict) -> str:
+    kind = spec.get("paramKind")
+    if not isinstance(kind, dict):
+        return "<unset>"
+    return f"{_s(kind.get('apiVersion'))}/{_s(kind.get('kind'))}"
+
+
+def policy_row(field: str) -> Any:
+    def row(policy: dict, now: int) -> list[Any]:
+        spec = _m(policy.get("spec"))
+        return [_name(policy), len(_l(spec.get(field))), _param_kind(spec), _age(policy, now)]
+    return row
+
+
+def policy_binding_row(binding: dict, now: int) -> list[Any]:
+    """The param as ``namespace/name`` (``*/name`` without a namespace), else its selector."""
+    spec = _m(binding.get("spec"))
+    ref = spec.get("paramRef")
+    param = "<unset>"
+    if isinstance(ref, dict):
+        if ref.get("name"):
+            param = f"{_s(ref.get('namespace')) or '*'}/{_s(ref.get('name'))}"
+        elif ref.get("selector") is not None:
+            param = format_label_selector(ref.get("selector"))
+    return [_name(binding), _s(spec.get("policyName")), param, _age(binding, now)]
+
+
+ADMREG = "admissionregistration.k8s.io"
+PRINTERS.update({
+    (ADMREG, "ValidatingAdmissionPolicy"):
+        (VALIDATING_POLICY_COLUMNS, _rows(policy_row("validations"))),
+    (ADMREG, "ValidatingAdmissionPolicyBinding"): (POLICY_BINDING_COLUMNS, _rows(policy_binding_row)),
+    (ADMREG, "MutatingAdmissionPolicy"): (MUTATING_POLICY_COLUMNS, _rows(policy_row("mutations"))),
+    (ADMREG, "MutatingAdmissionPolicyBinding"): (POLICY_BINDING_COLUMNS, _rows(policy_binding_row)),
+})

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from kvert.api.kindspecs import BUILTIN_KINDS
 
-from .served_schema import SERVED_MESSAGES
+from .served_schema import ADMISSION_POLICY_MESSAGES, SERVED_MESSAGES
 from .storage_schema import STORAGE_MESSAGES
 
 OTHER_KINDS = """
@@ -2284,7 +2284,8 @@ def _parse(text: str) -> dict[str, Message]:
             for name, fields in raw.items()}
 
 
-MESSAGE_TYPES: dict[str, Message] = _parse(MESSAGES + STORAGE_MESSAGES + SERVED_MESSAGES)
+MESSAGE_TYPES: dict[str, Message] = _parse(MESSAGES + STORAGE_MESSAGES + SERVED_MESSAGES
+                                           + ADMISSION_POLICY_MESSAGES)
 KIND_TYPES: dict[tuple[str, str], str] = {
     **{spec.gvk: spec.protobuf for spec in BUILTIN_KINDS if spec.protobuf is not None},
     **{(api_version, kind): message for api_version, kind, message

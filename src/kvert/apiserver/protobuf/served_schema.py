@@ -115,3 +115,91 @@ flowcontrol.PriorityLevelConfigurationCondition
  5 message str o
 """
 # fmt: on
+
+# fmt: off
+ADMISSION_POLICY_MESSAGES = """
+admreg.ValidatingAdmissionPolicy
+ 1 metadata meta.ObjectMeta o
+ 2 spec admreg.ValidatingAdmissionPolicySpec o
+ 3 status admreg.ValidatingAdmissionPolicyStatus o
+admreg.ValidatingAdmissionPolicySpec
+ 1 paramKind *admreg.ParamKind o
+ 2 matchConstraints *admreg.MatchResources o
+ 3 validations []admreg.Validation o
+ 4 failurePolicy *str o
+ 5 auditAnnotations []admreg.AuditAnnotation o
+ 6 matchConditions []admreg.MatchCondition o
+ 7 variables []admreg.Variable o
+admreg.ParamKind
+ 1 apiVersion str o
+ 2 kind str o
+admreg.MatchResources
+ 1 namespaceSelector *meta.LabelSelector o
+ 2 objectSelector *meta.LabelSelector o
+ 3 resourceRules []admreg.NamedRuleWithOperations o
+ 4 excludeResourceRules []admreg.NamedRuleWithOperations o
+ 7 matchPolicy *str o
+admreg.NamedRuleWithOperations
+ 1 resourceNames []str o
+ 2 ~ admreg.RuleWithOperations
+admreg.Validation
+ 1 expression str
+ 2 message str o
+ 3 reason *str o
+ 4 messageExpression str o
+admreg.AuditAnnotation
+ 1 key str
+ 2 valueExpression str
+admreg.Variable
+ 1 name str
+ 2 expression str
+admreg.ValidatingAdmissionPolicyStatus
+ 1 observedGeneration i64 o
+ 2 typeChecking *admreg.TypeChecking o
+ 3 conditions []meta.Condition o
+admreg.TypeChecking
+ 1 expressionWarnings []admreg.ExpressionWarning o
+admreg.ExpressionWarning
+ 2 fieldRef str
+ 3 warning str
+admreg.ValidatingAdmissionPolicyBinding
+ 1 metadata meta.ObjectMeta o
+ 2 spec admreg.ValidatingAdmissionPolicyBindingSpec o
+admreg.ValidatingAdmissionPolicyBindingSpec
+ 1 policyName str o
+ 2 paramRef *admreg.ParamRef o
+ 3 matchResources *admreg.MatchResources o
+ 4 validationActions []str o
+admreg.ParamRef
+ 1 name str o
+ 2 namespace str o
+ 3 selector *meta.LabelSelector o
+ 4 parameterNotFoundAction *str o
+admreg.MutatingAdmissionPolicy
+ 1 metadata meta.ObjectMeta o
+ 2 spec admreg.MutatingAdmissionPolicySpec o
+admreg.MutatingAdmissionPolicySpec
+ 1 paramKind *admreg.ParamKind o
+ 2 matchConstraints *admreg.MatchResources o
+ 3 variables []admreg.Variable o
+ 4 mutations []admreg.Mutation o
+ 5 failurePolicy *str o
+ 6 matchConditions []admreg.MatchCondition o
+ 7 reinvocationPolicy str o
+admreg.Mutation
+ 1 patchType str
+ 2 applyConfiguration *admreg.ApplyConfiguration o
+ 3 jsonPatch *admreg.JSONPatch o
+admreg.ApplyConfiguration
+ 1 expression str o
+admreg.JSONPatch
+ 1 expression str o
+admreg.MutatingAdmissionPolicyBinding
+ 1 metadata meta.ObjectMeta o
+ 2 spec admreg.MutatingAdmissionPolicyBindingSpec o
+admreg.MutatingAdmissionPolicyBindingSpec
+ 1 policyName str o
+ 2 paramRef *admreg.ParamRef o
+ 3 matchResources *admreg.MatchResources o
+"""
+# fmt: on
