@@ -1,4 +1,5 @@
-"""Defaulting of flowcontrol.apiserver.k8s.io/v1 and of the admission policies (below) (``pkg/apis/flowcontrol/v1/defaults.go``):
+"""Defaulting of flowcontrol.apiserver.k8s.io/v1 (``pkg/apis/flowcontrol/v1/defaults.go``) and
+of the admission policies (below):
 a FlowSchema's ``matchingPrecedence`` 1000; a Limited priority level's
 ``nominalConcurrencyShares`` 30, ``lendablePercent`` 0 and, when it queues,
 ``queues`` 64, ``handSize`` 8, ``queueLengthLimit`` 50; an Exempt level's shares and

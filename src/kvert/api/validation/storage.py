@@ -203,7 +203,8 @@ def _topology_term(term: Obj, path: str) -> tuple[dict[str, frozenset[str]], Cau
             if value in seen:
                 errs.append(duplicate(index(values_path, i), value))
             seen.add(value)
-        label_key = req.get("key") if isinstance(req.get("key"), str) else ""
+        raw_key = req.get("key")
+        label_key = raw_key if isinstance(raw_key, str) else ""
         errs.extend(names.validate_label_name(label_key, child(rp, "key")))
         if label_key in exprs:
             errs.append(duplicate(child(rp, "key"), label_key))
@@ -314,7 +315,8 @@ def validate_volume_attachment(va: Obj) -> Causes:
     else:
         errs.extend(validate_persistent_volume_spec(inline, "spec.source.inlineVolumeSpec",
                                                     inline=True))
-    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
+    raw_node = spec.get("nodeName")
+    node = raw_node if isinstance(raw_node, str) else ""
     errs.extend(names.validate_dns1123_subdomain(node, "spec.nodeName"))
     status = get_dict(va, "status", "", errs)
     metadata = status.get("attachmentMetadata")

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (schema text: one field per line, as schemas.py, which pyproject exempts)
 """OpenAPI text (``schemas.py``'s format) of the kinds served for issue 28 besides storage:
 core/v1 PodTemplate and ComponentStatus, networking.k8s.io/v1 ServiceCIDR and IPAddress,
 flowcontrol.apiserver.k8s.io/v1 FlowSchema and PriorityLevelConfiguration. Nested parts

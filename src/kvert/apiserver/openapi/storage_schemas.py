@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (schema text: one field per line, as schemas.py, which pyproject exempts)
 """OpenAPI text of the storage kinds (``schemas.py``'s format): core/v1 PersistentVolume and
 storage.k8s.io/v1 StorageClass, VolumeAttributesClass, VolumeAttachment, CSIDriver and
 CSINode. The volume sources kvert does not model are described as plain objects."""

@@ -15,7 +15,8 @@ from kvert.registry.strategies.base import StatusStrategy
 class PersistentVolumeStatusStrategy(StatusStrategy):
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj, clock: Clock) -> Obj:
         merged = super().prepare_for_update(rt, new, old, clock)
-        old_status = old.get("status") if isinstance(old.get("status"), dict) else {}
+        stored = old.get("status")
+        old_status = stored if isinstance(stored, dict) else {}
         new_status = merged.get("status")
         if not isinstance(new_status, dict):
             return merged
