@@ -1643,7 +1643,7 @@ reason              str                      CamelCase reason.
 message             str                      Human readable details.
 
 @core.v1.PersistentVolumeClaim kind
-A user's request for storage. kvert has no storage: claims stay Pending and pods using them still schedule.
+A user's request for storage, bound by the persistentvolume-binder controller to a matching PersistentVolume (kvert provisions none: without a match the claim stays Pending).
 spec    PersistentVolumeClaimSpec    The storage asked for.
 status  PersistentVolumeClaimStatus  The current state of the claim. Read-only.
 
