@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvert.kubelet.psi import PSIStats, ResourcePressure, cpu_stall, decay_average, memory_stall, psi_stats
+from kvert.kubelet.psi import PSIStats, ResourcePressure, cpu_stall, decay_average, memory_stall, psi_stats, tick_decay
 
 STATES = ("cpu_some", "cpu_full", "memory_some", "memory_full")
 _N = len(STATES)
@@ -47,9 +47,15 @@ class _Table:
 
     def add(self, slots: np.ndarray, fractions: list[np.ndarray], dt: np.ndarray, tick: float) -> None:
         """Rows ``slots`` stalled ``fractions[s]`` (k x T) of ticks lasting ``dt`` (k x T)."""
-        for s, x in enumerate(fractions):
-            self.total[slots, s] += np.rint(x * dt * 1e9).astype(np.int64).sum(axis=1)
-            self.avg[slots, s] = decay_average(self.avg[slots, s], x, tick)
+        x = np.stack(fractions, axis=1)                                  # (k, states, T)
+        k, t = x.shape[0], x.shape[2]
+        self.total[slots] += np.rint(x * (dt[:, None, :] * 1e9)).astype(np.int64).sum(axis=2)
+        avg = decay_average(self.avg[slots].reshape(k * _N, 3), x.reshape(k * _N, t), tick)
+        self.avg[slots] = avg.reshape(k, _N, 3)
+
+    def decay(self, slots: np.ndarray, ticks: int, tick: float) -> None:
+        """Rows ``slots`` stalled nothing for ``ticks`` ticks: their averages only decay."""
+        self.avg[slots] *= (tick_decay(tick) ** ticks)[None, None, :]
 
     def stats(self, slot: int) -> ResourcePressure:
         if slot >= self.total.shape[0]:
@@ -61,16 +67,11 @@ class _Table:
             io=PSIStats())
 
 
-def _any_of(groups: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
-    """Per group, ``1 - prod(1 - x)`` over its rows: (n x T)."""
-    return 1.0 - _all_of(groups, 1.0 - x, n)
-
-
-def _all_of(groups: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
-    """Per group, ``prod(x)`` over its rows (1 for a group without rows): (n x T)."""
-    out = np.ones((n, x.shape[1]))
-    np.multiply.at(out, groups, x)
-    return out
+def _group_sums(groups: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Sums of ``values`` (rows x T) per group of rows: (n x T)."""
+    t = values.shape[1]
+    flat = (groups[:, None] * t + np.arange(t)).ravel()
+    return np.bincount(flat, weights=values.ravel(), minlength=n * t).reshape(n, t)
 
 
 class FleetPressure:
@@ -89,20 +90,39 @@ class FleetPressure:
         cpu_some, cpu_full = cpu_stall(want, allowed, used)
         mem_some, mem_full = memory_stall(memory, mem_limit[:, None])
         self.rows.ensure(int(idx.max()) + 1)
-        self.rows.add(idx, [cpu_some, cpu_full, mem_some, mem_full], dt, tick)
-        full_tick = np.full((1, want.shape[1]), tick)
-        live = dt > 0
+        t = want.shape[1]
+        # most rows stall nothing: only their averages decay, and only the stalled ones are
+        # summed into their pods and nodes
+        stalled = (cpu_some > 0).any(axis=1) | (mem_some > 0).any(axis=1)
+        sub = np.flatnonzero(stalled)
+        self.rows.decay(idx[~stalled], t, tick)
+        if sub.size:
+            cpu_some, cpu_full, mem_some, mem_full = (x[sub] for x in (cpu_some, cpu_full, mem_some, mem_full))
+            self.rows.add(idx[sub], [cpu_some, cpu_full, mem_some, mem_full], dt[sub], tick)
+        live = dt[sub] > 0         # a container not started yet in a tick stalls nothing in it
+        # products over a group's rows as sums of logarithms (a zero is -inf: the product 0):
+        # log(1 - some) for "any stalls", log(full) for "all stall"; a row that stalled
+        # nothing makes its group's "all" 0
+        with np.errstate(divide="ignore"):
+            logs = [np.log1p(-np.clip(np.where(live, cpu_some, 0.0), 0.0, 1.0)),
+                    np.log(np.clip(np.where(live, cpu_full, 1.0), 0.0, 1.0)),
+                    np.log1p(-np.clip(np.where(live, mem_some, 0.0), 0.0, 1.0)),
+                    np.log(np.clip(np.where(live, mem_full, 1.0), 0.0, 1.0))]
         for table, groups, n, system in ((self.sandboxes, sandboxes, n_sandboxes, False),
                                          (self.nodes, nodes, n_nodes, True)):
             present = np.unique(groups)
             table.ensure(n)
-            # a container not started yet in a tick stalls nothing in it
-            parts = [_any_of(groups, np.where(live, cpu_some, 0.0), n),
-                     np.zeros((n, want.shape[1])) if system else _all_of(groups, np.where(live, cpu_full, 1.0), n),
-                     _any_of(groups, np.where(live, mem_some, 0.0), n),
-                     _all_of(groups, np.where(live, mem_full, 1.0), n)]
-            table.add(present, [p[present] for p in parts], np.broadcast_to(full_tick, (present.size, want.shape[1])),
-                      tick)
+            hot = np.unique(groups[sub])
+            table.decay(np.setdiff1d(present, hot, assume_unique=True), t, tick)
+            if not hot.size:
+                continue
+            calm = np.zeros(n, dtype=bool)
+            calm[groups[~stalled]] = True
+            sums = [_group_sums(groups[sub], x, n)[hot] for x in logs]
+            every = ~calm[hot][:, None]
+            parts = [1.0 - np.exp(sums[0]), np.zeros_like(sums[1]) if system else np.exp(sums[1]) * every,
+                     1.0 - np.exp(sums[2]), np.exp(sums[3]) * every]
+            table.add(hot, parts, np.full((hot.size, t), tick), tick)
 
     def row(self, slot: int) -> ResourcePressure:
         return self.rows.stats(slot)
