@@ -96,8 +96,8 @@ class FleetPressure:
         stalled = (cpu_some > 0).any(axis=1) | (mem_some > 0).any(axis=1)
         sub = np.flatnonzero(stalled)
         self.rows.decay(idx[~stalled], t, tick)
+        cpu_some, cpu_full, mem_some, mem_full = (x[sub] for x in (cpu_some, cpu_full, mem_some, mem_full))
         if sub.size:
-            cpu_some, cpu_full, mem_some, mem_full = (x[sub] for x in (cpu_some, cpu_full, mem_some, mem_full))
             self.rows.add(idx[sub], [cpu_some, cpu_full, mem_some, mem_full], dt[sub], tick)
         live = dt[sub] > 0         # a container not started yet in a tick stalls nothing in it
         # products over a group's rows as sums of logarithms (a zero is -inf: the product 0):
