@@ -147,6 +147,8 @@ tokenRequests                       [TokenRequest]  Service account tokens passe
 requiresRepublish                   bool   Whether NodePublishVolume is called periodically. Default false.
 seLinuxMount                        bool   Whether the driver supports the -o context mount option. Default false.
 nodeAllocatableUpdatePeriodSeconds  int64  How often the kubelet updates the node's allocatable volume count (at least 10).
+serviceAccountTokenInSecrets        bool   Pass service account tokens in NodePublishVolume's secrets rather than the volume context (CSIServiceAccountTokenSecrets).
+preventPodSchedulingIfMissing       bool   Keep pods off nodes where the driver is not registered (VolumeLimitScaling).
 
 @storage.v1.TokenRequest
 A service account token for a CSI driver.

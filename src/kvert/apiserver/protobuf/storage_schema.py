@@ -188,6 +188,8 @@ storage.CSIDriverSpec
  7 requiresRepublish *bool o
  8 seLinuxMount *bool o
  9 nodeAllocatableUpdatePeriodSeconds *i64 o
+ 10 serviceAccountTokenInSecrets *bool o
+ 11 preventPodSchedulingIfMissing *bool o
 storage.TokenRequest
  1 audience str
  2 expirationSeconds *i64 o
