@@ -220,40 +220,30 @@ def _validate_container_resize(new_res: Obj, old_res: Obj, path: str) -> Causes:
 
 
 def _restore_non_resizable(new_c: Any, old_c: Any) -> Any:
-    """``new_c`` with its cpu/memory requests and limits and resizePolicy taken from ``old_c``:
-    what is left differing from ``old_c`` is a change the resize subresource may not make."""
+    """``new_c`` with its cpu/memory requests and limits taken from ``old_c``: what is left
+    differing from ``old_c`` is a change the resize subresource may not make. resizePolicy is
+    left as written: upstream's comparison restores only cpu and memory, so a changed policy
+    is such a change."""
     if not isinstance(new_c, dict) or not isinstance(old_c, dict):
         return new_c
     out = dict(new_c)
-    new_res, old_res = _resources(new_c), _resources(old_c)
-    res: Obj = {}
-    for part in ("requests", "limits"):
-        old_list = dict_field(old_res, part)
-        new_list = dict_field(new_res, part)
-        merged = {k: v for k, v in new_list.items() if k not in RESIZABLE_RESOURCES}
-        merged.update({k: v for k, v in old_list.items() if k in RESIZABLE_RESOURCES})
-        # an empty list where the old container had none is no change: leaving it out keeps
-        # the plain comparison equal, so the (far slower) semantic one is not needed
-        if merged or part in old_res:
-            res[part] = merged
-    for other in new_res:
-        if other not in ("requests", "limits"):
-            res[other] = new_res[other]
+    res = _restore_cpu_memory(_resources(new_c), _resources(old_c))
     if res or "resources" in old_c:
         out["resources"] = res
     else:
         out.pop("resources", None)
-    # resizePolicy is left as written: upstream's comparison restores only cpu and memory, so
-    # a changed policy is a change the subresource may not make
     return out
 
 
 def _restore_cpu_memory(new_res: Obj, old_res: Obj) -> Obj:
-    """Pod-level ``resources`` with cpu and memory taken from ``old_res``."""
+    """Resources (a container's or the pod-level ones) with cpu and memory taken from
+    ``old_res``."""
     res: Obj = {}
     for part in ("requests", "limits"):
         merged = {k: v for k, v in dict_field(new_res, part).items() if k not in RESIZABLE_RESOURCES}
         merged.update({k: v for k, v in dict_field(old_res, part).items() if k in RESIZABLE_RESOURCES})
+        # an empty list where the old one had none is no change: leaving it out keeps the
+        # plain comparison equal, so the (far slower) semantic one is not needed
         if merged or part in old_res:
             res[part] = merged
     for other in new_res:
