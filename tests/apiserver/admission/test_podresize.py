@@ -52,8 +52,9 @@ def test_skip_validation_if_not_resize_subresource(env, plugin):
 
 
 def test_skip_validation_if_generation_is_unchanged(env, plugin):
-    # upstream compares generations; the spec is what bumps it
-    check(env, plugin, test_pod(), test_pod())
+    # upstream compares generations; the spec is what bumps it. Both above the allocatable:
+    # an unchanged spec is never refused
+    check(env, plugin, test_pod(cpu="10"), test_pod(cpu="10"))
 
 
 def test_skip_validation_if_pod_not_bound_to_a_node(env, plugin):
